@@ -1,0 +1,12 @@
+# Project-wide warnings, applied through an interface target so that third-party headers
+# (found as system includes) stay quiet.
+add_library(zerosearch_warnings INTERFACE)
+if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+  target_compile_options(zerosearch_warnings INTERFACE
+    -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wsign-conversion -Wold-style-cast
+    -Wnon-virtual-dtor -Wcast-align -Wunused -Woverloaded-virtual -Wnull-dereference
+    -Wdouble-promotion -Wformat=2 -Wimplicit-fallthrough)
+  if(ZEROSEARCH_WARNINGS_AS_ERRORS)
+    target_compile_options(zerosearch_warnings INTERFACE -Werror)
+  endif()
+endif()

@@ -1,0 +1,44 @@
+#pragma once
+// The cluster: node types in command-line order, node counts, GPUs per node, and the node
+// placements (orders of nodes) the search tries.
+#include <string>
+#include <vector>
+
+namespace zerosearch {
+
+struct NodeGroup {
+  std::string gpu;
+  int count = 0;
+};
+
+struct Cluster {
+  /// Node types in command-line order; counts may be zero in Pareto compositions.
+  std::vector<NodeGroup> groups;
+  int gpus_per_node = 4;
+
+  [[nodiscard]] int num_nodes() const noexcept;
+  [[nodiscard]] int world_size() const noexcept { return num_nodes() * gpus_per_node; }
+  /// Number of node types with at least one node.
+  [[nodiscard]] int types_present() const noexcept;
+};
+
+/// A placement: the node-type index (into Cluster::groups) of each node, in rank order.
+/// GPU rank r lives on node r / gpus_per_node.
+using Placement = std::vector<int>;
+
+/// The node list in type order, and for a cluster of more than one present type all its
+/// rotations l[i:] + l[:i] for i = 0..N-1 (the original's cyclic placements).
+[[nodiscard]] std::vector<Placement> placements(const Cluster& cluster);
+
+/// Placement written as the original's Python list: ['A10', 'A10', 'A6000'].
+[[nodiscard]] std::string placement_to_python(const Cluster& cluster, const Placement& p);
+
+/// The GPU-type index each pipeline stage runs on (SPEC 3). `slowness[g]` orders types: the
+/// larger, the slower; a group of nodes is bound by its slowest present type.
+[[nodiscard]] std::vector<int> stage_gpu_types(int pp, const Placement& placement,
+                                               const std::vector<double>& slowness);
+
+/// Python's float floor division `a // b` (fmod based), bit-exact, for the pp > N rule.
+[[nodiscard]] double python_floordiv(double a, double b) noexcept;
+
+} // namespace zerosearch

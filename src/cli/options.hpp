@@ -1,0 +1,48 @@
+#pragma once
+// Command-line options: the original's flags, names and defaults, plus the port's own.
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace zerosearch::cli {
+
+struct Options {
+  std::vector<std::string> node_types;        // --node_type (default A10)
+  std::vector<std::string> node_type_counts;  // --node_type_num_node, validated later
+  std::string num_node = "8";
+  bool num_node_given = false;
+  std::string model = "llama2_13B";           // --type
+  std::string gpu_per_node = "4";
+  std::string custom_gbs = "64";
+  std::string custom_num_layer = "48";
+  bool custom_num_layer_given = false;
+  std::string precision = "16";
+  std::string iter = "12500000";
+  bool pareto = false;
+  std::string add_exp_name;
+  bool exhaustive = false;
+  std::string comm_type = "ib";
+  std::string framework = "default";
+  bool record = false;
+  bool pretty = false;
+  bool search_space = false;
+  std::string search_method = "minmax";
+  std::string profiledb_path;                 // empty: find it
+  std::string output;                         // -o/--output, "-" for stdout
+  std::string threads = "0";
+};
+
+/// Outcome of parsing: either options to run with, or an exit code (after --help/--version).
+struct ParseResult {
+  std::optional<Options> options;
+  int exit_code = 0;
+};
+
+/// Parses argv. Prints --help/--version text itself. Throws InputError on a bad command line.
+[[nodiscard]] ParseResult parse_options(int argc, const char* const* argv);
+
+/// A whole decimal number within [min, max], or InputError naming the flag and the range.
+[[nodiscard]] long long parse_int(const std::string& flag, const std::string& text, long long min,
+                                  long long max);
+
+} // namespace zerosearch::cli

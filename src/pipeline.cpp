@@ -1,0 +1,173 @@
+// A line-by-line model of the original's PPGroup (src/stage.py): warm-up forwards, steady
+// one-forward-one-backward, cool-down backwards, each send waiting for its receiver. Unset
+// event times read as 0, and index -1 reads the last entry, as Python lists do.
+#include "zerosearch/pipeline.hpp"
+
+#include <algorithm>
+
+namespace zerosearch {
+
+namespace {
+
+/// Event times of one stage, one entry per micro-batch.
+struct StageEvents {
+  explicit StageEvents(std::size_t m)
+      : fce(m), fse(m), frs(m), fre(m), bce(m), bse(m), brs(m), bre(m) {}
+  std::vector<double> fce; // forward compute end
+  std::vector<double> fse; // forward send end
+  std::vector<double> frs; // forward receive start
+  std::vector<double> fre; // forward receive end
+  std::vector<double> bce; // backward compute end
+  std::vector<double> bse; // backward send end
+  std::vector<double> brs; // backward receive start
+  std::vector<double> bre; // backward receive end
+};
+
+/// Python list indexing: -1 is the last element.
+double& at(std::vector<double>& v, int i) {
+  return v[static_cast<std::size_t>(i < 0 ? i + static_cast<int>(v.size()) : i)];
+}
+
+} // namespace
+
+std::vector<double> simulate_1f1b(int m, const StageTimes& times, ForwardShare share) {
+  const int pp = static_cast<int>(times.comp_s.size());
+  const double fwbw = share == ForwardShare::quarter ? 3.0 : 2.0;
+  const double parts = share == ForwardShare::quarter ? 4.0 : 3.0;
+  std::vector<StageEvents> st(static_cast<std::size_t>(pp), StageEvents(static_cast<std::size_t>(m)));
+  std::vector<double> fwd(static_cast<std::size_t>(pp));
+  std::vector<double> bwd(static_cast<std::size_t>(pp));
+  std::vector<int> warm(static_cast<std::size_t>(pp));
+  for (int i = 0; i < pp; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    fwd[u] = times.comp_s[u] / parts;
+    bwd[u] = fwbw * times.comp_s[u] / parts;
+    warm[u] = std::min(pp - i - 1, m);
+  }
+  const auto S = [&](int i) -> StageEvents& { return st[static_cast<std::size_t>(i)]; };
+  const auto send_for = [&](int i) { return times.for_send_s[static_cast<std::size_t>(i)]; };
+  const auto send_back = [&](int i) { return times.back_send_s[static_cast<std::size_t>(i)]; };
+
+  // Warm-up forwards.
+  for (int j = 0; j < m; ++j) {
+    for (int i = 0; i < pp; ++i) {
+      const int w = warm[static_cast<std::size_t>(i)];
+      if (j >= w) {
+        continue;
+      }
+      auto& s = S(i);
+      double start = 0.0;
+      if (i == 0) {
+        start = j == 0 ? 0.0 : at(s.fse, j - 1);
+      } else if (j == 0 || i == pp - 1) {
+        start = at(s.fre, j);
+      } else {
+        start = std::max(at(s.fse, j - 1), at(s.fre, j));
+      }
+      const double end = start + fwd[static_cast<std::size_t>(i)];
+      at(s.fce, j) = end;
+      if (i > 0 && j < w - 1) {
+        at(s.frs, j + 1) = end;
+      }
+      if (i < pp - 1) {
+        auto& next = S(i + 1);
+        const double send_end =
+            j == 0 ? end + send_for(i) : std::max(end, at(next.frs, j)) + send_for(i);
+        at(s.fse, j) = send_end;
+        at(next.fre, j) = send_end;
+      }
+    }
+  }
+
+  // Steady state: one forward, one backward.
+  for (int j = 0; j < m; ++j) {
+    for (int i = 0; i < pp; ++i) {
+      const int w = warm[static_cast<std::size_t>(i)];
+      const int fid = j + w;
+      if (fid > m - 1) {
+        continue;
+      }
+      auto& s = S(i);
+      double start = 0.0;
+      bool first_steady = fid == w;
+      const int prev_id = first_steady ? fid - 1 : j - 1;
+      if (first_steady) {
+        const double prev_send_end = prev_id >= 0 ? at(s.fse, prev_id) : 0.0;
+        start = std::max(prev_send_end, at(s.fre, fid));
+      } else if (i == 0) {
+        start = at(s.bce, prev_id);
+      } else {
+        start = std::max(at(s.bse, prev_id), at(s.fre, fid));
+      }
+      const double end = start + fwd[static_cast<std::size_t>(i)];
+      at(s.fce, fid) = end;
+      if (i < pp - 1) {
+        auto& next = S(i + 1);
+        at(s.brs, j) = end;
+        const double next_recv_start =
+            (first_steady && prev_id < 0) ? 0.0 : at(next.frs, fid);
+        const double send_end = std::max(end, next_recv_start) + send_for(i);
+        at(s.fse, fid) = send_end;
+        at(next.fre, fid) = send_end;
+      }
+    }
+    const int bid = j;
+    for (int i = pp - 1; i >= 0; --i) {
+      const int w = warm[static_cast<std::size_t>(i)];
+      if (bid > m - w - 1) {
+        continue;
+      }
+      auto& s = S(i);
+      const int fid = bid + w;
+      const double prev_send_end = i > 0 ? at(s.fse, fid) : 0.0;
+      const double start = std::max({prev_send_end, at(s.bre, bid), at(s.fce, fid)});
+      const double end = start + bwd[static_cast<std::size_t>(i)];
+      at(s.bce, bid) = end;
+      if (i > 0) {
+        auto& prev = S(i - 1);
+        if (fid + 1 < m) {
+          at(s.frs, fid + 1) = end;
+        } else if (bid + 1 < m) {
+          at(s.brs, bid + 1) = end;
+        }
+        const double send_end = std::max(end, at(prev.brs, bid)) + send_back(i);
+        at(s.bse, bid) = send_end;
+        at(prev.bre, bid) = send_end;
+      } else if (bid == m - 1 - w && bid + 1 < m) {
+        at(s.brs, bid + 1) = end;
+      }
+    }
+  }
+
+  // Cool-down backwards.
+  for (int j = 0; j < m; ++j) {
+    for (int i = pp - 1; i >= 0; --i) {
+      const int w = warm[static_cast<std::size_t>(i)];
+      const int bid = j;
+      if (bid < m - w) {
+        continue;
+      }
+      auto& s = S(i);
+      const double start = std::max({at(s.bce, bid - 1), at(s.bre, bid), at(s.bse, bid - 1)});
+      const double end = start + bwd[static_cast<std::size_t>(i)];
+      at(s.bce, bid) = end;
+      if (bid < m - 1) {
+        at(s.brs, bid + 1) = end;
+      }
+      if (i > 0) {
+        auto& prev = S(i - 1);
+        const double send_end = std::max(end, at(prev.brs, bid)) + send_back(i);
+        at(s.bse, bid) = send_end;
+        at(prev.bre, bid) = send_end;
+      }
+    }
+  }
+
+  std::vector<double> ends(static_cast<std::size_t>(pp));
+  for (int i = 0; i < pp; ++i) {
+    ends[static_cast<std::size_t>(i)] = at(S(i).bce, m - 1);
+  }
+  return ends;
+}
+
+} // namespace zerosearch
