@@ -70,6 +70,32 @@ ParseResult parse_options(int argc, const char* const* argv) {
   app.add_option("-o,--output", o.output, "Write the ranked CSV to FILE ('-' for standard output)");
   app.add_option("-j,--threads", o.threads, "Worker threads (default: one per core)");
 
+  app.add_option("--format", o.format, "What goes to standard output: csv, json or table");
+  app.add_option("--top", o.top, "Only the N best rows");
+  app.add_flag("--feasible", o.feasible, "Leave out design points that do not fit in memory");
+  app.add_flag("-q,--quiet", o.quiet, "Print nothing but errors");
+
+  app.add_option("--dp_method", o.dp_method, "--exhaustive: dp, fsdp, zero0, zero1, zero2, zero3");
+  app.add_option("--tp", o.tp, "--exhaustive: tensor-parallel degree");
+  app.add_option("--pp", o.pp, "--exhaustive: pipeline-parallel degree");
+  app.add_option("--dp", o.dp, "--exhaustive: data-parallel degree");
+  app.add_option("--mbs", o.mbs, "--exhaustive: micro-batch size");
+  app.add_option("--partition", o.partition,
+                 "--exhaustive: layers per stage, e.g. 6,5,5 (default: what the partitioner "
+                 "chooses)");
+  app.add_option("--placement", o.placement,
+                 "--exhaustive: node types in rank order, e.g. A10,A10,A6000 (default: the "
+                 "first placement)");
+
+  app.add_option("--max_step_time", o.max_step_time,
+                 "--pareto: the cheapest feasible plan within S seconds per step");
+  app.add_option("--max_price_per_step", o.max_price_per_step,
+                 "--pareto: the fastest feasible plan within P dollars per step");
+  app.add_option("--budget", o.budget,
+                 "--pareto: the fastest feasible plan whose train_cost is within USD");
+  app.add_option("--plot", o.plot, "--pareto: write an SVG chart of price per step vs step time");
+  app.add_option("--seed", o.seed, "--search_method ga: random seed (default: 0)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

@@ -30,6 +30,27 @@ struct Options {
   std::string profiledb_path;                 // empty: find it
   std::string output;                         // -o/--output, "-" for stdout
   std::string threads = "0";
+
+  // Output selection (issue 3).
+  std::string format;                         // --format csv|json|table; empty: summary
+  std::string top;                            // --top N; empty: all rows
+  bool feasible = false;                      // --feasible: drop OOM rows
+  bool quiet = false;                         // -q/--quiet
+
+  // One design point (--exhaustive).
+  std::string dp_method;                      // --dp_method
+  std::string tp, pp, dp, mbs;                // --tp --pp --dp --mbs
+  std::string partition;                      // --partition 5,4,6,...
+  std::string placement;                      // --placement A10,A10,A6000,...
+
+  // Pareto sweep constraints and chart.
+  std::string max_step_time;                  // --max_step_time S
+  std::string max_price_per_step;             // --max_price_per_step P
+  std::string budget;                         // --budget USD (train_cost)
+  std::string plot;                           // --plot FILE.svg
+
+  // Genetic partitioner.
+  std::string seed = "0";                     // --seed
 };
 
 /// Outcome of parsing: either options to run with, or an exit code (after --help/--version).

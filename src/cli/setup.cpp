@@ -1,0 +1,102 @@
+#include "setup.hpp"
+
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "options.hpp"
+#include "zerosearch/error.hpp"
+
+#ifndef ZEROSEARCH_SOURCE_PROFILEDB
+#define ZEROSEARCH_SOURCE_PROFILEDB ""
+#endif
+
+namespace zerosearch::cli {
+
+namespace fs = std::filesystem;
+
+/// --profiledb_path, else next to an installed binary (../share/zerosearch/profiledb), else
+/// a profiledb/ beside the binary, else the source tree the binary was built from.
+fs::path find_profiledb(const Options& o, const char* argv0) {
+  if (!o.profiledb_path.empty()) {
+    return o.profiledb_path;
+  }
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) {
+    exe = fs::absolute(argv0, ec);
+  }
+  const fs::path dir = exe.parent_path();
+  for (const fs::path& candidate :
+       {dir / ".." / "share" / "zerosearch" / "profiledb", dir / "profiledb",
+        fs::path(ZEROSEARCH_SOURCE_PROFILEDB)}) {
+    if (!candidate.empty() && fs::is_regular_file(candidate / "models.json", ec)) {
+      return candidate;
+    }
+  }
+  throw InputError("cannot find the profile database (models.json, hardware.json, profiles/); "
+                   "pass --profiledb_path DIR");
+}
+
+Cluster make_cluster(const Options& o) {
+  Cluster c;
+  c.gpus_per_node = static_cast<int>(parse_int("--gpu_per_node", o.gpu_per_node, 1, 1024));
+  if (o.pareto) {
+    if (o.node_types.size() != 2) {
+      throw InputError(fmt::format("--pareto needs exactly two --node_type values, got {}",
+                                   o.node_types.size()));
+    }
+    return c;
+  }
+  if (o.node_type_counts.empty()) {
+    if (o.node_types.size() != 1) {
+      throw InputError(fmt::format("--node_type has {} types; give their node counts with "
+                                   "--node_type_num_node",
+                                   o.node_types.size()));
+    }
+    c.groups.push_back(
+        {o.node_types[0], static_cast<int>(parse_int("--num_node", o.num_node, 1, 1'000'000))});
+    return c;
+  }
+  if (o.node_types.size() != o.node_type_counts.size()) {
+    throw InputError(fmt::format("--node_type has {} values but --node_type_num_node has {}; "
+                                 "give one count per node type",
+                                 o.node_types.size(), o.node_type_counts.size()));
+  }
+  for (std::size_t i = 0; i < o.node_types.size(); ++i) {
+    for (std::size_t k = 0; k < i; ++k) {
+      if (o.node_types[k] == o.node_types[i]) {
+        throw InputError(fmt::format("--node_type lists '{}' twice", o.node_types[i]));
+      }
+    }
+    c.groups.push_back({o.node_types[i], static_cast<int>(parse_int(
+                                              "--node_type_num_node", o.node_type_counts[i], 1,
+                                              1'000'000))});
+  }
+  return c;
+}
+
+PlanInput make_plan_input(const Options& o, const Cluster& cluster) {
+  PlanInput in;
+  in.model = o.model;
+  in.custom_num_layers =
+      static_cast<int>(parse_int("--custom_num_layer", o.custom_num_layer, 1, 100'000));
+  in.cluster = cluster;
+  in.bandwidth_set = o.pareto ? "pareto" : o.comm_type;
+  in.framework = parse_framework(o.framework);
+  in.global_batch = static_cast<int>(parse_int("--custom_gbs", o.custom_gbs, 1, 1'000'000'000));
+  in.precision_bits = static_cast<int>(parse_int("--precision", o.precision, 1, 64));
+  in.iterations = parse_int("--iter", o.iter, 0, std::numeric_limits<long long>::max());
+  in.partition_method = parse_partition_method(o.search_method);
+  return in;
+}
+
+/// The original's record file name (SPEC 5).
+std::string record_name(const Options& o, const Cluster& cluster) {
+  const long long n = o.pareto ? parse_int("--num_node", o.num_node, 1, 1'000'000)
+                               : cluster.num_nodes();
+  return fmt::format("N{}_M{}_model_{}_comm_{}{}_{}.csv", n, cluster.gpus_per_node, o.model,
+                     o.comm_type, o.add_exp_name, o.node_types.size() > 1 ? "hetero" : "homo");
+}
+
+} // namespace zerosearch::cli

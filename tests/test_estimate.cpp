@@ -1,0 +1,48 @@
+#include <catch2/catch.hpp>
+
+#include "zerosearch/estimate.hpp"
+#include "zerosearch/plan.hpp"
+
+using namespace zerosearch;
+
+TEST_CASE("torch.mean of identical rows rounds like ATen's blocked sum", "[estimate]") {
+  for (int n : {1, 2, 4, 8, 16, 32, 64}) {
+    CHECK(torch_mean_of_identical(0.25, n) == 0.25);
+  }
+  // Not always the value itself: sums of 3 and 17 copies round.
+  const double x = 0.0599515644 * 4.0 * 2.0;
+  CHECK(torch_mean_of_identical(x, 3) == Approx(x).epsilon(1e-15));
+}
+
+TEST_CASE("a golden row: 8 A10 nodes, zero1 tp 1 pp 8 dp 4 mbs 1", "[estimate]") {
+  const Catalogs catalogs = load_catalogs(ZEROSEARCH_TEST_PROFILEDB);
+  PlanInput in;
+  in.model = "llama2_13B";
+  in.cluster = Cluster{{{"A10", 8}}, 4};
+  in.framework = Framework::deepspeed;
+  const SearchPlan plan = make_plan(in, catalogs);
+  const DesignPoint p{DpMethod::zero1, 1, 4, 8, 1, 16};
+  const auto costs = layer_costs(plan.context, p);
+  const auto e = estimate(plan.context, p, costs, placements(plan.context.cluster)[0]);
+  // The reference CSV (tests/golden/homo_a10x8.csv) has these figures.
+  CHECK(e.partition == std::vector<int>{6, 5, 5, 5, 5, 5, 5, 6});
+  CHECK(e.step_s == 29.292451858520508);
+  CHECK(e.pipeline_s == 28.93369487285406);
+  CHECK(e.gpumem_gib == 20.375137329101562);
+  CHECK_FALSE(e.oom);
+}
+
+TEST_CASE("pp == 1 has no pipeline communication and no embedding sync", "[estimate]") {
+  const Catalogs catalogs = load_catalogs(ZEROSEARCH_TEST_PROFILEDB);
+  PlanInput in;
+  in.model = "llama2_13B";
+  in.cluster = Cluster{{{"A10", 2}}, 4};
+  in.framework = Framework::deepspeed;
+  const SearchPlan plan = make_plan(in, catalogs);
+  const DesignPoint p{DpMethod::zero2, 1, 8, 1, 1, 8};
+  const auto e = estimate(plan.context, p, layer_costs(plan.context, p),
+                          placements(plan.context.cluster)[0]);
+  CHECK(e.embedding_sync_s == 0.0);
+  CHECK(e.partition == std::vector<int>{42});
+  CHECK(e.step_s == Approx(e.pipeline_s + e.dp_sync_s).epsilon(1e-6));
+}
