@@ -26,23 +26,28 @@ std::vector<float> pipeline_link_times_s(const RankLayout& layout, const Placeme
   out.reserve(static_cast<std::size_t>(layout.pp - 1));
   // The original fixes 16-bit activations here, whatever --precision says.
   const float volume_bits = activation_elems * 16.0F;
+  // Boundary j pairs every rank r of stage j's block [K j, K (j+1)) with r + K, K = tp*dp.
+  // The result is volume / (the slowest pair's bandwidth): max over d of volume / slowest_d
+  // equals volume / min over d and t, division being monotone. The block is walked in runs
+  // of ranks whose node and partner node stay the same, so a boundary costs O(K / M), not O(K).
+  const int k = layout.tp * layout.dp;
+  const int m = layout.gpus_per_node;
   for (int j = 0; j + 1 < layout.pp; ++j) {
-    // max over d of volume / slowest_d == volume / min over d and t (division is monotone).
     float slowest = std::numeric_limits<float>::infinity();
-    for (int d = 0; d < layout.dp; ++d) {
-      for (int t = 0; t < layout.tp; ++t) {
-        const int a = layout.node(j, d, t);
-        const int b = layout.node(j + 1, d, t);
-        float bw = 0.0F;
-        if (a != b) {
-          const float inter = std::min(link_of(links, placement, a).inter_node_bps,
-                                       link_of(links, placement, b).inter_node_bps);
-          bw = inter / fl(layout.dp) / fl(layout.tp) / 1.05F;
-        } else {
-          bw = link_of(links, placement, a).intra_node_bps / 3.5F;
-        }
-        slowest = std::min(slowest, bw);
+    const int end = k * (j + 1);
+    for (int r = k * j; r < end;) {
+      const int a = r / m;
+      const int b = (r + k) / m;
+      float bw = 0.0F;
+      if (a != b) {
+        const float inter = std::min(link_of(links, placement, a).inter_node_bps,
+                                     link_of(links, placement, b).inter_node_bps);
+        bw = inter / fl(layout.dp) / fl(layout.tp) / 1.05F;
+      } else {
+        bw = link_of(links, placement, a).intra_node_bps / 3.5F;
       }
+      slowest = std::min(slowest, bw);
+      r = std::min({end, (a + 1) * m, (b + 1) * m - k});
     }
     out.push_back(volume_bits / slowest);
   }

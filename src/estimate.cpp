@@ -94,22 +94,52 @@ LayerCosts layer_costs(const EstimateContext& ctx, const DesignPoint& p) {
   return out;
 }
 
+std::size_t PlacementFeaturesHash::operator()(const PlacementFeatures& f) const noexcept {
+  std::size_t h = std::hash<float>{}(f.ring_bps) ^ (std::hash<float>{}(f.embedding_sync_s) << 1);
+  const auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  for (const int g : f.stage_gpu) {
+    mix(std::hash<int>{}(g));
+  }
+  for (const float l : f.link_s) {
+    mix(std::hash<float>{}(l));
+  }
+  return h;
+}
+
+PlacementFeatures placement_features(const EstimateContext& ctx, const DesignPoint& p,
+                                     const Placement& placement) {
+  const RankLayout layout{p.tp, p.dp, p.pp, ctx.cluster.gpus_per_node};
+  PlacementFeatures f;
+  f.stage_gpu = stage_gpu_types(p.pp, placement, ctx.slowness);
+  const float activation_elems = static_cast<float>(p.mbs) *
+                                 static_cast<float>(ctx.model.sequence_length) *
+                                 static_cast<float>(ctx.model.hidden_size);
+  f.link_s = pipeline_link_times_s(layout, placement, ctx.links, activation_elems);
+  f.ring_bps = dp_ring_bandwidth_bps(layout, placement, ctx.links);
+  f.embedding_sync_s = embedding_sync_time_s(layout, placement, ctx.links,
+                                             static_cast<double>(ctx.model.hidden_size),
+                                             static_cast<double>(ctx.model.vocab_size),
+                                             ctx.precision_bits);
+  return f;
+}
+
 Estimate estimate(const EstimateContext& ctx, const DesignPoint& p, const LayerCosts& costs,
                   const Placement& placement, const std::vector<int>& partition,
                   EstimateDetail* detail) {
-  const RankLayout layout{p.tp, p.dp, p.pp, ctx.cluster.gpus_per_node};
-  const auto& flavour_slowness = ctx.slowness;
-  const std::vector<int> stage_gpu = stage_gpu_types(p.pp, placement, flavour_slowness);
+  return estimate(ctx, p, costs, placement_features(ctx, p, placement), partition, detail);
+}
+
+Estimate estimate(const EstimateContext& ctx, const DesignPoint& p, const LayerCosts& costs,
+                  const PlacementFeatures& features, const std::vector<int>& partition,
+                  EstimateDetail* detail) {
+  const std::vector<int>& stage_gpu = features.stage_gpu;
 
   PartitionProblem problem;
   problem.stage_layer_costs.reserve(stage_gpu.size());
   for (const int g : stage_gpu) {
     problem.stage_layer_costs.push_back(&costs.by_type[static_cast<std::size_t>(g)]);
   }
-  const float activation_elems = static_cast<float>(p.mbs) *
-                                 static_cast<float>(ctx.model.sequence_length) *
-                                 static_cast<float>(ctx.model.hidden_size);
-  const std::vector<float> links = pipeline_link_times_s(layout, placement, ctx.links, activation_elems);
+  const std::vector<float>& links = features.link_s;
   problem.link_s.assign(links.begin(), links.end());
 
   PartitionResult part;
@@ -142,12 +172,9 @@ Estimate estimate(const EstimateContext& ctx, const DesignPoint& p, const LayerC
   const float vocab = static_cast<float>(ctx.model.vocab_size);
   const float params = stage0_param_count(part.partition[0], problem.layers(), hidden, vocab,
                                           static_cast<float>(p.tp));
-  const float ring = dp_ring_bandwidth_bps(layout, placement, ctx.links);
-  const float dp_s = dp_sync_time_s(p.method, p.dp, params, ctx.precision_bits, ring, m_f32);
-  const float emb_s = embedding_sync_time_s(layout, placement, ctx.links,
-                                            static_cast<double>(ctx.model.hidden_size),
-                                            static_cast<double>(ctx.model.vocab_size),
-                                            ctx.precision_bits);
+  const float dp_s =
+      dp_sync_time_s(p.method, p.dp, params, ctx.precision_bits, features.ring_bps, m_f32);
+  const float emb_s = features.embedding_sync_s;
 
   // Each stage's end plus the data-parallel time, in float32; the first maximum wins.
   float slowest = 0.0F;

@@ -5,8 +5,14 @@
 namespace zerosearch {
 
 StageTimes stage_times(const PartitionProblem& problem, const std::vector<int>& partition) {
-  const std::size_t pp = partition.size();
   StageTimes t;
+  stage_times_into(problem, partition, t);
+  return t;
+}
+
+void stage_times_into(const PartitionProblem& problem, const std::vector<int>& partition,
+                      StageTimes& t) {
+  const std::size_t pp = partition.size();
   t.comp_s.assign(pp, 0.0);
   t.for_send_s.assign(pp, 0.0);
   t.back_send_s.assign(pp, 0.0);
@@ -32,7 +38,6 @@ StageTimes stage_times(const PartitionProblem& problem, const std::vector<int>& 
       t.comm_s[s] = problem.link_s[s - 1];
     }
   }
-  return t;
 }
 
 std::vector<int> initial_partition(int layers, int stages) {
@@ -47,12 +52,11 @@ std::vector<int> initial_partition(int layers, int stages) {
 }
 
 namespace {
-std::vector<double> totals(const StageTimes& t) {
-  std::vector<double> out(t.comp_s.size());
+void totals(const StageTimes& t, std::vector<double>& out) {
+  out.resize(t.comp_s.size());
   for (std::size_t s = 0; s < out.size(); ++s) {
     out[s] = t.stage_time(s);
   }
-  return out;
 }
 } // namespace
 
@@ -65,23 +69,24 @@ PartitionResult minmax_partition(const PartitionProblem& problem) {
   std::size_t imax = 0;
   std::size_t imin = 0;
   StageTimes times;
+  std::vector<double> tot;
   const auto undo = [&] {
     part[imax] += 1;
     part[imin] -= 1;
   };
   while (true) {
-    times = stage_times(problem, part);
-    const auto tot = totals(times);
+    stage_times_into(problem, part, times);
+    totals(times, tot);
     const double mx = *std::max_element(tot.begin(), tot.end());
     if (mx > last_max && moved) {
       undo();
-      times = stage_times(problem, part);
+      stage_times_into(problem, part, times);
       break;
     }
     if (mx == last_max && moved &&
         std::find(history.begin(), history.end() - 1, part) != history.end() - 1) {
       undo();
-      times = stage_times(problem, part);
+      stage_times_into(problem, part, times);
       break;
     }
     last_max = mx;

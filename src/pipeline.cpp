@@ -9,24 +9,35 @@ namespace zerosearch {
 
 namespace {
 
-/// Event times of one stage, one entry per micro-batch.
-struct StageEvents {
-  explicit StageEvents(std::size_t m)
-      : fce(m), fse(m), frs(m), fre(m), bce(m), bse(m), brs(m), bre(m) {}
-  std::vector<double> fce; // forward compute end
-  std::vector<double> fse; // forward send end
-  std::vector<double> frs; // forward receive start
-  std::vector<double> fre; // forward receive end
-  std::vector<double> bce; // backward compute end
-  std::vector<double> bse; // backward send end
-  std::vector<double> brs; // backward receive start
-  std::vector<double> bre; // backward receive end
+/// A view of m event times inside the simulation's one buffer.
+class Times {
+public:
+  Times(double* data, int m) : data_(data), m_(m) {}
+  /// Python list indexing: -1 is the last element.
+  double& operator[](int i) const { return data_[i < 0 ? i + m_ : i]; }
+
+private:
+  double* data_;
+  int m_;
 };
 
-/// Python list indexing: -1 is the last element.
-double& at(std::vector<double>& v, int i) {
-  return v[static_cast<std::size_t>(i < 0 ? i + static_cast<int>(v.size()) : i)];
-}
+/// Event times of one stage, one entry per micro-batch.
+struct StageEvents {
+  StageEvents(double* base, int m)
+      : fce(base, m), fse(base + m, m), frs(base + 2 * m, m), fre(base + 3 * m, m),
+        bce(base + 4 * m, m), bse(base + 5 * m, m), brs(base + 6 * m, m), bre(base + 7 * m, m) {}
+  static constexpr int kSeries = 8;
+  Times fce; // forward compute end
+  Times fse; // forward send end
+  Times frs; // forward receive start
+  Times fre; // forward receive end
+  Times bce; // backward compute end
+  Times bse; // backward send end
+  Times brs; // backward receive start
+  Times bre; // backward receive end
+};
+
+template <typename V> double& at(const V& v, int i) { return v[i]; }
 
 } // namespace
 
@@ -34,7 +45,13 @@ std::vector<double> simulate_1f1b(int m, const StageTimes& times, ForwardShare s
   const int pp = static_cast<int>(times.comp_s.size());
   const double fwbw = share == ForwardShare::quarter ? 3.0 : 2.0;
   const double parts = share == ForwardShare::quarter ? 4.0 : 3.0;
-  std::vector<StageEvents> st(static_cast<std::size_t>(pp), StageEvents(static_cast<std::size_t>(m)));
+  // One zero-filled buffer for every stage's event series (unset times read as 0).
+  std::vector<double> buffer(static_cast<std::size_t>(pp) * StageEvents::kSeries * static_cast<std::size_t>(m));
+  std::vector<StageEvents> st;
+  st.reserve(static_cast<std::size_t>(pp));
+  for (int i = 0; i < pp; ++i) {
+    st.emplace_back(buffer.data() + static_cast<std::ptrdiff_t>(i) * StageEvents::kSeries * m, m);
+  }
   std::vector<double> fwd(static_cast<std::size_t>(pp));
   std::vector<double> bwd(static_cast<std::size_t>(pp));
   std::vector<int> warm(static_cast<std::size_t>(pp));

@@ -4,6 +4,7 @@
 #include <exception>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 
 namespace zerosearch {
 
@@ -24,11 +25,20 @@ std::vector<ResultRow> run_search(const EstimateContext& ctx, const std::vector<
       for (std::size_t i = next_point.fetch_add(1); i < points.size(); i = next_point.fetch_add(1)) {
         const DesignPoint& p = points[i];
         const LayerCosts costs = layer_costs(ctx, p);
+        // Placements with the same features get the same estimate: compute each once.
+        std::unordered_map<PlacementFeatures, std::size_t, PlacementFeaturesHash> seen;
         for (std::size_t k = 0; k < per_point; ++k) {
           ResultRow& row = rows[i * per_point + k];
           row.point = p;
           row.placement = static_cast<int>(k);
-          row.estimate = estimate(ctx, p, costs, placements[k]);
+          PlacementFeatures features = placement_features(ctx, p, placements[k]);
+          const auto it = seen.find(features);
+          if (it != seen.end()) {
+            row.estimate = rows[i * per_point + it->second].estimate;
+          } else {
+            row.estimate = estimate(ctx, p, costs, features);
+            seen.emplace(std::move(features), k);
+          }
         }
         done.fetch_add(per_point, std::memory_order_relaxed);
         if (report_inline && options.on_progress && i % 16 == 0) {

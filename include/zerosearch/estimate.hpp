@@ -84,6 +84,35 @@ struct EstimateDetail {
   std::vector<float> stage_mem_gib;
 };
 
+/// Everything an estimate needs from the placement. Two placements with equal features get
+/// the same estimate, which lets the search evaluate each distinct one once.
+struct PlacementFeatures {
+  /// Node-type index each pipeline stage runs on.
+  std::vector<int> stage_gpu;
+  /// Pipeline link time of each stage boundary, seconds (float32, as the original).
+  std::vector<float> link_s;
+  /// Stage 0's data-parallel ring bandwidth, bit/s.
+  float ring_bps = 0.0F;
+  /// Embedding all-reduce time, seconds.
+  float embedding_sync_s = 0.0F;
+
+  [[nodiscard]] bool operator==(const PlacementFeatures&) const = default;
+};
+
+/// Hash of the features, for memoizing estimates across placements.
+struct PlacementFeaturesHash {
+  [[nodiscard]] std::size_t operator()(const PlacementFeatures& f) const noexcept;
+};
+
+[[nodiscard]] PlacementFeatures placement_features(const EstimateContext& ctx, const DesignPoint& p,
+                                                   const Placement& placement);
+
+/// Estimates design point `p` from its placement's features.
+[[nodiscard]] Estimate estimate(const EstimateContext& ctx, const DesignPoint& p,
+                                const LayerCosts& costs, const PlacementFeatures& features,
+                                const std::vector<int>& partition = {},
+                                EstimateDetail* detail = nullptr);
+
 /// Estimates design point `p` on `placement`. `costs` must come from layer_costs(ctx, p).
 /// When `partition` is non-empty it is used as given instead of searching one.
 [[nodiscard]] Estimate estimate(const EstimateContext& ctx, const DesignPoint& p,

@@ -36,6 +36,9 @@ struct PartitionProblem {
 /// Stage times of `partition` (layer counts per stage, summing to the layer count).
 [[nodiscard]] StageTimes stage_times(const PartitionProblem& problem,
                                      const std::vector<int>& partition);
+/// The same into `out`, reusing its storage (the partitioners call this in their loops).
+void stage_times_into(const PartitionProblem& problem, const std::vector<int>& partition,
+                      StageTimes& out);
 
 struct PartitionResult {
   std::vector<int> partition;
