@@ -18,7 +18,7 @@ TEST_CASE("a golden row: 8 A10 nodes, zero1 tp 1 pp 8 dp 4 mbs 1", "[estimate]")
   const Catalogs catalogs = load_catalogs(ZEROSEARCH_TEST_PROFILEDB);
   PlanInput in;
   in.model = "llama2_13B";
-  in.cluster = Cluster{{{"A10", 8}}, 4};
+  in.cluster = Cluster{{{"A10", 8}}, 4, {}};
   in.framework = Framework::deepspeed;
   const SearchPlan plan = make_plan(in, catalogs);
   const DesignPoint p{DpMethod::zero1, 1, 4, 8, 1, 16};
@@ -36,7 +36,7 @@ TEST_CASE("pp == 1 has no pipeline communication and no embedding sync", "[estim
   const Catalogs catalogs = load_catalogs(ZEROSEARCH_TEST_PROFILEDB);
   PlanInput in;
   in.model = "llama2_13B";
-  in.cluster = Cluster{{{"A10", 2}}, 4};
+  in.cluster = Cluster{{{"A10", 2}}, 4, {}};
   in.framework = Framework::deepspeed;
   const SearchPlan plan = make_plan(in, catalogs);
   const DesignPoint p{DpMethod::zero2, 1, 8, 1, 1, 8};

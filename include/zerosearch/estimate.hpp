@@ -11,6 +11,7 @@
 #include "zerosearch/model.hpp"
 #include "zerosearch/partition.hpp"
 #include "zerosearch/profiledb.hpp"
+#include "zerosearch/step_model.hpp"
 
 namespace zerosearch {
 
@@ -81,11 +82,22 @@ struct EstimateDetail {
   StageTimes times;
   std::vector<double> stage_end_s;
   std::vector<float> link_s;
+  /// Every stage's memory figure and its GPU's limit, GiB.
   std::vector<float> stage_mem_gib;
+  std::vector<float> stage_limit_gib;
 };
 
+/// The step-time model of design point `p` on `placement` (everything but the partition).
+/// `costs` must come from layer_costs(ctx, p) and outlive the model. `stage_gpu`, when given,
+/// receives the GPU-type index of each stage.
+[[nodiscard]] StepModel step_model(const EstimateContext& ctx, const DesignPoint& p,
+                                   const LayerCosts& costs, const Placement& placement,
+                                   std::vector<int>* stage_gpu = nullptr);
+
 /// Estimates design point `p` on `placement`. `costs` must come from layer_costs(ctx, p).
-/// When `partition` is non-empty it is used as given instead of searching one.
+/// When `partition` is non-empty it is used as given instead of searching one (InputError when
+/// it is not pp stages of at least one layer summing to the layer count); otherwise
+/// ctx.partition_method chooses it (minmax, ga or optimal).
 [[nodiscard]] Estimate estimate(const EstimateContext& ctx, const DesignPoint& p,
                                 const LayerCosts& costs, const Placement& placement,
                                 const std::vector<int>& partition = {},
