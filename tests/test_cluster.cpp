@@ -39,3 +39,11 @@ TEST_CASE("Python float floor division, bit for bit", "[cluster]") {
   // Where floor(a / b) and Python's a // b differ: 3 // 0.1 == 29.0 (3 / 0.1 rounds to 30).
   CHECK(python_floordiv(3.0, 0.1) == 29.0);
 }
+
+TEST_CASE("a cluster can carry its node order", "[cluster]") {
+  Cluster c{{{"A10", 1}, {"A6000", 2}}, 4, {1, 0}};
+  CHECK(base_placement(c) == Placement{1, 1, 0});
+  CHECK(placements(c) == std::vector<Placement>{{1, 1, 0}, {1, 0, 1}, {0, 1, 1}});
+  c.node_order.clear();
+  CHECK(base_placement(c) == Placement{0, 1, 1});
+}
