@@ -98,17 +98,55 @@ LayerCosts layer_costs(const EstimateContext& ctx, const DesignPoint& p) {
   return out;
 }
 
+const StageMemoryTable& PartitionMemo::memory(const EstimateContext& ctx, const DesignPoint& p) {
+  if (!memory_) {
+    memory_ = std::make_unique<StageMemoryTable>(ctx.model, p, ctx.cluster.gpus_per_node,
+                                                 ctx.global_batch);
+  }
+  return *memory_;
+}
+
+const PartitionResult* PartitionMemo::find(const std::vector<double>& key) const noexcept {
+  for (const Entry& e : entries_) {
+    if (e.key == key) {
+      return &e.result;
+    }
+  }
+  return nullptr;
+}
+
+void PartitionMemo::store(std::vector<double> key, PartitionResult result) {
+  entries_.push_back(Entry{std::move(key), std::move(result)});
+}
+
 namespace {
 
 /// The partition `method` chooses, with the stage times the schedule uses.
 PartitionResult choose_partition(const EstimateContext& ctx, const DesignPoint& p,
-                                 StepModel& model) {
-  PartitionResult minmax = minmax_partition(model.problem);
+                                 const std::vector<int>& stage_gpu, StepModel& model,
+                                 PartitionMemo* memo) {
   if (ctx.partition_method == PartitionMethod::minmax || p.pp == 1) {
-    return minmax;
+    return minmax_partition(model.problem);
   }
-  const StageMemoryTable table(ctx.model, p, ctx.cluster.gpus_per_node, ctx.global_batch);
-  model.memory = &table;
+  std::vector<double> key;
+  if (memo != nullptr) {
+    key.assign(stage_gpu.begin(), stage_gpu.end());
+    key.insert(key.end(), model.problem.link_s.begin(), model.problem.link_s.end());
+    key.push_back(static_cast<double>(model.ring_bps));
+    key.push_back(static_cast<double>(model.embedding_sync_s));
+    if (const PartitionResult* known = memo->find(key)) {
+      return *known;
+    }
+  }
+  std::unique_ptr<StageMemoryTable> own;
+  if (memo != nullptr) {
+    model.memory = &memo->memory(ctx, p);
+  } else {
+    own = std::make_unique<StageMemoryTable>(ctx.model, p, ctx.cluster.gpus_per_node,
+                                             ctx.global_batch);
+    model.memory = own.get();
+  }
+  PartitionResult minmax = minmax_partition(model.problem);
   PartitionResult out;
   if (ctx.partition_method == PartitionMethod::ga) {
     out.partition = ga_partition(model, ga_point_seed(ctx.seed, p), {minmax.partition});
@@ -127,6 +165,9 @@ PartitionResult choose_partition(const EstimateContext& ctx, const DesignPoint& 
     }
   }
   model.memory = nullptr;
+  if (memo != nullptr) {
+    memo->store(std::move(key), out);
+  }
   return out;
 }
 
@@ -173,7 +214,7 @@ StepModel step_model(const EstimateContext& ctx, const DesignPoint& p, const Lay
 
 Estimate estimate(const EstimateContext& ctx, const DesignPoint& p, const LayerCosts& costs,
                   const Placement& placement, const std::vector<int>& partition,
-                  EstimateDetail* detail) {
+                  EstimateDetail* detail, PartitionMemo* memo) {
   std::vector<int> stage_gpu;
   StepModel model = step_model(ctx, p, costs, placement, &stage_gpu);
 
@@ -187,7 +228,7 @@ Estimate estimate(const EstimateContext& ctx, const DesignPoint& p, const LayerC
     part.partition = partition;
     part.times = stage_times(model.problem, partition);
   } else {
-    part = choose_partition(ctx, p, model);
+    part = choose_partition(ctx, p, stage_gpu, model, memo);
   }
 
   std::vector<double> stage_end;

@@ -176,12 +176,13 @@ TailBounds tail_bounds(const Segments& seg, const PipelineBound& pb) {
 
 /// The step time (a float32 value) that a pipeline lower bound implies, rounded down a little
 /// for the float64 summation differences between the bound and the simulation.
-double step_bound(const StepModel& m, double pipeline_bound, int first_stage_layers) {
+/// `dp_sync_s` is the data-parallel time for the layers of stage 0.
+double step_bound(const StepModel& m, double pipeline_bound, float dp_sync_s) {
   if (pipeline_bound == kInf) {
     return kInf;
   }
   const float pipe = static_cast<float>(pipeline_bound * (1.0 - 1e-9));
-  const float with_dp = pipe + m.dp_sync_s(first_stage_layers);
+  const float with_dp = pipe + dp_sync_s;
   return static_cast<double>(with_dp + m.embedding_sync_s);
 }
 
@@ -206,6 +207,8 @@ struct Search {
   const TailBounds& tail;
   OptimalStats& stats;
   std::int64_t node_budget;
+  /// Data-parallel time by the layers of stage 0 (it depends on nothing else).
+  std::vector<float> dp_by_first;
   double best_s;
   std::vector<int> best;
   std::vector<int> current;
@@ -233,13 +236,13 @@ struct Search {
       const double c = seg.comp(s, i, j);
       const Prefix next{fixed.before + c, std::max(fixed.reach, pb.reach(s, fixed.before, c)),
                         std::max(fixed.bump, pb.bump(s, c))};
-      const int first_layers = s == 0 ? j : current[0];
+      const float dp_s = dp_by_first[static_cast<std::size_t>(s == 0 ? j : current[0])];
       // The reach terms fixed so far only grow with j: past the best, every larger j is too.
-      if (step_bound(model, next.reach, first_layers) >= best_s) {
+      if (step_bound(model, next.reach, dp_s) >= best_s) {
         break;
       }
       const double bound = step_bound(
-          model, pipeline_bound(tail, next, static_cast<std::size_t>(s) + 1, j), first_layers);
+          model, pipeline_bound(tail, next, static_cast<std::size_t>(s) + 1, j), dp_s);
       if (bound < best_s) {
         children.push_back(Child{bound, j, next});
       }
@@ -335,17 +338,21 @@ double step_lower_bound(const StepModel& model, const std::vector<int>& prefix) 
   }
   // Stage 0's layers set the data-parallel time; unknown yet, it is at least that of one layer.
   return step_bound(model, pipeline_bound(tail, fixed, prefix.size(), i),
-                    prefix.empty() ? 1 : prefix[0]);
+                    model.dp_sync_s(prefix.empty() ? 1 : prefix[0]));
 }
 
 std::optional<std::vector<int>> optimal_partition(const StepModel& model, double to_beat_s,
-                                                  OptimalStats* stats) {
+                                                  OptimalStats* stats, std::int64_t node_budget) {
   const Segments seg(model);
   const PipelineBound pb(model);
   const TailBounds tail = tail_bounds(seg, pb);
   OptimalStats local;
   OptimalStats& st = stats != nullptr ? *stats : local;
-  Search search{model, seg, pb, tail, st, std::numeric_limits<std::int64_t>::max(), to_beat_s, {}, {}};
+  std::vector<float> dp_by_first(static_cast<std::size_t>(seg.layers()) + 1);
+  for (int k = 1; k <= seg.layers(); ++k) {
+    dp_by_first[static_cast<std::size_t>(k)] = model.dp_sync_s(k);
+  }
+  Search search{model, seg, pb, tail, st, node_budget, std::move(dp_by_first), to_beat_s, {}, {}};
   // The least-bottleneck partition is usually close to the optimum: start from it.
   if (const auto start = min_bottleneck_partition(model)) {
     ++st.simulations;
@@ -357,6 +364,7 @@ std::optional<std::vector<int>> optimal_partition(const StepModel& model, double
   }
   search.current.reserve(static_cast<std::size_t>(seg.stages()));
   search.visit(0, 0, Prefix{});
+  st.exact = search.complete;
   if (search.best.empty()) {
     return std::nullopt;
   }

@@ -24,11 +24,12 @@ std::vector<ResultRow> run_search(const EstimateContext& ctx, const std::vector<
       for (std::size_t i = next_point.fetch_add(1); i < points.size(); i = next_point.fetch_add(1)) {
         const DesignPoint& p = points[i];
         const LayerCosts costs = layer_costs(ctx, p);
+        PartitionMemo memo; // this point's searched partitions, reused across placements
         for (std::size_t k = 0; k < per_point; ++k) {
           ResultRow& row = rows[i * per_point + k];
           row.point = p;
           row.placement = static_cast<int>(k);
-          row.estimate = estimate(ctx, p, costs, placements[k]);
+          row.estimate = estimate(ctx, p, costs, placements[k], {}, nullptr, &memo);
         }
         done.fetch_add(per_point, std::memory_order_relaxed);
         if (report_inline && options.on_progress && i % 16 == 0) {

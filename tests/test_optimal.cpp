@@ -10,6 +10,7 @@
 #include "zerosearch/estimate.hpp"
 #include "zerosearch/optimal.hpp"
 #include "zerosearch/plan.hpp"
+#include "zerosearch/search.hpp"
 
 using namespace zerosearch;
 
@@ -277,4 +278,42 @@ TEST_CASE("optimal is never slower than minmax, and fits wherever minmax fits", 
   }
   CHECK(faster > 0);
   CHECK(rescued > 0);
+}
+
+TEST_CASE("a search's memo changes nothing; a node budget keeps a valid best", "[optimal]") {
+  const SearchPlan plan = llama_plan({{"A10", 3}, {"A6000", 5}}, PartitionMethod::optimal);
+  const auto places = placements(plan.context.cluster);
+  std::vector<DesignPoint> points;
+  for (const DesignPoint& p : plan.design_points()) {
+    if (p.pp == 8 || p.pp == 16) {
+      points.push_back(p);
+    }
+  }
+  SearchOptions one;
+  one.threads = 1;
+  const auto rows = run_search(plan.context, points, places, one); // with a memo per point
+  for (const ResultRow& r : rows) {
+    const Estimate e = estimate(plan.context, r.point, layer_costs(plan.context, r.point),
+                                places[static_cast<std::size_t>(r.placement)]);
+    CHECK(e.partition == r.estimate.partition);
+    CHECK(e.step_s == r.estimate.step_s);
+  }
+  // A tiny budget: not exact, but what it returns is a fitting partition no slower than the
+  // least-bottleneck one it starts from.
+  const DesignPoint& p = points.front();
+  const LayerCosts costs = layer_costs(plan.context, p);
+  const StageMemoryTable table(plan.context.model, p, 4, 64);
+  StepModel m = step_model(plan.context, p, costs, places[2]);
+  m.memory = &table;
+  OptimalStats full;
+  OptimalStats cut;
+  const auto best = optimal_partition(m, std::numeric_limits<double>::infinity(), &full);
+  const auto quick = optimal_partition(m, std::numeric_limits<double>::infinity(), &cut, 3);
+  CHECK(full.exact);
+  CHECK_FALSE(cut.exact);
+  REQUIRE(best);
+  REQUIRE(quick);
+  CHECK(m.fits(*quick));
+  CHECK(m.step_s(*quick) >= m.step_s(*best));
+  CHECK(m.step_s(*quick) <= m.step_s(*min_bottleneck_partition(m)));
 }

@@ -27,16 +27,23 @@ struct OptimalStats {
   /// Partial partitions visited and full partitions simulated.
   std::int64_t nodes = 0;
   std::int64_t simulations = 0;
+  /// False when the node budget ran out before the search was complete.
+  bool exact = true;
 };
+
+/// Partial partitions optimal_partition visits at most (a few seconds of search); none of the
+/// shipped cases comes near it (the largest, 16 A10 + 16 A6000, needs under 400 000).
+inline constexpr std::int64_t kOptimalNodeBudget = 5'000'000;
 
 /// The fitting partition with the smallest simulated step time (model.step_s), if one is
 /// strictly faster than `to_beat_s` (pass +infinity to get the optimum whenever one fits).
 /// Exact: partial partitions are pruned only when step_lower_bound shows they cannot beat the
-/// best found. Among equal step times the first found wins: the least-bottleneck partition if
+/// best found. Should the search visit `node_budget` partial partitions, it stops with the best
+/// found so far (stats->exact is then false). Among equal step times the first found wins: the least-bottleneck partition if
 /// it is among them, else the first in the search order (a fixed order: children by bound, then
 /// by fewer layers). Needs model.memory; model.stages() >= 2.
-[[nodiscard]] std::optional<std::vector<int>> optimal_partition(const StepModel& model,
-                                                                double to_beat_s,
-                                                                OptimalStats* stats = nullptr);
+[[nodiscard]] std::optional<std::vector<int>> optimal_partition(
+    const StepModel& model, double to_beat_s, OptimalStats* stats = nullptr,
+    std::int64_t node_budget = kOptimalNodeBudget);
 
 } // namespace zerosearch
