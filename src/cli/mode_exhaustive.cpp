@@ -1,36 +1,20 @@
+#include <filesystem>
 #include <iostream>
 #include <string>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "describe.hpp"
 #include "mode_options.hpp"
 #include "modes.hpp"
+#include "output.hpp"
 #include "setup.hpp"
 #include "zerosearch/error.hpp"
 #include "zerosearch/plan.hpp"
 #include "zerosearch/report.hpp"
 
 namespace zerosearch::cli {
-
-namespace {
-
-std::string placement_text(const Cluster& c, const Placement& p) {
-  std::string out;
-  std::size_t i = 0;
-  while (i < p.size()) {
-    std::size_t j = i;
-    while (j < p.size() && p[j] == p[i]) {
-      ++j;
-    }
-    out += out.empty() ? "" : " ";
-    out += fmt::format("{}x{}", c.groups[static_cast<std::size_t>(p[i])].gpu, j - i);
-    i = j;
-  }
-  return out;
-}
-
-} // namespace
 
 int run_exhaustive_mode(const Options& o, const char* argv0) {
   const Cluster cluster = make_cluster(o);
@@ -51,17 +35,44 @@ int run_exhaustive_mode(const Options& o, const char* argv0) {
   const LayerCosts costs = layer_costs(ctx, p); // InputError when the method or tp has no profile
   EstimateDetail d;
   const Estimate e = estimate(ctx, p, costs, placement, given, &d);
+
+  // The row in the original's CSV format, for --record and -o.
+  std::vector<RunResult> runs(1);
+  runs[0].cluster = cluster;
+  runs[0].placements = {placement};
+  runs[0].rows = {ResultRow{p, 0, e}};
+  const auto ranked = rank_results(runs);
+  std::vector<std::string> type_names;
+  for (const auto& g : cluster.groups) {
+    type_names.push_back(g.gpu);
+  }
+  CsvOptions csv;
+  csv.pretty = o.pretty;
+  const auto write = [&](std::ostream& s) { write_csv(s, ranked, type_names, csv); };
+  if (o.record) {
+    const std::filesystem::path path = std::filesystem::path("logs") / record_name(o, cluster);
+    write_file_atomically(path, write);
+    if (!o.quiet) {
+      std::cerr << "zerosearch: wrote " << path.string() << '\n';
+    }
+  }
+  if (!o.output.empty()) {
+    if (o.output == "-") {
+      write(std::cout);
+      return 0;
+    }
+    write_file_atomically(o.output, write);
+    if (!o.quiet) {
+      std::cerr << "zerosearch: wrote " << o.output << '\n';
+    }
+  }
   if (o.quiet) {
     return 0;
   }
 
   auto& out = std::cout;
-  std::string cluster_text;
-  for (const auto& g : cluster.groups) {
-    cluster_text += fmt::format("{}{} x {}", cluster_text.empty() ? "" : " + ", g.count, g.gpu);
-  }
   out << fmt::format("zerosearch: {} on {} ({} GPUs, {} per node), global batch {}\n",
-                     ctx.model.name, cluster_text, cluster.world_size(), cluster.gpus_per_node,
+                     ctx.model.name, cluster_text(cluster), cluster.world_size(), cluster.gpus_per_node,
                      ctx.global_batch);
   out << fmt::format("design point: {}, tp {}, pp {}, dp {}, micro-batch {} ({} micro-batches)\n",
                      to_string(p.method), p.tp, p.pp, p.dp, p.mbs, p.num_micro_batches);

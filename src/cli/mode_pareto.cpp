@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "describe.hpp"
 #include "mode_options.hpp"
 #include "modes.hpp"
 #include "output.hpp"
@@ -29,21 +30,6 @@ std::string composition_text(const Cluster& c) {
   for (const auto& g : c.groups) {
     out += out.empty() ? "" : " + ";
     out += fmt::format("{} {}", g.count, g.gpu);
-  }
-  return out;
-}
-
-std::string placement_text(const Cluster& c, const Placement& p) {
-  std::string out;
-  std::size_t i = 0;
-  while (i < p.size()) {
-    std::size_t j = i;
-    while (j < p.size() && p[j] == p[i]) {
-      ++j;
-    }
-    out += out.empty() ? "" : " ";
-    out += fmt::format("{}x{}", c.groups[static_cast<std::size_t>(p[i])].gpu, j - i);
-    i = j;
   }
   return out;
 }
