@@ -61,6 +61,11 @@ int print_one_cluster(const Options& o, const Catalogs& catalogs, bool csv) {
   for (const auto& g : groups) {
     points += g.mbs.size();
   }
+  if (!o.quiet) {
+    for (const auto& n : plan.notes) {
+      std::cerr << "zerosearch: note: " << n << '\n';
+    }
+  }
   if (csv) {
     std::cout << "method,tp,pp,dp,micro_batch_sizes,design_points,placements,estimates\n";
     for (const auto& g : groups) {
@@ -70,11 +75,6 @@ int print_one_cluster(const Options& o, const Catalogs& catalogs, bool csv) {
     }
     std::cout << fmt::format("total,,,,,{},{},{}\n", points, places, points * places);
     return 0;
-  }
-  if (!o.quiet) {
-    for (const auto& n : plan.notes) {
-      std::cerr << "zerosearch: note: " << n << '\n';
-    }
   }
   std::cout << fmt::format("{:<6} {:>3} {:>3} {:>4}  {:<22} {:>13} {:>10}\n", "method", "tp", "pp",
                            "dp", "micro-batch sizes", "design points", "estimates");
