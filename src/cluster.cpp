@@ -20,11 +20,25 @@ int Cluster::types_present() const noexcept {
   return n;
 }
 
-std::vector<Placement> placements(const Cluster& cluster) {
+Placement base_placement(const Cluster& cluster) {
   Placement base;
-  for (std::size_t g = 0; g < cluster.groups.size(); ++g) {
+  const auto add = [&](std::size_t g) {
     base.insert(base.end(), static_cast<std::size_t>(cluster.groups[g].count), static_cast<int>(g));
+  };
+  if (cluster.node_order.empty()) {
+    for (std::size_t g = 0; g < cluster.groups.size(); ++g) {
+      add(g);
+    }
+  } else {
+    for (const int g : cluster.node_order) {
+      add(static_cast<std::size_t>(g));
+    }
   }
+  return base;
+}
+
+std::vector<Placement> placements(const Cluster& cluster) {
+  const Placement base = base_placement(cluster);
   if (cluster.types_present() <= 1) {
     return {base};
   }

@@ -1,11 +1,15 @@
 #include "zerosearch/estimate.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "zerosearch/error.hpp"
+#include "zerosearch/ga.hpp"
 #include "zerosearch/memory.hpp"
+#include "zerosearch/optimal.hpp"
 #include "zerosearch/pipeline.hpp"
 
 namespace zerosearch {
@@ -94,6 +98,81 @@ LayerCosts layer_costs(const EstimateContext& ctx, const DesignPoint& p) {
   return out;
 }
 
+const StageMemoryTable& PartitionMemo::memory(const EstimateContext& ctx, const DesignPoint& p) {
+  if (!memory_) {
+    memory_ = std::make_unique<StageMemoryTable>(ctx.model, p, ctx.cluster.gpus_per_node,
+                                                 ctx.global_batch);
+  }
+  return *memory_;
+}
+
+const PartitionResult* PartitionMemo::find(const std::vector<double>& key) const noexcept {
+  for (const Entry& e : entries_) {
+    if (e.key == key) {
+      return &e.result;
+    }
+  }
+  return nullptr;
+}
+
+void PartitionMemo::store(std::vector<double> key, PartitionResult result) {
+  entries_.push_back(Entry{std::move(key), std::move(result)});
+}
+
+namespace {
+
+/// The partition `method` chooses, with the stage times the schedule uses.
+PartitionResult choose_partition(const EstimateContext& ctx, const DesignPoint& p,
+                                 const std::vector<int>& stage_gpu, StepModel& model,
+                                 PartitionMemo* memo) {
+  if (ctx.partition_method == PartitionMethod::minmax || p.pp == 1) {
+    return minmax_partition(model.problem);
+  }
+  std::vector<double> key;
+  if (memo != nullptr) {
+    key.assign(stage_gpu.begin(), stage_gpu.end());
+    key.insert(key.end(), model.problem.link_s.begin(), model.problem.link_s.end());
+    key.push_back(static_cast<double>(model.ring_bps));
+    key.push_back(static_cast<double>(model.embedding_sync_s));
+    if (const PartitionResult* known = memo->find(key)) {
+      return *known;
+    }
+  }
+  std::unique_ptr<StageMemoryTable> own;
+  if (memo != nullptr) {
+    model.memory = &memo->memory(ctx, p);
+  } else {
+    own = std::make_unique<StageMemoryTable>(ctx.model, p, ctx.cluster.gpus_per_node,
+                                             ctx.global_batch);
+    model.memory = own.get();
+  }
+  PartitionResult minmax = minmax_partition(model.problem);
+  PartitionResult out;
+  if (ctx.partition_method == PartitionMethod::ga) {
+    out.partition = ga_partition(model, ga_point_seed(ctx.seed, p), {minmax.partition});
+    out.times = stage_times(model.problem, out.partition);
+  } else {
+    // Only a fitting partition strictly faster than minmax's estimate replaces it, so optimal
+    // never reports a slower step time than minmax for a point minmax fits.
+    const double to_beat = model.fits(minmax.partition)
+                               ? model.step_from_times(minmax.partition[0], minmax.times)
+                               : std::numeric_limits<double>::infinity();
+    if (auto best = optimal_partition(model, to_beat)) {
+      out.partition = std::move(*best);
+      out.times = stage_times(model.problem, out.partition);
+    } else {
+      out = std::move(minmax);
+    }
+  }
+  model.memory = nullptr;
+  if (memo != nullptr) {
+    memo->store(std::move(key), out);
+  }
+  return out;
+}
+
+} // namespace
+
 std::size_t PlacementFeaturesHash::operator()(const PlacementFeatures& f) const noexcept {
   std::size_t h = std::hash<float>{}(f.ring_bps) ^ (std::hash<float>{}(f.embedding_sync_s) << 1);
   const auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
@@ -123,83 +202,77 @@ PlacementFeatures placement_features(const EstimateContext& ctx, const DesignPoi
   return f;
 }
 
+StepModel step_model(const EstimateContext& ctx, const DesignPoint& p, const LayerCosts& costs,
+                     const PlacementFeatures& features) {
+  StepModel m;
+  m.problem.stage_layer_costs.reserve(features.stage_gpu.size());
+  m.stage_limit_gib.reserve(features.stage_gpu.size());
+  for (const int g : features.stage_gpu) {
+    m.problem.stage_layer_costs.push_back(&costs.by_type[static_cast<std::size_t>(g)]);
+    m.stage_limit_gib.push_back(ctx.memory_limit_gib[static_cast<std::size_t>(g)]);
+  }
+  m.problem.link_s.assign(features.link_s.begin(), features.link_s.end());
+  m.micro_batches = p.num_micro_batches;
+  m.micro_batches_f32 = torch_rdiv(static_cast<float>(ctx.global_batch),
+                                   static_cast<float>(p.dp) * static_cast<float>(p.mbs));
+  m.share = (p.method == DpMethod::zero0 || p.method == DpMethod::zero1) ? ForwardShare::quarter
+                                                                         : ForwardShare::third;
+  m.method = p.method;
+  m.dp = p.dp;
+  m.tp = static_cast<float>(p.tp);
+  m.hidden = static_cast<float>(ctx.model.hidden_size);
+  m.vocab = static_cast<float>(ctx.model.vocab_size);
+  m.precision_bits = ctx.precision_bits;
+  m.ring_bps = features.ring_bps;
+  m.embedding_sync_s = features.embedding_sync_s;
+  return m;
+}
+
+StepModel step_model(const EstimateContext& ctx, const DesignPoint& p, const LayerCosts& costs,
+                     const Placement& placement, std::vector<int>* stage_gpu) {
+  PlacementFeatures f = placement_features(ctx, p, placement);
+  StepModel m = step_model(ctx, p, costs, f);
+  if (stage_gpu != nullptr) {
+    *stage_gpu = std::move(f.stage_gpu);
+  }
+  return m;
+}
+
 Estimate estimate(const EstimateContext& ctx, const DesignPoint& p, const LayerCosts& costs,
                   const Placement& placement, const std::vector<int>& partition,
-                  EstimateDetail* detail) {
-  return estimate(ctx, p, costs, placement_features(ctx, p, placement), partition, detail);
+                  EstimateDetail* detail, PartitionMemo* memo) {
+  return estimate(ctx, p, costs, placement_features(ctx, p, placement), partition, detail, memo);
 }
 
 Estimate estimate(const EstimateContext& ctx, const DesignPoint& p, const LayerCosts& costs,
                   const PlacementFeatures& features, const std::vector<int>& partition,
-                  EstimateDetail* detail) {
+                  EstimateDetail* detail, PartitionMemo* memo) {
   const std::vector<int>& stage_gpu = features.stage_gpu;
-
-  PartitionProblem problem;
-  problem.stage_layer_costs.reserve(stage_gpu.size());
-  for (const int g : stage_gpu) {
-    problem.stage_layer_costs.push_back(&costs.by_type[static_cast<std::size_t>(g)]);
-  }
-  const std::vector<float>& links = features.link_s;
-  problem.link_s.assign(links.begin(), links.end());
+  StepModel model = step_model(ctx, p, costs, features);
 
   PartitionResult part;
   if (!partition.empty()) {
-    part.partition = partition;
-    part.times = stage_times(problem, partition);
-  } else {
-    part = minmax_partition(problem);
-  }
-
-  // Pipeline: pp == 1 is m * compute, in float32 (the original's micro-batch count is a float32
-  // tensor); otherwise the 1F1B simulation in float64.
-  const float m_f32 = torch_rdiv(static_cast<float>(ctx.global_batch),
-                                static_cast<float>(p.dp) * static_cast<float>(p.mbs));
-  std::vector<double> stage_end;
-  double pipeline_s = 0.0;
-  if (p.pp == 1) {
-    const float t = m_f32 * static_cast<float>(part.times.comp_s[0]);
-    stage_end.push_back(static_cast<double>(t));
-    pipeline_s = static_cast<double>(t);
-  } else {
-    const ForwardShare share = (p.method == DpMethod::zero0 || p.method == DpMethod::zero1)
-                                   ? ForwardShare::quarter
-                                   : ForwardShare::third;
-    stage_end = simulate_1f1b(p.num_micro_batches, part.times, share);
-    pipeline_s = stage_end[0];
-  }
-
-  const float hidden = static_cast<float>(ctx.model.hidden_size);
-  const float vocab = static_cast<float>(ctx.model.vocab_size);
-  const float params = stage0_param_count(part.partition[0], problem.layers(), hidden, vocab,
-                                          static_cast<float>(p.tp));
-  const float dp_s =
-      dp_sync_time_s(p.method, p.dp, params, ctx.precision_bits, features.ring_bps, m_f32);
-  const float emb_s = features.embedding_sync_s;
-
-  // Each stage's end plus the data-parallel time, in float32; the first maximum wins.
-  float slowest = 0.0F;
-  for (std::size_t s = 0; s < stage_end.size(); ++s) {
-    const float t = static_cast<float>(stage_end[s]) + dp_s;
-    if (s == 0 || t > slowest) {
-      slowest = t;
+    if (!valid_partition(partition, p.pp, model.layers())) {
+      throw InputError(fmt::format("partition {} is not {} stages of at least one layer summing "
+                                   "to {}",
+                                   fmt::join(partition, ","), p.pp, model.layers()));
     }
+    part.partition = partition;
+    part.times = stage_times(model.problem, partition);
+  } else {
+    part = choose_partition(ctx, p, stage_gpu, model, memo);
   }
-  const float step = slowest + emb_s;
 
-  std::vector<float> limits;
-  limits.reserve(stage_gpu.size());
-  for (const int g : stage_gpu) {
-    limits.push_back(ctx.memory_limit_gib[static_cast<std::size_t>(g)]);
-  }
-  const MemoryEstimate mem =
-      estimate_memory(ctx.model, p, part.partition, limits, ctx.cluster.gpus_per_node,
-                      ctx.global_batch);
+  std::vector<double> stage_end;
+  const double step = model.step_from_times(part.partition[0], part.times, &stage_end);
+  const MemoryEstimate mem = estimate_memory(ctx.model, p, part.partition, model.stage_limit_gib,
+                                             ctx.cluster.gpus_per_node, ctx.global_batch);
 
   Estimate e;
-  e.step_s = static_cast<double>(step);
-  e.pipeline_s = pipeline_s;
-  e.dp_sync_s = static_cast<double>(dp_s);
-  e.embedding_sync_s = static_cast<double>(emb_s);
+  e.step_s = step;
+  e.pipeline_s = stage_end[0];
+  e.dp_sync_s = static_cast<double>(model.dp_sync_s(part.partition[0]));
+  e.embedding_sync_s = static_cast<double>(model.embedding_sync_s);
   e.oom = mem.oom;
   e.gpumem_gib = static_cast<double>(mem.gpumem_gib);
   e.price_per_step_usd = ctx.price_per_s_usd * e.step_s;
@@ -208,8 +281,10 @@ Estimate estimate(const EstimateContext& ctx, const DesignPoint& p, const LayerC
     detail->stage_gpu = stage_gpu;
     detail->times = part.times;
     detail->stage_end_s = stage_end;
-    detail->link_s = links;
-    detail->stage_mem_gib = mem.stage_gib;
+    detail->link_s.assign(model.problem.link_s.begin(), model.problem.link_s.end());
+    detail->stage_mem_gib = stage_memory_gib(ctx.model, p, part.partition,
+                                             ctx.cluster.gpus_per_node, ctx.global_batch);
+    detail->stage_limit_gib = model.stage_limit_gib;
   }
   e.partition = std::move(part.partition);
   return e;

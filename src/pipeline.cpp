@@ -9,35 +9,32 @@ namespace zerosearch {
 
 namespace {
 
-/// A view of m event times inside the simulation's one buffer.
-class Times {
-public:
-  Times(double* data, int m) : data_(data), m_(m) {}
-  /// Python list indexing: -1 is the last element.
-  double& operator[](int i) const { return data_[i < 0 ? i + m_ : i]; }
-
-private:
-  double* data_;
-  int m_;
-};
-
-/// Event times of one stage, one entry per micro-batch.
+/// Event times of one stage, one entry per micro-batch: views into one buffer that each
+/// thread reuses, so that a simulation allocates nothing once the buffer is large enough.
 struct StageEvents {
-  StageEvents(double* base, int m)
-      : fce(base, m), fse(base + m, m), frs(base + 2 * m, m), fre(base + 3 * m, m),
-        bce(base + 4 * m, m), bse(base + 5 * m, m), brs(base + 6 * m, m), bre(base + 7 * m, m) {}
-  static constexpr int kSeries = 8;
-  Times fce; // forward compute end
-  Times fse; // forward send end
-  Times frs; // forward receive start
-  Times fre; // forward receive end
-  Times bce; // backward compute end
-  Times bse; // backward send end
-  Times brs; // backward receive start
-  Times bre; // backward receive end
+  struct Row {
+    double* p;
+    std::size_t n;
+    std::size_t size() const noexcept { return n; }
+    double& operator[](std::size_t i) const noexcept { return p[i]; }
+  };
+  StageEvents(double* base, std::size_t m)
+      : fce{base, m}, fse{base + m, m}, frs{base + 2 * m, m}, fre{base + 3 * m, m},
+        bce{base + 4 * m, m}, bse{base + 5 * m, m}, brs{base + 6 * m, m}, bre{base + 7 * m, m} {}
+  Row fce; // forward compute end
+  Row fse; // forward send end
+  Row frs; // forward receive start
+  Row fre; // forward receive end
+  Row bce; // backward compute end
+  Row bse; // backward send end
+  Row brs; // backward receive start
+  Row bre; // backward receive end
 };
 
-template <typename V> double& at(const V& v, int i) { return v[i]; }
+/// Python list indexing: -1 is the last element.
+double& at(const StageEvents::Row& v, int i) {
+  return v[static_cast<std::size_t>(i < 0 ? i + static_cast<int>(v.size()) : i)];
+}
 
 } // namespace
 
@@ -45,12 +42,14 @@ std::vector<double> simulate_1f1b(int m, const StageTimes& times, ForwardShare s
   const int pp = static_cast<int>(times.comp_s.size());
   const double fwbw = share == ForwardShare::quarter ? 3.0 : 2.0;
   const double parts = share == ForwardShare::quarter ? 4.0 : 3.0;
-  // One zero-filled buffer for every stage's event series (unset times read as 0).
-  std::vector<double> buffer(static_cast<std::size_t>(pp) * StageEvents::kSeries * static_cast<std::size_t>(m));
+  // Unset event times read as 0, as in the original's zero-initialised lists.
+  thread_local std::vector<double> buffer;
+  const auto mu = static_cast<std::size_t>(m);
+  buffer.assign(static_cast<std::size_t>(pp) * 8 * mu, 0.0);
   std::vector<StageEvents> st;
   st.reserve(static_cast<std::size_t>(pp));
-  for (int i = 0; i < pp; ++i) {
-    st.emplace_back(buffer.data() + static_cast<std::ptrdiff_t>(i) * StageEvents::kSeries * m, m);
+  for (std::size_t i = 0; i < static_cast<std::size_t>(pp); ++i) {
+    st.emplace_back(buffer.data() + i * 8 * mu, mu);
   }
   std::vector<double> fwd(static_cast<std::size_t>(pp));
   std::vector<double> bwd(static_cast<std::size_t>(pp));

@@ -137,6 +137,9 @@ std::vector<std::string> csv_columns(const std::vector<std::string>& type_names,
                           "exp_partition", "partition", "train_cost", "price_per_step"}) {
       cols.emplace_back(c);
     }
+    if (options.pareto_column) {
+      cols.emplace_back("pareto");
+    }
     return cols;
   }
   cols = {"m",
@@ -160,6 +163,9 @@ std::vector<std::string> csv_columns(const std::vector<std::string>& type_names,
   cols.insert(cols.end(), type_names.begin(), type_names.end());
   cols.emplace_back("rank");
   cols.emplace_back("real_rank");
+  if (options.pareto_column) {
+    cols.emplace_back("pareto");
+  }
   return cols;
 }
 
@@ -200,6 +206,7 @@ void write_csv(std::ostream& out, const std::vector<RankedRow>& rows,
       if (col == "exp_partition") return exp_partition(e.partition);
       if (col == "rank") return std::to_string(r.rank);
       if (col == "real_rank") return std::to_string(r.real_rank);
+      if (col == "pareto") return r.on_front ? "True" : "False";
       for (const auto& g : cluster.groups) {
         if (g.gpu == col) return std::to_string(g.count);
       }

@@ -27,6 +27,7 @@ std::vector<ResultRow> run_search(const EstimateContext& ctx, const std::vector<
         const LayerCosts costs = layer_costs(ctx, p);
         // Placements with the same features get the same estimate: compute each once.
         std::unordered_map<PlacementFeatures, std::size_t, PlacementFeaturesHash> seen;
+        PartitionMemo memo; // this point's memory table, shared by the searching partitioners
         for (std::size_t k = 0; k < per_point; ++k) {
           ResultRow& row = rows[i * per_point + k];
           row.point = p;
@@ -36,7 +37,7 @@ std::vector<ResultRow> run_search(const EstimateContext& ctx, const std::vector<
           if (it != seen.end()) {
             row.estimate = rows[i * per_point + it->second].estimate;
           } else {
-            row.estimate = estimate(ctx, p, costs, features);
+            row.estimate = estimate(ctx, p, costs, features, {}, nullptr, &memo);
             seen.emplace(std::move(features), k);
           }
         }

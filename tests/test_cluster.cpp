@@ -5,12 +5,12 @@
 using namespace zerosearch;
 
 TEST_CASE("placements: one for a single type, all rotations for a mix", "[cluster]") {
-  Cluster homo{{{"A10", 3}}, 4};
+  Cluster homo{{{"A10", 3}}, 4, {}};
   CHECK(placements(homo) == std::vector<Placement>{{0, 0, 0}});
-  Cluster mix{{{"A10", 1}, {"A6000", 2}}, 4};
+  Cluster mix{{{"A10", 1}, {"A6000", 2}}, 4, {}};
   CHECK(placements(mix) == std::vector<Placement>{{0, 1, 1}, {1, 1, 0}, {1, 0, 1}});
   // A type with zero nodes (a Pareto composition) does not make the cluster mixed.
-  Cluster one{{{"A10", 0}, {"A6000", 2}}, 4};
+  Cluster one{{{"A10", 0}, {"A6000", 2}}, 4, {}};
   CHECK(placements(one).size() == 1);
   CHECK(placement_to_python(mix, {0, 1, 1}) == "['A10', 'A6000', 'A6000']");
 }
@@ -38,4 +38,12 @@ TEST_CASE("Python float floor division, bit for bit", "[cluster]") {
   CHECK(python_floordiv(7.0, 2.0) == 3.0);
   // Where floor(a / b) and Python's a // b differ: 3 // 0.1 == 29.0 (3 / 0.1 rounds to 30).
   CHECK(python_floordiv(3.0, 0.1) == 29.0);
+}
+
+TEST_CASE("a cluster can carry its node order", "[cluster]") {
+  Cluster c{{{"A10", 1}, {"A6000", 2}}, 4, {1, 0}};
+  CHECK(base_placement(c) == Placement{1, 1, 0});
+  CHECK(placements(c) == std::vector<Placement>{{1, 1, 0}, {1, 0, 1}, {0, 1, 1}});
+  c.node_order.clear();
+  CHECK(base_placement(c) == Placement{0, 1, 1});
 }

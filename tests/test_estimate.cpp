@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "zerosearch/error.hpp"
 #include "zerosearch/estimate.hpp"
 #include "zerosearch/plan.hpp"
 
@@ -18,7 +19,7 @@ TEST_CASE("a golden row: 8 A10 nodes, zero1 tp 1 pp 8 dp 4 mbs 1", "[estimate]")
   const Catalogs catalogs = load_catalogs(ZEROSEARCH_TEST_PROFILEDB);
   PlanInput in;
   in.model = "llama2_13B";
-  in.cluster = Cluster{{{"A10", 8}}, 4};
+  in.cluster = Cluster{{{"A10", 8}}, 4, {}};
   in.framework = Framework::deepspeed;
   const SearchPlan plan = make_plan(in, catalogs);
   const DesignPoint p{DpMethod::zero1, 1, 4, 8, 1, 16};
@@ -36,7 +37,7 @@ TEST_CASE("pp == 1 has no pipeline communication and no embedding sync", "[estim
   const Catalogs catalogs = load_catalogs(ZEROSEARCH_TEST_PROFILEDB);
   PlanInput in;
   in.model = "llama2_13B";
-  in.cluster = Cluster{{{"A10", 2}}, 4};
+  in.cluster = Cluster{{{"A10", 2}}, 4, {}};
   in.framework = Framework::deepspeed;
   const SearchPlan plan = make_plan(in, catalogs);
   const DesignPoint p{DpMethod::zero2, 1, 8, 1, 1, 8};
@@ -45,4 +46,29 @@ TEST_CASE("pp == 1 has no pipeline communication and no embedding sync", "[estim
   CHECK(e.embedding_sync_s == 0.0);
   CHECK(e.partition == std::vector<int>{42});
   CHECK(e.step_s == Approx(e.pipeline_s + e.dp_sync_s).epsilon(1e-6));
+}
+
+TEST_CASE("a given partition is used as given; an invalid one is refused", "[estimate]") {
+  const Catalogs catalogs = load_catalogs(ZEROSEARCH_TEST_PROFILEDB);
+  PlanInput in;
+  in.model = "llama2_13B";
+  in.cluster = Cluster{{{"A10", 8}}, 4, {}};
+  in.framework = Framework::deepspeed;
+  const SearchPlan plan = make_plan(in, catalogs);
+  const DesignPoint p{DpMethod::zero1, 1, 4, 8, 1, 16};
+  const auto costs = layer_costs(plan.context, p);
+  const Placement place = placements(plan.context.cluster)[0];
+  // minmax's own partition, given: the golden figure again.
+  CHECK(estimate(plan.context, p, costs, place, {6, 5, 5, 5, 5, 5, 5, 6}).step_s ==
+        29.292451858520508);
+  EstimateDetail d;
+  const auto e = estimate(plan.context, p, costs, place, {10, 2, 5, 5, 5, 5, 5, 5}, &d);
+  CHECK(e.partition == std::vector<int>{10, 2, 5, 5, 5, 5, 5, 5});
+  CHECK(e.oom); // 10 layers do not fit an A10
+  CHECK(d.stage_mem_gib.size() == 8);
+  CHECK(d.stage_mem_gib[0] > d.stage_limit_gib[0]);
+  CHECK(d.stage_mem_gib[1] < d.stage_mem_gib[2]);
+  CHECK(e.step_s == step_model(plan.context, p, costs, place).step_s(e.partition));
+  CHECK_THROWS_AS(estimate(plan.context, p, costs, place, {6, 5, 5}), InputError);
+  CHECK_THROWS_AS(estimate(plan.context, p, costs, place, {7, 5, 5, 5, 5, 5, 5, 5, 0}), InputError);
 }

@@ -61,3 +61,37 @@ TEST_CASE("the scan stops at the first stage over its limit", "[memory]") {
   CHECK(over.stage_gib.size() == 2);
   CHECK(over.gpumem_gib == ok.stage_gib[1]);
 }
+
+TEST_CASE("the stage table agrees with estimate_memory to the bit", "[memory]") {
+  ModelSpec m;
+  m.name = "llama-like";
+  m.hidden_size = 5120;
+  m.sequence_length = 4096;
+  m.num_layers = 40;
+  m.vocab_size = 32000;
+  m.num_attention_heads = 40;
+  m.ffn_hidden_size = 13824;
+  for (const auto formula : {MemoryFormula::llama, MemoryFormula::gpt}) {
+    m.memory_formula = formula;
+    for (const DpMethod method : kAllDpMethods) {
+      const DesignPoint p{method, 2, 2, 4, 2, 16};
+      const StageMemoryTable table(m, p, 4, 64);
+      const std::vector<int> part{3, 17, 1, 21};
+      const auto all = stage_memory_gib(m, p, part, 4, 64);
+      const auto scan = estimate_memory(m, p, part, {1e9F, 1e9F, 1e9F, 1e9F}, 4, 64);
+      int first = 0;
+      for (std::size_t s = 0; s < part.size(); ++s) {
+        CHECK(table.gib(first, part[s]) == all[s]);
+        CHECK(scan.stage_gib[s] == all[s]);
+        first += part[s];
+      }
+      // max_layers: the longest run from a layer within a limit.
+      const float limit = table.gib(5, 7);
+      CHECK(table.max_layers(5, limit) >= 7);
+      CHECK(table.gib(5, table.max_layers(5, limit)) <= limit);
+      if (5 + table.max_layers(5, limit) < table.layers()) {
+        CHECK(table.gib(5, table.max_layers(5, limit) + 1) > limit);
+      }
+    }
+  }
+}

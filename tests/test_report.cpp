@@ -31,7 +31,7 @@ TEST_CASE("lists and partitions as the original writes them", "[report]") {
 
 TEST_CASE("ranks: ties share the lowest rank, OOM rows get real_rank 0", "[report]") {
   RunResult run;
-  run.cluster = Cluster{{{"A10", 1}}, 4};
+  run.cluster = Cluster{{{"A10", 1}}, 4, {}};
   run.placements = {{0}};
   const auto add = [&](double t, bool oom) {
     ResultRow r;

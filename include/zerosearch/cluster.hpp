@@ -15,6 +15,11 @@ struct Cluster {
   /// Node types in command-line order; counts may be zero in Pareto compositions.
   std::vector<NodeGroup> groups;
   int gpus_per_node = 4;
+  /// The order in which the groups' nodes are laid out in the base node list, as indices into
+  /// `groups` (each once). Empty: command-line order. A Pareto composition lists its second
+  /// type's nodes first, as the original does, while `groups` keeps command-line order for the
+  /// node-count columns.
+  std::vector<int> node_order;
 
   [[nodiscard]] int num_nodes() const noexcept;
   [[nodiscard]] int world_size() const noexcept { return num_nodes() * gpus_per_node; }
@@ -22,12 +27,16 @@ struct Cluster {
   [[nodiscard]] int types_present() const noexcept;
 };
 
+
 /// A placement: the node-type index (into Cluster::groups) of each node, in rank order.
 /// GPU rank r lives on node r / gpus_per_node.
 using Placement = std::vector<int>;
 
-/// The node list in type order, and for a cluster of more than one present type all its
-/// rotations l[i:] + l[:i] for i = 0..N-1 (the original's cyclic placements).
+/// The base node list: each group's nodes together, groups in `node_order` (default: type order).
+[[nodiscard]] Placement base_placement(const Cluster& cluster);
+
+/// The base node list, and for a cluster of more than one present type all its rotations
+/// l[i:] + l[:i] for i = 0..N-1 (the original's cyclic placements).
 [[nodiscard]] std::vector<Placement> placements(const Cluster& cluster);
 
 /// Placement written as the original's Python list: ['A10', 'A10', 'A6000'].

@@ -2,6 +2,7 @@
 // One estimate (SPEC 4): step time, its parts, peak memory and cost of a design point on a
 // placement. Pure functions of the inputs below; nothing here reads files or prints.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "zerosearch/model.hpp"
 #include "zerosearch/partition.hpp"
 #include "zerosearch/profiledb.hpp"
+#include "zerosearch/step_model.hpp"
 
 namespace zerosearch {
 
@@ -81,7 +83,9 @@ struct EstimateDetail {
   StageTimes times;
   std::vector<double> stage_end_s;
   std::vector<float> link_s;
+  /// Every stage's memory figure and its GPU's limit, GiB.
   std::vector<float> stage_mem_gib;
+  std::vector<float> stage_limit_gib;
 };
 
 /// Everything an estimate needs from the placement. Two placements with equal features get
@@ -107,17 +111,54 @@ struct PlacementFeaturesHash {
 [[nodiscard]] PlacementFeatures placement_features(const EstimateContext& ctx, const DesignPoint& p,
                                                    const Placement& placement);
 
-/// Estimates design point `p` from its placement's features.
+/// The step-time model of design point `p` from its placement's features.
+[[nodiscard]] StepModel step_model(const EstimateContext& ctx, const DesignPoint& p,
+                                   const LayerCosts& costs, const PlacementFeatures& features);
+
+/// The step-time model of design point `p` on `placement` (everything but the partition).
+/// `costs` must come from layer_costs(ctx, p) and outlive the model. `stage_gpu`, when given,
+/// receives the GPU-type index of each stage.
+[[nodiscard]] StepModel step_model(const EstimateContext& ctx, const DesignPoint& p,
+                                   const LayerCosts& costs, const Placement& placement,
+                                   std::vector<int>* stage_gpu = nullptr);
+
+/// What the searching partitioners (ga, optimal) found for one design point, keyed by
+/// everything their choice depends on besides the point (stage GPU types, link times, ring
+/// bandwidth, embedding sync): placements that agree on all of these reuse the partition
+/// without searching again, and get exactly what a search would give. Also keeps the point's
+/// memory table. One per design point; not shared between threads.
+class PartitionMemo {
+public:
+  struct Entry {
+    std::vector<double> key;
+    PartitionResult result;
+  };
+  /// The memory table of `p`, built on first use. `p` must be the same on every call.
+  const StageMemoryTable& memory(const EstimateContext& ctx, const DesignPoint& p);
+  [[nodiscard]] const PartitionResult* find(const std::vector<double>& key) const noexcept;
+  void store(std::vector<double> key, PartitionResult result);
+
+private:
+  std::unique_ptr<StageMemoryTable> memory_;
+  std::vector<Entry> entries_;
+};
+
+
+
+/// Estimates design point `p` from its placement's features; see the overload below.
 [[nodiscard]] Estimate estimate(const EstimateContext& ctx, const DesignPoint& p,
                                 const LayerCosts& costs, const PlacementFeatures& features,
                                 const std::vector<int>& partition = {},
-                                EstimateDetail* detail = nullptr);
+                                EstimateDetail* detail = nullptr, PartitionMemo* memo = nullptr);
 
 /// Estimates design point `p` on `placement`. `costs` must come from layer_costs(ctx, p).
-/// When `partition` is non-empty it is used as given instead of searching one.
+/// When `partition` is non-empty it is used as given instead of searching one (InputError when
+/// it is not pp stages of at least one layer summing to the layer count); otherwise
+/// ctx.partition_method chooses it (minmax, ga or optimal). `memo`, when given, must belong to
+/// this design point (see PartitionMemo); results are the same with or without it.
 [[nodiscard]] Estimate estimate(const EstimateContext& ctx, const DesignPoint& p,
                                 const LayerCosts& costs, const Placement& placement,
                                 const std::vector<int>& partition = {},
-                                EstimateDetail* detail = nullptr);
+                                EstimateDetail* detail = nullptr, PartitionMemo* memo = nullptr);
 
 } // namespace zerosearch

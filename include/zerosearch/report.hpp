@@ -24,6 +24,8 @@ struct RankedRow {
   int rank = 0;
   /// The same among non-OOM rows; 0 for OOM rows.
   int real_rank = 0;
+  /// On the front of price per step against step time (set by mark_pareto_front).
+  bool on_front = false;
 };
 
 /// All rows of all runs, sorted by step time (stable: enumeration order breaks ties), with
@@ -42,6 +44,8 @@ struct RankedRow {
 struct CsvOptions {
   /// The original's --pretty column order.
   bool pretty = false;
+  /// Adds a last column `pareto` (True/False: the row is on the price/step-time front).
+  bool pareto_column = false;
 };
 
 /// The CSV header, in the original's column order (or its --pretty order).

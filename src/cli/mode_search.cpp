@@ -20,13 +20,6 @@ namespace fs = std::filesystem;
 int run_search_mode(const Options& o, const char* argv0) {
   const Cluster cluster = make_cluster(o);
   PlanInput in = make_plan_input(o, cluster);
-  if (in.partition_method != PartitionMethod::minmax) {
-    throw InputError(fmt::format("--search_method {} is not available yet (allowed: minmax)",
-                                 o.search_method));
-  }
-  if (o.pareto || o.exhaustive || o.search_space) {
-    throw InputError("--pareto, --exhaustive and --search_space are not available yet");
-  }
   const unsigned threads = static_cast<unsigned>(parse_int("--threads", o.threads, 0, 1024));
   const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0));
   const SearchPlan plan = make_plan(in, catalogs);

@@ -7,4 +7,15 @@ namespace zerosearch::cli {
 /// The default: search every design point on every placement, rank, report.
 int run_search_mode(const Options& o, const char* argv0);
 
+/// --pareto: every composition of the two node types up to --num_node each, ranked together,
+/// with the price/step-time front marked, limits answered (--max_step_time,
+/// --max_price_per_step, --budget) and an optional SVG chart (--plot).
+int run_pareto_mode(const Options& o, const char* argv0);
+
+/// --exhaustive: one design point given on the command line, with its per-stage detail.
+int run_exhaustive_mode(const Options& o, const char* argv0);
+
+/// --search_space: design points per (method, tp, pp, dp) and the total; no estimates.
+int run_search_space_mode(const Options& o, const char* argv0);
+
 } // namespace zerosearch::cli

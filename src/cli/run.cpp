@@ -3,6 +3,7 @@
 #include <iostream>
 #include <new>
 
+#include "mode_options.hpp"
 #include "modes.hpp"
 #include "options.hpp"
 #include "zerosearch/error.hpp"
@@ -17,6 +18,16 @@ int run(int argc, const char* const* argv) {
     }
     const Options& o = *parsed.options;
     const char* argv0 = argc > 0 ? argv[0] : "zerosearch";
+    check_mode_flags(o);
+    if (o.search_space) {
+      return run_search_space_mode(o, argv0);
+    }
+    if (o.exhaustive) {
+      return run_exhaustive_mode(o, argv0);
+    }
+    if (o.pareto) {
+      return run_pareto_mode(o, argv0);
+    }
     return run_search_mode(o, argv0);
   } catch (const InputError& e) {
     std::cerr << "zerosearch: error: " << e.what() << '\n';

@@ -88,6 +88,8 @@ PlanInput make_plan_input(const Options& o, const Cluster& cluster) {
   in.precision_bits = static_cast<int>(parse_int("--precision", o.precision, 1, 64));
   in.iterations = parse_int("--iter", o.iter, 0, std::numeric_limits<long long>::max());
   in.partition_method = parse_partition_method(o.search_method);
+  in.seed = static_cast<std::uint64_t>(
+      parse_int("--seed", o.seed, 0, std::numeric_limits<long long>::max()));
   return in;
 }
 

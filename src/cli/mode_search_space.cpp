@@ -1,0 +1,135 @@
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "modes.hpp"
+#include "setup.hpp"
+#include "zerosearch/error.hpp"
+#include "zerosearch/pareto.hpp"
+#include "zerosearch/plan.hpp"
+
+namespace zerosearch::cli {
+
+namespace {
+
+/// Design points sharing (method, tp, pp, dp): they differ only in the micro-batch size.
+struct Group {
+  DesignPoint point;
+  std::vector<int> mbs;
+};
+
+std::vector<Group> group_points(const std::vector<DesignPoint>& points) {
+  std::vector<Group> out;
+  for (const auto& p : points) {
+    if (out.empty() || out.back().point.method != p.method || out.back().point.tp != p.tp ||
+        out.back().point.pp != p.pp || out.back().point.dp != p.dp) {
+      out.push_back(Group{p, {}});
+    }
+    out.back().mbs.push_back(p.mbs);
+  }
+  return out;
+}
+
+bool parse_csv_format(const Options& o) {
+  if (o.format.empty() || o.format == "table") {
+    return false;
+  }
+  if (o.format == "csv") {
+    return true;
+  }
+  throw InputError(fmt::format("--format '{}' is not available with --search_space (allowed: "
+                               "table, csv)",
+                               o.format));
+}
+
+std::string joined(const std::vector<int>& v, const char* sep) {
+  std::string out;
+  for (const int x : v) {
+    out += out.empty() ? std::to_string(x) : sep + std::to_string(x);
+  }
+  return out;
+}
+
+int print_one_cluster(const Options& o, const Catalogs& catalogs, bool csv) {
+  const Cluster cluster = make_cluster(o);
+  const SearchPlan plan = make_plan(make_plan_input(o, cluster), catalogs);
+  const auto groups = group_points(plan.design_points());
+  const std::size_t places = placements(plan.context.cluster).size();
+  std::size_t points = 0;
+  for (const auto& g : groups) {
+    points += g.mbs.size();
+  }
+  if (!o.quiet) {
+    for (const auto& n : plan.notes) {
+      std::cerr << "zerosearch: note: " << n << '\n';
+    }
+  }
+  if (csv) {
+    std::cout << "method,tp,pp,dp,micro_batch_sizes,design_points,placements,estimates\n";
+    for (const auto& g : groups) {
+      std::cout << fmt::format("{},{},{},{},{},{},{},{}\n", to_string(g.point.method), g.point.tp,
+                               g.point.pp, g.point.dp, joined(g.mbs, " "), g.mbs.size(), places,
+                               g.mbs.size() * places);
+    }
+    std::cout << fmt::format("total,,,,,{},{},{}\n", points, places, points * places);
+    return 0;
+  }
+  std::cout << fmt::format("{:<6} {:>3} {:>3} {:>4}  {:<22} {:>13} {:>10}\n", "method", "tp", "pp",
+                           "dp", "micro-batch sizes", "design points", "estimates");
+  for (const auto& g : groups) {
+    std::cout << fmt::format("{:<6} {:>3} {:>3} {:>4}  {:<22} {:>13} {:>10}\n",
+                             to_string(g.point.method), g.point.tp, g.point.pp, g.point.dp,
+                             joined(g.mbs, ","), g.mbs.size(), g.mbs.size() * places);
+  }
+  std::cout << fmt::format("total: {} design points x {} placement{} = {} estimates\n", points,
+                           places, places == 1 ? "" : "s", points * places);
+  return 0;
+}
+
+int print_pareto(const Options& o, const Catalogs& catalogs, bool csv) {
+  const Cluster shape = make_cluster(o);
+  const int bound = static_cast<int>(parse_int("--num_node", o.num_node, 1, 1000));
+  const auto clusters = pareto_compositions(o.node_types[0], o.node_types[1], bound,
+                                            shape.gpus_per_node);
+  if (csv) {
+    std::cout << fmt::format("{},{},design_points,placements,estimates\n", o.node_types[0],
+                             o.node_types[1]);
+  } else {
+    std::cout << fmt::format("{:>6} {:>6} {:>13} {:>10} {:>10}\n", o.node_types[0],
+                             o.node_types[1], "design points", "placements", "estimates");
+  }
+  std::size_t points = 0, estimates = 0;
+  for (const auto& c : clusters) {
+    const SearchPlan plan = make_plan(make_plan_input(o, c), catalogs);
+    const std::size_t n = plan.design_points().size();
+    const std::size_t places = placements(c).size();
+    points += n;
+    estimates += n * places;
+    if (csv) {
+      std::cout << fmt::format("{},{},{},{},{}\n", c.groups[0].count, c.groups[1].count, n,
+                               places, n * places);
+    } else {
+      std::cout << fmt::format("{:>6} {:>6} {:>13} {:>10} {:>10}\n", c.groups[0].count,
+                               c.groups[1].count, n, places, n * places);
+    }
+  }
+  if (csv) {
+    std::cout << fmt::format("total,,{},,{}\n", points, estimates);
+  } else {
+    std::cout << fmt::format("total: {} compositions, {} design points, {} estimates\n",
+                             clusters.size(), points, estimates);
+  }
+  return 0;
+}
+
+} // namespace
+
+int run_search_space_mode(const Options& o, const char* argv0) {
+  const bool csv = parse_csv_format(o);
+  const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0));
+  return o.pareto ? print_pareto(o, catalogs, csv) : print_one_cluster(o, catalogs, csv);
+}
+
+} // namespace zerosearch::cli
