@@ -1,6 +1,7 @@
 #include "zerosearch/plan.hpp"
 
 #include <algorithm>
+#include <initializer_list>
 
 #include <fmt/format.h>
 
@@ -65,6 +66,22 @@ std::string missing_profiles(const EstimateContext& ctx, Flavour flavour) {
     if (v[g] == nullptr) {
       out += out.empty() ? "" : ", ";
       out += ctx.cluster.groups[g].gpu;
+    }
+  }
+  return out;
+}
+
+/// The conventional files of the missing profiles: "profiles/llama2_13B_A10_megatron.json".
+std::string missing_profile_files(const EstimateContext& ctx, std::initializer_list<Flavour> flavours) {
+  std::string out;
+  for (const std::size_t g : present_types(ctx.cluster)) {
+    for (const Flavour f : flavours) {
+      const auto& v = f == Flavour::megatron ? ctx.megatron_profiles : ctx.deepspeed_profiles;
+      if (v[g] == nullptr) {
+        out += out.empty() ? "" : " or ";
+        out += fmt::format("profiles/{}_{}_{}.json", ctx.model.name, ctx.cluster.groups[g].gpu,
+                           to_string(f));
+      }
     }
   }
   return out;
@@ -172,21 +189,30 @@ SearchPlan make_plan(const PlanInput& in, const Catalogs& catalogs) {
                                        ctx.model.name, missing_profiles(ctx, Flavour::deepspeed)));
     }
     if (wanted.empty()) {
-      throw InputError(fmt::format("no profile of model {} for node type(s) {} in the profile "
-                                   "database",
-                                   ctx.model.name, missing_profiles(ctx, Flavour::deepspeed)));
+      throw InputError(fmt::format("no profile of {} on {} ({})", ctx.model.name,
+                                   missing_profiles(ctx, Flavour::deepspeed),
+                                   missing_profile_files(ctx, {Flavour::deepspeed,
+                                                               Flavour::megatron})));
     }
     break;
   }
-  for (const DpMethod m : wanted) {
-    const Flavour f = flavour_of(m);
-    if (!flavour_available(ctx, f)) {
-      const char* hint = f == Flavour::megatron ? (has_deepspeed ? "; try -f d" : "")
-                                                : (has_megatron ? "; try -f m" : "");
-      throw InputError(fmt::format("no {} profile of {} for {} (needed by {}){}",
-                                   f == Flavour::megatron ? "Megatron-LM" : "DeepSpeed",
-                                   ctx.model.name, missing_profiles(ctx, f), to_string(m), hint));
+  for (const Flavour f : {Flavour::megatron, Flavour::deepspeed}) {
+    std::vector<std::string> needing;
+    for (const DpMethod m : wanted) {
+      if (flavour_of(m) == f) {
+        needing.emplace_back(to_string(m));
+      }
     }
+    if (needing.empty() || flavour_available(ctx, f)) {
+      continue;
+    }
+    const char* hint = f == Flavour::megatron ? (has_deepspeed ? "; try -f d" : "")
+                                              : (has_megatron ? "; try -f m" : "");
+    throw InputError(fmt::format("no {} profile of {} on {} ({}), which -f {} needs for {}{}",
+                                 f == Flavour::megatron ? "Megatron-LM" : "DeepSpeed",
+                                 ctx.model.name, missing_profiles(ctx, f),
+                                 missing_profile_files(ctx, {f}), to_string(in.framework),
+                                 fmt::join(needing, ", "), hint));
   }
 
   // Tensor-parallel degrees: divisors of the GPUs per node that every present type profiles.
