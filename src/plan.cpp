@@ -149,8 +149,10 @@ SearchPlan make_plan(const PlanInput& in, const Catalogs& catalogs) {
               "layers",
               ctx.model.num_layers, p->origin, layers - 2));
         }
-        throw InputError(fmt::format("profile {} has {} layers but model {} has {} (+2)",
-                                     p->origin, layers, ctx.model.name, ctx.model.num_layers));
+        throw InputError(fmt::format("profile {} has {} layer times but model {} needs {} "
+                                     "(embedding, {} transformer layers, post_process)",
+                                     p->origin, layers, ctx.model.name,
+                                     ctx.model.pipeline_layers(), ctx.model.num_layers));
       }
     }
   }

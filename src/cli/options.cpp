@@ -58,6 +58,25 @@ public:
   }
 };
 
+/// CLI11's message for a bad command line, on one line and in the words of our other errors.
+std::string parse_error_text(const CLI::ParseError& e) {
+  std::string what = e.what();
+  if (const auto nl = what.find('\n'); nl != std::string::npos) {
+    what.resize(nl);
+  }
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr) {
+    // "--node_type: 1 required TEXT missing", "--num_node: At Most 1 required but received 2"
+    const std::string flag = what.substr(0, what.find(':'));
+    if (what.find("missing") != std::string::npos) {
+      return fmt::format("{} needs a value", flag);
+    }
+    if (what.find("received") != std::string::npos) {
+      return fmt::format("{} takes one value and was given more", flag);
+    }
+  }
+  return what;
+}
+
 } // namespace
 
 ParseResult parse_options(int argc, const char* const* argv) {
@@ -209,6 +228,8 @@ ParseResult parse_options(int argc, const char* const* argv) {
       "Exit status: 0 done, 2 bad input (one line 'zerosearch: error: ...' on standard error,\n"
       "and no output file written or replaced), 1 internal failure.");
 
+  // Left-over arguments are reported below, in command-line order.
+  app.allow_extras();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -218,11 +239,11 @@ ParseResult parse_options(int argc, const char* const* argv) {
     std::cout << app.version() << '\n';
     return ParseResult{std::nullopt, 0};
   } catch (const CLI::ParseError& e) {
-    std::string what = e.what();
-    if (const auto nl = what.find('\n'); nl != std::string::npos) {
-      what.resize(nl);
-    }
-    throw InputError(fmt::format("{} (see zerosearch --help)", what));
+    throw InputError(fmt::format("{} (see zerosearch --help)", parse_error_text(e)));
+  }
+  if (const std::vector<std::string> extras = app.remaining(); !extras.empty()) {
+    throw InputError(fmt::format("unexpected argument{} {} (see zerosearch --help)",
+                                 extras.size() == 1 ? "" : "s", fmt::join(extras, " ")));
   }
   o.num_node_given = app.count("--num_node") > 0;
   o.custom_num_layer_given = app.count("--custom_num_layer") > 0;
