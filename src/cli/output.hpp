@@ -57,6 +57,6 @@ void write_outputs(const OutputPlan& plan, const std::vector<RankedRow>& ranked,
 
 /// The default, short report: what was searched, how many points fit, the `top` best that fit.
 void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& run,
-                   const std::vector<RankedRow>& ranked, double seconds, std::size_t top);
+                   const std::vector<RankedRow>& ranked, double seconds, std::size_t top = 10);
 
 } // namespace zerosearch::cli
