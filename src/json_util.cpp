@@ -44,6 +44,24 @@ Json parse(const std::string& text, const std::string& origin) {
       what = what.substr(colon + 3);
     }
     throw InputError(fmt::format("{}:{}: malformed JSON: {}", origin, line, what));
+  } catch (const Json::exception& e) {
+    // A number too large for a double ("number overflow parsing '1e999'") is reported without
+    // a position; find the number's line from its text.
+    std::string what = e.what();
+    if (const auto colon = what.find("] "); colon != std::string::npos) {
+      what = what.substr(colon + 2);
+    }
+    std::size_t line = 1;
+    const auto open = what.find('\'');
+    const auto close = what.rfind('\'');
+    if (open != std::string::npos && close > open + 1) {
+      const auto at = text.find(what.substr(open + 1, close - open - 1));
+      if (at != std::string::npos) {
+        line += static_cast<std::size_t>(
+            std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+      }
+    }
+    throw InputError(fmt::format("{}:{}: malformed JSON: {}", origin, line, what));
   }
 }
 
@@ -101,11 +119,10 @@ std::int64_t get_positive_int(const Json& j, const std::string& key, const std::
 
 double get_positive_number(const Json& j, const std::string& key, const std::string& where) {
   const auto& v = field(j, key, where);
-  const double x = number_value(v, fmt::format("{}: '{}'", where, key));
-  if (!(x > 0.0)) {
-    throw InputError(fmt::format("{}: '{}' must be a positive number", where, key));
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || !(v.get<double>() > 0.0)) {
+    throw InputError(fmt::format("{}: '{}' must be a positive number, not {}", where, key, v.dump()));
   }
-  return x;
+  return v.get<double>();
 }
 
 double number_value(const Json& j, const std::string& where) {

@@ -1,6 +1,7 @@
 #include "zerosearch/plan.hpp"
 
 #include <algorithm>
+#include <initializer_list>
 
 #include <fmt/format.h>
 
@@ -70,6 +71,22 @@ std::string missing_profiles(const EstimateContext& ctx, Flavour flavour) {
   return out;
 }
 
+/// The conventional files of the missing profiles: "profiles/llama2_13B_A10_megatron.json".
+std::string missing_profile_files(const EstimateContext& ctx, std::initializer_list<Flavour> flavours) {
+  std::string out;
+  for (const std::size_t g : present_types(ctx.cluster)) {
+    for (const Flavour f : flavours) {
+      const auto& v = f == Flavour::megatron ? ctx.megatron_profiles : ctx.deepspeed_profiles;
+      if (v[g] == nullptr) {
+        out += out.empty() ? "" : " or ";
+        out += fmt::format("profiles/{}_{}_{}.json", ctx.model.name, ctx.cluster.groups[g].gpu,
+                           to_string(f));
+      }
+    }
+  }
+  return out;
+}
+
 } // namespace
 
 SearchPlan make_plan(const PlanInput& in, const Catalogs& catalogs) {
@@ -132,8 +149,10 @@ SearchPlan make_plan(const PlanInput& in, const Catalogs& catalogs) {
               "layers",
               ctx.model.num_layers, p->origin, layers - 2));
         }
-        throw InputError(fmt::format("profile {} has {} layers but model {} has {} (+2)",
-                                     p->origin, layers, ctx.model.name, ctx.model.num_layers));
+        throw InputError(fmt::format("profile {} has {} layer times but model {} needs {} "
+                                     "(embedding, {} transformer layers, post_process)",
+                                     p->origin, layers, ctx.model.name,
+                                     ctx.model.pipeline_layers(), ctx.model.num_layers));
       }
     }
   }
@@ -172,21 +191,30 @@ SearchPlan make_plan(const PlanInput& in, const Catalogs& catalogs) {
                                        ctx.model.name, missing_profiles(ctx, Flavour::deepspeed)));
     }
     if (wanted.empty()) {
-      throw InputError(fmt::format("no profile of model {} for node type(s) {} in the profile "
-                                   "database",
-                                   ctx.model.name, missing_profiles(ctx, Flavour::deepspeed)));
+      throw InputError(fmt::format("no profile of {} on {} ({})", ctx.model.name,
+                                   missing_profiles(ctx, Flavour::deepspeed),
+                                   missing_profile_files(ctx, {Flavour::deepspeed,
+                                                               Flavour::megatron})));
     }
     break;
   }
-  for (const DpMethod m : wanted) {
-    const Flavour f = flavour_of(m);
-    if (!flavour_available(ctx, f)) {
-      const char* hint = f == Flavour::megatron ? (has_deepspeed ? "; try -f d" : "")
-                                                : (has_megatron ? "; try -f m" : "");
-      throw InputError(fmt::format("no {} profile of {} for {} (needed by {}){}",
-                                   f == Flavour::megatron ? "Megatron-LM" : "DeepSpeed",
-                                   ctx.model.name, missing_profiles(ctx, f), to_string(m), hint));
+  for (const Flavour f : {Flavour::megatron, Flavour::deepspeed}) {
+    std::vector<std::string> needing;
+    for (const DpMethod m : wanted) {
+      if (flavour_of(m) == f) {
+        needing.emplace_back(to_string(m));
+      }
     }
+    if (needing.empty() || flavour_available(ctx, f)) {
+      continue;
+    }
+    const char* hint = f == Flavour::megatron ? (has_deepspeed ? "; try -f d" : "")
+                                              : (has_megatron ? "; try -f m" : "");
+    throw InputError(fmt::format("no {} profile of {} on {} ({}), which -f {} needs for {}{}",
+                                 f == Flavour::megatron ? "Megatron-LM" : "DeepSpeed",
+                                 ctx.model.name, missing_profiles(ctx, f),
+                                 missing_profile_files(ctx, {f}), to_string(in.framework),
+                                 fmt::join(needing, ", "), hint));
   }
 
   // Tensor-parallel degrees: divisors of the GPUs per node that every present type profiles.

@@ -8,6 +8,10 @@ using namespace zerosearch;
 TEST_CASE("divisors ascending", "[enumerate]") {
   CHECK(divisors(12) == std::vector<int>{1, 2, 3, 4, 6, 12});
   CHECK(divisors(1) == std::vector<int>{1});
+  CHECK(divisors(16) == std::vector<int>{1, 2, 4, 8, 16});
+  CHECK(divisors(97) == std::vector<int>{1, 97});
+  CHECK(divisors(1'000'000'000).size() == 100);
+  CHECK(divisors(2'147'483'646).back() == 2'147'483'646);
 }
 
 TEST_CASE("the enumerator follows SPEC 2", "[enumerate]") {

@@ -128,12 +128,14 @@ int run_pareto_mode(const Options& o, const char* argv0) {
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<RunResult> runs(clusters.size());
   {
-    ProgressBar bar(!o.quiet);
+    ProgressBar bar(std::cerr, !o.quiet && stderr_is_terminal());
     std::size_t done_before = 0;
     for (std::size_t i = 0; i < clusters.size(); ++i) {
       SearchOptions so;
       so.threads = threads;
-      so.on_progress = [&](const SearchProgress& sp) { bar.update(done_before + sp.done, total); };
+      so.on_progress = [&](const SearchProgress& sp) {
+        bar.update(SearchProgress{done_before + sp.done, total});
+      };
       runs[i].cluster = plans[i].context.cluster;
       runs[i].placements = placements(runs[i].cluster);
       runs[i].rows = run_search(plans[i].context, plans[i].design_points(), runs[i].placements, so);

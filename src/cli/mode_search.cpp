@@ -3,15 +3,18 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <thread>
 
 #include <fmt/format.h>
 
 #include "output.hpp"
+#include "progress.hpp"
 #include "setup.hpp"
 #include "zerosearch/error.hpp"
 #include "zerosearch/plan.hpp"
 #include "zerosearch/report.hpp"
 #include "zerosearch/search.hpp"
+#include "zerosearch/search_size.hpp"
 
 namespace zerosearch::cli {
 
@@ -20,24 +23,42 @@ namespace fs = std::filesystem;
 int run_search_mode(const Options& o, const char* argv0) {
   const Cluster cluster = make_cluster(o);
   PlanInput in = make_plan_input(o, cluster);
-  const unsigned threads = static_cast<unsigned>(parse_int("--threads", o.threads, 0, 1024));
+  unsigned threads = static_cast<unsigned>(parse_int("--threads", o.threads, 0, 1024));
+  const OutputPlan output =
+      make_output_plan(o, o.record ? fs::path("logs") / record_name(o, cluster) : fs::path());
+  for (const fs::path& file : output.csv_files) {
+    check_writable(file);
+  }
   const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0));
   const SearchPlan plan = make_plan(in, catalogs);
+  check_plan(o, plan);
   if (!o.quiet) {
     for (const auto& note : plan.notes) {
       std::cerr << "zerosearch: note: " << note << '\n';
     }
   }
   const auto points = plan.design_points();
-  const auto places = placements(plan.context.cluster);
+  if (points.empty()) {
+    throw InputError(no_design_point_message(plan));
+  }
+  // Refuse before building placements or rows: a search that cannot fit or finish.
+  const SearchSize size = measure_search(plan.context.cluster, points);
+  check_search_size(size);
+  if (threads == 0) {
+    threads = std::max(1U, std::thread::hardware_concurrency());
+  }
+  threads = threads_within_limit(size, threads);
 
   const auto t0 = std::chrono::steady_clock::now();
+  ProgressBar bar(std::cerr, !o.quiet && stderr_is_terminal());
   SearchOptions so;
   so.threads = threads;
+  so.on_progress = [&bar](const SearchProgress& p) { bar.update(p); };
   std::vector<RunResult> runs(1);
   runs[0].cluster = plan.context.cluster;
-  runs[0].placements = places;
-  runs[0].rows = run_search(plan.context, points, places, so);
+  runs[0].placements = placements(plan.context.cluster);
+  runs[0].rows = run_search(plan.context, points, runs[0].placements, so);
+  bar.finish();
   const auto ranked = rank_results(runs);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -46,32 +67,10 @@ int run_search_mode(const Options& o, const char* argv0) {
   for (const auto& g : cluster.groups) {
     type_names.push_back(g.gpu);
   }
-  CsvOptions csv;
-  csv.pretty = o.pretty;
-  bool wrote = false;
-  if (o.record) {
-    const fs::path path = fs::path("logs") / record_name(o, cluster);
-    write_file_atomically(path, [&](std::ostream& out) { write_csv(out, ranked, type_names, csv); });
-    if (!o.quiet) {
-      std::cerr << "zerosearch: wrote " << path.string() << '\n';
-    }
-    wrote = true;
-  }
-  if (!o.output.empty()) {
-    if (o.output == "-") {
-      write_csv(std::cout, ranked, type_names, csv);
-    } else {
-      write_file_atomically(o.output,
-                            [&](std::ostream& out) { write_csv(out, ranked, type_names, csv); });
-      if (!o.quiet) {
-        std::cerr << "zerosearch: wrote " << o.output << '\n';
-      }
-    }
-    wrote = true;
-  }
-  if (!o.quiet && (!wrote || o.output != "-")) {
-    print_summary(std::cout, plan, runs[0], ranked, seconds);
-  }
+  const std::size_t summary_rows = output.selection.top != 0 ? output.selection.top : 10;
+  write_outputs(output, ranked, type_names, [&](std::ostream& out) {
+    print_summary(out, plan, runs[0], ranked, seconds, summary_rows);
+  });
   return 0;
 }
 

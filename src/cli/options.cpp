@@ -1,6 +1,8 @@
 #include "options.hpp"
 
 #include <charconv>
+#include <limits>
+#include <memory>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -24,78 +26,210 @@ long long parse_int(const std::string& flag, const std::string& text, long long 
   return v;
 }
 
+namespace {
+
+/// CLI11's formatter with option descriptions word-wrapped to fit 100 columns.
+class WrappingFormatter : public CLI::Formatter {
+public:
+  std::string make_option_desc(const CLI::Option* opt) const override {
+    constexpr std::size_t kWidth = 100 - 32;
+    const std::string text = CLI::Formatter::make_option_desc(opt);
+    std::string out;
+    std::size_t line = 0;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+      std::size_t end = text.find(' ', pos);
+      if (end == std::string::npos) {
+        end = text.size();
+      }
+      const std::size_t word = end - pos;
+      if (line > 0 && line + 1 + word > kWidth) {
+        out += '\n';
+        line = 0;
+      } else if (line > 0) {
+        out += ' ';
+        ++line;
+      }
+      out.append(text, pos, word);
+      line += word;
+      pos = end + 1;
+    }
+    return out;
+  }
+};
+
+/// CLI11's message for a bad command line, on one line and in the words of our other errors.
+std::string parse_error_text(const CLI::ParseError& e) {
+  std::string what = e.what();
+  if (const auto nl = what.find('\n'); nl != std::string::npos) {
+    what.resize(nl);
+  }
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr) {
+    // "--node_type: 1 required TEXT missing", "--num_node: At Most 1 required but received 2"
+    const std::string flag = what.substr(0, what.find(':'));
+    if (what.find("missing") != std::string::npos) {
+      return fmt::format("{} needs a value", flag);
+    }
+    if (what.find("received") != std::string::npos) {
+      return fmt::format("{} takes one value and was given more", flag);
+    }
+  }
+  return what;
+}
+
+} // namespace
+
 ParseResult parse_options(int argc, const char* const* argv) {
   Options o;
-  CLI::App app{"zerosearch: finds the fastest way to train a large language model on a GPU "
+  CLI::App app{"zerosearch finds the fastest way to train a large language model on a GPU "
                "cluster.\nIt enumerates tensor, pipeline and data-parallel degrees, micro-batch "
                "sizes, data-parallel\nmethods (dp, fsdp, ZeRO 0-3), node placements and layer "
                "partitions, and estimates\nstep time, peak GPU memory and cost of each from "
                "measured per-layer profiles.",
                "zerosearch"};
-  app.set_version_flag("--version", std::string("zerosearch ") + kVersion);
-  app.get_formatter()->column_width(34);
+  app.set_version_flag("--version", std::string("zerosearch ") + kVersion,
+                       "Print the version and exit");
+  app.set_help_flag("-h,--help", "Print this help and exit");
+  app.formatter(std::make_shared<WrappingFormatter>());
+  app.get_formatter()->column_width(32);
 
+  const char* cluster = "Cluster and model";
   app.add_option("--node_type", o.node_types,
-                 "GPU node types in order, e.g. A10 A6000 (default: A10)")
-      ->expected(1, -1);
+                 "GPU node types in order, names from profiledb/hardware.json "
+                 "(A10, A6000, RTX3090, ...); default: A10")
+      ->expected(1, -1)->type_name("TYPE")->group(cluster);
   app.add_option("--node_type_num_node", o.node_type_counts,
-                 "Node count of each --node_type, e.g. 3 5")
-      ->expected(1, -1);
+                 "Nodes of each --node_type, 1 to 1000000 each; "
+                 "default: --num_node for one type")
+      ->expected(1, -1)->type_name("N")->group(cluster);
   app.add_option("--num_node", o.num_node,
-                 "Node count for a single node type; bound per type for --pareto (default: 8)");
-  app.add_option("--type", o.model, "Model from profiledb/models.json (default: llama2_13B)");
-  app.add_option("--gpu_per_node", o.gpu_per_node, "GPUs per node (default: 4)");
-  app.add_option("--custom_gbs", o.custom_gbs, "Global batch size (default: 64)");
+                 "Nodes of the single --node_type, 1 to 1000000 (with --pareto: the bound per "
+                 "type); default: 8")
+      ->type_name("N")->group(cluster);
+  app.add_option("--gpu_per_node", o.gpu_per_node, "GPUs per node, 1 to 1024; default: 4")
+      ->type_name("N")->group(cluster);
+  app.add_option("--type", o.model,
+                 "Model from profiledb/models.json: llama2_13B, gpt2XL, ...; default: llama2_13B")
+      ->type_name("MODEL")->group(cluster);
+  app.add_option("--custom_gbs", o.custom_gbs, "Global batch size, 1 to 1000000000; default: 64")
+      ->type_name("N")->group(cluster);
   app.add_option("--custom_num_layer", o.custom_num_layer,
-                 "Transformer layers of models that take it, e.g. gpt2XL (default: 48)");
+                 "Transformer layers of a model that takes them (gpt2XL); must match its "
+                 "profiles; default: 48")
+      ->type_name("N")->group(cluster);
   app.add_option("--precision", o.precision,
-                 "Bits per element of gradient and embedding traffic (default: 16)");
-  app.add_option("--iter", o.iter, "Training iterations for train_cost (default: 12500000)");
-  app.add_flag("--pareto", o.pareto, "Sweep compositions of two node types (price vs time)");
-  app.add_option("--add_exp_name", o.add_exp_name, "Suffix of the --record file name");
-  app.add_flag("--exhaustive", o.exhaustive, "Evaluate one design point given on the command line");
+                 "Bits per element of gradient and embedding traffic, 1 to 64; default: 16")
+      ->type_name("BITS")->group(cluster);
+  app.add_option("--iter", o.iter,
+                 "Training iterations, for train_cost, 0 or more; default: 12500000")
+      ->type_name("N")->group(cluster);
   app.add_option("--comm_type", o.comm_type,
-                 "Bandwidth set from profiledb/hardware.json (default: ib)");
-  app.add_option("-f,--framework", o.framework,
-                 "m = Megatron-LM (dp, fsdp), d = DeepSpeed (zero0-3), both, or default "
-                 "(each method once, from the profiles there are)");
-  app.add_flag("--record", o.record, "Write the ranked CSV to logs/<the original's file name>.csv");
-  app.add_flag("--pretty", o.pretty, "Use the original's report column order in the CSV");
-  app.add_flag("--search_space", o.search_space, "Print the size of the search space and exit");
-  app.add_option("--search_method", o.search_method,
-                 "Layer partitioner: minmax (default), ga, optimal");
+                 "Link bandwidth set from profiledb/hardware.json: ib, pareto; default: ib")
+      ->type_name("SET")->group(cluster);
   app.add_option("--profiledb_path", o.profiledb_path,
-                 "Folder with models.json, hardware.json and profiles/ (default: found "
-                 "next to the program)");
-  app.add_option("-o,--output", o.output, "Write the ranked CSV to FILE ('-' for standard output)");
-  app.add_option("-j,--threads", o.threads, "Worker threads (default: one per core)");
+                 "Folder with models.json, hardware.json and profiles/; default: the one "
+                 "installed with zerosearch, or next to it")
+      ->type_name("DIR")->group(cluster);
 
-  app.add_option("--format", o.format, "What goes to standard output: csv, json or table");
-  app.add_option("--top", o.top, "Only the N best rows");
-  app.add_flag("--feasible", o.feasible, "Leave out design points that do not fit in memory");
-  app.add_flag("-q,--quiet", o.quiet, "Print nothing but errors");
+  const char* search = "Search";
+  app.add_option("-f,--framework", o.framework,
+                 "m = Megatron-LM (dp, fsdp), d = DeepSpeed (zero0-3), both, or default (each "
+                 "method once, from the profiles there are); default: default")
+      ->type_name("F")->group(search);
+  app.add_option("--search_method", o.search_method,
+                 "Layer partitioner: minmax, ga, optimal; default: minmax")
+      ->type_name("M")->group(search);
+  app.add_option("--seed", o.seed, "--search_method ga: random seed; default: 0")
+      ->type_name("N")->group(search);
+  app.add_option("-j,--threads", o.threads,
+                 "Worker threads, 0 to 1024, 0 = one per core; default: 0")
+      ->type_name("N")->group(search);
 
-  app.add_option("--dp_method", o.dp_method, "--exhaustive: dp, fsdp, zero0, zero1, zero2, zero3");
-  app.add_option("--tp", o.tp, "--exhaustive: tensor-parallel degree");
-  app.add_option("--pp", o.pp, "--exhaustive: pipeline-parallel degree");
-  app.add_option("--dp", o.dp, "--exhaustive: data-parallel degree");
-  app.add_option("--mbs", o.mbs, "--exhaustive: micro-batch size");
-  app.add_option("--partition", o.partition,
-                 "--exhaustive: layers per stage, e.g. 6,5,5 (default: what the partitioner "
-                 "chooses)");
-  app.add_option("--placement", o.placement,
-                 "--exhaustive: node types in rank order, e.g. A10,A10,A6000 (default: the "
-                 "first placement)");
+  const char* output = "Output (default: a short summary on standard output)";
+  app.add_option("--format", o.format,
+                 "Write the ranked rows to standard output as csv, json or table; "
+                 "default: the summary")
+      ->type_name("F")->group(output);
+  app.add_flag("--pretty", o.pretty,
+               "Write the full ranked table to standard output; CSV and JSON get the original's "
+               "report column order")
+      ->group(output);
+  app.add_option("--top", o.top,
+                 "Only the N best rows, in every output, N >= 1; default: all rows (the "
+                 "summary shows 10)")
+      ->type_name("N")->group(output);
+  app.add_flag("--feasible", o.feasible,
+               "Leave out design points that do not fit in GPU memory; default: keep them")
+      ->group(output);
+  app.add_option("-o,--output", o.output,
+                 "Also write the ranked CSV to FILE, atomically; '-' = standard output")
+      ->type_name("FILE")->group(output);
+  app.add_flag("--record", o.record,
+               "Also write the ranked CSV to logs/N<nodes>_M<gpus>_model_<type>_comm_<comm>"
+               "<add_exp_name>_<homo|hetero>.csv")
+      ->group(output);
+  app.add_option("--add_exp_name", o.add_exp_name,
+                 "Suffix of the --record file name; default: none")
+      ->type_name("TEXT")->group(output);
+  app.add_flag("-q,--quiet", o.quiet,
+               "Print nothing but errors and the rows asked for with --format, --pretty or "
+               "-o -; no summary, notes or progress bar")
+      ->group(output);
 
+  const char* modes = "Other modes";
+  app.add_flag("--pareto", o.pareto,
+               "Sweep compositions of the two --node_type values, up to --num_node each "
+               "(price vs time)")
+      ->group(modes);
   app.add_option("--max_step_time", o.max_step_time,
-                 "--pareto: the cheapest feasible plan within S seconds per step");
+                 "--pareto: the cheapest feasible plan within S seconds per step; default: none")
+      ->type_name("S")->group(modes);
   app.add_option("--max_price_per_step", o.max_price_per_step,
-                 "--pareto: the fastest feasible plan within P dollars per step");
+                 "--pareto: the fastest feasible plan within P dollars per step; default: none")
+      ->type_name("P")->group(modes);
   app.add_option("--budget", o.budget,
-                 "--pareto: the fastest feasible plan whose train_cost is within USD");
-  app.add_option("--plot", o.plot, "--pareto: write an SVG chart of price per step vs step time");
-  app.add_option("--seed", o.seed, "--search_method ga: random seed (default: 0)");
+                 "--pareto: the fastest feasible plan whose train_cost is within USD; "
+                 "default: none")
+      ->type_name("USD")->group(modes);
+  app.add_option("--plot", o.plot,
+                 "--pareto: write an SVG chart of price per step vs step time to FILE")
+      ->type_name("FILE")->group(modes);
+  app.add_flag("--exhaustive", o.exhaustive,
+               "Evaluate the one design point given by the flags below")
+      ->group(modes);
+  app.add_option("--dp_method", o.dp_method,
+                 "--exhaustive: dp, fsdp, zero0, zero1, zero2 or zero3")
+      ->type_name("M")->group(modes);
+  app.add_option("--tp", o.tp, "--exhaustive: tensor-parallel degree")
+      ->type_name("N")->group(modes);
+  app.add_option("--pp", o.pp, "--exhaustive: pipeline-parallel degree")
+      ->type_name("N")->group(modes);
+  app.add_option("--dp", o.dp, "--exhaustive: data-parallel degree")
+      ->type_name("N")->group(modes);
+  app.add_option("--mbs", o.mbs, "--exhaustive: micro-batch size")
+      ->type_name("N")->group(modes);
+  app.add_option("--partition", o.partition,
+                 "--exhaustive: layers per stage, e.g. 6,5,5; default: the partitioner's")
+      ->type_name("L,L,...")->group(modes);
+  app.add_option("--placement", o.placement,
+                 "--exhaustive: node types in rank order, e.g. A10,A10,A6000; default: the "
+                 "first placement")
+      ->type_name("T,T,...")->group(modes);
+  app.add_flag("--search_space", o.search_space,
+               "Print the size of the search space and exit")
+      ->group(modes);
 
+  app.footer(
+      "Examples:\n"
+      "  zerosearch --node_type A10 --num_node 8 --type llama2_13B\n"
+      "  zerosearch --node_type A10 A6000 --node_type_num_node 3 5 --pretty --top 10 --feasible\n"
+      "  zerosearch --type gpt2XL -f m --num_node 16 --format json --top 1 --feasible\n"
+      "\n"
+      "Exit status: 0 done, 2 bad input (one line 'zerosearch: error: ...' on standard error,\n"
+      "and no output file written or replaced), 1 internal failure.");
+
+  // Left-over arguments are reported below, in command-line order.
+  app.allow_extras();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -105,11 +239,11 @@ ParseResult parse_options(int argc, const char* const* argv) {
     std::cout << app.version() << '\n';
     return ParseResult{std::nullopt, 0};
   } catch (const CLI::ParseError& e) {
-    std::string what = e.what();
-    if (const auto nl = what.find('\n'); nl != std::string::npos) {
-      what.resize(nl);
-    }
-    throw InputError(fmt::format("{} (see zerosearch --help)", what));
+    throw InputError(fmt::format("{} (see zerosearch --help)", parse_error_text(e)));
+  }
+  if (const std::vector<std::string> extras = app.remaining(); !extras.empty()) {
+    throw InputError(fmt::format("unexpected argument{} {} (see zerosearch --help)",
+                                 extras.size() == 1 ? "" : "s", fmt::join(extras, " ")));
   }
   o.num_node_given = app.count("--num_node") > 0;
   o.custom_num_layer_given = app.count("--custom_num_layer") > 0;

@@ -1,7 +1,11 @@
 #include "output.hpp"
 
-#include <cstdio>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
 #include <fstream>
+#include <iostream>
+#include <limits>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -11,6 +15,75 @@
 namespace zerosearch::cli {
 
 namespace fs = std::filesystem;
+
+OutputPlan make_output_plan(const Options& o, const fs::path& record_file) {
+  OutputPlan plan;
+  plan.quiet = o.quiet;
+  plan.csv.pretty = o.pretty;
+  plan.selection.feasible_only = o.feasible;
+  if (!o.top.empty()) {
+    plan.selection.top = static_cast<std::size_t>(
+        parse_int("--top", o.top, 1, std::numeric_limits<long long>::max()));
+  }
+  if (!record_file.empty()) {
+    plan.csv_files.push_back(record_file);
+  }
+  const bool csv_to_stdout = o.output == "-";
+  if (!o.output.empty() && !csv_to_stdout) {
+    plan.csv_files.emplace_back(o.output);
+  }
+  if (!o.format.empty()) {
+    if (o.format == "csv") {
+      plan.to_stdout = StdoutFormat::csv;
+    } else if (o.format == "json") {
+      plan.to_stdout = StdoutFormat::json;
+    } else if (o.format == "table") {
+      plan.to_stdout = StdoutFormat::table;
+    } else {
+      throw InputError(fmt::format("unknown --format '{}' (allowed: csv, json, table)", o.format));
+    }
+    if (csv_to_stdout) {
+      throw InputError("-o - and --format both write to standard output; use one of them");
+    }
+  } else if (csv_to_stdout) {
+    plan.to_stdout = StdoutFormat::csv;
+  } else if (o.pretty) {
+    plan.to_stdout = StdoutFormat::table;
+  } else {
+    plan.to_stdout = o.quiet ? StdoutFormat::none : StdoutFormat::summary;
+  }
+  return plan;
+}
+
+void check_writable(const fs::path& path) {
+  std::error_code ec;
+  if (path.empty()) {
+    throw InputError("cannot write '': the file name is empty");
+  }
+  if (fs::is_directory(path, ec)) {
+    throw InputError(fmt::format("cannot write '{}': it is a folder", path.string()));
+  }
+  // The nearest folder that exists: write_file_atomically creates the rest.
+  fs::path dir = path.parent_path();
+  while (!dir.empty() && !fs::exists(dir, ec)) {
+    dir = dir.parent_path();
+  }
+  if (dir.empty()) {
+    dir = ".";
+  }
+  if (!fs::is_directory(dir, ec)) {
+    throw InputError(
+        fmt::format("cannot write '{}': '{}' is not a folder", path.string(), dir.string()));
+  }
+  // Creating a file is the only reliable test (read-only mounts, /proc, ACLs).
+  const fs::path probe = dir / fmt::format(".zerosearch-probe.{}", ::getpid());
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    throw InputError(fmt::format("cannot write '{}': {}", path.string(), std::strerror(errno)));
+  }
+  ::close(fd);
+  fs::remove(probe, ec);
+}
 
 void write_file_atomically(const fs::path& path, const std::function<void(std::ostream&)>& write) {
   std::error_code ec;
@@ -27,8 +100,9 @@ void write_file_atomically(const fs::path& path, const std::function<void(std::o
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) {
-      throw InputError(fmt::format("cannot write '{}': permission denied or no such folder",
-                                   path.string()));
+      const int err = errno;
+      throw InputError(fmt::format("cannot write '{}': {}", path.string(),
+                                   err != 0 ? std::strerror(err) : "cannot create it"));
     }
     try {
       write(out);
@@ -43,12 +117,40 @@ void write_file_atomically(const fs::path& path, const std::function<void(std::o
       fs::remove(tmp, ec);
       throw InputError(fmt::format("cannot write '{}': write failed (disk full?)", path.string()));
     }
+    out.close();
+    if (!out) {
+      fs::remove(tmp, ec);
+      throw InputError(fmt::format("cannot write '{}': write failed (disk full?)", path.string()));
+    }
   }
   fs::rename(tmp, path, ec);
   if (ec) {
     std::error_code ignore;
     fs::remove(tmp, ignore);
     throw InputError(fmt::format("cannot write '{}': {}", path.string(), ec.message()));
+  }
+}
+
+void write_outputs(const OutputPlan& plan, const std::vector<RankedRow>& ranked,
+                   const std::vector<std::string>& type_names, const SummaryWriter& summary) {
+  const std::vector<RankedRow> rows = select_rows(ranked, plan.selection);
+  for (const fs::path& file : plan.csv_files) {
+    write_file_atomically(file,
+                          [&](std::ostream& out) { write_csv(out, rows, type_names, plan.csv); });
+    if (!plan.quiet) {
+      std::cerr << "zerosearch: wrote " << file.string() << '\n';
+    }
+  }
+  switch (plan.to_stdout) {
+  case StdoutFormat::summary: summary(std::cout); break;
+  case StdoutFormat::csv: write_csv(std::cout, rows, type_names, plan.csv); break;
+  case StdoutFormat::json: write_json(std::cout, rows, type_names, plan.csv); break;
+  case StdoutFormat::table: write_table(std::cout, rows, type_names); break;
+  case StdoutFormat::none: break;
+  }
+  std::cout.flush();
+  if (!std::cout) {
+    throw InputError("cannot write to standard output");
   }
 }
 
@@ -63,25 +165,10 @@ std::string cluster_text(const Cluster& c) {
   return out;
 }
 
-std::string compress_placement(const Cluster& c, const Placement& p) {
-  std::string out;
-  std::size_t i = 0;
-  while (i < p.size()) {
-    std::size_t j = i;
-    while (j < p.size() && p[j] == p[i]) {
-      ++j;
-    }
-    out += out.empty() ? "" : " ";
-    out += fmt::format("{}x{}", c.groups[static_cast<std::size_t>(p[i])].gpu, j - i);
-    i = j;
-  }
-  return out;
-}
-
 } // namespace
 
 void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& run,
-                   const std::vector<RankedRow>& ranked, double seconds) {
+                   const std::vector<RankedRow>& ranked, double seconds, std::size_t top) {
   const EstimateContext& ctx = plan.context;
   std::size_t oom = 0;
   for (const auto& r : ranked) {
@@ -100,15 +187,7 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
                      ranked.size() / std::max<std::size_t>(run.placements.size(), 1),
                      run.placements.size(), run.placements.size() == 1 ? "" : "s", ranked.size(),
                      methods, seconds, ranked.size() - oom, oom);
-  std::vector<const RankedRow*> best;
-  for (const auto& r : ranked) {
-    if (!r.row->estimate.oom) {
-      best.push_back(&r);
-      if (best.size() == 10) {
-        break;
-      }
-    }
-  }
+  const std::vector<RankedRow> best = select_rows(ranked, RowSelection{true, top});
   if (best.empty()) {
     out << "no design point fits in GPU memory; try more nodes, GPUs with more memory, or a "
            "smaller --custom_gbs\n";
@@ -120,21 +199,21 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
                      "rank", "method", "tp", "pp", "dp", "mbs", "m", "s/step", "pipeline",
                      "dp sync", "emb sync", "mem GiB", "$/step", "partition",
                      hetero ? "  placement" : "");
-  for (const RankedRow* r : best) {
-    const auto& p = r->row->point;
-    const auto& e = r->row->estimate;
+  for (const RankedRow& row : best) {
+    const auto& p = row.row->point;
+    const auto& e = row.row->estimate;
     out << fmt::format("{:>4} {:<6} {:>3} {:>3} {:>3} {:>4} {:>4} {:>10.4f} {:>10.4f} {:>8.4f} "
                        "{:>8.4f} {:>8.2f} {:>9.5f}  {}{}\n",
-                       r->real_rank, to_string(p.method), p.tp, p.pp, p.dp, p.mbs,
+                       row.real_rank, to_string(p.method), p.tp, p.pp, p.dp, p.mbs,
                        p.num_micro_batches, e.step_s, e.pipeline_s, e.dp_sync_s,
                        e.embedding_sync_s, e.gpumem_gib, e.price_per_step_usd,
                        exp_partition(e.partition),
                        hetero ? "  " + compress_placement(
                                            run.cluster,
-                                           run.placements[static_cast<std::size_t>(r->row->placement)])
+                                           run.placements[static_cast<std::size_t>(row.row->placement)])
                               : "");
   }
-  const auto& b = *best.front()->row;
+  const auto& b = *best.front().row;
   out << fmt::format("\nbest plan: {} with tp {}, pp {}, dp {}, micro-batch {} ({} micro-batches): "
                      "{:.2f} s/step, {:.1f} GiB per GPU, ${:.4f} per step\n",
                      to_string(b.point.method), b.point.tp, b.point.pp, b.point.dp, b.point.mbs,

@@ -33,7 +33,7 @@ int run(int argc, const char* const* argv) {
     std::cerr << "zerosearch: error: " << e.what() << '\n';
     return 2;
   } catch (const std::bad_alloc&) {
-    std::cerr << "zerosearch: error: out of memory\n";
+    std::cerr << "zerosearch: internal error: out of memory\n";
     return 1;
   } catch (const std::exception& e) {
     std::cerr << "zerosearch: internal error: " << e.what() << '\n';

@@ -1,5 +1,6 @@
 #include "setup.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include <fmt/format.h>
@@ -38,6 +39,24 @@ fs::path find_profiledb(const Options& o, const char* argv0) {
                    "pass --profiledb_path DIR");
 }
 
+namespace {
+
+/// Node and GPU counts in 64 bits, before anything multiplies them in int.
+void check_cluster_size(const Cluster& c) {
+  long long nodes = 0;
+  for (const auto& g : c.groups) {
+    nodes += g.count;
+  }
+  const long long gpus = nodes * c.gpus_per_node;
+  if (gpus > kMaxClusterGpus) {
+    throw InputError(fmt::format("the cluster has {} GPUs ({} nodes x {} per node); the limit is "
+                                 "{} GPUs",
+                                 gpus, nodes, c.gpus_per_node, kMaxClusterGpus));
+  }
+}
+
+} // namespace
+
 Cluster make_cluster(const Options& o) {
   Cluster c;
   c.gpus_per_node = static_cast<int>(parse_int("--gpu_per_node", o.gpu_per_node, 1, 1024));
@@ -56,6 +75,7 @@ Cluster make_cluster(const Options& o) {
     }
     c.groups.push_back(
         {o.node_types[0], static_cast<int>(parse_int("--num_node", o.num_node, 1, 1'000'000))});
+    check_cluster_size(c);
     return c;
   }
   if (o.node_types.size() != o.node_type_counts.size()) {
@@ -73,6 +93,7 @@ Cluster make_cluster(const Options& o) {
                                               "--node_type_num_node", o.node_type_counts[i], 1,
                                               1'000'000))});
   }
+  check_cluster_size(c);
   return c;
 }
 
@@ -91,6 +112,35 @@ PlanInput make_plan_input(const Options& o, const Cluster& cluster) {
   in.seed = static_cast<std::uint64_t>(
       parse_int("--seed", o.seed, 0, std::numeric_limits<long long>::max()));
   return in;
+}
+
+void check_plan(const Options& o, const SearchPlan& plan) {
+  const ModelSpec& model = plan.context.model;
+  if (o.custom_num_layer_given && !model.num_layers_from_cli &&
+      parse_int("--custom_num_layer", o.custom_num_layer, 1, 100'000) != model.num_layers) {
+    throw InputError(fmt::format("--custom_num_layer {} does not apply to {}, which has {} "
+                                 "transformer layers; leave it out",
+                                 o.custom_num_layer, model.name, model.num_layers));
+  }
+}
+
+std::string no_design_point_message(const SearchPlan& plan) {
+  const EstimateContext& ctx = plan.context;
+  std::vector<int> tps;
+  for (const auto& degrees : plan.tp_degrees) {
+    for (const int tp : degrees) {
+      if (std::find(tps.begin(), tps.end(), tp) == tps.end()) {
+        tps.push_back(tp);
+      }
+    }
+  }
+  std::sort(tps.begin(), tps.end());
+  return fmt::format("no design point for {} GPUs ({} nodes x {}) and global batch {}: tp x dp x "
+                     "pp must be {} with tp in {{{}}}, dp dividing {} and pp at most the {} "
+                     "layers of {}; use fewer nodes or a larger --custom_gbs",
+                     ctx.cluster.world_size(), ctx.cluster.num_nodes(), ctx.cluster.gpus_per_node,
+                     ctx.global_batch, ctx.cluster.world_size(), fmt::join(tps, ", "),
+                     ctx.global_batch, ctx.model.num_layers, ctx.model.name);
 }
 
 /// The original's record file name (SPEC 5).

@@ -9,16 +9,29 @@
 
 namespace zerosearch::cli {
 
+/// The largest cluster the CLI accepts: 2^24 GPUs, far beyond any real machine, so that node
+/// and GPU counts stay well inside int.
+inline constexpr long long kMaxClusterGpus = 16'777'216;
+
 /// --profiledb_path, else next to an installed binary (../share/zerosearch/profiledb), else a
 /// profiledb/ beside the binary, else the source tree the binary was built from.
 [[nodiscard]] std::filesystem::path find_profiledb(const Options& o, const char* argv0);
 
 /// The cluster of --node_type / --node_type_num_node / --num_node / --gpu_per_node. For
-/// --pareto only the GPUs per node are set (and the two node types checked).
+/// --pareto only the GPUs per node are set (and the two node types checked). Throws
+/// InputError on a bad count or a cluster above kMaxClusterGpus.
 [[nodiscard]] Cluster make_cluster(const Options& o);
 
 /// Validated plan inputs for `cluster`. Throws InputError naming the bad flag.
 [[nodiscard]] PlanInput make_plan_input(const Options& o, const Cluster& cluster);
+
+/// Checks options that need the loaded data: --custom_num_layer given for a model with a fixed
+/// layer count must equal it. Throws InputError.
+void check_plan(const Options& o, const SearchPlan& plan);
+
+/// Why `plan` has no design point at all (the cluster is too large for the global batch and
+/// the layer count), with what to change.
+[[nodiscard]] std::string no_design_point_message(const SearchPlan& plan);
 
 /// The original's --record file name (SPEC 5), without the logs/ folder.
 [[nodiscard]] std::string record_name(const Options& o, const Cluster& cluster);

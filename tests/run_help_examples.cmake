@@ -1,0 +1,25 @@
+# cmake -DZEROSEARCH=... -DWORK=... -P run_help_examples.cmake
+# Runs every example that `zerosearch --help` shows ("  zerosearch ..." lines); each must exit 0
+# and print something, so the help never advertises a command that does not work.
+file(REMOVE_RECURSE "${WORK}")
+file(MAKE_DIRECTORY "${WORK}")
+execute_process(COMMAND "${ZEROSEARCH}" --help OUTPUT_VARIABLE help RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "zerosearch --help failed (${rc})")
+endif()
+string(REGEX MATCHALL "\n  zerosearch [^\n]*" examples "${help}")
+list(LENGTH examples n)
+if(n LESS 3)
+  message(FATAL_ERROR "--help shows ${n} examples, expected at least 3")
+endif()
+foreach(example IN LISTS examples)
+  string(STRIP "${example}" example)
+  string(REGEX REPLACE "^zerosearch " "" args "${example}")
+  separate_arguments(arg_list UNIX_COMMAND "${args}")
+  execute_process(COMMAND "${ZEROSEARCH}" ${arg_list} WORKING_DIRECTORY "${WORK}"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0 OR out STREQUAL "")
+    message(FATAL_ERROR "help example failed (${rc}): ${example}\n${err}")
+  endif()
+  message("ok: ${example}")
+endforeach()

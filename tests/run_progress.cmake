@@ -1,0 +1,30 @@
+# cmake -DZEROSEARCH=... -DSCRIPT=/usr/bin/script -P run_progress.cmake
+# A search draws a progress bar when stderr is a terminal (run under script(1) for a
+# pseudo-terminal) and writes nothing at all to stderr when it is not. The bar normally waits one
+# second; ZEROSEARCH_PROGRESS_DELAY_MS=0 shows it at once, so the test needs no long search.
+set(ENV{ZEROSEARCH_PROGRESS_DELAY_MS} 0)
+set(args --node_type A10 A6000 --node_type_num_node 64 64 --custom_gbs 1024 -j 1
+         --format csv --top 1)
+execute_process(COMMAND "${ZEROSEARCH}" ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT err STREQUAL "")
+  message(FATAL_ERROR "without a terminal: exit ${rc}, stderr '${err}' (expected empty)")
+endif()
+if(SCRIPT)
+  list(JOIN args " " joined)
+  execute_process(COMMAND "${SCRIPT}" -qec "'${ZEROSEARCH}' ${joined} > /dev/null" /dev/null
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE tty)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "under script(1): exit ${rc}")
+  endif()
+  if(NOT tty MATCHES "estimates +[0-9]+/s +[0-9:]+ left")
+    message(FATAL_ERROR "no progress bar on the terminal: '${tty}'")
+  endif()
+  string(ASCII 27 esc)
+  if(NOT tty MATCHES "\r${esc}\\[K")
+    message(FATAL_ERROR "the progress bar is not erased at the end: '${tty}'")
+  endif()
+  message("ok: progress bar on a terminal, silent otherwise")
+else()
+  message("ok: silent without a terminal (script(1) not found, terminal case skipped)")
+endif()
