@@ -87,6 +87,7 @@ nlohmann::ordered_json json_value(const RankedRow& r, const std::string& col) {
   if (col == "train_cost") return number(e.train_cost_usd);
   if (col == "price_per_step") return number(e.price_per_step_usd);
   if (col == "exp_partition") return exp_partition(e.partition);
+  if (col == "pareto") return r.on_front;
   if (col == "rank") return r.rank;
   if (col == "real_rank") return r.real_rank;
   return node_count(r, col);

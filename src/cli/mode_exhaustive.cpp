@@ -21,6 +21,12 @@ int run_exhaustive_mode(const Options& o, const char* argv0) {
   PlanInput in = make_plan_input(o, cluster);
   // The point names its own method: search-wide framework choices do not apply.
   in.framework = Framework::automatic;
+  const OutputPlan output =
+      make_output_plan(o, o.record ? std::filesystem::path("logs") / record_name(o, cluster)
+                                   : std::filesystem::path());
+  for (const auto& file : output.csv_files) {
+    check_writable(file);
+  }
   const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0));
   const SearchPlan plan = make_plan(in, catalogs);
   const EstimateContext& ctx = plan.context;
@@ -46,80 +52,59 @@ int run_exhaustive_mode(const Options& o, const char* argv0) {
   for (const auto& g : cluster.groups) {
     type_names.push_back(g.gpu);
   }
-  CsvOptions csv;
-  csv.pretty = o.pretty;
-  const auto write = [&](std::ostream& s) { write_csv(s, ranked, type_names, csv); };
-  if (o.record) {
-    const std::filesystem::path path = std::filesystem::path("logs") / record_name(o, cluster);
-    write_file_atomically(path, write);
-    if (!o.quiet) {
-      std::cerr << "zerosearch: wrote " << path.string() << '\n';
+  // The detailed report is this mode's summary; --format, -o and --record write the row.
+  const auto report = [&](std::ostream& out) {
+    out << fmt::format("zerosearch: {} on {} ({} GPUs, {} per node), global batch {}\n",
+                       ctx.model.name, cluster_text(cluster), cluster.world_size(), cluster.gpus_per_node,
+                       ctx.global_batch);
+    out << fmt::format("design point: {}, tp {}, pp {}, dp {}, micro-batch {} ({} micro-batches)\n",
+                       to_string(p.method), p.tp, p.pp, p.dp, p.mbs, p.num_micro_batches);
+    out << fmt::format("placement:    {}\n", placement_text(cluster, placement));
+    out << fmt::format("partition:    {} ({})\n", python_int_list(e.partition),
+                       given.empty() ? fmt::format("chosen by {}", to_string(ctx.partition_method))
+                                     : std::string("as given"));
+    out << '\n';
+    out << fmt::format("step time           {:>14.6f} s/step\n", e.step_s);
+    out << fmt::format("  pipeline          {:>14.6f} s\n", e.pipeline_s);
+    out << fmt::format("  data-parallel     {:>14.6f} s\n", e.dp_sync_s);
+    out << fmt::format("  embedding sync    {:>14.6f} s\n", e.embedding_sync_s);
+    if (e.oom) {
+      std::size_t s = 0;
+      while (s < d.stage_mem_gib.size() && d.stage_mem_gib[s] <= d.stage_limit_gib[s]) {
+        ++s;
+      }
+      out << fmt::format("memory              {:>14.2f} GiB: OOM, stage {} needs more than its "
+                         "{}'s {:.2f} GiB\n",
+                         e.gpumem_gib, s, cluster.groups[static_cast<std::size_t>(d.stage_gpu[s])].gpu,
+                         d.stage_limit_gib[s]);
+    } else {
+      out << fmt::format("memory              {:>14.2f} GiB on the fullest stage: fits\n",
+                         e.gpumem_gib);
     }
-  }
-  if (!o.output.empty()) {
-    if (o.output == "-") {
-      write(std::cout);
-      return 0;
+    out << fmt::format("price               {:>14.6f} $ per step, ${:.0f} for {} iterations\n",
+                       e.price_per_step_usd, e.train_cost_usd, ctx.iterations);
+    out << '\n';
+    out << fmt::format("{:>5} {:>6} {:>7}  {:<7} {:>11} {:>11} {:>11} {:>11} {:>12} {:>16}\n",
+                       "stage", "layers", "from-to", "GPU", "compute s", "carried s", "fwd send s",
+                       "bwd send s", "end s", "memory GiB");
+    int first = 0;
+    for (std::size_t s = 0; s < e.partition.size(); ++s) {
+      const int count = e.partition[s];
+      const bool over = d.stage_mem_gib[s] > d.stage_limit_gib[s];
+      out << fmt::format("{:>5} {:>6} {:>7}  {:<7} {:>11.6f} {:>11.6f} {:>11.6f} {:>11.6f} {:>12.6f} "
+                         "{:>7.2f} / {:<5.2f}{}\n",
+                         s, count, fmt::format("{}-{}", first, first + count - 1),
+                         cluster.groups[static_cast<std::size_t>(d.stage_gpu[s])].gpu,
+                         d.times.comp_s[s], d.times.comm_s[s], d.times.for_send_s[s],
+                         d.times.back_send_s[s], d.stage_end_s[s], d.stage_mem_gib[s],
+                         d.stage_limit_gib[s], over ? " OOM" : "");
+      first += count;
     }
-    write_file_atomically(o.output, write);
-    if (!o.quiet) {
-      std::cerr << "zerosearch: wrote " << o.output << '\n';
-    }
-  }
-  if (o.quiet) {
-    return 0;
-  }
-
-  auto& out = std::cout;
-  out << fmt::format("zerosearch: {} on {} ({} GPUs, {} per node), global batch {}\n",
-                     ctx.model.name, cluster_text(cluster), cluster.world_size(), cluster.gpus_per_node,
-                     ctx.global_batch);
-  out << fmt::format("design point: {}, tp {}, pp {}, dp {}, micro-batch {} ({} micro-batches)\n",
-                     to_string(p.method), p.tp, p.pp, p.dp, p.mbs, p.num_micro_batches);
-  out << fmt::format("placement:    {}\n", placement_text(cluster, placement));
-  out << fmt::format("partition:    {} ({})\n", python_int_list(e.partition),
-                     given.empty() ? fmt::format("chosen by {}", to_string(ctx.partition_method))
-                                   : std::string("as given"));
-  out << '\n';
-  out << fmt::format("step time           {:>14.6f} s/step\n", e.step_s);
-  out << fmt::format("  pipeline          {:>14.6f} s\n", e.pipeline_s);
-  out << fmt::format("  data-parallel     {:>14.6f} s\n", e.dp_sync_s);
-  out << fmt::format("  embedding sync    {:>14.6f} s\n", e.embedding_sync_s);
-  if (e.oom) {
-    std::size_t s = 0;
-    while (s < d.stage_mem_gib.size() && d.stage_mem_gib[s] <= d.stage_limit_gib[s]) {
-      ++s;
-    }
-    out << fmt::format("memory              {:>14.2f} GiB: OOM, stage {} needs more than its "
-                       "{}'s {:.2f} GiB\n",
-                       e.gpumem_gib, s, cluster.groups[static_cast<std::size_t>(d.stage_gpu[s])].gpu,
-                       d.stage_limit_gib[s]);
-  } else {
-    out << fmt::format("memory              {:>14.2f} GiB on the fullest stage: fits\n",
-                       e.gpumem_gib);
-  }
-  out << fmt::format("price               {:>14.6f} $ per step, ${:.0f} for {} iterations\n",
-                     e.price_per_step_usd, e.train_cost_usd, ctx.iterations);
-  out << '\n';
-  out << fmt::format("{:>5} {:>6} {:>7}  {:<7} {:>11} {:>11} {:>11} {:>11} {:>12} {:>16}\n",
-                     "stage", "layers", "from-to", "GPU", "compute s", "carried s", "fwd send s",
-                     "bwd send s", "end s", "memory GiB");
-  int first = 0;
-  for (std::size_t s = 0; s < e.partition.size(); ++s) {
-    const int count = e.partition[s];
-    const bool over = d.stage_mem_gib[s] > d.stage_limit_gib[s];
-    out << fmt::format("{:>5} {:>6} {:>7}  {:<7} {:>11.6f} {:>11.6f} {:>11.6f} {:>11.6f} {:>12.6f} "
-                       "{:>7.2f} / {:<5.2f}{}\n",
-                       s, count, fmt::format("{}-{}", first, first + count - 1),
-                       cluster.groups[static_cast<std::size_t>(d.stage_gpu[s])].gpu,
-                       d.times.comp_s[s], d.times.comm_s[s], d.times.for_send_s[s],
-                       d.times.back_send_s[s], d.stage_end_s[s], d.stage_mem_gib[s],
-                       d.stage_limit_gib[s], over ? " OOM" : "");
-    first += count;
-  }
-  out << "\nlayers count from 0 (the embedding) to " << ctx.model.pipeline_layers() - 1
-      << " (post_process). A middle stage carries its incoming link time; stage 0 sends forward "
-         "and the last stage sends backward.\n";
+    out << "\nlayers count from 0 (the embedding) to " << ctx.model.pipeline_layers() - 1
+        << " (post_process). A middle stage carries its incoming link time; stage 0 sends forward "
+           "and the last stage sends backward.\n";
+  };
+  write_outputs(output, ranked, type_names, report);
   return 0;
 }
 

@@ -18,6 +18,7 @@
 #include "zerosearch/plot.hpp"
 #include "zerosearch/report.hpp"
 #include "zerosearch/search.hpp"
+#include "zerosearch/search_size.hpp"
 
 namespace zerosearch::cli {
 
@@ -102,6 +103,15 @@ int run_pareto_mode(const Options& o, const char* argv0) {
     throw InputError(fmt::format("--plot '{}' must name an .svg file", o.plot));
   }
   const unsigned threads = static_cast<unsigned>(parse_int("--threads", o.threads, 0, 1024));
+  OutputPlan output =
+      make_output_plan(o, o.record ? fs::path("logs") / record_name(o, shape) : fs::path());
+  output.csv.pareto_column = true;
+  for (const fs::path& file : output.csv_files) {
+    check_writable(file);
+  }
+  if (!o.plot.empty()) {
+    check_writable(o.plot);
+  }
   const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0));
 
   // Every composition's plan first, so that bad input fails before the sweep starts.
@@ -124,6 +134,12 @@ int run_pareto_mode(const Options& o, const char* argv0) {
       std::cerr << "zerosearch: note: " << n << '\n';
     }
   }
+  // Refuse a sweep that cannot fit or finish, before running any of it.
+  SearchSize size;
+  for (std::size_t i = 0; i < clusters.size(); ++i) {
+    size += measure_search(clusters[i], plans[i].design_points());
+  }
+  check_search_size(size);
 
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<RunResult> runs(clusters.size());
@@ -148,27 +164,6 @@ int run_pareto_mode(const Options& o, const char* argv0) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   const std::vector<std::string> type_names{o.node_types[0], o.node_types[1]};
-  CsvOptions csv;
-  csv.pretty = o.pretty;
-  csv.pareto_column = true;
-  const auto write = [&](std::ostream& out) { write_csv(out, ranked, type_names, csv); };
-  if (o.record) {
-    const fs::path path = fs::path("logs") / record_name(o, shape);
-    write_file_atomically(path, write);
-    if (!o.quiet) {
-      std::cerr << "zerosearch: wrote " << path.string() << '\n';
-    }
-  }
-  if (!o.output.empty()) {
-    if (o.output == "-") {
-      write(std::cout);
-    } else {
-      write_file_atomically(o.output, write);
-      if (!o.quiet) {
-        std::cerr << "zerosearch: wrote " << o.output << '\n';
-      }
-    }
-  }
   if (!o.plot.empty()) {
     std::vector<PlotPoint> points;
     for (const auto& r : ranked) {
@@ -185,71 +180,74 @@ int run_pareto_mode(const Options& o, const char* argv0) {
       std::cerr << "zerosearch: wrote " << o.plot << '\n';
     }
   }
-  if (o.quiet || o.output == "-") {
-    return 0;
-  }
+  const auto summary = [&](std::ostream& out) {
 
-  std::size_t feasible = 0, on_front = 0;
-  for (const auto& r : ranked) {
-    feasible += r.row->estimate.oom ? 0 : 1;
-    on_front += r.on_front ? 1 : 0;
-  }
-  std::cout << fmt::format("zerosearch: Pareto sweep of {} over 0..{} {} and 0..{} {} nodes "
-                           "({} compositions, {} GPUs per node, 'pareto' links), global batch {}\n",
-                           plans.front().context.model.name, bound, o.node_types[0], bound,
-                           o.node_types[1], clusters.size(), shape.gpus_per_node,
-                           plans.front().context.global_batch);
-  std::cout << fmt::format("searched {} estimates in {:.3f} s: {} fit in memory, {} OOM; {} on "
-                           "the price/step-time front\n",
-                           ranked.size(), seconds, feasible, ranked.size() - feasible, on_front);
-  if (feasible == 0) {
-    std::cout << "no design point fits in GPU memory; try a larger --num_node or a smaller "
-                 "--custom_gbs\n";
-    return 0;
-  }
-  std::cout << "\nfront (no other feasible plan is both faster and cheaper per step):\n";
-  print_front(std::cout, ranked, type_names);
-  std::cout << '\n';
-  const RankedRow* fastest = nullptr;
-  for (const auto& r : ranked) {
-    if (!r.row->estimate.oom) {
-      fastest = &r;
-      break;
-    }
-  }
-  std::cout << "fastest: " << plan_text(*fastest) << '\n';
-  if (max_step) {
-    const auto i = cheapest_within_time(ranked, *max_step);
-    std::cout << fmt::format("cheapest within {} s/step: {}\n", *max_step,
-                             i ? plan_text(ranked[*i])
-                               : fmt::format("none (the fastest feasible plan takes {:.4f} s/step)",
-                                             fastest->row->estimate.step_s));
-  }
-  const auto cheapest = [&] {
-    const RankedRow* best = nullptr;
+    std::size_t feasible = 0, on_front = 0;
     for (const auto& r : ranked) {
-      if (!r.row->estimate.oom &&
-          (best == nullptr || r.row->estimate.price_per_step_usd < best->row->estimate.price_per_step_usd)) {
-        best = &r;
+      feasible += r.row->estimate.oom ? 0 : 1;
+      on_front += r.on_front ? 1 : 0;
+    }
+    out << fmt::format("zerosearch: Pareto sweep of {} over 0..{} {} and 0..{} {} nodes "
+                             "({} compositions, {} GPUs per node, 'pareto' links), global batch {}\n",
+                             plans.front().context.model.name, bound, o.node_types[0], bound,
+                             o.node_types[1], clusters.size(), shape.gpus_per_node,
+                             plans.front().context.global_batch);
+    out << fmt::format("searched {} estimates in {:.3f} s: {} fit in memory, {} OOM; {} on "
+                             "the price/step-time front\n",
+                             ranked.size(), seconds, feasible, ranked.size() - feasible, on_front);
+    if (feasible == 0) {
+      out << "no design point fits in GPU memory; try a larger --num_node or a smaller "
+                   "--custom_gbs\n";
+      return;
+    }
+    out << "\nfront (no other feasible plan is both faster and cheaper per step):\n";
+    print_front(out, ranked, type_names);
+    out << '\n';
+    const RankedRow* fastest = nullptr;
+    for (const auto& r : ranked) {
+      if (!r.row->estimate.oom) {
+        fastest = &r;
+        break;
       }
     }
-    return best;
+    const RankedRow* const cheapest = [&] {
+      const RankedRow* best = nullptr;
+      for (const auto& r : ranked) {
+        if (!r.row->estimate.oom &&
+            (best == nullptr || r.row->estimate.price_per_step_usd < best->row->estimate.price_per_step_usd)) {
+          best = &r;
+        }
+      }
+      return best;
+    }();
+    if (fastest == nullptr || cheapest == nullptr) {
+      return; // no feasible row: said above
+    }
+    out << "fastest: " << plan_text(*fastest) << '\n';
+    if (max_step) {
+      const auto i = cheapest_within_time(ranked, *max_step);
+      out << fmt::format("cheapest within {} s/step: {}\n", *max_step,
+                               i ? plan_text(ranked[*i])
+                                 : fmt::format("none (the fastest feasible plan takes {:.4f} s/step)",
+                                               fastest->row->estimate.step_s));
+    }
+    if (max_price) {
+      const auto i = fastest_within_price(ranked, *max_price);
+      out << fmt::format("fastest within ${}/step: {}\n", *max_price,
+                               i ? plan_text(ranked[*i])
+                                 : fmt::format("none (the cheapest feasible plan costs ${:.5f}/step)",
+                                               cheapest->row->estimate.price_per_step_usd));
+    }
+    if (budget) {
+      const auto i = fastest_within_budget(ranked, *budget);
+      out << fmt::format("fastest within a ${} training budget: {}\n", *budget,
+                               i ? plan_text(ranked[*i])
+                                 : fmt::format("none (the cheapest feasible plan costs ${:.0f} to "
+                                               "train)",
+                                               cheapest->row->estimate.train_cost_usd));
+    }
   };
-  if (max_price) {
-    const auto i = fastest_within_price(ranked, *max_price);
-    std::cout << fmt::format("fastest within ${}/step: {}\n", *max_price,
-                             i ? plan_text(ranked[*i])
-                               : fmt::format("none (the cheapest feasible plan costs ${:.5f}/step)",
-                                             cheapest()->row->estimate.price_per_step_usd));
-  }
-  if (budget) {
-    const auto i = fastest_within_budget(ranked, *budget);
-    std::cout << fmt::format("fastest within a ${} training budget: {}\n", *budget,
-                             i ? plan_text(ranked[*i])
-                               : fmt::format("none (the cheapest feasible plan costs ${:.0f} to "
-                                             "train)",
-                                             cheapest()->row->estimate.train_cost_usd));
-  }
+  write_outputs(output, ranked, type_names, summary);
   return 0;
 }
 
