@@ -13,6 +13,7 @@
 #include "zerosearch/error.hpp"
 #include "zerosearch/plan.hpp"
 #include "zerosearch/report.hpp"
+#include "zerosearch/report_format.hpp"
 
 namespace zerosearch::cli {
 
@@ -59,7 +60,7 @@ int run_exhaustive_mode(const Options& o, const char* argv0) {
                        ctx.global_batch);
     out << fmt::format("design point: {}, tp {}, pp {}, dp {}, micro-batch {} ({} micro-batches)\n",
                        to_string(p.method), p.tp, p.pp, p.dp, p.mbs, p.num_micro_batches);
-    out << fmt::format("placement:    {}\n", placement_text(cluster, placement));
+    out << fmt::format("placement:    {}\n", compress_placement(cluster, placement));
     out << fmt::format("partition:    {} ({})\n", python_int_list(e.partition),
                        given.empty() ? fmt::format("chosen by {}", to_string(ctx.partition_method))
                                      : std::string("as given"));

@@ -17,6 +17,7 @@
 #include "zerosearch/plan.hpp"
 #include "zerosearch/plot.hpp"
 #include "zerosearch/report.hpp"
+#include "zerosearch/report_format.hpp"
 #include "zerosearch/search.hpp"
 #include "zerosearch/search_size.hpp"
 
@@ -42,7 +43,7 @@ std::string plan_text(const RankedRow& r) {
   return fmt::format("{} ({}), {} tp {} pp {} dp {} mbs {}: {:.4f} s/step, ${:.5f}/step, "
                      "train cost ${:.0f}, {:.2f} GiB, partition {}",
                      composition_text(r.run->cluster),
-                     placement_text(r.run->cluster,
+                     compress_placement(r.run->cluster,
                                     r.run->placements[static_cast<std::size_t>(r.row->placement)]),
                      to_string(p.method), p.tp, p.pp, p.dp, p.mbs, e.step_s,
                      e.price_per_step_usd, e.train_cost_usd, e.gpumem_gib,
@@ -72,7 +73,7 @@ void print_front(std::ostream& out, const std::vector<RankedRow>& ranked,
         "{}{:<6} {:>3} {:>3} {:>3} {:>4} {:>4} {:>10.4f} {:>10.5f} {:>8.2f}  {}\n", counts,
         to_string(p.method), p.tp, p.pp, p.dp, p.mbs, p.num_micro_batches, e.step_s,
         e.price_per_step_usd, e.gpumem_gib,
-        placement_text(r.run->cluster, r.run->placements[static_cast<std::size_t>(r.row->placement)]));
+        compress_placement(r.run->cluster, r.run->placements[static_cast<std::size_t>(r.row->placement)]));
   }
 }
 

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "describe.hpp"
 #include "zerosearch/error.hpp"
 
 namespace zerosearch::cli {
@@ -153,19 +154,6 @@ void write_outputs(const OutputPlan& plan, const std::vector<RankedRow>& ranked,
     throw InputError("cannot write to standard output");
   }
 }
-
-namespace {
-
-std::string cluster_text(const Cluster& c) {
-  std::string out;
-  for (const auto& g : c.groups) {
-    out += out.empty() ? "" : " + ";
-    out += fmt::format("{} x {}", g.count, g.gpu);
-  }
-  return out;
-}
-
-} // namespace
 
 void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& run,
                    const std::vector<RankedRow>& ranked, double seconds, std::size_t top) {
