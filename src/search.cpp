@@ -1,6 +1,7 @@
 #include "zerosearch/search.hpp"
 
 #include <chrono>
+#include <condition_variable>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -17,7 +18,10 @@ std::vector<ResultRow> run_search(const EstimateContext& ctx, const std::vector<
   std::atomic<std::size_t> next_point{0};
   std::atomic<std::size_t> done{0};
   std::exception_ptr failure;
-  std::mutex failure_mutex;
+  // Guards `failure` and `workers_left`; `finished` is signalled when the last worker stops.
+  std::mutex state_mutex;
+  std::condition_variable finished;
+  unsigned workers_left = 0;
 
   bool report_inline = false;
   const auto work = [&] {
@@ -47,11 +51,15 @@ std::vector<ResultRow> run_search(const EstimateContext& ctx, const std::vector<
         }
       }
     } catch (...) {
-      const std::lock_guard lock(failure_mutex);
+      const std::lock_guard lock(state_mutex);
       if (!failure) {
         failure = std::current_exception();
       }
       next_point.store(points.size());
+    }
+    const std::lock_guard lock(state_mutex);
+    if (workers_left > 0 && --workers_left == 0) {
+      finished.notify_all();
     }
   };
 
@@ -67,16 +75,19 @@ std::vector<ResultRow> run_search(const EstimateContext& ctx, const std::vector<
   } else {
     std::vector<std::thread> pool;
     pool.reserve(threads);
+    workers_left = threads;
     for (unsigned t = 0; t < threads; ++t) {
       pool.emplace_back(work);
     }
-    // The calling thread only reports progress while the pool works.
-    while (options.on_progress && done.load(std::memory_order_relaxed) < total) {
-      options.on_progress(SearchProgress{done.load(std::memory_order_relaxed), total});
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      const std::lock_guard lock(failure_mutex);
-      if (failure) {
-        break;
+    // The calling thread reports progress every 100 ms while the pool works, and returns as
+    // soon as the last worker stops (not at the next tick).
+    if (options.on_progress) {
+      std::unique_lock lock(state_mutex);
+      while (!finished.wait_for(lock, std::chrono::milliseconds(100),
+                                [&] { return workers_left == 0; })) {
+        lock.unlock();
+        options.on_progress(SearchProgress{done.load(std::memory_order_relaxed), total});
+        lock.lock();
       }
     }
     for (auto& th : pool) {
