@@ -28,6 +28,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "csv_fields.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -180,34 +182,6 @@ int check_error(const std::string& zerosearch, const fs::path& cases, const std:
   return failures == 0 ? 0 : 1;
 }
 
-/// Parses one CSV line as Python's csv module writes it (QUOTE_MINIMAL).
-std::vector<std::string> csv_fields(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        cur += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        cur += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  out.push_back(cur);
-  return out;
-}
 
 /// The JSON value written as the CSV writes it (Python repr for lists and booleans).
 bool same_value(const nlohmann::json& v, const std::string& csv) {
@@ -252,7 +226,7 @@ int check_json(const std::string& zerosearch, const fs::path& work,
   std::vector<std::vector<std::string>> lines;
   std::istringstream s(csv.out);
   for (std::string line; std::getline(s, line);) {
-    lines.push_back(csv_fields(line));
+    lines.push_back(zerosearch::testing::csv_fields(line));
   }
   nlohmann::ordered_json doc;
   try {

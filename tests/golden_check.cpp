@@ -16,37 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "csv_fields.hpp"
+
 namespace {
 
 using Row = std::map<std::string, std::string>;
-
-std::vector<std::string> parse_csv_line(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        cur += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        cur += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      out.push_back(cur);
-      cur.clear();
-    } else if (c != '\r') {
-      cur += c;
-    }
-  }
-  out.push_back(cur);
-  return out;
-}
 
 std::vector<Row> load(const std::string& path, std::vector<std::string>& header) {
   std::ifstream in(path);
@@ -55,11 +29,11 @@ std::vector<Row> load(const std::string& path, std::vector<std::string>& header)
   }
   std::string line;
   std::getline(in, line);
-  header = parse_csv_line(line);
+  header = zerosearch::testing::csv_fields(line);
   std::vector<Row> rows;
   while (std::getline(in, line)) {
     if (line.empty()) continue;
-    const auto f = parse_csv_line(line);
+    const auto f = zerosearch::testing::csv_fields(line);
     if (f.size() != header.size()) {
       throw std::runtime_error(path + ": a row has " + std::to_string(f.size()) + " fields, header " +
                                std::to_string(header.size()));
