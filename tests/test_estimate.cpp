@@ -6,6 +6,18 @@
 
 using namespace zerosearch;
 
+namespace {
+/// llama2_13B with DeepSpeed methods on `nodes` A10 nodes of 4 GPUs, from the shipped data.
+SearchPlan a10_deepspeed_plan(int nodes) {
+  static const Catalogs catalogs = load_catalogs(ZEROSEARCH_TEST_PROFILEDB);
+  PlanInput in;
+  in.model = "llama2_13B";
+  in.cluster = Cluster{{{"A10", nodes}}, 4, {}};
+  in.framework = Framework::deepspeed;
+  return make_plan(in, catalogs);
+}
+} // namespace
+
 TEST_CASE("torch.mean of identical rows rounds like ATen's blocked sum", "[estimate]") {
   for (int n : {1, 2, 4, 8, 16, 32, 64}) {
     CHECK(torch_mean_of_identical(0.25, n) == 0.25);
@@ -16,12 +28,7 @@ TEST_CASE("torch.mean of identical rows rounds like ATen's blocked sum", "[estim
 }
 
 TEST_CASE("a golden row: 8 A10 nodes, zero1 tp 1 pp 8 dp 4 mbs 1", "[estimate]") {
-  const Catalogs catalogs = load_catalogs(ZEROSEARCH_TEST_PROFILEDB);
-  PlanInput in;
-  in.model = "llama2_13B";
-  in.cluster = Cluster{{{"A10", 8}}, 4, {}};
-  in.framework = Framework::deepspeed;
-  const SearchPlan plan = make_plan(in, catalogs);
+  const SearchPlan plan = a10_deepspeed_plan(8);
   const DesignPoint p{DpMethod::zero1, 1, 4, 8, 1, 16};
   const auto costs = layer_costs(plan.context, p);
   const auto e = estimate(plan.context, p, costs, placements(plan.context.cluster)[0]);
@@ -34,12 +41,7 @@ TEST_CASE("a golden row: 8 A10 nodes, zero1 tp 1 pp 8 dp 4 mbs 1", "[estimate]")
 }
 
 TEST_CASE("pp == 1 has no pipeline communication and no embedding sync", "[estimate]") {
-  const Catalogs catalogs = load_catalogs(ZEROSEARCH_TEST_PROFILEDB);
-  PlanInput in;
-  in.model = "llama2_13B";
-  in.cluster = Cluster{{{"A10", 2}}, 4, {}};
-  in.framework = Framework::deepspeed;
-  const SearchPlan plan = make_plan(in, catalogs);
+  const SearchPlan plan = a10_deepspeed_plan(2);
   const DesignPoint p{DpMethod::zero2, 1, 8, 1, 1, 8};
   const auto e = estimate(plan.context, p, layer_costs(plan.context, p),
                           placements(plan.context.cluster)[0]);
@@ -49,12 +51,7 @@ TEST_CASE("pp == 1 has no pipeline communication and no embedding sync", "[estim
 }
 
 TEST_CASE("a given partition is used as given; an invalid one is refused", "[estimate]") {
-  const Catalogs catalogs = load_catalogs(ZEROSEARCH_TEST_PROFILEDB);
-  PlanInput in;
-  in.model = "llama2_13B";
-  in.cluster = Cluster{{{"A10", 8}}, 4, {}};
-  in.framework = Framework::deepspeed;
-  const SearchPlan plan = make_plan(in, catalogs);
+  const SearchPlan plan = a10_deepspeed_plan(8);
   const DesignPoint p{DpMethod::zero1, 1, 4, 8, 1, 16};
   const auto costs = layer_costs(plan.context, p);
   const Placement place = placements(plan.context.cluster)[0];
