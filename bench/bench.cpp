@@ -15,9 +15,10 @@
 
 #include <fmt/format.h>
 
-#include "zerosearch/plan.hpp"
-#include "zerosearch/report.hpp"
-#include "zerosearch/search.hpp"
+#include "zerosearch/io/catalogs.hpp"
+#include "zerosearch/search/plan.hpp"
+#include "zerosearch/io/report.hpp"
+#include "zerosearch/search/search.hpp"
 
 using namespace zerosearch;
 

@@ -2,7 +2,7 @@
 // Short human-readable descriptions shared by the modes' reports.
 #include <string>
 
-#include "zerosearch/cluster.hpp"
+#include "zerosearch/core/cluster.hpp"
 
 namespace zerosearch::cli {
 

@@ -10,10 +10,11 @@
 #include "modes.hpp"
 #include "output.hpp"
 #include "setup.hpp"
-#include "zerosearch/error.hpp"
-#include "zerosearch/plan.hpp"
-#include "zerosearch/report.hpp"
-#include "zerosearch/report_format.hpp"
+#include "zerosearch/io/catalogs.hpp"
+#include "zerosearch/core/error.hpp"
+#include "zerosearch/search/plan.hpp"
+#include "zerosearch/io/report.hpp"
+#include "zerosearch/io/report_format.hpp"
 
 namespace zerosearch::cli {
 

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "zerosearch/error.hpp"
+#include "zerosearch/core/error.hpp"
 
 namespace zerosearch::cli {
 

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "options.hpp"
-#include "zerosearch/cluster.hpp"
-#include "zerosearch/enumerate.hpp"
+#include "zerosearch/core/cluster.hpp"
+#include "zerosearch/search/enumerate.hpp"
 
 namespace zerosearch::cli {
 

@@ -12,14 +12,15 @@
 #include "output.hpp"
 #include "progress.hpp"
 #include "setup.hpp"
-#include "zerosearch/error.hpp"
-#include "zerosearch/pareto.hpp"
-#include "zerosearch/plan.hpp"
-#include "zerosearch/plot.hpp"
-#include "zerosearch/report.hpp"
-#include "zerosearch/report_format.hpp"
-#include "zerosearch/search.hpp"
-#include "zerosearch/search_size.hpp"
+#include "zerosearch/io/catalogs.hpp"
+#include "zerosearch/core/error.hpp"
+#include "zerosearch/search/pareto.hpp"
+#include "zerosearch/search/plan.hpp"
+#include "zerosearch/io/plot.hpp"
+#include "zerosearch/io/report.hpp"
+#include "zerosearch/io/report_format.hpp"
+#include "zerosearch/search/search.hpp"
+#include "zerosearch/search/search_size.hpp"
 
 namespace zerosearch::cli {
 

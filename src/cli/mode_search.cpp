@@ -10,11 +10,12 @@
 #include "output.hpp"
 #include "progress.hpp"
 #include "setup.hpp"
-#include "zerosearch/error.hpp"
-#include "zerosearch/plan.hpp"
-#include "zerosearch/report.hpp"
-#include "zerosearch/search.hpp"
-#include "zerosearch/search_size.hpp"
+#include "zerosearch/io/catalogs.hpp"
+#include "zerosearch/core/error.hpp"
+#include "zerosearch/search/plan.hpp"
+#include "zerosearch/io/report.hpp"
+#include "zerosearch/search/search.hpp"
+#include "zerosearch/search/search_size.hpp"
 
 namespace zerosearch::cli {
 

@@ -6,9 +6,10 @@
 
 #include "modes.hpp"
 #include "setup.hpp"
-#include "zerosearch/error.hpp"
-#include "zerosearch/pareto.hpp"
-#include "zerosearch/plan.hpp"
+#include "zerosearch/io/catalogs.hpp"
+#include "zerosearch/core/error.hpp"
+#include "zerosearch/search/pareto.hpp"
+#include "zerosearch/search/plan.hpp"
 
 namespace zerosearch::cli {
 

@@ -8,8 +8,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "zerosearch/error.hpp"
-#include "zerosearch/version.hpp"
+#include "zerosearch/core/error.hpp"
+#include "zerosearch/core/version.hpp"
 
 namespace zerosearch::cli {
 

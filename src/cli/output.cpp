@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "describe.hpp"
-#include "zerosearch/error.hpp"
+#include "zerosearch/core/error.hpp"
 
 namespace zerosearch::cli {
 

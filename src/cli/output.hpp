@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "options.hpp"
-#include "zerosearch/plan.hpp"
-#include "zerosearch/report.hpp"
-#include "zerosearch/report_format.hpp"
+#include "zerosearch/search/plan.hpp"
+#include "zerosearch/io/report.hpp"
+#include "zerosearch/io/report_format.hpp"
 
 namespace zerosearch::cli {
 

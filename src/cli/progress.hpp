@@ -6,7 +6,7 @@
 #include <ostream>
 #include <string>
 
-#include "zerosearch/search.hpp"
+#include "zerosearch/search/search.hpp"
 
 namespace zerosearch::cli {
 

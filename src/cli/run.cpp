@@ -6,7 +6,7 @@
 #include "mode_options.hpp"
 #include "modes.hpp"
 #include "options.hpp"
-#include "zerosearch/error.hpp"
+#include "zerosearch/core/error.hpp"
 
 namespace zerosearch::cli {
 

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "options.hpp"
-#include "zerosearch/error.hpp"
+#include "zerosearch/core/error.hpp"
 
 #ifndef ZEROSEARCH_SOURCE_PROFILEDB
 #define ZEROSEARCH_SOURCE_PROFILEDB ""

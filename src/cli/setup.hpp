@@ -4,8 +4,8 @@
 #include <string>
 
 #include "options.hpp"
-#include "zerosearch/cluster.hpp"
-#include "zerosearch/plan.hpp"
+#include "zerosearch/core/cluster.hpp"
+#include "zerosearch/search/plan.hpp"
 
 namespace zerosearch::cli {
 

@@ -11,10 +11,12 @@
 #include <cstdint>
 #include <string>
 
-#include "zerosearch/error.hpp"
-#include "zerosearch/hardware.hpp"
-#include "zerosearch/model.hpp"
-#include "zerosearch/profiledb.hpp"
+#include "zerosearch/io/hardware_json.hpp"
+#include "zerosearch/io/model_json.hpp"
+#include "zerosearch/core/error.hpp"
+#include "zerosearch/core/hardware.hpp"
+#include "zerosearch/core/model.hpp"
+#include "zerosearch/io/profiledb.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -1,0 +1,76 @@
+#pragma once
+// The vocabulary of a design point: data-parallel methods (one table, kDpMethods, that the
+// enumerator, the estimator, the planner, help texts and error messages read), frameworks,
+// profile flavours and the design point itself (docs/model.md, SPEC 2).
+//
+// Adding a data-parallel method: a row in kDpMethods (dp_method.cpp), its gradient/parameter
+// sync formula (model/comm.cpp, dp_sync_time_s) and its weight-memory formula
+// (model/memory.cpp). docs/ARCHITECTURE.md lists the steps.
+#include <span>
+#include <string>
+
+namespace zerosearch {
+
+/// Which training framework a profile was measured under. DeepSpeed serves ZeRO 0-3,
+/// Megatron-LM serves dp and fsdp.
+enum class Flavour { megatron, deepspeed };
+[[nodiscard]] const char* to_string(Flavour f) noexcept;
+
+enum class DpMethod { dp, fsdp, zero0, zero1, zero2, zero3 };
+
+/// How a 1F1B stage's time splits between forward and backward (SPEC 4): the original charges
+/// a quarter of a layer's cost to forward for ZeRO 0/1 and a third for the others.
+enum class ForwardShare { third, quarter };
+
+/// Everything the search needs to know about one data-parallel method, except its sync and
+/// memory formulas (model/comm.cpp and model/memory.cpp switch on `id`).
+struct DpMethodInfo {
+  DpMethod id;
+  /// Name on the command line and in outputs.
+  const char* name;
+  /// Framework whose profile times it uses and whose launcher runs it.
+  Flavour flavour;
+  /// Forward + backward time as a multiple of the profiled forward time (SPEC 4).
+  double compute_factor;
+  ForwardShare forward_share;
+  /// False: only tp = 1 (ZeRO-3 in the original).
+  bool allows_tensor_parallel;
+  /// False: only pp = 1 (DeepSpeed's pipeline engine rejects ZeRO-2/3).
+  bool allows_pipeline_parallel;
+  /// --framework default (SPEC deviation 1): a DeepSpeed method with a Megatron-LM equivalent
+  /// is searched only when the model has no Megatron-LM profile.
+  bool has_megatron_equivalent;
+  /// One line for --help and the docs.
+  const char* summary;
+};
+
+/// All methods, in the original's enumeration order (SPEC 2).
+[[nodiscard]] std::span<const DpMethodInfo> dp_methods() noexcept;
+[[nodiscard]] const DpMethodInfo& info(DpMethod m) noexcept;
+[[nodiscard]] const char* to_string(DpMethod m) noexcept;
+/// The profile flavour a method's compute times come from.
+[[nodiscard]] Flavour flavour_of(DpMethod m) noexcept;
+/// "dp, fsdp, zero0, zero1, zero2, zero3": for help texts and error messages.
+[[nodiscard]] std::string dp_method_names();
+/// Throws InputError listing the allowed names.
+[[nodiscard]] DpMethod parse_dp_method(const std::string& text);
+
+/// --framework: m = Megatron-LM (dp, fsdp), d = DeepSpeed (zero0-3), both, or default (each
+/// data-parallel method once, from whichever framework has profiles; SPEC deviation 1).
+enum class Framework { megatron, deepspeed, both, automatic };
+[[nodiscard]] const char* to_string(Framework f) noexcept;
+/// Accepts m, d, both, default. Throws InputError listing them.
+[[nodiscard]] Framework parse_framework(const std::string& text);
+
+/// One design point: parallel degrees, micro-batch size and data-parallel method.
+struct DesignPoint {
+  DpMethod method = DpMethod::dp;
+  int tp = 1;
+  int dp = 1;
+  int pp = 1;
+  int mbs = 1;
+  /// Micro-batches per step and pipeline: gbs / (dp * mbs).
+  int num_micro_batches = 1;
+};
+
+} // namespace zerosearch

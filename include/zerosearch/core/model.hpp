@@ -1,0 +1,35 @@
+#pragma once
+// The model catalog (profiledb/models.json): architecture figures the estimator needs.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace zerosearch {
+
+/// Which family of activation/parameter formulas the memory model uses.
+enum class MemoryFormula { llama, gpt };
+
+struct ModelSpec {
+  std::string name;
+  std::int64_t hidden_size = 0;
+  std::int64_t sequence_length = 0;
+  /// Transformer layers; the pipeline has num_layers + 2 entries (embedding, post_process).
+  std::int64_t num_layers = 0;
+  /// When true, --custom_num_layer overrides num_layers (the original's gpt2XL).
+  bool num_layers_from_cli = false;
+  std::int64_t vocab_size = 0;
+  std::int64_t num_attention_heads = 0;
+  std::int64_t ffn_hidden_size = 0;
+  MemoryFormula memory_formula = MemoryFormula::llama;
+
+  [[nodiscard]] int pipeline_layers() const noexcept { return static_cast<int>(num_layers) + 2; }
+};
+
+struct ModelCatalog {
+  std::vector<ModelSpec> models;
+  /// Throws InputError listing the known names when `name` is not in the catalog.
+  [[nodiscard]] const ModelSpec& find(const std::string& name) const;
+  [[nodiscard]] std::string names() const;
+};
+
+} // namespace zerosearch

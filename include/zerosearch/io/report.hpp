@@ -1,0 +1,41 @@
+#pragma once
+// The original's CSV format and the Python formatting it needs (SPEC 6).
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "zerosearch/core/cluster.hpp"
+#include "zerosearch/search/ranking.hpp"
+
+namespace zerosearch {
+
+/// Python's repr() of a float64: shortest round-trip digits, "0.0" style for integral values.
+[[nodiscard]] std::string python_float(double v);
+/// "[6, 5, 5]"
+[[nodiscard]] std::string python_int_list(const std::vector<int>& v);
+/// "['A10', 'A6000']"
+[[nodiscard]] std::string python_str_list(const std::vector<std::string>& v);
+/// "16-24": partition[0]-1, the middle entries, partition[-1]-1.
+[[nodiscard]] std::string exp_partition(const std::vector<int>& partition);
+
+struct CsvOptions {
+  /// The original's --pretty column order.
+  bool pretty = false;
+  /// Adds a last column `pareto` (True/False: the row is on the price/step-time front).
+  bool pareto_column = false;
+};
+
+/// The CSV header, in the original's column order (or its --pretty order).
+[[nodiscard]] std::vector<std::string> csv_columns(const std::vector<std::string>& type_names,
+                                                   const CsvOptions& options = {});
+
+/// Writes rows (ranked and sorted) in the original's CSV format, as pandas' to_csv writes it.
+/// `type_names` are the node-count column names in command-line order; every run's cluster
+/// must list its node types in that order.
+void write_csv(std::ostream& out, const std::vector<RankedRow>& rows,
+               const std::vector<std::string>& type_names, const CsvOptions& options = {});
+
+/// A CSV field quoted as Python's csv module does with QUOTE_MINIMAL.
+[[nodiscard]] std::string csv_field(const std::string& text);
+
+} // namespace zerosearch

@@ -1,0 +1,164 @@
+#pragma once
+// One estimate (SPEC 4): step time, its parts, peak memory and cost of a design point on a
+// placement. Pure functions of the inputs below; nothing here reads files or prints.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "zerosearch/core/cluster.hpp"
+#include "zerosearch/model/comm.hpp"
+#include "zerosearch/core/dp_method.hpp"
+#include "zerosearch/core/model.hpp"
+#include "zerosearch/model/partition.hpp"
+#include "zerosearch/core/profile.hpp"
+#include "zerosearch/model/step_model.hpp"
+
+namespace zerosearch {
+
+/// How the layer partition is chosen.
+enum class PartitionMethod { minmax, ga, optimal };
+[[nodiscard]] const char* to_string(PartitionMethod m) noexcept;
+/// Throws InputError listing minmax, ga, optimal.
+[[nodiscard]] PartitionMethod parse_partition_method(const std::string& text);
+
+/// Everything an estimate needs that does not change from one design point to the next.
+struct EstimateContext {
+  ModelSpec model;
+  Cluster cluster;
+  /// Per node-type index: link bandwidths (float32, as the original).
+  std::vector<LinkF32> links;
+  /// Per node-type index: GPU memory limit in GiB (float32, as the original compares).
+  std::vector<float> memory_limit_gib;
+  /// Per node-type index: the profile for each flavour (nullptr when absent).
+  std::vector<const GpuProfile*> megatron_profiles;
+  std::vector<const GpuProfile*> deepspeed_profiles;
+  /// Per node-type index: larger = slower (profiled transformer time at the smallest tp).
+  std::vector<double> slowness;
+  /// Sum over node types of price per hour / 3600 * node count: $ per second of the cluster.
+  double price_per_s_usd = 0.0;
+  int global_batch = 64;
+  int precision_bits = 16;
+  std::int64_t iterations = 12'500'000;
+  PartitionMethod partition_method = PartitionMethod::minmax;
+  /// Seed of the genetic partitioner (--search_method ga).
+  std::uint64_t seed = 0;
+};
+
+/// The profile serving method `m` on node type `g`, or nullptr.
+[[nodiscard]] const GpuProfile* profile_for(const EstimateContext& ctx, int g, DpMethod m) noexcept;
+
+/// Per-layer compute cost (seconds) of each node type for one design point: profile time at
+/// this tp, times 4 (ZeRO 0-2), 6.4 (ZeRO 3) or 3 (dp, fsdp), times mbs (the embedding and
+/// post_process too unless the profile's ends are per micro-batch). The original averages
+/// these over dp identical rows with torch.mean; that summation is reproduced bit for bit.
+struct LayerCosts {
+  /// per node-type index (empty vector for a type with no nodes)
+  std::vector<std::vector<double>> by_type;
+};
+/// Throws InputError when a present node type has no profile for the method or tp.
+[[nodiscard]] LayerCosts layer_costs(const EstimateContext& ctx, const DesignPoint& p);
+
+/// torch.mean over n identical float64 rows of value x, as its CPU kernel sums them.
+[[nodiscard]] double torch_mean_of_identical(double x, int n) noexcept;
+
+struct Estimate {
+  std::vector<int> partition;
+  /// estimated time (s/step): the slowest stage's end plus data-parallel time, plus embedding
+  /// sync (float32 in the original, so a float32 value).
+  double step_s = 0.0;
+  /// Stage 0's end of the last backward pass.
+  double pipeline_s = 0.0;
+  double dp_sync_s = 0.0;
+  double embedding_sync_s = 0.0;
+  bool oom = false;
+  double gpumem_gib = 0.0;
+  double price_per_step_usd = 0.0;
+  double train_cost_usd = 0.0;
+};
+
+/// Per-stage detail of one estimate, for --exhaustive reports.
+struct EstimateDetail {
+  std::vector<int> stage_gpu;
+  StageTimes times;
+  std::vector<double> stage_end_s;
+  std::vector<float> link_s;
+  /// Every stage's memory figure and its GPU's limit, GiB.
+  std::vector<float> stage_mem_gib;
+  std::vector<float> stage_limit_gib;
+};
+
+/// Everything an estimate needs from the placement. Two placements with equal features get
+/// the same estimate, which lets the search evaluate each distinct one once.
+struct PlacementFeatures {
+  /// Node-type index each pipeline stage runs on.
+  std::vector<int> stage_gpu;
+  /// Pipeline link time of each stage boundary, seconds (float32, as the original).
+  std::vector<float> link_s;
+  /// Stage 0's data-parallel ring bandwidth, bit/s.
+  float ring_bps = 0.0F;
+  /// Embedding all-reduce time, seconds.
+  float embedding_sync_s = 0.0F;
+
+  [[nodiscard]] bool operator==(const PlacementFeatures&) const = default;
+};
+
+/// Hash of the features, for memoizing estimates across placements.
+struct PlacementFeaturesHash {
+  [[nodiscard]] std::size_t operator()(const PlacementFeatures& f) const noexcept;
+};
+
+[[nodiscard]] PlacementFeatures placement_features(const EstimateContext& ctx, const DesignPoint& p,
+                                                   const Placement& placement);
+
+/// The step-time model of design point `p` from its placement's features.
+[[nodiscard]] StepModel step_model(const EstimateContext& ctx, const DesignPoint& p,
+                                   const LayerCosts& costs, const PlacementFeatures& features);
+
+/// The step-time model of design point `p` on `placement` (everything but the partition).
+/// `costs` must come from layer_costs(ctx, p) and outlive the model. `stage_gpu`, when given,
+/// receives the GPU-type index of each stage.
+[[nodiscard]] StepModel step_model(const EstimateContext& ctx, const DesignPoint& p,
+                                   const LayerCosts& costs, const Placement& placement,
+                                   std::vector<int>* stage_gpu = nullptr);
+
+/// What the searching partitioners (ga, optimal) found for one design point, keyed by
+/// everything their choice depends on besides the point (stage GPU types, link times, ring
+/// bandwidth, embedding sync): placements that agree on all of these reuse the partition
+/// without searching again, and get exactly what a search would give. Also keeps the point's
+/// memory table. One per design point; not shared between threads.
+class PartitionMemo {
+public:
+  struct Entry {
+    std::vector<double> key;
+    PartitionResult result;
+  };
+  /// The memory table of `p`, built on first use. `p` must be the same on every call.
+  const StageMemoryTable& memory(const EstimateContext& ctx, const DesignPoint& p);
+  [[nodiscard]] const PartitionResult* find(const std::vector<double>& key) const noexcept;
+  void store(std::vector<double> key, PartitionResult result);
+
+private:
+  std::unique_ptr<StageMemoryTable> memory_;
+  std::vector<Entry> entries_;
+};
+
+
+
+/// Estimates design point `p` from its placement's features; see the overload below.
+[[nodiscard]] Estimate estimate(const EstimateContext& ctx, const DesignPoint& p,
+                                const LayerCosts& costs, const PlacementFeatures& features,
+                                const std::vector<int>& partition = {},
+                                EstimateDetail* detail = nullptr, PartitionMemo* memo = nullptr);
+
+/// Estimates design point `p` on `placement`. `costs` must come from layer_costs(ctx, p).
+/// When `partition` is non-empty it is used as given instead of searching one (InputError when
+/// it is not pp stages of at least one layer summing to the layer count); otherwise
+/// ctx.partition_method chooses it (minmax, ga or optimal). `memo`, when given, must belong to
+/// this design point (see PartitionMemo); results are the same with or without it.
+[[nodiscard]] Estimate estimate(const EstimateContext& ctx, const DesignPoint& p,
+                                const LayerCosts& costs, const Placement& placement,
+                                const std::vector<int>& partition = {},
+                                EstimateDetail* detail = nullptr, PartitionMemo* memo = nullptr);
+
+} // namespace zerosearch

@@ -1,0 +1,49 @@
+#pragma once
+// --search_method optimal: the partition with the smallest simulated step time among those that
+// fit in memory, found exactly (branch and bound over contiguous partitions, bounded below by
+// dynamic programs over the per-stage GPU types).
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "zerosearch/model/step_model.hpp"
+
+namespace zerosearch {
+
+/// The exact minimum, over partitions whose every stage fits its GPU's memory, of the largest
+/// stage time (compute of the stage's layers on its GPU type plus the link time a middle stage
+/// carries: StageTimes::stage_time), by dynamic programming. Ties go to the partition that is
+/// first in lexicographic order of (stage 0 count, stage 1 count, ...) smallest first. Nothing
+/// when no partition fits. Needs model.memory.
+[[nodiscard]] std::optional<std::vector<int>> min_bottleneck_partition(const StepModel& model);
+
+/// A lower bound on model.step_s(p) for every partition p that starts with the stage counts of
+/// `prefix` (empty: any partition); +infinity when no fitting partition starts so. Valid for
+/// the 1F1B schedule: one micro-batch crosses every stage forward and back, and a stage whose
+/// warm-up leaves it a steady phase runs its m forward and m backward passes one at a time.
+[[nodiscard]] double step_lower_bound(const StepModel& model, const std::vector<int>& prefix);
+
+struct OptimalStats {
+  /// Partial partitions visited and full partitions simulated.
+  std::int64_t nodes = 0;
+  std::int64_t simulations = 0;
+  /// False when the node budget ran out before the search was complete.
+  bool exact = true;
+};
+
+/// Partial partitions optimal_partition visits at most (a few seconds of search); none of the
+/// shipped cases comes near it (the largest, 16 A10 + 16 A6000, needs under 400 000).
+inline constexpr std::int64_t kOptimalNodeBudget = 5'000'000;
+
+/// The fitting partition with the smallest simulated step time (model.step_s), if one is
+/// strictly faster than `to_beat_s` (pass +infinity to get the optimum whenever one fits).
+/// Exact: partial partitions are pruned only when step_lower_bound shows they cannot beat the
+/// best found. Should the search visit `node_budget` partial partitions, it stops with the best
+/// found so far (stats->exact is then false). Among equal step times the first found wins: the least-bottleneck partition if
+/// it is among them, else the first in the search order (a fixed order: children by bound, then
+/// by fewer layers). Needs model.memory; model.stages() >= 2.
+[[nodiscard]] std::optional<std::vector<int>> optimal_partition(
+    const StepModel& model, double to_beat_s, OptimalStats* stats = nullptr,
+    std::int64_t node_budget = kOptimalNodeBudget);
+
+} // namespace zerosearch

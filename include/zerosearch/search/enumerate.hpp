@@ -1,0 +1,34 @@
+#pragma once
+// The enumerator of design points (SPEC 2).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "zerosearch/core/dp_method.hpp"
+
+namespace zerosearch {
+
+/// The ascending divisors of n (n >= 1).
+[[nodiscard]] std::vector<int> divisors(int n);
+
+struct EnumerateInput {
+  std::vector<DpMethod> methods;
+  /// Tensor-parallel degrees allowed (divisors of the GPUs per node, with profiles), ascending.
+  std::vector<int> tp_degrees;
+  int world_size = 1;
+  int global_batch = 64;
+  /// Transformer layers: pp may not exceed it.
+  int num_layers = 40;
+};
+
+/// All design points in the original's rules and order (SPEC 2): per method, tp ascending,
+/// dp ascending over divisors of W/tp, mbs ascending over divisors of gbs/dp.
+[[nodiscard]] std::vector<DesignPoint> enumerate_design_points(const EnumerateInput& in);
+
+/// Checks the rules of SPEC 2 for one explicit design point; returns the reason it is not a
+/// valid point, or nothing when it is.
+[[nodiscard]] std::optional<std::string> invalid_reason(const DesignPoint& p, int world_size,
+                                                        int global_batch, int num_layers,
+                                                        int gpus_per_node);
+
+} // namespace zerosearch

@@ -1,0 +1,33 @@
+#pragma once
+// Ranking of result rows by step time (SPEC 5).
+#include <vector>
+
+#include "zerosearch/core/cluster.hpp"
+#include "zerosearch/search/search.hpp"
+
+namespace zerosearch {
+
+/// The rows of one cluster composition (one run of the search), with what names them.
+struct RunResult {
+  Cluster cluster;
+  std::vector<Placement> placements;
+  std::vector<ResultRow> rows;
+};
+
+/// A result row with its ranks (SPEC 5).
+struct RankedRow {
+  const RunResult* run = nullptr;
+  const ResultRow* row = nullptr;
+  /// 1-based rank by step time, ties share the lowest rank.
+  int rank = 0;
+  /// The same among non-OOM rows; 0 for OOM rows.
+  int real_rank = 0;
+  /// On the front of price per step against step time (set by mark_pareto_front).
+  bool on_front = false;
+};
+
+/// All rows of all runs, sorted by step time (stable: enumeration order breaks ties), with
+/// rank and real_rank assigned.
+[[nodiscard]] std::vector<RankedRow> rank_results(const std::vector<RunResult>& runs);
+
+} // namespace zerosearch

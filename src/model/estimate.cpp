@@ -1,0 +1,287 @@
+#include "zerosearch/model/estimate.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "zerosearch/core/error.hpp"
+#include "zerosearch/model/ga.hpp"
+#include "zerosearch/model/memory.hpp"
+#include "zerosearch/model/optimal.hpp"
+#include "zerosearch/model/pipeline.hpp"
+
+namespace zerosearch {
+
+const char* to_string(PartitionMethod m) noexcept {
+  switch (m) {
+  case PartitionMethod::minmax: return "minmax";
+  case PartitionMethod::ga: return "ga";
+  case PartitionMethod::optimal: return "optimal";
+  }
+  return "?";
+}
+
+PartitionMethod parse_partition_method(const std::string& text) {
+  if (text == "minmax") return PartitionMethod::minmax;
+  if (text == "ga") return PartitionMethod::ga;
+  if (text == "optimal") return PartitionMethod::optimal;
+  throw InputError(
+      fmt::format("unknown search method '{}' (allowed: minmax, ga, optimal)", text));
+}
+
+const GpuProfile* profile_for(const EstimateContext& ctx, int g, DpMethod m) noexcept {
+  const auto& v = flavour_of(m) == Flavour::megatron ? ctx.megatron_profiles : ctx.deepspeed_profiles;
+  return v[static_cast<std::size_t>(g)];
+}
+
+double torch_mean_of_identical(double x, int n) noexcept {
+  // ATen's CPU sum over an outer dimension (multi_row_sum): rows are added in blocks of 16,
+  // block sums carried up through four levels, then the levels added together.
+  constexpr int kLevels = 4;
+  constexpr int kStep = 16; // max(4, ceil(log2(n)) / 4) bits for any n below 2^20
+  double acc[kLevels] = {0.0, 0.0, 0.0, 0.0};
+  int i = 0;
+  while (i + kStep <= n) {
+    for (int j = 0; j < kStep; ++j, ++i) {
+      acc[0] += x;
+    }
+    for (int level = 1; level < kLevels; ++level) {
+      acc[level] += acc[level - 1];
+      acc[level - 1] = 0.0;
+      const int mask = (kStep - 1) << (level * 4);
+      if ((i & mask) != 0) {
+        break;
+      }
+    }
+  }
+  for (; i < n; ++i) {
+    acc[0] += x;
+  }
+  for (int level = 1; level < kLevels; ++level) {
+    acc[0] += acc[level];
+  }
+  return acc[0] / static_cast<double>(n);
+}
+
+LayerCosts layer_costs(const EstimateContext& ctx, const DesignPoint& p) {
+  // Forward + backward as multiples of the profiled forward time.
+  const double factor = info(p.method).compute_factor;
+  LayerCosts out;
+  out.by_type.resize(ctx.cluster.groups.size());
+  for (std::size_t g = 0; g < ctx.cluster.groups.size(); ++g) {
+    if (ctx.cluster.groups[g].count == 0) {
+      continue;
+    }
+    const GpuProfile* prof = profile_for(ctx, static_cast<int>(g), p.method);
+    const auto it = prof ? prof->layer_times_s.find(p.tp) : decltype(prof->layer_times_s.end()){};
+    if (prof == nullptr || it == prof->layer_times_s.end()) {
+      throw InputError(fmt::format("no {} profile for {} on {} at tp {}", to_string(flavour_of(p.method)),
+                                   ctx.model.name, ctx.cluster.groups[g].gpu, p.tp));
+    }
+    const auto& raw = it->second;
+    auto& v = out.by_type[g];
+    v.resize(raw.size());
+    const std::size_t last = raw.size() - 1;
+    for (std::size_t j = 0; j < raw.size(); ++j) {
+      const bool end_layer = j == 0 || j == last;
+      const double scale = (end_layer && prof->ends_per_micro_batch) ? 1.0 : static_cast<double>(p.mbs);
+      v[j] = torch_mean_of_identical(scale * (factor * raw[j]), p.dp);
+    }
+  }
+  return out;
+}
+
+const StageMemoryTable& PartitionMemo::memory(const EstimateContext& ctx, const DesignPoint& p) {
+  if (!memory_) {
+    memory_ = std::make_unique<StageMemoryTable>(ctx.model, p, ctx.cluster.gpus_per_node,
+                                                 ctx.global_batch);
+  }
+  return *memory_;
+}
+
+const PartitionResult* PartitionMemo::find(const std::vector<double>& key) const noexcept {
+  for (const Entry& e : entries_) {
+    if (e.key == key) {
+      return &e.result;
+    }
+  }
+  return nullptr;
+}
+
+void PartitionMemo::store(std::vector<double> key, PartitionResult result) {
+  entries_.push_back(Entry{std::move(key), std::move(result)});
+}
+
+namespace {
+
+/// The partition `method` chooses, with the stage times the schedule uses.
+PartitionResult choose_partition(const EstimateContext& ctx, const DesignPoint& p,
+                                 const std::vector<int>& stage_gpu, StepModel& model,
+                                 PartitionMemo* memo) {
+  if (ctx.partition_method == PartitionMethod::minmax || p.pp == 1) {
+    return minmax_partition(model.problem);
+  }
+  std::vector<double> key;
+  if (memo != nullptr) {
+    key.assign(stage_gpu.begin(), stage_gpu.end());
+    key.insert(key.end(), model.problem.link_s.begin(), model.problem.link_s.end());
+    key.push_back(static_cast<double>(model.ring_bps));
+    key.push_back(static_cast<double>(model.embedding_sync_s));
+    if (const PartitionResult* known = memo->find(key)) {
+      return *known;
+    }
+  }
+  std::unique_ptr<StageMemoryTable> own;
+  if (memo != nullptr) {
+    model.memory = &memo->memory(ctx, p);
+  } else {
+    own = std::make_unique<StageMemoryTable>(ctx.model, p, ctx.cluster.gpus_per_node,
+                                             ctx.global_batch);
+    model.memory = own.get();
+  }
+  PartitionResult minmax = minmax_partition(model.problem);
+  PartitionResult out;
+  if (ctx.partition_method == PartitionMethod::ga) {
+    out.partition = ga_partition(model, ga_point_seed(ctx.seed, p), {minmax.partition});
+    out.times = stage_times(model.problem, out.partition);
+  } else {
+    // Only a fitting partition strictly faster than minmax's estimate replaces it, so optimal
+    // never reports a slower step time than minmax for a point minmax fits.
+    const double to_beat = model.fits(minmax.partition)
+                               ? model.step_from_times(minmax.partition[0], minmax.times)
+                               : std::numeric_limits<double>::infinity();
+    if (auto best = optimal_partition(model, to_beat)) {
+      out.partition = std::move(*best);
+      out.times = stage_times(model.problem, out.partition);
+    } else {
+      out = std::move(minmax);
+    }
+  }
+  model.memory = nullptr;
+  if (memo != nullptr) {
+    memo->store(std::move(key), out);
+  }
+  return out;
+}
+
+} // namespace
+
+std::size_t PlacementFeaturesHash::operator()(const PlacementFeatures& f) const noexcept {
+  std::size_t h = std::hash<float>{}(f.ring_bps) ^ (std::hash<float>{}(f.embedding_sync_s) << 1);
+  const auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  for (const int g : f.stage_gpu) {
+    mix(std::hash<int>{}(g));
+  }
+  for (const float l : f.link_s) {
+    mix(std::hash<float>{}(l));
+  }
+  return h;
+}
+
+PlacementFeatures placement_features(const EstimateContext& ctx, const DesignPoint& p,
+                                     const Placement& placement) {
+  const RankLayout layout{p.tp, p.dp, p.pp, ctx.cluster.gpus_per_node};
+  PlacementFeatures f;
+  f.stage_gpu = stage_gpu_types(p.pp, placement, ctx.slowness);
+  const float activation_elems = static_cast<float>(p.mbs) *
+                                 static_cast<float>(ctx.model.sequence_length) *
+                                 static_cast<float>(ctx.model.hidden_size);
+  f.link_s = pipeline_link_times_s(layout, placement, ctx.links, activation_elems);
+  f.ring_bps = dp_ring_bandwidth_bps(layout, placement, ctx.links);
+  f.embedding_sync_s = embedding_sync_time_s(layout, placement, ctx.links,
+                                             static_cast<double>(ctx.model.hidden_size),
+                                             static_cast<double>(ctx.model.vocab_size),
+                                             ctx.precision_bits);
+  return f;
+}
+
+StepModel step_model(const EstimateContext& ctx, const DesignPoint& p, const LayerCosts& costs,
+                     const PlacementFeatures& features) {
+  StepModel m;
+  m.problem.stage_layer_costs.reserve(features.stage_gpu.size());
+  m.stage_limit_gib.reserve(features.stage_gpu.size());
+  for (const int g : features.stage_gpu) {
+    m.problem.stage_layer_costs.push_back(&costs.by_type[static_cast<std::size_t>(g)]);
+    m.stage_limit_gib.push_back(ctx.memory_limit_gib[static_cast<std::size_t>(g)]);
+  }
+  m.problem.link_s.assign(features.link_s.begin(), features.link_s.end());
+  m.micro_batches = p.num_micro_batches;
+  m.micro_batches_f32 = torch_rdiv(static_cast<float>(ctx.global_batch),
+                                   static_cast<float>(p.dp) * static_cast<float>(p.mbs));
+  m.share = info(p.method).forward_share;
+  m.method = p.method;
+  m.dp = p.dp;
+  m.tp = static_cast<float>(p.tp);
+  m.hidden = static_cast<float>(ctx.model.hidden_size);
+  m.vocab = static_cast<float>(ctx.model.vocab_size);
+  m.precision_bits = ctx.precision_bits;
+  m.ring_bps = features.ring_bps;
+  m.embedding_sync_s = features.embedding_sync_s;
+  return m;
+}
+
+StepModel step_model(const EstimateContext& ctx, const DesignPoint& p, const LayerCosts& costs,
+                     const Placement& placement, std::vector<int>* stage_gpu) {
+  PlacementFeatures f = placement_features(ctx, p, placement);
+  StepModel m = step_model(ctx, p, costs, f);
+  if (stage_gpu != nullptr) {
+    *stage_gpu = std::move(f.stage_gpu);
+  }
+  return m;
+}
+
+Estimate estimate(const EstimateContext& ctx, const DesignPoint& p, const LayerCosts& costs,
+                  const Placement& placement, const std::vector<int>& partition,
+                  EstimateDetail* detail, PartitionMemo* memo) {
+  return estimate(ctx, p, costs, placement_features(ctx, p, placement), partition, detail, memo);
+}
+
+Estimate estimate(const EstimateContext& ctx, const DesignPoint& p, const LayerCosts& costs,
+                  const PlacementFeatures& features, const std::vector<int>& partition,
+                  EstimateDetail* detail, PartitionMemo* memo) {
+  const std::vector<int>& stage_gpu = features.stage_gpu;
+  StepModel model = step_model(ctx, p, costs, features);
+
+  PartitionResult part;
+  if (!partition.empty()) {
+    if (!valid_partition(partition, p.pp, model.layers())) {
+      throw InputError(fmt::format("partition {} is not {} stages of at least one layer summing "
+                                   "to {}",
+                                   fmt::join(partition, ","), p.pp, model.layers()));
+    }
+    part.partition = partition;
+    part.times = stage_times(model.problem, partition);
+  } else {
+    part = choose_partition(ctx, p, stage_gpu, model, memo);
+  }
+
+  std::vector<double> stage_end;
+  const double step = model.step_from_times(part.partition[0], part.times, &stage_end);
+  const MemoryEstimate mem = estimate_memory(ctx.model, p, part.partition, model.stage_limit_gib,
+                                             ctx.cluster.gpus_per_node, ctx.global_batch);
+
+  Estimate e;
+  e.step_s = step;
+  e.pipeline_s = stage_end[0];
+  e.dp_sync_s = static_cast<double>(model.dp_sync_s(part.partition[0]));
+  e.embedding_sync_s = static_cast<double>(model.embedding_sync_s);
+  e.oom = mem.oom;
+  e.gpumem_gib = static_cast<double>(mem.gpumem_gib);
+  e.price_per_step_usd = ctx.price_per_s_usd * e.step_s;
+  e.train_cost_usd = e.price_per_step_usd * static_cast<double>(ctx.iterations);
+  if (detail != nullptr) {
+    detail->stage_gpu = stage_gpu;
+    detail->times = part.times;
+    detail->stage_end_s = stage_end;
+    detail->link_s.assign(model.problem.link_s.begin(), model.problem.link_s.end());
+    detail->stage_mem_gib = stage_memory_gib(ctx.model, p, part.partition,
+                                             ctx.cluster.gpus_per_node, ctx.global_batch);
+    detail->stage_limit_gib = model.stage_limit_gib;
+  }
+  e.partition = std::move(part.partition);
+  return e;
+}
+
+} // namespace zerosearch

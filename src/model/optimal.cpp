@@ -1,0 +1,374 @@
+#include "zerosearch/model/optimal.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace zerosearch {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+/// Compute time of every run of layers on each stage's GPU type, summed in layer order from
+/// the run's first layer exactly as stage_times() sums a stage, and the memory reach of every
+/// stage from every first layer.
+class Segments {
+public:
+  explicit Segments(const StepModel& m) : n_(m.layers()), stages_(m.stages()) {
+    const auto n = static_cast<std::size_t>(n_);
+    type_of_.resize(static_cast<std::size_t>(stages_));
+    reach_of_.resize(static_cast<std::size_t>(stages_));
+    for (int s = 0; s < stages_; ++s) {
+      const std::vector<double>* costs = m.problem.stage_layer_costs[static_cast<std::size_t>(s)];
+      const auto it = std::find(costs_.begin(), costs_.end(), costs);
+      type_of_[static_cast<std::size_t>(s)] = static_cast<std::size_t>(it - costs_.begin());
+      if (it == costs_.end()) {
+        costs_.push_back(costs);
+        std::vector<double> sums(n * (n + 1), 0.0);
+        for (std::size_t i = 0; i < n; ++i) {
+          double acc = 0.0;
+          for (std::size_t j = i + 1; j <= n; ++j) {
+            acc += (*costs)[j - 1];
+            sums[i * (n + 1) + j] = acc;
+          }
+        }
+        sums_.push_back(std::move(sums));
+      }
+      const float limit = m.stage_limit_gib[static_cast<std::size_t>(s)];
+      const auto lit = std::find(limits_.begin(), limits_.end(), limit);
+      reach_of_[static_cast<std::size_t>(s)] = static_cast<std::size_t>(lit - limits_.begin());
+      if (lit == limits_.end()) {
+        limits_.push_back(limit);
+        std::vector<int> reach(n);
+        for (int i = 0; i < n_; ++i) {
+          reach[static_cast<std::size_t>(i)] = m.memory->max_layers(i, limit);
+        }
+        reach_.push_back(std::move(reach));
+      }
+    }
+  }
+
+  /// Compute seconds of layers [i, j) on stage s's GPU type.
+  [[nodiscard]] double comp(int s, int i, int j) const noexcept {
+    const auto n = static_cast<std::size_t>(n_);
+    return sums_[type_of_[static_cast<std::size_t>(s)]][static_cast<std::size_t>(i) * (n + 1) +
+                                                         static_cast<std::size_t>(j)];
+  }
+  /// The last layer end j (exclusive) stage s may take from layer i: memory and at least one
+  /// layer for each later stage. Below i + 1 when none.
+  [[nodiscard]] int last_end(int s, int i) const noexcept {
+    const int mem = reach_[reach_of_[static_cast<std::size_t>(s)]][static_cast<std::size_t>(i)];
+    const int room = n_ - (stages_ - s - 1);
+    return std::min(i + mem, room);
+  }
+  [[nodiscard]] int layers() const noexcept { return n_; }
+  [[nodiscard]] int stages() const noexcept { return stages_; }
+
+private:
+  int n_;
+  int stages_;
+  std::vector<const std::vector<double>*> costs_;
+  std::vector<std::vector<double>> sums_;
+  std::vector<std::size_t> type_of_;
+  std::vector<float> limits_;
+  std::vector<std::vector<int>> reach_;
+  std::vector<std::size_t> reach_of_;
+};
+
+/// The link time middle stage s carries (StageTimes::comm_s).
+double carried_link(const StepModel& m, int s) {
+  return (s == 0 || s == m.stages() - 1) ? 0.0 : m.problem.link_s[static_cast<std::size_t>(s - 1)];
+}
+
+/// Lower bounds on the pipeline time (stage 0's last backward) of the 1F1B schedule as
+/// functions of the stage compute times C_0..C_{pp-1}, each with the sends it must cross:
+///   chain:   T = C_0 + ... + C_{pp-1}: one micro-batch goes forward and back through all stages
+///   reach b: C_0 + ... + C_{b-1} + coef_b C_b: micro-batch 0 reaches stage b, which then runs
+///            its passes (coef_b = m when its warm-up leaves it a steady phase, so that its 2m
+///            passes run one at a time; else fwd + m bwd shares), and micro-batch m-1 returns
+///   bump b:  T + bump_b C_b: stage b's first backward waits for micro-batch 0's round trip
+///            beyond b; after it starts, b still runs all m backward passes and the forward
+///            passes that follow in its steady phase, one at a time.
+/// Forward and backward shares are 1/3 and 2/3 of a stage's compute (ZeRO 0/1: 1/4 and 3/4).
+class PipelineBound {
+public:
+  explicit PipelineBound(const StepModel& m) {
+    const int pp = m.stages();
+    const double parts = m.share == ForwardShare::quarter ? 4.0 : 3.0;
+    const double fwbw = parts - 1.0;
+    const double mb = static_cast<double>(m.micro_batches);
+    coef_.resize(static_cast<std::size_t>(pp));
+    bump_.resize(static_cast<std::size_t>(pp));
+    extra_.resize(static_cast<std::size_t>(pp));
+    const double first_link = m.problem.link_s.front();
+    const double last_link = m.problem.link_s.back();
+    for (int b = 0; b < pp; ++b) {
+      const int warm = std::min(pp - b - 1, m.micro_batches);
+      const bool steady = warm < m.micro_batches;
+      const auto u = static_cast<std::size_t>(b);
+      coef_[u] = steady ? mb : (1.0 + fwbw * mb) / parts;
+      bump_[u] = ((mb - 1.0) * fwbw + std::max(m.micro_batches - warm - 1, 0)) / parts;
+      extra_[u] = (b >= 1 ? first_link : 0.0) + (b == pp - 1 ? last_link : 0.0);
+    }
+    chain_extra_ = first_link + last_link;
+  }
+
+  /// The reach-b term, with `before` = C_0 + ... + C_{b-1}.
+  [[nodiscard]] double reach(int b, double before, double comp) const noexcept {
+    const auto u = static_cast<std::size_t>(b);
+    return before + coef_[u] * comp + extra_[u];
+  }
+  /// bump_b C_b (to add to the chain).
+  [[nodiscard]] double bump(int b, double comp) const noexcept {
+    return bump_[static_cast<std::size_t>(b)] * comp;
+  }
+  [[nodiscard]] double chain_extra() const noexcept { return chain_extra_; }
+
+private:
+  std::vector<double> coef_;
+  std::vector<double> bump_;
+  std::vector<double> extra_;
+  double chain_extra_ = 0.0;
+};
+
+/// Least values, over the fitting ways to give layers [i, n) to stages s..pp-1, of the bounds
+/// measured from stage s (the compute of stages before s is added by the caller):
+/// chain[s][i] of the chain alone, all[s][i] of the largest of every bound (its bump terms use
+/// chain[.] for the chain, which keeps it a lower bound). +inf when no way fits.
+struct TailBounds {
+  std::vector<std::vector<double>> chain;
+  std::vector<std::vector<double>> all;
+};
+
+TailBounds tail_bounds(const Segments& seg, const PipelineBound& pb) {
+  const int pp = seg.stages();
+  const int n = seg.layers();
+  const auto rows = static_cast<std::size_t>(pp) + 1;
+  const std::vector<double> inf_row(static_cast<std::size_t>(n) + 1, kInf);
+  TailBounds t{std::vector<std::vector<double>>(rows, inf_row),
+               std::vector<std::vector<double>>(rows, inf_row)};
+  t.chain[static_cast<std::size_t>(pp)][static_cast<std::size_t>(n)] = pb.chain_extra();
+  t.all[static_cast<std::size_t>(pp)][static_cast<std::size_t>(n)] = pb.chain_extra();
+  for (int s = pp - 1; s >= 0; --s) {
+    const auto u = static_cast<std::size_t>(s);
+    for (int i = s; i <= n - (pp - s); ++i) {
+      double chain = kInf;
+      double all = kInf;
+      const int last = seg.last_end(s, i);
+      const int first_end = s == pp - 1 ? n : i + 1;
+      for (int j = first_end; j <= last; ++j) {
+        const auto v = static_cast<std::size_t>(j);
+        if (t.chain[u + 1][v] == kInf) {
+          continue;
+        }
+        const double c = seg.comp(s, i, j);
+        chain = std::min(chain, c + t.chain[u + 1][v]);
+        all = std::min(all, std::max({pb.reach(s, 0.0, c), c + t.all[u + 1][v],
+                                      c + pb.bump(s, c) + t.chain[u + 1][v]}));
+      }
+      t.chain[u][static_cast<std::size_t>(i)] = chain;
+      t.all[u][static_cast<std::size_t>(i)] = all;
+    }
+  }
+  return t;
+}
+
+/// The step time (a float32 value) that a pipeline lower bound implies, rounded down a little
+/// for the float64 summation differences between the bound and the simulation.
+/// `dp_sync_s` is the data-parallel time for the layers of stage 0.
+double step_bound(const StepModel& m, double pipeline_bound, float dp_sync_s) {
+  if (pipeline_bound == kInf) {
+    return kInf;
+  }
+  const float pipe = static_cast<float>(pipeline_bound * (1.0 - 1e-9));
+  const float with_dp = pipe + dp_sync_s;
+  return static_cast<double>(with_dp + m.embedding_sync_s);
+}
+
+/// The bound of the stages fixed so far: their compute, largest reach term and largest bump.
+struct Prefix {
+  double before = 0.0;
+  double reach = 0.0;
+  double bump = 0.0;
+};
+
+/// The pipeline bound of partitions starting with `fixed` whose next stage s starts at layer i.
+double pipeline_bound(const TailBounds& tail, const Prefix& fixed, std::size_t s, int i) {
+  const auto v = static_cast<std::size_t>(i);
+  return std::max({fixed.reach, fixed.before + tail.all[s][v],
+                   fixed.before + tail.chain[s][v] + fixed.bump});
+}
+
+struct Search {
+  const StepModel& model;
+  const Segments& seg;
+  const PipelineBound& pb;
+  const TailBounds& tail;
+  OptimalStats& stats;
+  std::int64_t node_budget;
+  /// Data-parallel time by the layers of stage 0 (it depends on nothing else).
+  std::vector<float> dp_by_first;
+  double best_s;
+  std::vector<int> best;
+  std::vector<int> current;
+  bool complete = true;
+
+  void visit(int s, int i, const Prefix& fixed) {
+    if (++stats.nodes > node_budget) {
+      complete = false;
+      return;
+    }
+    const int pp = seg.stages();
+    const int n = seg.layers();
+    const int last = seg.last_end(s, i);
+    const int first_end = s == pp - 1 ? n : i + 1;
+    // Children with their bounds, most promising first (ties: fewer layers first), so that good
+    // partitions are found early and prune the rest. Only partitions strictly faster than the
+    // best so far are looked for.
+    struct Child {
+      double bound;
+      int end;
+      Prefix prefix;
+    };
+    std::vector<Child> children;
+    for (int j = first_end; j <= last; ++j) {
+      const double c = seg.comp(s, i, j);
+      const Prefix next{fixed.before + c, std::max(fixed.reach, pb.reach(s, fixed.before, c)),
+                        std::max(fixed.bump, pb.bump(s, c))};
+      const float dp_s = dp_by_first[static_cast<std::size_t>(s == 0 ? j : current[0])];
+      // The reach terms fixed so far only grow with j: past the best, every larger j is too.
+      if (step_bound(model, next.reach, dp_s) >= best_s) {
+        break;
+      }
+      const double bound = step_bound(
+          model, pipeline_bound(tail, next, static_cast<std::size_t>(s) + 1, j), dp_s);
+      if (bound < best_s) {
+        children.push_back(Child{bound, j, next});
+      }
+    }
+    std::stable_sort(children.begin(), children.end(),
+                     [](const Child& a, const Child& b) { return a.bound < b.bound; });
+    for (const Child& child : children) {
+      if (!complete) {
+        return;
+      }
+      if (child.bound >= best_s) {
+        break;
+      }
+      current.push_back(child.end - i);
+      if (s == pp - 1) {
+        ++stats.simulations;
+        const double t = model.step_s(current);
+        if (t < best_s) {
+          best_s = t;
+          best = current;
+        }
+      } else {
+        visit(s + 1, child.end, child.prefix);
+      }
+      current.pop_back();
+    }
+  }
+};
+
+} // namespace
+
+std::optional<std::vector<int>> min_bottleneck_partition(const StepModel& model) {
+  const Segments seg(model);
+  const int pp = seg.stages();
+  const int n = seg.layers();
+  // best[s][i]: least bottleneck of layers [i, n) on stages s..pp-1; choice: stage s's end.
+  std::vector<std::vector<double>> best(static_cast<std::size_t>(pp) + 1,
+                                        std::vector<double>(static_cast<std::size_t>(n) + 1, kInf));
+  std::vector<std::vector<int>> choice(static_cast<std::size_t>(pp),
+                                       std::vector<int>(static_cast<std::size_t>(n) + 1, -1));
+  best[static_cast<std::size_t>(pp)][static_cast<std::size_t>(n)] = 0.0;
+  for (int s = pp - 1; s >= 0; --s) {
+    for (int i = s; i <= n - (pp - s); ++i) {
+      const int last = seg.last_end(s, i);
+      const int first_end = s == pp - 1 ? n : i + 1;
+      double b = kInf;
+      int arg = -1;
+      for (int j = first_end; j <= last; ++j) {
+        const double rest = best[static_cast<std::size_t>(s) + 1][static_cast<std::size_t>(j)];
+        if (rest == kInf) {
+          continue;
+        }
+        const double t = std::max(carried_link(model, s) + seg.comp(s, i, j), rest);
+        if (t < b) {
+          b = t;
+          arg = j;
+        }
+      }
+      best[static_cast<std::size_t>(s)][static_cast<std::size_t>(i)] = b;
+      choice[static_cast<std::size_t>(s)][static_cast<std::size_t>(i)] = arg;
+    }
+  }
+  if (best[0][0] == kInf) {
+    return std::nullopt;
+  }
+  std::vector<int> out;
+  int i = 0;
+  for (int s = 0; s < pp; ++s) {
+    const int j = choice[static_cast<std::size_t>(s)][static_cast<std::size_t>(i)];
+    out.push_back(j - i);
+    i = j;
+  }
+  return out;
+}
+
+double step_lower_bound(const StepModel& model, const std::vector<int>& prefix) {
+  const Segments seg(model);
+  const PipelineBound pb(model);
+  const TailBounds tail = tail_bounds(seg, pb);
+  Prefix fixed;
+  int i = 0;
+  for (std::size_t s = 0; s < prefix.size(); ++s) {
+    const int j = i + prefix[s];
+    if (prefix[s] < 1 || j > seg.last_end(static_cast<int>(s), i) ||
+        (s + 1 == static_cast<std::size_t>(seg.stages()) && j != seg.layers())) {
+      return kInf;
+    }
+    const double c = seg.comp(static_cast<int>(s), i, j);
+    fixed.reach = std::max(fixed.reach, pb.reach(static_cast<int>(s), fixed.before, c));
+    fixed.bump = std::max(fixed.bump, pb.bump(static_cast<int>(s), c));
+    fixed.before += c;
+    i = j;
+  }
+  // Stage 0's layers set the data-parallel time; unknown yet, it is at least that of one layer.
+  return step_bound(model, pipeline_bound(tail, fixed, prefix.size(), i),
+                    model.dp_sync_s(prefix.empty() ? 1 : prefix[0]));
+}
+
+std::optional<std::vector<int>> optimal_partition(const StepModel& model, double to_beat_s,
+                                                  OptimalStats* stats, std::int64_t node_budget) {
+  const Segments seg(model);
+  const PipelineBound pb(model);
+  const TailBounds tail = tail_bounds(seg, pb);
+  OptimalStats local;
+  OptimalStats& st = stats != nullptr ? *stats : local;
+  std::vector<float> dp_by_first(static_cast<std::size_t>(seg.layers()) + 1);
+  for (int k = 1; k <= seg.layers(); ++k) {
+    dp_by_first[static_cast<std::size_t>(k)] = model.dp_sync_s(k);
+  }
+  Search search{model, seg, pb, tail, st, node_budget, std::move(dp_by_first), to_beat_s, {}, {}};
+  // The least-bottleneck partition is usually close to the optimum: start from it.
+  if (const auto start = min_bottleneck_partition(model)) {
+    ++st.simulations;
+    const double t = model.step_s(*start);
+    if (t < search.best_s) {
+      search.best_s = t;
+      search.best = *start;
+    }
+  }
+  search.current.reserve(static_cast<std::size_t>(seg.stages()));
+  search.visit(0, 0, Prefix{});
+  st.exact = search.complete;
+  if (search.best.empty()) {
+    return std::nullopt;
+  }
+  return search.best;
+}
+
+} // namespace zerosearch

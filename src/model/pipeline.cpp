@@ -1,0 +1,189 @@
+// A line-by-line model of the original's PPGroup (src/stage.py): warm-up forwards, steady
+// one-forward-one-backward, cool-down backwards, each send waiting for its receiver. Unset
+// event times read as 0, and index -1 reads the last entry, as Python lists do.
+#include "zerosearch/model/pipeline.hpp"
+
+#include <algorithm>
+
+namespace zerosearch {
+
+namespace {
+
+/// Event times of one stage, one entry per micro-batch: views into one buffer that each
+/// thread reuses, so that a simulation allocates nothing once the buffer is large enough.
+struct StageEvents {
+  struct Row {
+    double* p;
+    std::size_t n;
+    std::size_t size() const noexcept { return n; }
+    double& operator[](std::size_t i) const noexcept { return p[i]; }
+  };
+  StageEvents(double* base, std::size_t m)
+      : fce{base, m}, fse{base + m, m}, frs{base + 2 * m, m}, fre{base + 3 * m, m},
+        bce{base + 4 * m, m}, bse{base + 5 * m, m}, brs{base + 6 * m, m}, bre{base + 7 * m, m} {}
+  Row fce; // forward compute end
+  Row fse; // forward send end
+  Row frs; // forward receive start
+  Row fre; // forward receive end
+  Row bce; // backward compute end
+  Row bse; // backward send end
+  Row brs; // backward receive start
+  Row bre; // backward receive end
+};
+
+/// Python list indexing: -1 is the last element.
+double& at(const StageEvents::Row& v, int i) {
+  return v[static_cast<std::size_t>(i < 0 ? i + static_cast<int>(v.size()) : i)];
+}
+
+} // namespace
+
+std::vector<double> simulate_1f1b(int m, const StageTimes& times, ForwardShare share) {
+  const int pp = static_cast<int>(times.comp_s.size());
+  const double fwbw = share == ForwardShare::quarter ? 3.0 : 2.0;
+  const double parts = share == ForwardShare::quarter ? 4.0 : 3.0;
+  // Unset event times read as 0, as in the original's zero-initialised lists.
+  thread_local std::vector<double> buffer;
+  const auto mu = static_cast<std::size_t>(m);
+  buffer.assign(static_cast<std::size_t>(pp) * 8 * mu, 0.0);
+  std::vector<StageEvents> st;
+  st.reserve(static_cast<std::size_t>(pp));
+  for (std::size_t i = 0; i < static_cast<std::size_t>(pp); ++i) {
+    st.emplace_back(buffer.data() + i * 8 * mu, mu);
+  }
+  std::vector<double> fwd(static_cast<std::size_t>(pp));
+  std::vector<double> bwd(static_cast<std::size_t>(pp));
+  std::vector<int> warm(static_cast<std::size_t>(pp));
+  for (int i = 0; i < pp; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    fwd[u] = times.comp_s[u] / parts;
+    bwd[u] = fwbw * times.comp_s[u] / parts;
+    warm[u] = std::min(pp - i - 1, m);
+  }
+  const auto S = [&](int i) -> StageEvents& { return st[static_cast<std::size_t>(i)]; };
+  const auto send_for = [&](int i) { return times.for_send_s[static_cast<std::size_t>(i)]; };
+  const auto send_back = [&](int i) { return times.back_send_s[static_cast<std::size_t>(i)]; };
+
+  // Warm-up forwards.
+  for (int j = 0; j < m; ++j) {
+    for (int i = 0; i < pp; ++i) {
+      const int w = warm[static_cast<std::size_t>(i)];
+      if (j >= w) {
+        continue;
+      }
+      auto& s = S(i);
+      double start = 0.0;
+      if (i == 0) {
+        start = j == 0 ? 0.0 : at(s.fse, j - 1);
+      } else if (j == 0 || i == pp - 1) {
+        start = at(s.fre, j);
+      } else {
+        start = std::max(at(s.fse, j - 1), at(s.fre, j));
+      }
+      const double end = start + fwd[static_cast<std::size_t>(i)];
+      at(s.fce, j) = end;
+      if (i > 0 && j < w - 1) {
+        at(s.frs, j + 1) = end;
+      }
+      if (i < pp - 1) {
+        auto& next = S(i + 1);
+        const double send_end =
+            j == 0 ? end + send_for(i) : std::max(end, at(next.frs, j)) + send_for(i);
+        at(s.fse, j) = send_end;
+        at(next.fre, j) = send_end;
+      }
+    }
+  }
+
+  // Steady state: one forward, one backward.
+  for (int j = 0; j < m; ++j) {
+    for (int i = 0; i < pp; ++i) {
+      const int w = warm[static_cast<std::size_t>(i)];
+      const int fid = j + w;
+      if (fid > m - 1) {
+        continue;
+      }
+      auto& s = S(i);
+      double start = 0.0;
+      bool first_steady = fid == w;
+      const int prev_id = first_steady ? fid - 1 : j - 1;
+      if (first_steady) {
+        const double prev_send_end = prev_id >= 0 ? at(s.fse, prev_id) : 0.0;
+        start = std::max(prev_send_end, at(s.fre, fid));
+      } else if (i == 0) {
+        start = at(s.bce, prev_id);
+      } else {
+        start = std::max(at(s.bse, prev_id), at(s.fre, fid));
+      }
+      const double end = start + fwd[static_cast<std::size_t>(i)];
+      at(s.fce, fid) = end;
+      if (i < pp - 1) {
+        auto& next = S(i + 1);
+        at(s.brs, j) = end;
+        const double next_recv_start =
+            (first_steady && prev_id < 0) ? 0.0 : at(next.frs, fid);
+        const double send_end = std::max(end, next_recv_start) + send_for(i);
+        at(s.fse, fid) = send_end;
+        at(next.fre, fid) = send_end;
+      }
+    }
+    const int bid = j;
+    for (int i = pp - 1; i >= 0; --i) {
+      const int w = warm[static_cast<std::size_t>(i)];
+      if (bid > m - w - 1) {
+        continue;
+      }
+      auto& s = S(i);
+      const int fid = bid + w;
+      const double prev_send_end = i > 0 ? at(s.fse, fid) : 0.0;
+      const double start = std::max({prev_send_end, at(s.bre, bid), at(s.fce, fid)});
+      const double end = start + bwd[static_cast<std::size_t>(i)];
+      at(s.bce, bid) = end;
+      if (i > 0) {
+        auto& prev = S(i - 1);
+        if (fid + 1 < m) {
+          at(s.frs, fid + 1) = end;
+        } else if (bid + 1 < m) {
+          at(s.brs, bid + 1) = end;
+        }
+        const double send_end = std::max(end, at(prev.brs, bid)) + send_back(i);
+        at(s.bse, bid) = send_end;
+        at(prev.bre, bid) = send_end;
+      } else if (bid == m - 1 - w && bid + 1 < m) {
+        at(s.brs, bid + 1) = end;
+      }
+    }
+  }
+
+  // Cool-down backwards.
+  for (int j = 0; j < m; ++j) {
+    for (int i = pp - 1; i >= 0; --i) {
+      const int w = warm[static_cast<std::size_t>(i)];
+      const int bid = j;
+      if (bid < m - w) {
+        continue;
+      }
+      auto& s = S(i);
+      const double start = std::max({at(s.bce, bid - 1), at(s.bre, bid), at(s.bse, bid - 1)});
+      const double end = start + bwd[static_cast<std::size_t>(i)];
+      at(s.bce, bid) = end;
+      if (bid < m - 1) {
+        at(s.brs, bid + 1) = end;
+      }
+      if (i > 0) {
+        auto& prev = S(i - 1);
+        const double send_end = std::max(end, at(prev.brs, bid)) + send_back(i);
+        at(s.bse, bid) = send_end;
+        at(prev.bre, bid) = send_end;
+      }
+    }
+  }
+
+  std::vector<double> ends(static_cast<std::size_t>(pp));
+  for (int i = 0; i < pp; ++i) {
+    ends[static_cast<std::size_t>(i)] = at(S(i).bce, m - 1);
+  }
+  return ends;
+}
+
+} // namespace zerosearch

@@ -1,0 +1,127 @@
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "zerosearch/io/report_format.hpp"
+
+using namespace zerosearch;
+
+namespace {
+
+/// 3 A10 + 1 A6000 nodes, two placements, four rows (one OOM).
+RunResult sample_run() {
+  RunResult run;
+  run.cluster = Cluster{{{"A10", 3}, {"A6000", 1}}, 4, {}};
+  run.placements = {{0, 0, 0, 1}, {1, 0, 0, 0}};
+  const auto add = [&](double t, bool oom, int placement, std::vector<int> partition) {
+    ResultRow r;
+    r.point = DesignPoint{DpMethod::zero1, 1, 2, static_cast<int>(partition.size()), 2, 16};
+    r.placement = placement;
+    r.estimate.step_s = t;
+    r.estimate.pipeline_s = t - 0.5;
+    r.estimate.dp_sync_s = 0.25;
+    r.estimate.embedding_sync_s = 0.125;
+    r.estimate.oom = oom;
+    r.estimate.gpumem_gib = 20.375137329101562;
+    r.estimate.price_per_step_usd = t * 0.01;
+    r.estimate.train_cost_usd = t * 125000.0;
+    r.estimate.partition = std::move(partition);
+    run.rows.push_back(r);
+  };
+  add(21.69929885864258, false, 0, {22, 20});
+  add(20.5, true, 1, {21, 21});
+  add(30.0, false, 1, {11, 10, 10, 11});
+  add(25.0, false, 0, {42});
+  return run;
+}
+
+} // namespace
+
+TEST_CASE("placements are compressed into runs of one node type", "[report_format]") {
+  const Cluster c{{{"A10", 3}, {"A6000", 5}}, 4, {}};
+  CHECK(compress_placement(c, {0, 0, 1, 1, 1, 1, 1, 0}) == "A10x2 A6000x5 A10x1");
+  CHECK(compress_placement(c, {1}) == "A6000x1");
+  CHECK(compress_placement(c, {}).empty());
+}
+
+TEST_CASE("feasible-only drops OOM rows and top keeps the best N, ranks unchanged",
+          "[report_format]") {
+  const std::vector<RunResult> runs{sample_run()};
+  const auto ranked = rank_results(runs);
+  REQUIRE(ranked.size() == 4);
+  CHECK(select_rows(ranked, {}).size() == 4);
+  CHECK(select_rows(ranked, {false, 2}).size() == 2);
+  const auto feasible = select_rows(ranked, {true, 0});
+  REQUIRE(feasible.size() == 3);
+  CHECK(feasible[0].rank == 2);
+  CHECK(feasible[0].real_rank == 1);
+  const auto best = select_rows(ranked, {true, 1});
+  REQUIRE(best.size() == 1);
+  CHECK(best[0].row->estimate.step_s == 21.69929885864258);
+  CHECK(select_rows(ranked, {true, 100}).size() == 3);
+}
+
+TEST_CASE("JSON has the CSV's columns as keys, in order, with native types", "[report_format]") {
+  const std::vector<RunResult> runs{sample_run()};
+  const auto ranked = rank_results(runs);
+  std::ostringstream out;
+  write_json(out, ranked, {"A10", "A6000"});
+  const auto doc = nlohmann::ordered_json::parse(out.str());
+  REQUIRE(doc.is_array());
+  REQUIRE(doc.size() == 4);
+  const auto& first = doc[0];
+  std::vector<std::string> keys;
+  for (const auto& item : first.items()) {
+    keys.push_back(item.key());
+  }
+  CHECK(keys == csv_columns({"A10", "A6000"}));
+  CHECK(first["m"] == 16);
+  CHECK(first["m"].is_number_integer());
+  CHECK(first["dp method"] == "zero1");
+  CHECK(first["overlap_comm"] == false);
+  CHECK(first["node placement"] == nlohmann::json::array({"A6000", "A10", "A10", "A10"}));
+  CHECK(first["partition"] == nlohmann::json::array({21, 21}));
+  CHECK(first["estimated time (s/step)"].is_number_float());
+  CHECK(first["estimated time (s/step)"].get<double>() == 20.5);
+  CHECK(first["is_oom"] == true);
+  CHECK(first["gpumem"].get<double>() == 20.375137329101562);
+  CHECK(first["exp_partition"] == "20-20");
+  CHECK(first["A10"] == 3);
+  CHECK(first["A6000"] == 1);
+  CHECK(first["rank"] == 1);
+  CHECK(first["real_rank"] == 0);
+  CHECK(doc[1]["real_rank"] == 1);
+  CHECK(doc[3]["partition"].size() == 4);
+}
+
+TEST_CASE("JSON keys follow --pretty's order; no rows is an empty array", "[report_format]") {
+  const std::vector<RunResult> runs{sample_run()};
+  const auto ranked = rank_results(runs);
+  std::ostringstream out;
+  write_json(out, ranked, {"A10", "A6000"}, CsvOptions{true});
+  const auto doc = nlohmann::ordered_json::parse(out.str());
+  CHECK(doc[0].begin().key() == "rank");
+  std::ostringstream empty;
+  write_json(empty, {}, {"A10"});
+  CHECK(empty.str() == "[]\n");
+}
+
+TEST_CASE("the table aligns columns in the original's pretty order", "[report_format]") {
+  const std::vector<RunResult> runs{sample_run()};
+  const auto ranked = rank_results(runs);
+  std::ostringstream out;
+  write_table(out, select_rows(ranked, {false, 2}), {"A10", "A6000"});
+  const std::string expected =
+      "rank  real_rank   m  mbs  tp  pp  dp  dp method  A10  A6000   s/step  pipeline s  "
+      "DP all-reduce s  Emb all-reduce s  gpumem GiB  is_oom  node placement  exp_partition  "
+      "partition  train_cost $  price_per_step $\n"
+      "   1          0  16    2   1   2   2  zero1        3      1  20.5000     20.0000           "
+      "0.2500            0.1250       20.38  True    A6000x1 A10x3   20-20          [21,21]    "
+      "     2562500           0.20500\n"
+      "   2          1  16    2   1   2   2  zero1        3      1  21.6993     21.1993           "
+      "0.2500            0.1250       20.38  False   A10x3 A6000x1   21-19          [22,20]    "
+      "     2712412           0.21699\n";
+  CHECK(out.str() == expected);
+}

@@ -1,0 +1,72 @@
+#include <catch2/catch.hpp>
+
+#include "zerosearch/io/catalogs.hpp"
+#include "zerosearch/core/error.hpp"
+#include "zerosearch/model/estimate.hpp"
+#include "zerosearch/search/plan.hpp"
+
+using namespace zerosearch;
+
+namespace {
+/// llama2_13B with DeepSpeed methods on `nodes` A10 nodes of 4 GPUs, from the shipped data.
+SearchPlan a10_deepspeed_plan(int nodes) {
+  static const Catalogs catalogs = load_catalogs(ZEROSEARCH_TEST_PROFILEDB);
+  PlanInput in;
+  in.model = "llama2_13B";
+  in.cluster = Cluster{{{"A10", nodes}}, 4, {}};
+  in.framework = Framework::deepspeed;
+  return make_plan(in, catalogs);
+}
+} // namespace
+
+TEST_CASE("torch.mean of identical rows rounds like ATen's blocked sum", "[estimate]") {
+  for (int n : {1, 2, 4, 8, 16, 32, 64}) {
+    CHECK(torch_mean_of_identical(0.25, n) == 0.25);
+  }
+  // Not always the value itself: sums of 3 and 17 copies round.
+  const double x = 0.0599515644 * 4.0 * 2.0;
+  CHECK(torch_mean_of_identical(x, 3) == Approx(x).epsilon(1e-15));
+}
+
+TEST_CASE("a golden row: 8 A10 nodes, zero1 tp 1 pp 8 dp 4 mbs 1", "[estimate]") {
+  const SearchPlan plan = a10_deepspeed_plan(8);
+  const DesignPoint p{DpMethod::zero1, 1, 4, 8, 1, 16};
+  const auto costs = layer_costs(plan.context, p);
+  const auto e = estimate(plan.context, p, costs, placements(plan.context.cluster)[0]);
+  // The reference CSV (tests/golden/homo_a10x8.csv) has these figures.
+  CHECK(e.partition == std::vector<int>{6, 5, 5, 5, 5, 5, 5, 6});
+  CHECK(e.step_s == 29.292451858520508);
+  CHECK(e.pipeline_s == 28.93369487285406);
+  CHECK(e.gpumem_gib == 20.375137329101562);
+  CHECK_FALSE(e.oom);
+}
+
+TEST_CASE("pp == 1 has no pipeline communication and no embedding sync", "[estimate]") {
+  const SearchPlan plan = a10_deepspeed_plan(2);
+  const DesignPoint p{DpMethod::zero2, 1, 8, 1, 1, 8};
+  const auto e = estimate(plan.context, p, layer_costs(plan.context, p),
+                          placements(plan.context.cluster)[0]);
+  CHECK(e.embedding_sync_s == 0.0);
+  CHECK(e.partition == std::vector<int>{42});
+  CHECK(e.step_s == Approx(e.pipeline_s + e.dp_sync_s).epsilon(1e-6));
+}
+
+TEST_CASE("a given partition is used as given; an invalid one is refused", "[estimate]") {
+  const SearchPlan plan = a10_deepspeed_plan(8);
+  const DesignPoint p{DpMethod::zero1, 1, 4, 8, 1, 16};
+  const auto costs = layer_costs(plan.context, p);
+  const Placement place = placements(plan.context.cluster)[0];
+  // minmax's own partition, given: the golden figure again.
+  CHECK(estimate(plan.context, p, costs, place, {6, 5, 5, 5, 5, 5, 5, 6}).step_s ==
+        29.292451858520508);
+  EstimateDetail d;
+  const auto e = estimate(plan.context, p, costs, place, {10, 2, 5, 5, 5, 5, 5, 5}, &d);
+  CHECK(e.partition == std::vector<int>{10, 2, 5, 5, 5, 5, 5, 5});
+  CHECK(e.oom); // 10 layers do not fit an A10
+  CHECK(d.stage_mem_gib.size() == 8);
+  CHECK(d.stage_mem_gib[0] > d.stage_limit_gib[0]);
+  CHECK(d.stage_mem_gib[1] < d.stage_mem_gib[2]);
+  CHECK(e.step_s == step_model(plan.context, p, costs, place).step_s(e.partition));
+  CHECK_THROWS_AS(estimate(plan.context, p, costs, place, {6, 5, 5}), InputError);
+  CHECK_THROWS_AS(estimate(plan.context, p, costs, place, {7, 5, 5, 5, 5, 5, 5, 5, 0}), InputError);
+}

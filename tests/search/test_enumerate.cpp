@@ -1,0 +1,63 @@
+#include <catch2/catch.hpp>
+
+#include "zerosearch/search/enumerate.hpp"
+#include "zerosearch/core/error.hpp"
+
+using namespace zerosearch;
+
+TEST_CASE("divisors ascending", "[enumerate]") {
+  CHECK(divisors(12) == std::vector<int>{1, 2, 3, 4, 6, 12});
+  CHECK(divisors(1) == std::vector<int>{1});
+  CHECK(divisors(16) == std::vector<int>{1, 2, 4, 8, 16});
+  CHECK(divisors(97) == std::vector<int>{1, 97});
+  CHECK(divisors(1'000'000'000).size() == 100);
+  CHECK(divisors(2'147'483'646).back() == 2'147'483'646);
+}
+
+TEST_CASE("the enumerator follows SPEC 2", "[enumerate]") {
+  EnumerateInput in;
+  in.methods = {DpMethod::zero0, DpMethod::zero1, DpMethod::zero2, DpMethod::zero3};
+  in.tp_degrees = {1, 2, 4};
+  in.world_size = 32;
+  in.global_batch = 64;
+  in.num_layers = 40;
+  const auto points = enumerate_design_points(in);
+  // 159 design points for 8 A10 nodes of 4 GPUs (the golden homo_a10x8 case).
+  CHECK(points.size() == 159);
+  for (const auto& p : points) {
+    CHECK(p.tp * p.dp * p.pp == 32);
+    CHECK(p.num_micro_batches * p.dp * p.mbs == 64);
+    if (p.method == DpMethod::zero3) CHECK(p.tp == 1);
+    if (p.method == DpMethod::zero2 || p.method == DpMethod::zero3) CHECK(p.pp == 1);
+  }
+  // Order: method, then tp, then dp, then mbs ascending.
+  CHECK(points.front().method == DpMethod::zero0);
+  CHECK(points.front().tp == 1);
+  CHECK(points.front().dp == 1);
+  CHECK(points.front().mbs == 1);
+}
+
+TEST_CASE("pp never exceeds the transformer layer count", "[enumerate]") {
+  EnumerateInput in{{DpMethod::dp}, {1}, 64, 64, 40};
+  for (const auto& p : enumerate_design_points(in)) {
+    CHECK(p.pp <= 40);
+  }
+}
+
+TEST_CASE("method and framework names", "[enumerate]") {
+  CHECK(parse_dp_method("zero2") == DpMethod::zero2);
+  CHECK_THROWS_AS(parse_dp_method("zero4"), InputError);
+  CHECK(parse_framework("d") == Framework::deepspeed);
+  CHECK(parse_framework("default") == Framework::automatic);
+  CHECK_THROWS_WITH(parse_framework("x"),
+                    "unknown framework 'x' (allowed: m = Megatron-LM, d = DeepSpeed, both, default)");
+  CHECK(flavour_of(DpMethod::fsdp) == Flavour::megatron);
+  CHECK(flavour_of(DpMethod::zero0) == Flavour::deepspeed);
+}
+
+TEST_CASE("explicit design points are checked", "[enumerate]") {
+  CHECK_FALSE(invalid_reason({DpMethod::zero1, 1, 4, 8, 1, 16}, 32, 64, 40, 4));
+  CHECK(invalid_reason({DpMethod::zero3, 2, 16, 1, 1, 4}, 32, 64, 40, 4) == "zero3 needs tp 1");
+  CHECK(invalid_reason({DpMethod::zero1, 1, 4, 4, 1, 16}, 32, 64, 40, 4) ==
+        "tp*dp*pp = 1*4*4 = 16 is not the 32 GPUs of the cluster");
+}
