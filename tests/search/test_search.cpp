@@ -1,22 +1,16 @@
 #include <catch2/catch.hpp>
 
+#include "fixtures.hpp"
+
 #include <vector>
 
-#include "zerosearch/io/catalogs.hpp"
 #include "zerosearch/search/plan.hpp"
 #include "zerosearch/search/search.hpp"
 
 using namespace zerosearch;
 
 namespace {
-SearchPlan mixed_plan() {
-  static const Catalogs catalogs = load_catalogs(ZEROSEARCH_TEST_PROFILEDB);
-  PlanInput in;
-  in.model = "llama2_13B";
-  in.cluster = Cluster{{{"A10", 3}, {"A6000", 5}}, 4, {}};
-  in.framework = Framework::deepspeed;
-  return make_plan(in, catalogs);
-}
+SearchPlan mixed_plan() { return test::llama_deepspeed_plan({{"A10", 3}, {"A6000", 5}}); }
 
 bool same_rows(const std::vector<ResultRow>& a, const std::vector<ResultRow>& b) {
   if (a.size() != b.size()) return false;
