@@ -91,96 +91,38 @@ std::string csv_field(const std::string& text) {
 
 std::vector<std::string> csv_columns(const std::vector<std::string>& type_names,
                                      const CsvOptions& options) {
-  std::vector<std::string> cols;
-  if (options.pretty) {
-    cols = {"rank", "real_rank", "m", "mbs", "tp", "pp", "dp", "dp method"};
-    cols.insert(cols.end(), type_names.begin(), type_names.end());
-    for (const char* c : {"estimated time (s/step)", "pipeline time", "DP all-reduce time",
-                          "Emb layer all-reduce time", "gpumem", "is_oom", "node placement",
-                          "exp_partition", "partition", "train_cost", "price_per_step"}) {
-      cols.emplace_back(c);
-    }
-    if (options.pareto_column) {
-      cols.emplace_back("pareto");
-    }
-    return cols;
+  std::vector<std::string> names;
+  for (const Column& c : csv_layout(type_names, options)) {
+    names.push_back(c.name());
   }
-  cols = {"m",
-          "mbs",
-          "tp",
-          "pp",
-          "dp",
-          "dp method",
-          "overlap_comm",
-          "node placement",
-          "partition",
-          "estimated time (s/step)",
-          "pipeline time",
-          "DP all-reduce time",
-          "Emb layer all-reduce time",
-          "is_oom",
-          "gpumem",
-          "train_cost",
-          "price_per_step",
-          "exp_partition"};
-  cols.insert(cols.end(), type_names.begin(), type_names.end());
-  cols.emplace_back("rank");
-  cols.emplace_back("real_rank");
-  if (options.pareto_column) {
-    cols.emplace_back("pareto");
-  }
-  return cols;
+  return names;
 }
 
 void write_csv(std::ostream& out, const std::vector<RankedRow>& rows,
                const std::vector<std::string>& type_names, const CsvOptions& options) {
-  const auto columns = csv_columns(type_names, options);
-  std::string line;
+  const std::vector<Column> columns = csv_layout(type_names, options);
+  std::string buffer;
   for (std::size_t i = 0; i < columns.size(); ++i) {
-    line += (i ? "," : "") + csv_field(columns[i]);
+    buffer += i ? "," : "";
+    buffer += csv_field(columns[i].name());
   }
-  out << line << '\n';
-  std::vector<std::string> names;
-  for (const auto& r : rows) {
-    const ResultRow& row = *r.row;
-    const Estimate& e = row.estimate;
-    const DesignPoint& p = row.point;
-    const Cluster& cluster = r.run->cluster;
-    const std::string placement =
-        placement_to_python(cluster, r.run->placements[static_cast<std::size_t>(row.placement)]);
-    const auto value = [&](const std::string& col) -> std::string {
-      if (col == "m") return std::to_string(p.num_micro_batches);
-      if (col == "mbs") return std::to_string(p.mbs);
-      if (col == "tp") return std::to_string(p.tp);
-      if (col == "pp") return std::to_string(p.pp);
-      if (col == "dp") return std::to_string(p.dp);
-      if (col == "dp method") return to_string(p.method);
-      if (col == "overlap_comm") return "False";
-      if (col == "node placement") return placement;
-      if (col == "partition") return python_int_list(e.partition);
-      if (col == "estimated time (s/step)") return python_float(e.step_s);
-      if (col == "pipeline time") return python_float(e.pipeline_s);
-      if (col == "DP all-reduce time") return python_float(e.dp_sync_s);
-      if (col == "Emb layer all-reduce time") return python_float(e.embedding_sync_s);
-      if (col == "is_oom") return e.oom ? "True" : "False";
-      if (col == "gpumem") return python_float(e.gpumem_gib);
-      if (col == "train_cost") return python_float(e.train_cost_usd);
-      if (col == "price_per_step") return python_float(e.price_per_step_usd);
-      if (col == "exp_partition") return exp_partition(e.partition);
-      if (col == "rank") return std::to_string(r.rank);
-      if (col == "real_rank") return std::to_string(r.real_rank);
-      if (col == "pareto") return r.on_front ? "True" : "False";
-      for (const auto& g : cluster.groups) {
-        if (g.gpu == col) return std::to_string(g.count);
-      }
-      return "0";
-    };
-    line.clear();
+  buffer += '\n';
+  // Rows go out in blocks of about 1 MiB: one buffer, no string per cell.
+  constexpr std::size_t kFlushBytes = std::size_t{1} << 20;
+  for (const RankedRow& r : rows) {
     for (std::size_t i = 0; i < columns.size(); ++i) {
-      line += (i ? "," : "") + csv_field(value(columns[i]));
+      if (i) {
+        buffer += ',';
+      }
+      append_csv_cell(buffer, columns[i], r);
     }
-    out << line << '\n';
+    buffer += '\n';
+    if (buffer.size() >= kFlushBytes) {
+      out.write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+      buffer.clear();
+    }
   }
+  out.write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
 }
 
 } // namespace zerosearch

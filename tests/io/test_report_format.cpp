@@ -113,15 +113,16 @@ TEST_CASE("the table aligns columns in the original's pretty order", "[report_fo
   const auto ranked = rank_results(runs);
   std::ostringstream out;
   write_table(out, select_rows(ranked, {false, 2}), {"A10", "A6000"});
+  // The CSV's column names, with units where a name has none (s, GiB, USD).
   const std::string expected =
-      "rank  real_rank   m  mbs  tp  pp  dp  dp method  A10  A6000   s/step  pipeline s  "
-      "DP all-reduce s  Emb all-reduce s  gpumem GiB  is_oom  node placement  exp_partition  "
-      "partition  train_cost $  price_per_step $\n"
-      "   1          0  16    2   1   2   2  zero1        3      1  20.5000     20.0000           "
-      "0.2500            0.1250       20.38  True    A6000x1 A10x3   20-20          [21,21]    "
-      "     2562500           0.20500\n"
-      "   2          1  16    2   1   2   2  zero1        3      1  21.6993     21.1993           "
-      "0.2500            0.1250       20.38  False   A10x3 A6000x1   21-19          [22,20]    "
-      "     2712412           0.21699\n";
+      "rank  real_rank   m  mbs  tp  pp  dp  dp method  A10  A6000  estimated time (s/step)  "
+      "pipeline time (s)  DP all-reduce time (s)  Emb layer all-reduce time (s)  gpumem (GiB)  "
+      "is_oom  node placement  exp_partition  partition  train_cost (USD)  price_per_step (USD)\n"
+      "   1          0  16    2   1   2   2  zero1        3      1                  20.5000  "
+      "          20.0000                  0.2500                         0.1250         20.38  "
+      "True    A6000x1 A10x3   20-20          [21,21]             2562500               0.20500\n"
+      "   2          1  16    2   1   2   2  zero1        3      1                  21.6993  "
+      "          21.1993                  0.2500                         0.1250         20.38  "
+      "False   A10x3 A6000x1   21-19          [22,20]             2712412               0.21699\n";
   CHECK(out.str() == expected);
 }

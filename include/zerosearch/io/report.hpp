@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "zerosearch/core/cluster.hpp"
+#include "zerosearch/io/columns.hpp"
 #include "zerosearch/search/ranking.hpp"
 
 namespace zerosearch {
@@ -18,14 +19,7 @@ namespace zerosearch {
 /// "16-24": partition[0]-1, the middle entries, partition[-1]-1.
 [[nodiscard]] std::string exp_partition(const std::vector<int>& partition);
 
-struct CsvOptions {
-  /// The original's --pretty column order.
-  bool pretty = false;
-  /// Adds a last column `pareto` (True/False: the row is on the price/step-time front).
-  bool pareto_column = false;
-};
-
-/// The CSV header, in the original's column order (or its --pretty order).
+/// The CSV header names, in the original's column order (or its --pretty order): csv_layout.
 [[nodiscard]] std::vector<std::string> csv_columns(const std::vector<std::string>& type_names,
                                                    const CsvOptions& options = {});
 

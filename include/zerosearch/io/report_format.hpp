@@ -24,16 +24,13 @@ struct RowSelection {
 [[nodiscard]] std::vector<RankedRow> select_rows(const std::vector<RankedRow>& ranked,
                                                  const RowSelection& selection);
 
-/// A placement for the screen: runs of one node type, "A10x2 A6000x5 A10x1".
-[[nodiscard]] std::string compress_placement(const Cluster& cluster, const Placement& placement);
-
 /// Writes `rows` as a JSON array with one object per row. The keys are the CSV's columns, in
 /// its order (csv_columns); the values are native: integers, numbers, booleans, an array of
 /// node types for "node placement" and of layer counts for "partition". Ends with a newline.
 void write_json(std::ostream& out, const std::vector<RankedRow>& rows,
                 const std::vector<std::string>& type_names, const CsvOptions& options = {});
 
-/// The table's column headers: the original's --pretty order with units in the names.
+/// The table's column headers: the original's --pretty order and names, with units.
 [[nodiscard]] std::vector<std::string> table_columns(const std::vector<std::string>& type_names);
 
 /// Writes `rows` as a table with aligned columns in the original's --pretty column order:

@@ -1,0 +1,78 @@
+#pragma once
+// The output columns: one table (kColumns in columns.cpp) that the CSV, JSON and table writers
+// share. Each column has the original's name (CSV header and JSON key), its unit, how the
+// table aligns it and one cell function per format.
+//
+// Adding a column: a ColumnId, a row in kColumns, a case in each of the three cell functions
+// of columns.cpp, and its place in the layouts (original_order, pretty_order).
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "zerosearch/search/ranking.hpp"
+
+namespace zerosearch {
+
+enum class ColumnId {
+  m, mbs, tp, pp, dp, dp_method, overlap_comm, node_placement, partition, step_time,
+  pipeline_time, dp_sync_time, embedding_sync_time, is_oom, gpumem, train_cost, price_per_step,
+  exp_partition, node_count, rank, real_rank, pareto
+};
+
+struct ColumnDef {
+  ColumnId id;
+  /// The original's CSV header, also the JSON key ("A10" etc. for node counts).
+  const char* name;
+  /// Unit shown in the table's header, "" when the name says it or there is none.
+  const char* unit;
+  /// Left-aligned in the table (text); numbers are right-aligned.
+  bool text;
+};
+
+[[nodiscard]] std::span<const ColumnDef> column_defs() noexcept;
+[[nodiscard]] const ColumnDef& column_def(ColumnId id) noexcept;
+
+/// One column of an output: its definition and, for node counts, the node type it counts.
+struct Column {
+  const ColumnDef* def = nullptr;
+  std::string node_type;
+  /// CSV header and JSON key.
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  /// Table header: the name with its unit, "gpumem (GiB)".
+  [[nodiscard]] std::string table_header() const;
+
+  Column(ColumnId id, std::string type = {});
+
+private:
+  std::string name_;
+};
+
+struct CsvOptions {
+  /// The original's --pretty column order.
+  bool pretty = false;
+  /// Adds a last column `pareto` (True/False: the row is on the price/step-time front).
+  bool pareto_column = false;
+};
+
+/// The original's CSV column order (or its --pretty order); `type_names` are the node-count
+/// columns in command-line order.
+[[nodiscard]] std::vector<Column> csv_layout(const std::vector<std::string>& type_names,
+                                             const CsvOptions& options = {});
+/// The table's columns: the original's --pretty order.
+[[nodiscard]] std::vector<Column> table_layout(const std::vector<std::string>& type_names);
+
+/// A placement for the screen: runs of one node type, "A10x2 A6000x5 A10x1".
+[[nodiscard]] std::string compress_placement(const Cluster& cluster, const Placement& placement);
+
+/// Appends the column's cell of `r` in the original's CSV format (pandas to_csv, Python repr
+/// of floats and lists), quoted as Python's csv module does.
+void append_csv_cell(std::string& out, const Column& c, const RankedRow& r);
+/// The cell as a native JSON value: numbers (null when not finite), booleans, arrays for the
+/// placement and the partition.
+[[nodiscard]] nlohmann::ordered_json json_cell(const Column& c, const RankedRow& r);
+/// The cell for the screen: times to 4 decimals, GiB to 2, placements compressed.
+[[nodiscard]] std::string table_cell(const Column& c, const RankedRow& r);
+
+} // namespace zerosearch

@@ -1,0 +1,251 @@
+#include "zerosearch/io/columns.hpp"
+
+#include <array>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "zerosearch/io/report.hpp"
+
+namespace zerosearch {
+
+namespace {
+
+// The one table of output columns (docs/model.md §6 for the original's CSV).
+constexpr std::array<ColumnDef, 22> kColumns{{
+    {ColumnId::m, "m", "", false},
+    {ColumnId::mbs, "mbs", "", false},
+    {ColumnId::tp, "tp", "", false},
+    {ColumnId::pp, "pp", "", false},
+    {ColumnId::dp, "dp", "", false},
+    {ColumnId::dp_method, "dp method", "", true},
+    {ColumnId::overlap_comm, "overlap_comm", "", true},
+    {ColumnId::node_placement, "node placement", "", true},
+    {ColumnId::partition, "partition", "", true},
+    {ColumnId::step_time, "estimated time (s/step)", "", false},
+    {ColumnId::pipeline_time, "pipeline time", "s", false},
+    {ColumnId::dp_sync_time, "DP all-reduce time", "s", false},
+    {ColumnId::embedding_sync_time, "Emb layer all-reduce time", "s", false},
+    {ColumnId::is_oom, "is_oom", "", true},
+    {ColumnId::gpumem, "gpumem", "GiB", false},
+    {ColumnId::train_cost, "train_cost", "USD", false},
+    {ColumnId::price_per_step, "price_per_step", "USD", false},
+    {ColumnId::exp_partition, "exp_partition", "", true},
+    {ColumnId::node_count, "", "nodes", false},
+    {ColumnId::rank, "rank", "", false},
+    {ColumnId::real_rank, "real_rank", "", false},
+    {ColumnId::pareto, "pareto", "", true},
+}};
+
+const Placement& placement_of(const RankedRow& r) {
+  return r.run->placements[static_cast<std::size_t>(r.row->placement)];
+}
+
+int node_count(const RankedRow& r, const std::string& name) {
+  for (const auto& g : r.run->cluster.groups) {
+    if (g.gpu == name) {
+      return g.count;
+    }
+  }
+  return 0;
+}
+
+void append_int(std::string& out, long long v) { fmt::format_to(std::back_inserter(out), "{}", v); }
+
+/// Appends `cell` as Python's csv module writes a field with QUOTE_MINIMAL.
+void append_quoted(std::string& out, std::string_view cell) {
+  if (cell.find_first_of(",\"\r\n") == std::string_view::npos) {
+    out += cell;
+    return;
+  }
+  out += '"';
+  for (const char c : cell) {
+    out += c;
+    if (c == '"') {
+      out += '"';
+    }
+  }
+  out += '"';
+}
+
+nlohmann::ordered_json number(double v) {
+  return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+}
+
+} // namespace
+
+std::span<const ColumnDef> column_defs() noexcept { return kColumns; }
+
+const ColumnDef& column_def(ColumnId id) noexcept {
+  return kColumns[static_cast<std::size_t>(id)];
+}
+
+Column::Column(ColumnId id, std::string type)
+    : def(&column_def(id)), node_type(std::move(type)),
+      name_(id == ColumnId::node_count ? node_type : std::string(def->name)) {}
+
+std::string Column::table_header() const {
+  return def->unit[0] == '\0' || def->id == ColumnId::node_count
+             ? name_
+             : fmt::format("{} ({})", name_, def->unit);
+}
+
+std::vector<Column> csv_layout(const std::vector<std::string>& type_names,
+                               const CsvOptions& options) {
+  std::vector<Column> cols;
+  using C = ColumnId;
+  const auto add = [&](std::initializer_list<ColumnId> ids) {
+    for (const ColumnId id : ids) {
+      cols.emplace_back(id);
+    }
+  };
+  const auto add_counts = [&] {
+    for (const auto& t : type_names) {
+      cols.emplace_back(C::node_count, t);
+    }
+  };
+  if (options.pretty) {
+    add({C::rank, C::real_rank, C::m, C::mbs, C::tp, C::pp, C::dp, C::dp_method});
+    add_counts();
+    add({C::step_time, C::pipeline_time, C::dp_sync_time, C::embedding_sync_time, C::gpumem,
+         C::is_oom, C::node_placement, C::exp_partition, C::partition, C::train_cost,
+         C::price_per_step});
+  } else {
+    add({C::m, C::mbs, C::tp, C::pp, C::dp, C::dp_method, C::overlap_comm, C::node_placement,
+         C::partition, C::step_time, C::pipeline_time, C::dp_sync_time, C::embedding_sync_time,
+         C::is_oom, C::gpumem, C::train_cost, C::price_per_step, C::exp_partition});
+    add_counts();
+    add({C::rank, C::real_rank});
+  }
+  if (options.pareto_column) {
+    add({C::pareto});
+  }
+  return cols;
+}
+
+std::vector<Column> table_layout(const std::vector<std::string>& type_names) {
+  return csv_layout(type_names, CsvOptions{true, false});
+}
+
+void append_csv_cell(std::string& out, const Column& c, const RankedRow& r) {
+  const ResultRow& row = *r.row;
+  const DesignPoint& p = row.point;
+  const Estimate& e = row.estimate;
+  switch (c.def->id) {
+  case ColumnId::m: append_int(out, p.num_micro_batches); return;
+  case ColumnId::mbs: append_int(out, p.mbs); return;
+  case ColumnId::tp: append_int(out, p.tp); return;
+  case ColumnId::pp: append_int(out, p.pp); return;
+  case ColumnId::dp: append_int(out, p.dp); return;
+  case ColumnId::dp_method: out += to_string(p.method); return;
+  case ColumnId::overlap_comm: out += "False"; return;
+  case ColumnId::node_placement: {
+    // "['A10', 'A6000']": quoted as soon as it has two nodes (a comma).
+    const Placement& placement = placement_of(r);
+    const auto& groups = r.run->cluster.groups;
+    if (placement.size() > 1) {
+      out += '"';
+    }
+    out += '[';
+    for (std::size_t i = 0; i < placement.size(); ++i) {
+      out += i == 0 ? "'" : ", '";
+      out += groups[static_cast<std::size_t>(placement[i])].gpu;
+      out += '\'';
+    }
+    out += ']';
+    if (placement.size() > 1) {
+      out += '"';
+    }
+    return;
+  }
+  case ColumnId::partition: append_quoted(out, python_int_list(e.partition)); return;
+  case ColumnId::step_time: out += python_float(e.step_s); return;
+  case ColumnId::pipeline_time: out += python_float(e.pipeline_s); return;
+  case ColumnId::dp_sync_time: out += python_float(e.dp_sync_s); return;
+  case ColumnId::embedding_sync_time: out += python_float(e.embedding_sync_s); return;
+  case ColumnId::is_oom: out += e.oom ? "True" : "False"; return;
+  case ColumnId::gpumem: out += python_float(e.gpumem_gib); return;
+  case ColumnId::train_cost: out += python_float(e.train_cost_usd); return;
+  case ColumnId::price_per_step: out += python_float(e.price_per_step_usd); return;
+  case ColumnId::exp_partition: out += exp_partition(e.partition); return;
+  case ColumnId::node_count: append_int(out, node_count(r, c.node_type)); return;
+  case ColumnId::rank: append_int(out, r.rank); return;
+  case ColumnId::real_rank: append_int(out, r.real_rank); return;
+  case ColumnId::pareto: out += r.on_front ? "True" : "False"; return;
+  }
+}
+
+nlohmann::ordered_json json_cell(const Column& c, const RankedRow& r) {
+  const ResultRow& row = *r.row;
+  const DesignPoint& p = row.point;
+  const Estimate& e = row.estimate;
+  switch (c.def->id) {
+  case ColumnId::m: return p.num_micro_batches;
+  case ColumnId::mbs: return p.mbs;
+  case ColumnId::tp: return p.tp;
+  case ColumnId::pp: return p.pp;
+  case ColumnId::dp: return p.dp;
+  case ColumnId::dp_method: return to_string(p.method);
+  case ColumnId::overlap_comm: return false;
+  case ColumnId::node_placement: {
+    auto names = nlohmann::ordered_json::array();
+    for (const int g : placement_of(r)) {
+      names.push_back(r.run->cluster.groups[static_cast<std::size_t>(g)].gpu);
+    }
+    return names;
+  }
+  case ColumnId::partition: return e.partition;
+  case ColumnId::step_time: return number(e.step_s);
+  case ColumnId::pipeline_time: return number(e.pipeline_s);
+  case ColumnId::dp_sync_time: return number(e.dp_sync_s);
+  case ColumnId::embedding_sync_time: return number(e.embedding_sync_s);
+  case ColumnId::is_oom: return e.oom;
+  case ColumnId::gpumem: return number(e.gpumem_gib);
+  case ColumnId::train_cost: return number(e.train_cost_usd);
+  case ColumnId::price_per_step: return number(e.price_per_step_usd);
+  case ColumnId::exp_partition: return exp_partition(e.partition);
+  case ColumnId::node_count: return node_count(r, c.node_type);
+  case ColumnId::rank: return r.rank;
+  case ColumnId::real_rank: return r.real_rank;
+  case ColumnId::pareto: return r.on_front;
+  }
+  return nullptr;
+}
+
+std::string table_cell(const Column& c, const RankedRow& r) {
+  const ResultRow& row = *r.row;
+  const Estimate& e = row.estimate;
+  switch (c.def->id) {
+  case ColumnId::node_placement: return compress_placement(r.run->cluster, placement_of(r));
+  case ColumnId::partition: return fmt::format("[{}]", fmt::join(e.partition, ","));
+  case ColumnId::step_time: return fmt::format("{:.4f}", e.step_s);
+  case ColumnId::pipeline_time: return fmt::format("{:.4f}", e.pipeline_s);
+  case ColumnId::dp_sync_time: return fmt::format("{:.4f}", e.dp_sync_s);
+  case ColumnId::embedding_sync_time: return fmt::format("{:.4f}", e.embedding_sync_s);
+  case ColumnId::gpumem: return fmt::format("{:.2f}", e.gpumem_gib);
+  case ColumnId::train_cost: return fmt::format("{:.0f}", e.train_cost_usd);
+  case ColumnId::price_per_step: return fmt::format("{:.5f}", e.price_per_step_usd);
+  default: {
+    std::string out;
+    append_csv_cell(out, c, r);
+    return out;
+  }
+  }
+}
+
+std::string compress_placement(const Cluster& cluster, const Placement& placement) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < placement.size()) {
+    std::size_t j = i;
+    while (j < placement.size() && placement[j] == placement[i]) {
+      ++j;
+    }
+    out += out.empty() ? "" : " ";
+    out += fmt::format("{}x{}", cluster.groups[static_cast<std::size_t>(placement[i])].gpu, j - i);
+    i = j;
+  }
+  return out;
+}
+
+} // namespace zerosearch
