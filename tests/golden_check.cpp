@@ -3,7 +3,7 @@
 // design point (mbs, tp, pp, dp, method, placement, plus node-count columns), with the same
 // rules as shared/tools/compare_csv.py: m, partition, exp_partition, is_oom exact; times,
 // memory and prices within rtol; best feasible point and ranks equal up to ties; rows sorted.
-// --pareto leaves out compositions with a zero node count (SPEC deviation 3) and the global
+// --pareto leaves out compositions with a zero node count (docs/model.md §6.3) and the global
 // rank checks. Exit 0 when everything matches; the last line is a one-line summary.
 #include <algorithm>
 #include <cmath>

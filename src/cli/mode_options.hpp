@@ -19,7 +19,7 @@ void check_mode_flags(const Options& o);
 
 /// The design point of --dp_method --tp --pp --dp --mbs (all required) for a cluster of
 /// `world_size` GPUs: InputError naming a missing flag, a bad value, or why the point is not
-/// valid (SPEC 2 rules).
+/// valid (docs/model.md §2 rules).
 [[nodiscard]] DesignPoint parse_design_point(const Options& o, int world_size, int global_batch,
                                              int num_layers, int gpus_per_node);
 

@@ -143,7 +143,7 @@ std::string no_design_point_message(const SearchPlan& plan) {
                      ctx.global_batch, ctx.model.num_layers, ctx.model.name);
 }
 
-/// The original's record file name (SPEC 5).
+/// The original's record file name (docs/model.md §5).
 std::string record_name(const Options& o, const Cluster& cluster) {
   const long long n = o.pareto ? parse_int("--num_node", o.num_node, 1, 1'000'000)
                                : cluster.num_nodes();

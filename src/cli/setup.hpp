@@ -33,7 +33,7 @@ void check_plan(const Options& o, const SearchPlan& plan);
 /// the layer count), with what to change.
 [[nodiscard]] std::string no_design_point_message(const SearchPlan& plan);
 
-/// The original's --record file name (SPEC 5), without the logs/ folder.
+/// The original's --record file name (docs/model.md §5), without the logs/ folder.
 [[nodiscard]] std::string record_name(const Options& o, const Cluster& cluster);
 
 } // namespace zerosearch::cli

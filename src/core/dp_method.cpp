@@ -10,7 +10,7 @@ namespace zerosearch {
 
 namespace {
 
-// SPEC 2 (order, tp and pp rules) and SPEC 4 (compute factors: backward = 2x forward under
+// docs/model.md §2 (order, tp and pp rules) and §4.1 (compute factors: backward = 2x forward under
 // Megatron-LM, 3x under DeepSpeed, and ZeRO-3's parameter gathers as 1.6x on top).
 constexpr std::array<DpMethodInfo, 6> kDpMethods{{
     {DpMethod::dp, "dp", Flavour::megatron, 3.0, ForwardShare::third, true, true, false,

@@ -120,7 +120,7 @@ SearchPlan make_plan(const PlanInput& in, const Catalogs& catalogs) {
                           (gpu.price_per_node_hour_usd / 3600.0) * ctx.cluster.groups[g].count;
     ctx.megatron_profiles[g] = catalogs.profiles.find(ctx.model.name, name, Flavour::megatron);
     ctx.deepspeed_profiles[g] = catalogs.profiles.find(ctx.model.name, name, Flavour::deepspeed);
-    // Slowness: the profiled transformer-layer time at the smallest tp (SPEC deviation 3).
+    // Slowness: the profiled transformer-layer time at the smallest tp (docs/model.md §6.3).
     for (const GpuProfile* p : {ctx.deepspeed_profiles[g], ctx.megatron_profiles[g]}) {
       if (p != nullptr && ctx.slowness[g] == 0.0) {
         ctx.slowness[g] = p->layer_times_s.begin()->second[1];
@@ -149,7 +149,7 @@ SearchPlan make_plan(const PlanInput& in, const Catalogs& catalogs) {
     throw InputError("the cluster has no nodes");
   }
 
-  // Methods (SPEC 2 and deviation 1).
+  // Methods (docs/model.md §2 and §6.1).
   const bool has_megatron = flavour_available(ctx, Flavour::megatron);
   const bool has_deepspeed = flavour_available(ctx, Flavour::deepspeed);
   std::vector<DpMethod> wanted;

@@ -42,8 +42,8 @@ using Placement = std::vector<int>;
 /// Placement written as the original's Python list: ['A10', 'A10', 'A6000'].
 [[nodiscard]] std::string placement_to_python(const Cluster& cluster, const Placement& p);
 
-/// The GPU-type index each pipeline stage runs on (SPEC 3). `slowness[g]` orders types: the
-/// larger, the slower; a group of nodes is bound by its slowest present type.
+/// The GPU-type index each pipeline stage runs on (docs/model.md §3). `slowness[g]` orders types:
+/// the larger, the slower; a group of nodes is bound by its slowest present type.
 [[nodiscard]] std::vector<int> stage_gpu_types(int pp, const Placement& placement,
                                                const std::vector<double>& slowness);
 

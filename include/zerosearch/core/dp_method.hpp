@@ -1,7 +1,7 @@
 #pragma once
 // The vocabulary of a design point: data-parallel methods (one table, kDpMethods, that the
 // enumerator, the estimator, the planner, help texts and error messages read), frameworks,
-// profile flavours and the design point itself (docs/model.md, SPEC 2).
+// profile flavours and the design point itself (docs/model.md §2).
 //
 // Adding a data-parallel method: a row in kDpMethods (dp_method.cpp), its gradient/parameter
 // sync formula (model/comm.cpp, dp_sync_time_s) and its weight-memory formula
@@ -18,8 +18,8 @@ enum class Flavour { megatron, deepspeed };
 
 enum class DpMethod { dp, fsdp, zero0, zero1, zero2, zero3 };
 
-/// How a 1F1B stage's time splits between forward and backward (SPEC 4): the original charges
-/// a quarter of a layer's cost to forward for ZeRO 0/1 and a third for the others.
+/// How a 1F1B stage's time splits between forward and backward (docs/model.md §4): the original
+/// charges a quarter of a layer's cost to forward for ZeRO 0/1 and a third for the others.
 enum class ForwardShare { third, quarter };
 
 /// Everything the search needs to know about one data-parallel method, except its sync and
@@ -30,21 +30,21 @@ struct DpMethodInfo {
   const char* name;
   /// Framework whose profile times it uses and whose launcher runs it.
   Flavour flavour;
-  /// Forward + backward time as a multiple of the profiled forward time (SPEC 4).
+  /// Forward + backward time as a multiple of the profiled forward time (docs/model.md §4).
   double compute_factor;
   ForwardShare forward_share;
   /// False: only tp = 1 (ZeRO-3 in the original).
   bool allows_tensor_parallel;
   /// False: only pp = 1 (DeepSpeed's pipeline engine rejects ZeRO-2/3).
   bool allows_pipeline_parallel;
-  /// --framework default (SPEC deviation 1): a DeepSpeed method with a Megatron-LM equivalent
+  /// --framework default (docs/model.md §6.1): a DeepSpeed method with a Megatron-LM equivalent
   /// is searched only when the model has no Megatron-LM profile.
   bool has_megatron_equivalent;
   /// One line for --help and the docs.
   const char* summary;
 };
 
-/// All methods, in the original's enumeration order (SPEC 2).
+/// All methods, in the original's enumeration order (docs/model.md §2).
 [[nodiscard]] std::span<const DpMethodInfo> dp_methods() noexcept;
 [[nodiscard]] const DpMethodInfo& info(DpMethod m) noexcept;
 [[nodiscard]] const char* to_string(DpMethod m) noexcept;
@@ -56,7 +56,7 @@ struct DpMethodInfo {
 [[nodiscard]] DpMethod parse_dp_method(const std::string& text);
 
 /// --framework: m = Megatron-LM (dp, fsdp), d = DeepSpeed (zero0-3), both, or default (each
-/// data-parallel method once, from whichever framework has profiles; SPEC deviation 1).
+/// data-parallel method once, from whichever framework has profiles; docs/model.md §6.1).
 enum class Framework { megatron, deepspeed, both, automatic };
 [[nodiscard]] const char* to_string(Framework f) noexcept;
 /// Accepts m, d, both, default. Throws InputError listing them.

@@ -1,5 +1,5 @@
 #pragma once
-// The original's CSV format and the Python formatting it needs (SPEC 6).
+// The original's CSV format and the Python formatting it needs (docs/model.md §5).
 #include <ostream>
 #include <string>
 #include <vector>

@@ -1,6 +1,6 @@
 #pragma once
-// Communication costs (SPEC 4): pipeline links between stages, data-parallel collectives and
-// the embedding synchronisation. Like the original, these are computed in float32 (its torch
+// Communication costs (docs/model.md §4): pipeline links between stages, data-parallel collectives
+// and the embedding synchronisation. Like the original, these are computed in float32 (its torch
 // tensors), so every step rounds to float; the results are float32 seconds.
 #include <vector>
 
@@ -55,8 +55,8 @@ struct RankLayout {
 [[nodiscard]] float dp_ring_bandwidth_bps(const RankLayout& layout, const Placement& placement,
                                           const std::vector<LinkF32>& links) noexcept;
 
-/// Data-parallel synchronisation time per step, seconds (SPEC 4), for `params` parameters of
-/// `precision_bits` over a ring of `bandwidth_bps`, with `micro_batches` micro-batches.
+/// Data-parallel synchronisation time per step, seconds (docs/model.md §4), for `params` parameters
+/// of `precision_bits` over a ring of `bandwidth_bps`, with `micro_batches` micro-batches.
 [[nodiscard]] float dp_sync_time_s(DpMethod method, int dp, float params, int precision_bits,
                                    float bandwidth_bps, float micro_batches) noexcept;
 

@@ -1,6 +1,6 @@
 #pragma once
-// One estimate (SPEC 4): step time, its parts, peak memory and cost of a design point on a
-// placement. Pure functions of the inputs below; nothing here reads files or prints.
+// One estimate (docs/model.md §4): step time, its parts, peak memory and cost of a design point on
+// a placement. Pure functions of the inputs below; nothing here reads files or prints.
 #include <cstdint>
 #include <memory>
 #include <string>

@@ -1,6 +1,6 @@
 #pragma once
 // --search_method ga: a genetic algorithm over contiguous layer partitions that minimises the
-// simulated step time (SPEC deviation 5). Seeded and reproducible.
+// simulated step time (docs/model.md §6.5). Seeded and reproducible.
 #include <cstdint>
 #include <vector>
 

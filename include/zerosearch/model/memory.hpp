@@ -1,5 +1,5 @@
 #pragma once
-// Peak GPU memory per stage (SPEC 4), in float32 as the original computes it.
+// Peak GPU memory per stage (docs/model.md §4), in float32 as the original computes it.
 #include <vector>
 
 #include "zerosearch/core/dp_method.hpp"

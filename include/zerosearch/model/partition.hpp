@@ -1,5 +1,5 @@
 #pragma once
-// Layer partition across pipeline stages and the per-stage times it implies (SPEC 4).
+// Layer partition across pipeline stages and the per-stage times it implies (docs/model.md §4).
 #include <vector>
 
 namespace zerosearch {

@@ -1,6 +1,7 @@
 #pragma once
 // The simulated step time of one design point on one placement as a function of its layer
-// partition (SPEC 4): what estimate() reports and what the searching partitioners minimise.
+// partition (docs/model.md §4): what estimate() reports and what the searching partitioners
+// minimise.
 #include <vector>
 
 #include "zerosearch/core/dp_method.hpp"

@@ -1,5 +1,5 @@
 #pragma once
-// The enumerator of design points (SPEC 2).
+// The enumerator of design points (docs/model.md §2).
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,12 +21,12 @@ struct EnumerateInput {
   int num_layers = 40;
 };
 
-/// All design points in the original's rules and order (SPEC 2): per method, tp ascending,
-/// dp ascending over divisors of W/tp, mbs ascending over divisors of gbs/dp.
+/// All design points in the original's rules and order (docs/model.md §2): per method, tp
+/// ascending, dp ascending over divisors of W/tp, mbs ascending over divisors of gbs/dp.
 [[nodiscard]] std::vector<DesignPoint> enumerate_design_points(const EnumerateInput& in);
 
-/// Checks the rules of SPEC 2 for one explicit design point; returns the reason it is not a
-/// valid point, or nothing when it is.
+/// Checks the rules of docs/model.md §2 for one explicit design point; returns the reason it is not
+/// a valid point, or nothing when it is.
 [[nodiscard]] std::optional<std::string> invalid_reason(const DesignPoint& p, int world_size,
                                                         int global_batch, int num_layers,
                                                         int gpus_per_node);

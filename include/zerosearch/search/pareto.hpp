@@ -1,6 +1,6 @@
 #pragma once
-// Pareto sweeps (SPEC 5): the cluster compositions of two node types, the front of price per
-// step against step time, and the plans that meet a time or price limit.
+// Pareto sweeps (docs/model.md §5): the cluster compositions of two node types, the front of price
+// per step against step time, and the plans that meet a time or price limit.
 #include <optional>
 #include <string>
 #include <vector>

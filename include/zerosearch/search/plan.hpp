@@ -46,7 +46,7 @@ struct SearchPlan {
   [[nodiscard]] std::vector<DesignPoint> design_points() const;
 };
 
-/// The methods --framework names, in the original's order (automatic: SPEC deviation 1).
+/// The methods --framework names, in the original's order (automatic: docs/model.md §6.1).
 [[nodiscard]] SearchPlan make_plan(const PlanInput& in, const Catalogs& catalogs);
 
 } // namespace zerosearch

@@ -1,5 +1,5 @@
 #pragma once
-// Ranking of result rows by step time (SPEC 5).
+// Ranking of result rows by step time (docs/model.md §5).
 #include <vector>
 
 #include "zerosearch/core/cluster.hpp"
@@ -14,7 +14,7 @@ struct RunResult {
   std::vector<ResultRow> rows;
 };
 
-/// A result row with its ranks (SPEC 5).
+/// A result row with its ranks (docs/model.md §5).
 struct RankedRow {
   const RunResult* run = nullptr;
   const ResultRow* row = nullptr;
