@@ -11,7 +11,7 @@ namespace zerosearch {
 
 namespace {
 
-// The one table of output columns (docs/model.md §6 for the original's CSV).
+// The one table of output columns (docs/model.md §5 for the original's CSV).
 constexpr std::array<ColumnDef, 22> kColumns{{
     {ColumnId::m, "m", "", false},
     {ColumnId::mbs, "mbs", "", false},

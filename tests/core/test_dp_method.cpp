@@ -23,7 +23,7 @@ TEST_CASE("dp method table: one row per method, in enumeration order") {
   CHECK(dp_method_names() == "dp, fsdp, zero0, zero1, zero2, zero3");
 }
 
-TEST_CASE("dp method table: the original's rules (SPEC 2 and 4)") {
+TEST_CASE("dp method table: the original's rules (docs/model.md §2 and §4)") {
   CHECK(info(DpMethod::dp).compute_factor == 3.0);
   CHECK(info(DpMethod::fsdp).compute_factor == 3.0);
   CHECK(info(DpMethod::zero1).compute_factor == 4.0);

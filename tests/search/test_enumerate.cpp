@@ -14,7 +14,7 @@ TEST_CASE("divisors ascending", "[enumerate]") {
   CHECK(divisors(2'147'483'646).back() == 2'147'483'646);
 }
 
-TEST_CASE("the enumerator follows SPEC 2", "[enumerate]") {
+TEST_CASE("the enumerator follows docs/model.md §2", "[enumerate]") {
   EnumerateInput in;
   in.methods = {DpMethod::zero0, DpMethod::zero1, DpMethod::zero2, DpMethod::zero3};
   in.tp_degrees = {1, 2, 4};
