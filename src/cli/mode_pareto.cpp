@@ -114,7 +114,7 @@ int run_pareto_mode(const Options& o, const char* argv0) {
   if (!o.plot.empty()) {
     check_writable(o.plot);
   }
-  const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0));
+  const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0), o.hardware);
 
   // Every composition's plan first, so that bad input fails before the sweep starts.
   const std::vector<Cluster> clusters =
@@ -157,6 +157,7 @@ int run_pareto_mode(const Options& o, const char* argv0) {
       runs[i].cluster = plans[i].context.cluster;
       runs[i].placements = placements(runs[i].cluster);
       runs[i].rows = run_search(plans[i].context, plans[i].design_points(), runs[i].placements, so);
+      runs[i].profile_source = profile_source_text(plans[i].context);
       done_before += runs[i].rows.size();
     }
   }
@@ -165,7 +166,8 @@ int run_pareto_mode(const Options& o, const char* argv0) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-  const std::vector<std::string> type_names{o.node_types[0], o.node_types[1]};
+  const std::vector<std::string> type_names{catalogs.hardware.gpu(o.node_types[0]).name,
+                                            catalogs.hardware.gpu(o.node_types[1]).name};
   if (!o.plot.empty()) {
     std::vector<PlotPoint> points;
     for (const auto& r : ranked) {

@@ -108,6 +108,9 @@ void write_json(std::ostream& out, const std::vector<RankedRow>& rows,
     for (const auto& col : columns) {
       object[col] = json_value(rows[i], col);
     }
+    if (!rows[i].run->profile_source.empty()) {
+      object["profile_source"] = rows[i].run->profile_source;
+    }
     out << "  " << object.dump() << (i + 1 < rows.size() ? ",\n" : "\n");
   }
   out << "]\n";
