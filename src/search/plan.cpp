@@ -188,10 +188,8 @@ SearchPlan make_plan(const PlanInput& in, const Catalogs& catalogs) {
         ctx.price_per_s_usd +
         (gpu.node_price_per_hour_usd(ctx.cluster.gpus_per_node) / 3600.0) *
             ctx.cluster.groups[g].count;
-    if (in.profile_source != ProfileSource::analytic) {
-      ctx.megatron_profiles[g] = catalogs.profiles.find(ctx.model.name, name, Flavour::megatron);
-      ctx.deepspeed_profiles[g] = catalogs.profiles.find(ctx.model.name, name, Flavour::deepspeed);
-    }
+    ctx.megatron_profiles[g] = catalogs.profiles.find(ctx.model.name, name, Flavour::megatron);
+    ctx.deepspeed_profiles[g] = catalogs.profiles.find(ctx.model.name, name, Flavour::deepspeed);
     const bool measured = ctx.megatron_profiles[g] != nullptr || ctx.deepspeed_profiles[g] != nullptr;
     if (in.profile_source == ProfileSource::analytic ||
         (in.profile_source == ProfileSource::automatic && !measured && gpu.has_specs)) {

@@ -95,6 +95,11 @@ struct AnalyticLayerTimes {
                                           const AnalyticCalibration& calibration, Flavour flavour,
                                           const std::vector<int>& tps, Dtype dtype);
 
+/// Forward FLOPs one GPU executes for one transformer layer (GEMMs and attention core,
+/// the full score square unless flash_attention).
+[[nodiscard]] double layer_forward_flops_per_gpu(const ModelSpec& model,
+                                                 const AnalyticSettings& settings) noexcept;
+
 /// Forward FLOPs of one sequence as Megatron-LM counts them (causal half of the attention
 /// scores, LM head included); training FLOPs are 3x this.
 [[nodiscard]] double model_forward_flops(const ModelSpec& model, int sequence_length) noexcept;
