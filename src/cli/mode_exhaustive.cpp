@@ -29,7 +29,7 @@ int run_exhaustive_mode(const Options& o, const char* argv0) {
   for (const auto& file : output.csv_files) {
     check_writable(file);
   }
-  const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0), o.hardware);
+  const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0), o.hardware, o.calibration);
   const SearchPlan plan = make_plan(in, catalogs);
   const EstimateContext& ctx = plan.context;
   const DesignPoint p =

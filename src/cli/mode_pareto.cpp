@@ -114,7 +114,7 @@ int run_pareto_mode(const Options& o, const char* argv0) {
   if (!o.plot.empty()) {
     check_writable(o.plot);
   }
-  const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0), o.hardware);
+  const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0), o.hardware, o.calibration);
 
   // Every composition's plan first, so that bad input fails before the sweep starts.
   const std::vector<Cluster> clusters =

@@ -30,7 +30,7 @@ int run_search_mode(const Options& o, const char* argv0) {
   for (const fs::path& file : output.csv_files) {
     check_writable(file);
   }
-  const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0), o.hardware);
+  const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0), o.hardware, o.calibration);
   const SearchPlan plan = make_plan(in, catalogs);
   check_plan(o, plan);
   if (!o.quiet) {

@@ -26,7 +26,7 @@ int run_write_profile_mode(const Options& o, const char* argv0) {
     throw InputError(fmt::format("--write_profile takes -f m or -f d, not '{}'", o.framework));
   }
   check_writable(o.write_profile);
-  const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0), o.hardware);
+  const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0), o.hardware, o.calibration);
   const SearchPlan plan = make_plan(in, catalogs);
   const EstimateContext& ctx = plan.context;
   const GpuProfile* p =

@@ -85,7 +85,8 @@ ParseResult parse_options(int argc, const char* const* argv) {
                "cluster.\nIt enumerates tensor, pipeline and data-parallel degrees, micro-batch "
                "sizes, data-parallel\nmethods (dp, fsdp, ZeRO 0-3), node placements and layer "
                "partitions, and estimates\nstep time, peak GPU memory and cost of each from "
-               "measured per-layer profiles.",
+               "measured per-layer\nprofiles, or analytic ones computed from the GPU's "
+               "specifications.",
                "zerosearch"};
   app.set_version_flag("--version", std::string("zerosearch ") + kVersion,
                        "Print the version and exit");
@@ -134,6 +135,10 @@ ParseResult parse_options(int argc, const char* const* argv) {
   app.add_option("--hardware", o.hardware,
                  "A GPU catalog in the hardware.json format (docs/hardware.md) merged over the "
                  "built-in one: new GPUs, or replaced ones")
+      ->type_name("FILE")->group(cluster);
+  app.add_option("--calibration", o.calibration,
+                 "Fitted analytic parameters (zerosearch_calibrate -o FILE, docs/analytic.md) "
+                 "merged over profiledb/calibration.json")
       ->type_name("FILE")->group(cluster);
   app.add_option("--inter_node_gbps", o.inter_node_gbps,
                  "Network bandwidth per node in Gbit/s, one value or one per --node_type; "
