@@ -60,6 +60,7 @@ int run_exhaustive_mode(const Options& o, const char* argv0) {
     out << fmt::format("zerosearch: {} on {} ({} GPUs, {} per node), global batch {}\n",
                        ctx.model.name, cluster_text(cluster), cluster.world_size(), cluster.gpus_per_node,
                        ctx.global_batch);
+    out << fmt::format("profiles: {}\n", profile_source_text(ctx));
     out << fmt::format("design point: {}, tp {}, pp {}, dp {}, micro-batch {} ({} micro-batches)\n",
                        to_string(p.method), p.tp, p.pp, p.dp, p.mbs, p.num_micro_batches);
     out << fmt::format("placement:    {}\n", compress_placement(cluster, placement));

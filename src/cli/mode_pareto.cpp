@@ -196,6 +196,18 @@ int run_pareto_mode(const Options& o, const char* argv0) {
                              plans.front().context.model.name, bound, o.node_types[0], bound,
                              o.node_types[1], clusters.size(), shape.gpus_per_node,
                              plans.front().context.global_batch);
+    // Where each type's profiles came from, from a composition that has it.
+    std::vector<std::string> sources;
+    for (std::size_t g = 0; g < 2; ++g) {
+      for (const auto& plan : plans) {
+        const EstimateContext& c = plan.context;
+        if (g < c.cluster.groups.size() && c.cluster.groups[g].count > 0) {
+          sources.push_back(c.cluster.groups[g].gpu + " " + c.profile_source[g]);
+          break;
+        }
+      }
+    }
+    out << fmt::format("profiles: {}\n", fmt::join(sources, ", "));
     out << fmt::format("searched {} estimates in {:.3f} s: {} fit in memory, {} OOM; {} on "
                              "the price/step-time front\n",
                              ranked.size(), seconds, feasible, ranked.size() - feasible, on_front);
