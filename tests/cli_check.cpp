@@ -240,11 +240,17 @@ int check_json(const std::string& zerosearch, const fs::path& work,
   const auto& header = lines[0];
   for (std::size_t r = 0; r < doc.size(); ++r) {
     const auto& object = doc[r];
-    if (!object.is_object() || object.size() != header.size()) {
-      return fail("row " + std::to_string(r) + " does not have the CSV's columns");
+    // The CSV's columns, then "profile_source" (JSON only: measured or analytic profiles).
+    if (!object.is_object() || object.size() != header.size() + 1 ||
+        !object.contains("profile_source") || !object["profile_source"].is_string()) {
+      return fail("row " + std::to_string(r) + " does not have the CSV's columns and "
+                  "profile_source");
     }
     std::size_t c = 0;
     for (const auto& item : object.items()) {
+      if (item.key() == "profile_source" && c == header.size()) {
+        continue;
+      }
       if (item.key() != header[c]) {
         return fail("row " + std::to_string(r) + ": key '" + item.key() + "' where the CSV has '" +
                     header[c] + "'");

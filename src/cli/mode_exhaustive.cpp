@@ -29,7 +29,7 @@ int run_exhaustive_mode(const Options& o, const char* argv0) {
   for (const auto& file : output.csv_files) {
     check_writable(file);
   }
-  const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0));
+  const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0), o.hardware, o.calibration);
   const SearchPlan plan = make_plan(in, catalogs);
   const EstimateContext& ctx = plan.context;
   const DesignPoint p =
@@ -49,6 +49,7 @@ int run_exhaustive_mode(const Options& o, const char* argv0) {
   runs[0].cluster = cluster;
   runs[0].placements = {placement};
   runs[0].rows = {ResultRow{p, 0, e}};
+  runs[0].profile_source = profile_source_text(ctx);
   const auto ranked = rank_results(runs);
   std::vector<std::string> type_names;
   for (const auto& g : cluster.groups) {
@@ -59,6 +60,7 @@ int run_exhaustive_mode(const Options& o, const char* argv0) {
     out << fmt::format("zerosearch: {} on {} ({} GPUs, {} per node), global batch {}\n",
                        ctx.model.name, cluster_text(cluster), cluster.world_size(), cluster.gpus_per_node,
                        ctx.global_batch);
+    out << fmt::format("profiles: {}\n", profile_source_text(ctx));
     out << fmt::format("design point: {}, tp {}, pp {}, dp {}, micro-batch {} ({} micro-batches)\n",
                        to_string(p.method), p.tp, p.pp, p.dp, p.mbs, p.num_micro_batches);
     out << fmt::format("placement:    {}\n", compress_placement(cluster, placement));

@@ -114,7 +114,7 @@ int run_pareto_mode(const Options& o, const char* argv0) {
   if (!o.plot.empty()) {
     check_writable(o.plot);
   }
-  const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0));
+  const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0), o.hardware, o.calibration);
 
   // Every composition's plan first, so that bad input fails before the sweep starts.
   const std::vector<Cluster> clusters =
@@ -157,6 +157,7 @@ int run_pareto_mode(const Options& o, const char* argv0) {
       runs[i].cluster = plans[i].context.cluster;
       runs[i].placements = placements(runs[i].cluster);
       runs[i].rows = run_search(plans[i].context, plans[i].design_points(), runs[i].placements, so);
+      runs[i].profile_source = profile_source_text(plans[i].context);
       done_before += runs[i].rows.size();
     }
   }
@@ -165,7 +166,8 @@ int run_pareto_mode(const Options& o, const char* argv0) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-  const std::vector<std::string> type_names{o.node_types[0], o.node_types[1]};
+  const std::vector<std::string> type_names{catalogs.hardware.gpu(o.node_types[0]).name,
+                                            catalogs.hardware.gpu(o.node_types[1]).name};
   if (!o.plot.empty()) {
     std::vector<PlotPoint> points;
     for (const auto& r : ranked) {
@@ -194,6 +196,18 @@ int run_pareto_mode(const Options& o, const char* argv0) {
                              plans.front().context.model.name, bound, o.node_types[0], bound,
                              o.node_types[1], clusters.size(), shape.gpus_per_node,
                              plans.front().context.global_batch);
+    // Where each type's profiles came from, from a composition that has it.
+    std::vector<std::string> sources;
+    for (std::size_t g = 0; g < 2; ++g) {
+      for (const auto& plan : plans) {
+        const EstimateContext& c = plan.context;
+        if (g < c.cluster.groups.size() && c.cluster.groups[g].count > 0) {
+          sources.push_back(c.cluster.groups[g].gpu + " " + c.profile_source[g]);
+          break;
+        }
+      }
+    }
+    out << fmt::format("profiles: {}\n", fmt::join(sources, ", "));
     out << fmt::format("searched {} estimates in {:.3f} s: {} fit in memory, {} OOM; {} on "
                              "the price/step-time front\n",
                              ranked.size(), seconds, feasible, ranked.size() - feasible, on_front);

@@ -30,7 +30,7 @@ int run_search_mode(const Options& o, const char* argv0) {
   for (const fs::path& file : output.csv_files) {
     check_writable(file);
   }
-  const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0));
+  const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0), o.hardware, o.calibration);
   const SearchPlan plan = make_plan(in, catalogs);
   check_plan(o, plan);
   if (!o.quiet) {
@@ -59,13 +59,14 @@ int run_search_mode(const Options& o, const char* argv0) {
   runs[0].cluster = plan.context.cluster;
   runs[0].placements = placements(plan.context.cluster);
   runs[0].rows = run_search(plan.context, points, runs[0].placements, so);
+  runs[0].profile_source = profile_source_text(plan.context);
   bar.finish();
   const auto ranked = rank_results(runs);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   std::vector<std::string> type_names;
-  for (const auto& g : cluster.groups) {
+  for (const auto& g : plan.context.cluster.groups) {
     type_names.push_back(g.gpu);
   }
   const std::size_t summary_rows = output.selection.top != 0 ? output.selection.top : 10;

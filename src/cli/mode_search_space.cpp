@@ -129,7 +129,7 @@ int print_pareto(const Options& o, const Catalogs& catalogs, bool csv) {
 
 int run_search_space_mode(const Options& o, const char* argv0) {
   const bool csv = parse_csv_format(o);
-  const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0));
+  const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0), o.hardware, o.calibration);
   return o.pareto ? print_pareto(o, catalogs, csv) : print_one_cluster(o, catalogs, csv);
 }
 

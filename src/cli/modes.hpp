@@ -18,4 +18,7 @@ int run_exhaustive_mode(const Options& o, const char* argv0);
 /// --search_space: design points per (method, tp, pp, dp) and the total; no estimates.
 int run_search_space_mode(const Options& o, const char* argv0);
 
+/// --write_profile FILE: the analytic profile of --type on the first --node_type.
+int run_write_profile_mode(const Options& o, const char* argv0);
+
 } // namespace zerosearch::cli

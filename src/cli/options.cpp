@@ -85,7 +85,8 @@ ParseResult parse_options(int argc, const char* const* argv) {
                "cluster.\nIt enumerates tensor, pipeline and data-parallel degrees, micro-batch "
                "sizes, data-parallel\nmethods (dp, fsdp, ZeRO 0-3), node placements and layer "
                "partitions, and estimates\nstep time, peak GPU memory and cost of each from "
-               "measured per-layer profiles.",
+               "measured per-layer\nprofiles, or analytic ones computed from the GPU's "
+               "specifications.",
                "zerosearch"};
   app.set_version_flag("--version", std::string("zerosearch ") + kVersion,
                        "Print the version and exit");
@@ -130,6 +131,28 @@ ParseResult parse_options(int argc, const char* const* argv) {
                  "Folder with models.json, hardware.json and profiles/; default: the one "
                  "installed with zerosearch, or next to it")
       ->type_name("DIR")->group(cluster);
+
+  app.add_option("--hardware", o.hardware,
+                 "A GPU catalog in the hardware.json format (docs/hardware.md) merged over the "
+                 "built-in one: new GPUs, or replaced ones")
+      ->type_name("FILE")->group(cluster);
+  app.add_option("--calibration", o.calibration,
+                 "Fitted analytic parameters (zerosearch_calibrate -o FILE, docs/analytic.md) "
+                 "merged over profiledb/calibration.json")
+      ->type_name("FILE")->group(cluster);
+  app.add_option("--inter_node_gbps", o.inter_node_gbps,
+                 "Network bandwidth per node in Gbit/s, one value or one per --node_type; "
+                 "replaces the --comm_type figure")
+      ->expected(1, -1)->type_name("X")->group(cluster);
+  app.add_option("--intra_node_gbps", o.intra_node_gbps,
+                 "Bandwidth between the GPUs of a node in Gbit/s, one value or one per "
+                 "--node_type; replaces the --comm_type figure")
+      ->expected(1, -1)->type_name("X")->group(cluster);
+  app.add_option("--profile_source", o.profile_source,
+                 "Per-layer profiles: measured (profiledb/profiles only), analytic (computed "
+                 "from the GPU's specifications, docs/analytic.md), or auto (measured when the "
+                 "model has one on that GPU); default: auto")
+      ->type_name("S")->group(cluster);
 
   const char* search = "Search";
   app.add_option("-f,--framework", o.framework,
@@ -215,6 +238,10 @@ ParseResult parse_options(int argc, const char* const* argv) {
                  "--exhaustive: node types in rank order, e.g. A10,A10,A6000; default: the "
                  "first placement")
       ->type_name("T,T,...")->group(modes);
+  app.add_option("--write_profile", o.write_profile,
+                 "Write the analytic profile of --type on the first --node_type (-f m or d; "
+                 "default d) to FILE in the profiledb format and exit")
+      ->type_name("FILE")->group(modes);
   app.add_flag("--search_space", o.search_space,
                "Print the size of the search space and exit")
       ->group(modes);

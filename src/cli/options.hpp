@@ -28,6 +28,12 @@ struct Options {
   bool search_space = false;
   std::string search_method = "minmax";
   std::string profiledb_path;                 // empty: find it
+  std::string hardware;                       // --hardware FILE merged over hardware.json
+  std::string calibration;                    // --calibration FILE merged over calibration.json
+  std::vector<std::string> inter_node_gbps;   // --inter_node_gbps X [X ...]
+  std::vector<std::string> intra_node_gbps;   // --intra_node_gbps X [X ...]
+  std::string profile_source = "auto";        // --profile_source measured|analytic|auto
+  std::string write_profile;                  // --write_profile FILE
   std::string output;                         // -o/--output, "-" for stdout
   std::string threads = "0";
 

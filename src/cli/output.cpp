@@ -165,6 +165,7 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
   out << fmt::format("zerosearch: {} on {} ({} GPUs, {} per node), global batch {}\n",
                      ctx.model.name, cluster_text(ctx.cluster), ctx.cluster.world_size(),
                      ctx.cluster.gpus_per_node, ctx.global_batch);
+  out << fmt::format("profiles: {}\n", profile_source_text(ctx));
   std::string methods;
   for (const auto m : plan.methods) {
     methods += methods.empty() ? "" : ", ";

@@ -19,6 +19,9 @@ int run(int argc, const char* const* argv) {
     const Options& o = *parsed.options;
     const char* argv0 = argc > 0 ? argv[0] : "zerosearch";
     check_mode_flags(o);
+    if (!o.write_profile.empty()) {
+      return run_write_profile_mode(o, argv0);
+    }
     if (o.search_space) {
       return run_search_space_mode(o, argv0);
     }

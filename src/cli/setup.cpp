@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <limits>
+#include <tuple>
 
 #include <fmt/format.h>
 
+#include "mode_options.hpp"
 #include "options.hpp"
 #include "zerosearch/core/error.hpp"
 
@@ -109,6 +111,14 @@ PlanInput make_plan_input(const Options& o, const Cluster& cluster) {
   in.precision_bits = static_cast<int>(parse_int("--precision", o.precision, 1, 64));
   in.iterations = parse_int("--iter", o.iter, 0, std::numeric_limits<long long>::max());
   in.partition_method = parse_partition_method(o.search_method);
+  in.profile_source = parse_profile_source(o.profile_source);
+  for (const auto& [flag, texts, out] :
+       {std::tuple{"--inter_node_gbps", &o.inter_node_gbps, &in.inter_node_gbps},
+        std::tuple{"--intra_node_gbps", &o.intra_node_gbps, &in.intra_node_gbps}}) {
+    for (const std::string& t : *texts) {
+      out->push_back(parse_positive_real(flag, t));
+    }
+  }
   in.seed = static_cast<std::uint64_t>(
       parse_int("--seed", o.seed, 0, std::numeric_limits<long long>::max()));
   return in;

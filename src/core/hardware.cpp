@@ -1,5 +1,8 @@
 #include "zerosearch/core/hardware.hpp"
 
+#include <algorithm>
+#include <cctype>
+
 #include <fmt/format.h>
 
 #include "zerosearch/core/error.hpp"
@@ -15,14 +18,63 @@ template <typename Map> std::string key_list(const Map& m) {
   }
   return out;
 }
+
+bool same_name(const std::string& a, const std::string& b) noexcept {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
 } // namespace
 
+const char* to_string(Dtype d) noexcept {
+  switch (d) {
+  case Dtype::fp32: return "fp32";
+  case Dtype::tf32: return "tf32";
+  case Dtype::fp16: return "fp16";
+  case Dtype::bf16: return "bf16";
+  case Dtype::fp8: return "fp8";
+  }
+  return "?";
+}
+
+std::optional<double> PeakTflops::of(Dtype d) const noexcept {
+  switch (d) {
+  case Dtype::fp32: return fp32;
+  case Dtype::tf32: return tf32;
+  case Dtype::fp16: return fp16;
+  case Dtype::bf16: return bf16;
+  case Dtype::fp8: return fp8;
+  }
+  return std::nullopt;
+}
+
+double GpuSpec::node_price_per_hour_usd(int gpus_per_node) const noexcept {
+  if (has_node_price) {
+    return price_per_node_hour_usd;
+  }
+  return price_per_gpu_hour_usd ? *price_per_gpu_hour_usd * gpus_per_node : 0.0;
+}
+
+const GpuSpec* HardwareCatalog::find_gpu(const std::string& name) const noexcept {
+  if (const auto it = gpus.find(name); it != gpus.end()) {
+    return &it->second;
+  }
+  for (const auto& [k, v] : gpus) {
+    if (same_name(k, name)) {
+      return &v;
+    }
+  }
+  return nullptr;
+}
+
 const GpuSpec& HardwareCatalog::gpu(const std::string& name) const {
-  const auto it = gpus.find(name);
-  if (it == gpus.end()) {
+  const GpuSpec* g = find_gpu(name);
+  if (g == nullptr) {
     throw InputError(fmt::format("unknown node type '{}' (known: {})", name, gpu_names()));
   }
-  return it->second;
+  return *g;
 }
 
 const BandwidthSet& HardwareCatalog::bandwidth_set(const std::string& name) const {
@@ -36,5 +88,36 @@ const BandwidthSet& HardwareCatalog::bandwidth_set(const std::string& name) cons
 
 std::string HardwareCatalog::gpu_names() const { return key_list(gpus); }
 std::string HardwareCatalog::bandwidth_set_names() const { return key_list(bandwidth_sets); }
+
+std::optional<LinkBandwidth> default_links(const GpuSpec& gpu) noexcept {
+  if (!gpu.has_specs || gpu.inter_node_gbit_per_node <= 0.0 || gpu.intra_node.gbps_per_dir <= 0.0) {
+    return std::nullopt;
+  }
+  return LinkBandwidth{kDefaultLinkEfficiency * gpu.inter_node_gbit_per_node * 1e9,
+                       kDefaultLinkEfficiency * gpu.intra_node.gbps_per_dir * 8e9};
+}
+
+HardwareCatalog merge_catalogs(HardwareCatalog base, const HardwareCatalog& over) {
+  for (const auto& [name, spec] : over.gpus) {
+    for (auto it = base.gpus.begin(); it != base.gpus.end(); ++it) {
+      if (same_name(it->first, name)) {
+        base.gpus.erase(it);
+        break;
+      }
+    }
+    base.gpus[name] = spec;
+  }
+  for (const auto& [name, set] : over.bandwidth_sets) {
+    auto& target = base.bandwidth_sets[name];
+    target.name = name;
+    if (!set.description.empty()) {
+      target.description = set.description;
+    }
+    for (const auto& [gpu, link] : set.links) {
+      target.links[gpu] = link;
+    }
+  }
+  return base;
+}
 
 } // namespace zerosearch

@@ -7,11 +7,107 @@
 
 namespace zerosearch {
 
+namespace {
+
+using json_util::Json;
+
+/// An optional key that, when present and not null, must be a positive number.
+std::optional<double> optional_positive(const Json& j, const std::string& key,
+                                        const std::string& where) {
+  if (!j.contains(key) || j.at(key).is_null()) {
+    return std::nullopt;
+  }
+  return json_util::get_positive_number(j, key, where);
+}
+
+std::string optional_string(const Json& j, const std::string& key, const std::string& where) {
+  return j.contains(key) ? json_util::get_string(j, key, where) : std::string();
+}
+
+GpuBenchmark parse_benchmark(const Json& b, const std::string& where) {
+  using namespace json_util;
+  require_object(b, where);
+  reject_unknown_keys(b, {"gemm_e_max", "gemm_x0_flops", "memory_efficiency",
+                          "allreduce_bus_gbps", "source", "gemm_points", "dtype", "device"},
+                      where);
+  GpuBenchmark out;
+  out.gemm_e_max = get_positive_number(b, "gemm_e_max", where);
+  if (out.gemm_e_max > 1.0) {
+    throw InputError(fmt::format("{}: 'gemm_e_max' must be at most 1, not {}", where,
+                                 out.gemm_e_max));
+  }
+  out.gemm_x0_flops = get_positive_number(b, "gemm_x0_flops", where);
+  out.memory_efficiency = get_positive_number(b, "memory_efficiency", where);
+  if (out.memory_efficiency > 1.0) {
+    throw InputError(fmt::format("{}: 'memory_efficiency' must be at most 1, not {}", where,
+                                 out.memory_efficiency));
+  }
+  if (b.contains("allreduce_bus_gbps")) {
+    const Json& ar = b.at("allreduce_bus_gbps");
+    require_object(ar, where + ": allreduce_bus_gbps");
+    for (const auto& [n, v] : ar.items()) {
+      int gpus = 0;
+      try {
+        gpus = std::stoi(n);
+      } catch (const std::exception&) {
+        gpus = 0;
+      }
+      if (gpus < 2 || std::to_string(gpus) != n) {
+        throw InputError(fmt::format("{}: allreduce_bus_gbps key '{}' must be a GPU count >= 2",
+                                     where, n));
+      }
+      out.allreduce_bus_gbps[gpus] = get_positive_number(ar, n, where + ": allreduce_bus_gbps");
+    }
+  }
+  out.source = optional_string(b, "source", where);
+  return out;
+}
+
+void parse_specs(const Json& g, GpuSpec& spec, const std::string& where) {
+  using namespace json_util;
+  spec.has_specs = true;
+  spec.gpu_class = get_string(g, "class", where);
+  if (spec.gpu_class != "hbm-nvlink" && spec.gpu_class != "hbm-pcie" &&
+      spec.gpu_class != "gddr-pcie") {
+    throw InputError(fmt::format("{}: 'class' must be hbm-nvlink, hbm-pcie or gddr-pcie, not "
+                                 "'{}'",
+                                 where, spec.gpu_class));
+  }
+  const Json& peak = field(g, "peak_tflops", where);
+  const std::string pw = where + ": peak_tflops";
+  require_object(peak, pw);
+  reject_unknown_keys(peak, {"fp32", "tf32", "fp16", "bf16", "fp8"}, pw);
+  spec.peak_tflops.fp32 = get_positive_number(peak, "fp32", pw);
+  spec.peak_tflops.tf32 = optional_positive(peak, "tf32", pw);
+  spec.peak_tflops.fp16 = get_positive_number(peak, "fp16", pw);
+  spec.peak_tflops.bf16 = optional_positive(peak, "bf16", pw);
+  spec.peak_tflops.fp8 = optional_positive(peak, "fp8", pw);
+  spec.memory_gbps = get_positive_number(g, "memory_gbps", where);
+  const Json& intra = field(g, "intra_node", where);
+  const std::string iw = where + ": intra_node";
+  require_object(intra, iw);
+  reject_unknown_keys(intra, {"link", "p2p", "gbps_per_dir"}, iw);
+  spec.intra_node.link = get_string(intra, "link", iw);
+  spec.intra_node.p2p = get_bool(intra, "p2p", iw);
+  spec.intra_node.gbps_per_dir = get_positive_number(intra, "gbps_per_dir", iw);
+  spec.default_gpus_per_node = static_cast<int>(get_positive_int(g, "gpus_per_node", where));
+  spec.inter_node_gbit_per_node = get_positive_number(g, "inter_node_gbit_per_node", where);
+  spec.price_per_gpu_hour_usd = optional_positive(g, "price_per_gpu_hour_usd", where);
+  spec.price_source = optional_string(g, "price_source", where);
+  spec.price_date = optional_string(g, "price_date", where);
+  spec.spec_source = get_string(g, "spec_source", where);
+  if (g.contains("benchmark") && !g.at("benchmark").is_null()) {
+    spec.benchmark = parse_benchmark(g.at("benchmark"), where + ": benchmark");
+  }
+}
+
+} // namespace
+
 HardwareCatalog parse_hardware_catalog(const std::string& text, const std::string& origin) {
   using namespace json_util;
   const Json doc = parse(text, origin);
   require_object(doc, origin);
-  reject_unknown_keys(doc, {"format", "gpus", "bandwidth_sets"}, origin);
+  reject_unknown_keys(doc, {"format", "comment", "gpus", "bandwidth_sets"}, origin);
   if (get_string(doc, "format", origin) != "zerosearch-hardware/1") {
     throw InputError(fmt::format("{}: 'format' must be \"zerosearch-hardware/1\"", origin));
   }
@@ -21,16 +117,37 @@ HardwareCatalog parse_hardware_catalog(const std::string& text, const std::strin
   for (const auto& [name, g] : gpus.items()) {
     const std::string where = fmt::format("{}: gpu '{}'", origin, name);
     require_object(g, where);
-    reject_unknown_keys(g, {"memory_gib", "price_per_node_hour_usd"}, where);
+    reject_unknown_keys(g, {"memory_gib", "price_per_node_hour_usd", "comment", "class",
+                            "peak_tflops", "memory_gbps", "intra_node", "gpus_per_node",
+                            "inter_node_gbit_per_node", "price_per_gpu_hour_usd",
+                            "price_source", "price_date", "spec_source", "benchmark"},
+                        where);
     GpuSpec spec;
     spec.name = name;
     const Json& mem = field(g, "memory_gib", where);
     if (!mem.is_null()) {
       spec.memory_gib = get_positive_number(g, "memory_gib", where);
     }
-    spec.price_per_node_hour_usd =
-        number_value(field(g, "price_per_node_hour_usd", where), where + ": 'price_per_node_hour_usd'");
+    if (g.contains("price_per_node_hour_usd")) {
+      spec.has_node_price = true;
+      spec.price_per_node_hour_usd = number_value(g.at("price_per_node_hour_usd"),
+                                                  where + ": 'price_per_node_hour_usd'");
+    }
+    // An entry either is the original's (memory and node price only) or has every figure the
+    // analytic profiles need.
+    if (g.contains("peak_tflops") || g.contains("class") || g.contains("memory_gbps") ||
+        g.contains("intra_node")) {
+      parse_specs(g, spec, where);
+    }
+    if (!spec.has_node_price && !spec.price_per_gpu_hour_usd) {
+      throw InputError(fmt::format("{}: missing key 'price_per_gpu_hour_usd' (or "
+                                   "'price_per_node_hour_usd')",
+                                   where));
+    }
     catalog.gpus.emplace(name, std::move(spec));
+  }
+  if (!doc.contains("bandwidth_sets")) {
+    return catalog;
   }
   const Json& sets = field(doc, "bandwidth_sets", origin);
   require_object(sets, origin + ": bandwidth_sets");

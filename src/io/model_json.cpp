@@ -44,6 +44,8 @@ ModelCatalog parse_model_catalog(const std::string& text, const std::string& ori
       throw InputError(
           fmt::format("{}: unknown memory_formula '{}' (allowed: llama, gpt)", where, formula));
     }
+    // Until models.json carries the architecture (issue 9), the formula family implies it.
+    spec.gated_mlp = spec.memory_formula == MemoryFormula::llama;
     catalog.models.push_back(std::move(spec));
   }
   if (catalog.models.empty()) {

@@ -36,6 +36,9 @@ void write_json(std::ostream& out, const std::vector<RankedRow>& rows,
     for (const Column& c : layout) {
       object[c.name()] = json_cell(c, rows[i]);
     }
+    if (!rows[i].run->profile_source.empty()) {
+      object["profile_source"] = rows[i].run->profile_source;
+    }
     out << "  " << object.dump() << (i + 1 < rows.size() ? ",\n" : "\n");
   }
   out << "]\n";

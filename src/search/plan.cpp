@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -78,6 +80,56 @@ std::string missing_profile_files(const EstimateContext& ctx, std::initializer_l
 
 } // namespace
 
+const char* to_string(ProfileSource s) noexcept {
+  switch (s) {
+  case ProfileSource::measured: return "measured";
+  case ProfileSource::analytic: return "analytic";
+  case ProfileSource::automatic: return "auto";
+  }
+  return "?";
+}
+
+ProfileSource parse_profile_source(const std::string& text) {
+  if (text == "measured") return ProfileSource::measured;
+  if (text == "analytic") return ProfileSource::analytic;
+  if (text == "auto") return ProfileSource::automatic;
+  throw InputError(fmt::format("unknown profile source '{}' (allowed: measured, analytic, auto)",
+                               text));
+}
+
+AnalyticCalibration calibration_for(const Catalogs& catalogs, const GpuSpec& gpu) {
+  if (const auto it = catalogs.calibrations.find(gpu.name); it != catalogs.calibrations.end()) {
+    return it->second;
+  }
+  return prior_calibration(gpu);
+}
+
+std::string profile_source_text(const EstimateContext& ctx) {
+  std::string first;
+  bool same = true;
+  std::string all;
+  for (const std::size_t g : present_types(ctx.cluster)) {
+    const std::string& s = ctx.profile_source[g];
+    if (first.empty()) {
+      first = s;
+    }
+    same = same && s == first;
+    all += all.empty() ? "" : ", ";
+    all += ctx.cluster.groups[g].gpu + " " + s;
+  }
+  return same ? first : "mixed: " + all;
+}
+
+namespace {
+
+/// One override value for node type g: none, the single value, or the g-th.
+std::optional<double> override_for(const std::vector<double>& v, std::size_t g) {
+  if (v.empty()) return std::nullopt;
+  return v.size() == 1 ? v[0] : v[g];
+}
+
+} // namespace
+
 SearchPlan make_plan(const PlanInput& in, const Catalogs& catalogs) {
   SearchPlan plan;
   EstimateContext& ctx = plan.context;
@@ -94,14 +146,24 @@ SearchPlan make_plan(const PlanInput& in, const Catalogs& catalogs) {
 
   const BandwidthSet& links = catalogs.hardware.bandwidth_set(in.bandwidth_set);
   const std::size_t types = ctx.cluster.groups.size();
+  for (const auto* v : {&in.inter_node_gbps, &in.intra_node_gbps}) {
+    if (v->size() > 1 && v->size() != types) {
+      throw InputError(fmt::format("--{}_node_gbps has {} values but there are {} node types; "
+                                   "give one value or one per --node_type",
+                                   v == &in.inter_node_gbps ? "inter" : "intra", v->size(),
+                                   types));
+    }
+  }
+  ctx.profile_source.assign(types, "measured");
   ctx.links.resize(types);
   ctx.memory_limit_gib.resize(types);
   ctx.megatron_profiles.assign(types, nullptr);
   ctx.deepspeed_profiles.assign(types, nullptr);
   ctx.slowness.assign(types, 0.0);
   for (std::size_t g = 0; g < types; ++g) {
-    const std::string& name = ctx.cluster.groups[g].gpu;
-    const GpuSpec& gpu = catalogs.hardware.gpu(name);
+    const GpuSpec& gpu = catalogs.hardware.gpu(ctx.cluster.groups[g].gpu);
+    ctx.cluster.groups[g].gpu = gpu.name; // the catalog's spelling
+    const std::string& name = gpu.name;
     if (!gpu.memory_gib) {
       throw InputError(fmt::format("node type '{}' has no memory_gib in hardware.json; add it "
                                    "to search with it",
@@ -109,17 +171,51 @@ SearchPlan make_plan(const PlanInput& in, const Catalogs& catalogs) {
     }
     ctx.memory_limit_gib[g] = static_cast<float>(*gpu.memory_gib);
     const auto link = links.links.find(name);
-    if (link == links.links.end()) {
+    const std::optional<LinkBandwidth> fallback = default_links(gpu);
+    const auto inter = override_for(in.inter_node_gbps, g);
+    const auto intra = override_for(in.intra_node_gbps, g);
+    if (link == links.links.end() && !fallback && !(inter && intra)) {
       throw InputError(fmt::format("comm type '{}' has no link bandwidth for node type '{}' in "
                                    "hardware.json",
                                    in.bandwidth_set, name));
     }
-    ctx.links[g] = LinkF32{static_cast<float>(link->second.inter_node_bps),
-                           static_cast<float>(link->second.intra_node_bps)};
-    ctx.price_per_s_usd = ctx.price_per_s_usd +
-                          (gpu.price_per_node_hour_usd / 3600.0) * ctx.cluster.groups[g].count;
+    const LinkBandwidth chosen = link != links.links.end() ? link->second
+                                 : fallback             ? *fallback
+                                                        : LinkBandwidth{};
+    ctx.links[g] = LinkF32{static_cast<float>(inter ? *inter * 1e9 : chosen.inter_node_bps),
+                           static_cast<float>(intra ? *intra * 1e9 : chosen.intra_node_bps)};
+    ctx.price_per_s_usd =
+        ctx.price_per_s_usd +
+        (gpu.node_price_per_hour_usd(ctx.cluster.gpus_per_node) / 3600.0) *
+            ctx.cluster.groups[g].count;
     ctx.megatron_profiles[g] = catalogs.profiles.find(ctx.model.name, name, Flavour::megatron);
     ctx.deepspeed_profiles[g] = catalogs.profiles.find(ctx.model.name, name, Flavour::deepspeed);
+    const bool measured = ctx.megatron_profiles[g] != nullptr || ctx.deepspeed_profiles[g] != nullptr;
+    if (in.profile_source == ProfileSource::analytic ||
+        (in.profile_source == ProfileSource::automatic && !measured && gpu.has_specs)) {
+      if (!gpu.has_specs) {
+        throw InputError(fmt::format("node type '{}' has no specifications (peak_tflops, "
+                                     "memory_gbps, ...) in hardware.json for analytic profiles",
+                                     name));
+      }
+      const AnalyticCalibration calibration = calibration_for(catalogs, gpu);
+      const Dtype dtype = dtype_for_precision(gpu, in.precision_bits);
+      for (const Flavour f : {Flavour::megatron, Flavour::deepspeed}) {
+        auto profile = std::make_shared<GpuProfile>(analytic_profile(
+            ctx.model, gpu, calibration, f, divisors(ctx.cluster.gpus_per_node), dtype));
+        (f == Flavour::megatron ? ctx.megatron_profiles : ctx.deepspeed_profiles)[g] =
+            profile.get();
+        ctx.generated_profiles.push_back(std::move(profile));
+      }
+      ctx.profile_source[g] =
+          calibration.calibrated ? "analytic (calibrated)" : "analytic (uncalibrated)";
+      plan.notes.push_back(fmt::format(
+          "{}: analytic profile of {} ({}, {}; {}), {}", name, ctx.model.name,
+          calibration.calibrated ? "calibrated" : "uncalibrated, expect +-30 %",
+          calibration.source, to_string(dtype),
+          measured ? "measured one ignored (--profile_source analytic)"
+                   : "no measured profile"));
+    }
     // Slowness: the profiled transformer-layer time at the smallest tp (docs/model.md §6.3).
     for (const GpuProfile* p : {ctx.deepspeed_profiles[g], ctx.megatron_profiles[g]}) {
       if (p != nullptr && ctx.slowness[g] == 0.0) {

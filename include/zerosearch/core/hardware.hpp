@@ -1,5 +1,6 @@
 #pragma once
-// The hardware catalog (profiledb/hardware.json): GPU memory, node prices, link bandwidths.
+// The hardware catalog (profiledb/hardware.json, docs/hardware.md): GPU memory, prices, peak
+// rates, memory and link bandwidths, and the link bandwidth sets of the original.
 #include <map>
 #include <optional>
 #include <string>
@@ -7,12 +8,67 @@
 
 namespace zerosearch {
 
+/// Element type of the GEMMs, for choosing a peak rate.
+enum class Dtype { fp32, tf32, fp16, bf16, fp8 };
+[[nodiscard]] const char* to_string(Dtype d) noexcept;
+
+/// Dense (non-sparse) tensor/matrix peak rates in TFLOP/s; empty when the GPU lacks the type.
+struct PeakTflops {
+  std::optional<double> fp32, tf32, fp16, bf16, fp8;
+  [[nodiscard]] std::optional<double> of(Dtype d) const noexcept;
+};
+
+/// How the GPUs of one node talk to each other.
+struct IntraNodeLink {
+  /// "nvlink4", "nvswitch", "pcie4", "xgmi", ...: for people; the figures below are used.
+  std::string link;
+  /// True when GPUs copy peer to peer (NVLink, or PCIe with P2P enabled).
+  bool p2p = false;
+  /// Per GPU, per direction, GB/s.
+  double gbps_per_dir = 0.0;
+};
+
+/// Figures from a micro-benchmark on the GPU itself (scripts/calibrate_gpu.py), optional.
+struct GpuBenchmark {
+  /// GEMM efficiency curve e(F) = e_max * (1 - exp(-F / x0_flops)) of the peak of `dtype`.
+  double gemm_e_max = 0.0;
+  double gemm_x0_flops = 0.0;
+  /// Achieved fraction of the memory bandwidth in a large device-to-device copy.
+  double memory_efficiency = 0.0;
+  /// All-reduce bus bandwidth (nccl-tests convention) by group size, GB/s.
+  std::map<int, double> allreduce_bus_gbps;
+  std::string source;
+};
+
 struct GpuSpec {
   std::string name;
   /// Usable memory per GPU in GiB; empty when the catalog does not know it.
   std::optional<double> memory_gib;
-  /// On-demand price of one node of this type, $ per hour.
+  /// On-demand price of one node of this type, $ per hour (the original's entries).
   double price_per_node_hour_usd = 0.0;
+  bool has_node_price = false;
+
+  // Specifications for the analytic profiles (absent in the original's format).
+  bool has_specs = false;
+  /// "hbm-nvlink" (datacenter parts with HBM and NVLink/xGMI), "hbm-pcie", "gddr-pcie":
+  /// picks the efficiency prior when the GPU has no calibration.
+  std::string gpu_class;
+  PeakTflops peak_tflops;
+  /// Memory bandwidth, GB/s.
+  double memory_gbps = 0.0;
+  IntraNodeLink intra_node;
+  int default_gpus_per_node = 0;
+  /// Network bandwidth of the usual node of this GPU, Gbit/s per node.
+  double inter_node_gbit_per_node = 0.0;
+  std::optional<double> price_per_gpu_hour_usd;
+  std::string price_source;
+  std::string price_date;
+  std::string spec_source;
+  std::optional<GpuBenchmark> benchmark;
+
+  /// $ per hour of one node of `gpus_per_node` GPUs: the node price when the entry has one,
+  /// else the GPU price times the GPUs. 0 when neither is known.
+  [[nodiscard]] double node_price_per_hour_usd(int gpus_per_node) const noexcept;
 };
 
 /// Link bandwidths of one node type, in bit/s.
@@ -27,16 +83,30 @@ struct BandwidthSet {
   std::map<std::string, LinkBandwidth> links;
 };
 
+/// Fraction of a nominal link figure the default links use (the original's 'ib' set: 60 % of
+/// 200 Gbit/s and of PCIe 32 GB/s).
+inline constexpr double kDefaultLinkEfficiency = 0.6;
+
 struct HardwareCatalog {
   std::map<std::string, GpuSpec> gpus;
   std::map<std::string, BandwidthSet> bandwidth_sets;
 
-  /// Throws InputError listing the known GPU types.
+  /// Exact name first, then case-insensitive. Throws InputError listing the known GPU types.
   [[nodiscard]] const GpuSpec& gpu(const std::string& name) const;
+  /// nullptr when unknown; same matching as gpu().
+  [[nodiscard]] const GpuSpec* find_gpu(const std::string& name) const noexcept;
   /// Throws InputError listing the known sets.
   [[nodiscard]] const BandwidthSet& bandwidth_set(const std::string& name) const;
   [[nodiscard]] std::string gpu_names() const;
   [[nodiscard]] std::string bandwidth_set_names() const;
 };
+
+/// Default links of a GPU with specifications, when a bandwidth set has none for it:
+/// kDefaultLinkEfficiency of its node's network and of its intra-node link. Empty without specs.
+[[nodiscard]] std::optional<LinkBandwidth> default_links(const GpuSpec& gpu) noexcept;
+
+/// `over` merged over `base`: GPUs replace those of the same name (case-insensitive), sets
+/// are merged link by link. For --hardware FILE.
+[[nodiscard]] HardwareCatalog merge_catalogs(HardwareCatalog base, const HardwareCatalog& over);
 
 } // namespace zerosearch

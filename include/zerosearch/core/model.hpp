@@ -21,6 +21,19 @@ struct ModelSpec {
   std::int64_t num_attention_heads = 0;
   std::int64_t ffn_hidden_size = 0;
   MemoryFormula memory_formula = MemoryFormula::llama;
+  // Architecture details the analytic profiles need (issue 9). The loader fills gated_mlp
+  // from memory_formula when models.json leaves it out (llama: SwiGLU, gpt: GeLU).
+  /// Key/value heads (GQA); 0 = num_attention_heads.
+  std::int64_t num_key_value_heads = 0;
+  /// Per-head width; 0 = hidden_size / num_attention_heads.
+  std::int64_t head_dim = 0;
+  /// SwiGLU/GeGLU MLP (three matrices) instead of two.
+  bool gated_mlp = true;
+  /// Mixture of experts: 0 = dense MLP.
+  std::int64_t num_experts = 0;
+  std::int64_t experts_per_token = 0;
+  std::int64_t moe_ffn_hidden_size = 0;
+  std::int64_t shared_expert_ffn_hidden_size = 0;
 
   [[nodiscard]] int pipeline_layers() const noexcept { return static_cast<int>(num_layers) + 2; }
 };

@@ -33,6 +33,11 @@ struct EstimateContext {
   /// Per node-type index: the profile for each flavour (nullptr when absent).
   std::vector<const GpuProfile*> megatron_profiles;
   std::vector<const GpuProfile*> deepspeed_profiles;
+  /// Per node-type index: where its profiles come from, "measured", "analytic (calibrated)"
+  /// or "analytic (uncalibrated)".
+  std::vector<std::string> profile_source;
+  /// Analytic profiles generated for this search (the pointers above point into them).
+  std::vector<std::shared_ptr<const GpuProfile>> generated_profiles;
   /// Per node-type index: larger = slower (profiled transformer time at the smallest tp).
   std::vector<double> slowness;
   /// Sum over node types of price per hour / 3600 * node count: $ per second of the cluster.

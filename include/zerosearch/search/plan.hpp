@@ -3,6 +3,7 @@
 // data-parallel methods and tensor-parallel degrees that have profiles, and notes on what was
 // left out. Throws InputError on any choice the data cannot serve.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -12,8 +13,15 @@
 #include "zerosearch/core/hardware.hpp"
 #include "zerosearch/core/model.hpp"
 #include "zerosearch/core/profile.hpp"
+#include "zerosearch/model/analytic_profile.hpp"
 
 namespace zerosearch {
+
+/// Where per-layer profiles come from (--profile_source).
+enum class ProfileSource { measured, analytic, automatic };
+[[nodiscard]] const char* to_string(ProfileSource s) noexcept;
+/// Throws InputError listing measured, analytic, auto.
+[[nodiscard]] ProfileSource parse_profile_source(const std::string& text);
 
 struct PlanInput {
   std::string model;
@@ -27,13 +35,28 @@ struct PlanInput {
   std::int64_t iterations = 12'500'000;
   PartitionMethod partition_method = PartitionMethod::minmax;
   std::uint64_t seed = 0;
+  /// automatic: a node type with a measured profile of the model uses only measured ones;
+  /// one without gets analytic profiles of both flavours.
+  ProfileSource profile_source = ProfileSource::automatic;
+  /// Link overrides in Gbit/s: empty, one value for every node type, or one per node type.
+  std::vector<double> inter_node_gbps;
+  std::vector<double> intra_node_gbps;
 };
 
 struct Catalogs {
   ModelCatalog models;
   HardwareCatalog hardware;
   ProfileDb profiles;
+  /// Fitted analytic parameters by GPU name (profiledb/calibration.json); others use priors.
+  std::map<std::string, AnalyticCalibration> calibrations;
 };
+
+/// The analytic parameters of `gpu`: its fit when there is one, else its class prior.
+[[nodiscard]] AnalyticCalibration calibration_for(const Catalogs& catalogs, const GpuSpec& gpu);
+
+/// "measured", "analytic (calibrated)", ... when every node type agrees, else
+/// "mixed: A10 measured, A100 analytic (calibrated)".
+[[nodiscard]] std::string profile_source_text(const EstimateContext& ctx);
 
 struct SearchPlan {
   EstimateContext context;

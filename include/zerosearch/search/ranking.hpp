@@ -1,5 +1,6 @@
 #pragma once
 // Ranking of result rows by step time (docs/model.md §5).
+#include <string>
 #include <vector>
 
 #include "zerosearch/core/cluster.hpp"
@@ -12,6 +13,8 @@ struct RunResult {
   Cluster cluster;
   std::vector<Placement> placements;
   std::vector<ResultRow> rows;
+  /// Where the per-layer profiles came from (profile_source_text); a field of JSON rows.
+  std::string profile_source;
 };
 
 /// A result row with its ranks (docs/model.md §5).

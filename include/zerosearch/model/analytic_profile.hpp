@@ -1,0 +1,145 @@
+#pragma once
+// Analytic per-layer profiles (docs/analytic.md, research ANALYTIC.md section 2): forward and
+// backward time of the embedding, one transformer layer and the post-process (final norm, LM
+// head, loss) of any model on any GPU with specifications, from FLOPs and bytes moved, a
+// per-GPU size-dependent GEMM efficiency, a fixed per-layer overhead and tensor-parallel
+// all-reduces. Pure functions; generating a profile costs microseconds.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "zerosearch/core/dp_method.hpp"
+#include "zerosearch/core/hardware.hpp"
+#include "zerosearch/core/model.hpp"
+#include "zerosearch/core/profile.hpp"
+
+namespace zerosearch {
+
+/// Ring all-reduce of one group size: time = 2(n-1)*alpha_s + 2(n-1)/n * bytes / bus.
+struct CollectiveFit {
+  double alpha_s = 20e-6;
+  /// Bus bandwidth (nccl-tests convention), bytes/s.
+  double bus_bytes_per_s = 10e9;
+};
+
+/// The per-GPU parameters of the analytic model: fitted to measured profiles, taken from a
+/// micro-benchmark, or a class prior.
+struct AnalyticCalibration {
+  std::string gpu;
+  /// True when fitted to measured profiles or a benchmark of this GPU.
+  bool calibrated = false;
+  /// Where the figures come from, for people: "fit of 6 layers ...", "class prior gddr-pcie".
+  std::string source;
+  /// GEMM efficiency e(F) = gemm_e_max * (1 - exp(-F / gemm_x0_flops)) of the dtype's peak.
+  double gemm_e_max = 0.6;
+  double gemm_x0_flops = 1e10;
+  /// Attention core (QK^T, PV) as a fraction of the peak.
+  double attention_efficiency = 0.3;
+  /// Element-wise work as a fraction of the memory bandwidth.
+  double memory_efficiency = 0.8;
+  /// Fixed time per transformer layer (launches, host work), seconds.
+  double layer_overhead_s = 3e-4;
+  /// Tensor-parallel all-reduces inside a layer, by group size (nearest smaller when absent).
+  std::map<int, CollectiveFit> tp_allreduce;
+  /// The vocabulary-parallel embedding all-reduce, by group size.
+  std::map<int, CollectiveFit> embedding_allreduce;
+  double embedding_overhead_s = 3e-4;
+  /// LM head GEMM as a fraction of the peak.
+  double lm_head_efficiency = 0.75;
+  double post_overhead_s = 8e-5;
+};
+
+/// The class prior of a GPU with specifications (its benchmark block when it has one).
+[[nodiscard]] AnalyticCalibration prior_calibration(const GpuSpec& gpu);
+
+/// What one analytic evaluation is for.
+struct AnalyticSettings {
+  int tp = 1;
+  int micro_batch = 1;
+  /// Tokens per sequence; 0 = the model's.
+  int sequence_length = 0;
+  Dtype dtype = Dtype::bf16;
+  /// FlashAttention (causal half of the scores, no s^2 traffic) instead of unfused attention.
+  bool flash_attention = false;
+  /// Whether the LM head is split over tp: DeepSpeed's profiles are, Megatron-LM's measured
+  /// ones are not (their post_process time does not change with tp).
+  bool lm_head_tp_split = true;
+};
+
+struct LayerTime {
+  double forward_s = 0.0;
+  double backward_s = 0.0;
+};
+
+struct AnalyticLayerTimes {
+  LayerTime embedding;
+  /// One transformer layer (all layers of a model are alike).
+  LayerTime layer;
+  LayerTime post_process;
+};
+
+/// The peak of `dtype` in FLOP/s, falling back to fp16 for bf16 (V100, T4) and to tf32/fp32.
+[[nodiscard]] double peak_flops(const GpuSpec& gpu, Dtype dtype) noexcept;
+
+/// Element type the GEMMs of a run with --precision `bits` use on `gpu`.
+[[nodiscard]] Dtype dtype_for_precision(const GpuSpec& gpu, int bits) noexcept;
+
+/// Per-layer times. `gpu` must have specifications (has_specs).
+[[nodiscard]] AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& gpu,
+                                                      const AnalyticCalibration& calibration,
+                                                      const AnalyticSettings& settings) noexcept;
+
+/// A profile in the measured profiles' shape: forward times at micro-batch 1 of
+/// [embedding, layers..., post_process] for each tp in `tps`. origin says "analytic ...".
+[[nodiscard]] GpuProfile analytic_profile(const ModelSpec& model, const GpuSpec& gpu,
+                                          const AnalyticCalibration& calibration, Flavour flavour,
+                                          const std::vector<int>& tps, Dtype dtype);
+
+/// Forward FLOPs one GPU executes for one transformer layer (GEMMs and attention core,
+/// the full score square unless flash_attention).
+[[nodiscard]] double layer_forward_flops_per_gpu(const ModelSpec& model,
+                                                 const AnalyticSettings& settings) noexcept;
+
+/// Forward FLOPs of one sequence as Megatron-LM counts them (causal half of the attention
+/// scores, LM head included); training FLOPs are 3x this.
+[[nodiscard]] double model_forward_flops(const ModelSpec& model, int sequence_length) noexcept;
+
+/// One measured profile point: a model at one tp, the three kinds of layer, forward seconds.
+struct MeasuredPoint {
+  ModelSpec model;
+  Flavour flavour = Flavour::deepspeed;
+  int tp = 1;
+  double embedding_s = 0.0;
+  double layer_s = 0.0;
+  double post_process_s = 0.0;
+};
+
+/// Measured points of a profile (one per tp).
+[[nodiscard]] std::vector<MeasuredPoint> measured_points(const GpuProfile& profile,
+                                                         const ModelSpec& model);
+
+struct PointResidual {
+  std::string model;
+  int tp = 0;
+  /// (predicted - measured) / measured of the embedding, the layer and the post-process.
+  double embedding = 0.0, layer = 0.0, post_process = 0.0;
+};
+
+struct CalibrationFit {
+  AnalyticCalibration calibration;
+  std::vector<PointResidual> residuals;
+  double rms = 0.0;
+  double worst = 0.0;
+};
+
+/// Fits the parameters of `gpu` to `points` (least squares on log time with a weak pull
+/// towards the class prior; e_max is kept at the prior when no GEMM reaches 1e11 FLOP).
+[[nodiscard]] CalibrationFit fit_calibration(const GpuSpec& gpu,
+                                             const std::vector<MeasuredPoint>& points);
+
+/// Relative errors of `calibration` on `points`.
+[[nodiscard]] std::vector<PointResidual> residuals(const GpuSpec& gpu,
+                                                   const AnalyticCalibration& calibration,
+                                                   const std::vector<MeasuredPoint>& points);
+
+} // namespace zerosearch

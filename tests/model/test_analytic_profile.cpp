@@ -1,0 +1,167 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "zerosearch/io/hardware_json.hpp"
+#include "zerosearch/io/model_json.hpp"
+#include "zerosearch/model/analytic_profile.hpp"
+
+using namespace zerosearch;
+
+namespace {
+
+const HardwareCatalog& catalog() {
+  static const HardwareCatalog c = load_hardware_catalog(ZEROSEARCH_TEST_PROFILEDB "/hardware.json");
+  return c;
+}
+const ModelCatalog& models() {
+  static const ModelCatalog m = load_model_catalog(ZEROSEARCH_TEST_PROFILEDB "/models.json");
+  return m;
+}
+
+ModelSpec gpt3_175b() {
+  ModelSpec m;
+  m.name = "gpt3_175B";
+  m.hidden_size = 12288;
+  m.num_layers = 96;
+  m.num_attention_heads = 96;
+  m.ffn_hidden_size = 4 * 12288;
+  m.sequence_length = 2048;
+  m.vocab_size = 50257;
+  m.gated_mlp = false;
+  return m;
+}
+
+/// Megatron-LM's num_floating_point_operations (training = 3 x forward), written out:
+/// 6 b s [L (h f m + h (q + 2 kv) + q s + q h) + h V] with the causal half of the scores.
+double megatron_training_flops(double h, double L, double f, double m, double q, double kv,
+                               double s, double V) {
+  return 6 * s * (L * (h * f * m + h * (q + 2 * kv) + q * s + q * h) + h * V);
+}
+
+} // namespace
+
+TEST_CASE("forward FLOPs follow Megatron-LM's formula", "[analytic]") {
+  const ModelSpec& llama = models().find("llama2_13B");
+  const double llama_train = 3 * model_forward_flops(llama, 4096);
+  CHECK(llama_train == Approx(megatron_training_flops(5120, 40, 13824, 3, 5120, 5120, 4096, 32000)));
+  CHECK(llama_train == Approx(3.3646e14).epsilon(2e-4)); // ANALYTIC.md 1.3
+  const double gpt3_train = 3 * model_forward_flops(gpt3_175b(), 2048);
+  CHECK(gpt3_train ==
+        Approx(megatron_training_flops(12288, 96, 49152, 2, 12288, 12288, 2048, 50257)));
+  CHECK(gpt3_train == Approx(2.1747e15).epsilon(2e-4));
+}
+
+TEST_CASE("a hand-worked layer at full efficiency", "[analytic]") {
+  ModelSpec m;
+  m.name = "tiny";
+  m.hidden_size = 4;
+  m.sequence_length = 8;
+  m.num_layers = 1;
+  m.num_attention_heads = 2;
+  m.ffn_hidden_size = 8;
+  m.vocab_size = 16;
+  m.gated_mlp = false;
+  GpuSpec g;
+  g.name = "unit";
+  g.has_specs = true;
+  g.peak_tflops.fp32 = 1.0;
+  g.peak_tflops.bf16 = 1.0;
+  g.memory_gbps = 1000.0;
+  AnalyticCalibration c;
+  c.gemm_e_max = 1.0;
+  c.gemm_x0_flops = 1e-3;
+  c.attention_efficiency = 1.0;
+  c.memory_efficiency = 1.0;
+  c.layer_overhead_s = 0.0;
+  AnalyticSettings st;
+  // GEMMs 768 (qkv) + 256 (o) + 2 x 512 (MLP) = 2048 FLOP, attention 4*8*8*4 = 1024 FLOP,
+  // at 1 TFLOP/s; bytes 2*8*4*10 + 2*8*8*2 + 2*2*64*4 = 1920 at 1 TB/s.
+  CHECK(layer_forward_flops_per_gpu(m, st) == 3072.0);
+  const AnalyticLayerTimes t = analytic_layer_times(m, g, c, st);
+  CHECK(t.layer.forward_s == Approx(3072e-12 + 1920e-12));
+  CHECK(t.layer.backward_s == Approx(2 * 3072e-12 + 2 * 1920e-12));
+}
+
+TEST_CASE("more tensor parallelism never means more FLOPs per GPU", "[analytic]") {
+  for (const char* name : {"llama2_13B", "gpt2XL"}) {
+    const ModelSpec& m = models().find(name);
+    double last = 1e300;
+    for (const int tp : {1, 2, 4, 8}) {
+      AnalyticSettings st;
+      st.tp = tp;
+      const double f = layer_forward_flops_per_gpu(m, st);
+      CHECK(f < last);
+      CHECK(f == Approx(layer_forward_flops_per_gpu(m, AnalyticSettings{}) / tp));
+      last = f;
+    }
+  }
+}
+
+TEST_CASE("a longer sequence is never faster, on every catalog GPU", "[analytic]") {
+  for (const auto& [name, gpu] : catalog().gpus) {
+    if (!gpu.has_specs) continue;
+    const AnalyticCalibration c = prior_calibration(gpu);
+    for (const char* model : {"llama2_13B", "gpt2XL"}) {
+      for (const int tp : {1, 2, 4, 8}) {
+        AnalyticLayerTimes last{};
+        for (const int s : {256, 1024, 2048, 4096, 8192}) {
+          INFO(name << " " << model << " tp " << tp << " s " << s);
+          AnalyticSettings st;
+          st.tp = tp;
+          st.sequence_length = s;
+          const AnalyticLayerTimes t = analytic_layer_times(models().find(model), gpu, c, st);
+          CHECK(t.layer.forward_s > last.layer.forward_s);
+          CHECK(t.layer.backward_s > last.layer.backward_s);
+          CHECK(t.embedding.forward_s > last.embedding.forward_s);
+          CHECK(t.post_process.forward_s > last.post_process.forward_s);
+          CHECK(t.layer.backward_s > t.layer.forward_s);
+          last = t;
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("a faster GPU or FlashAttention is never slower", "[analytic]") {
+  const ModelSpec& m = models().find("llama2_13B");
+  AnalyticSettings st;
+  const auto layer = [&](const char* gpu, bool flash) {
+    AnalyticSettings s2 = st;
+    s2.flash_attention = flash;
+    const GpuSpec& g = catalog().gpu(gpu);
+    return analytic_layer_times(m, g, prior_calibration(g), s2).layer.forward_s;
+  };
+  CHECK(layer("H100-SXM", false) < layer("A100-80GB", false));
+  CHECK(layer("A100-80GB", false) < layer("V100-32GB", false));
+  CHECK(layer("B200", false) < layer("H100-SXM", false));
+  CHECK(layer("H100-SXM", true) < layer("H100-SXM", false));
+}
+
+TEST_CASE("an analytic profile has the measured profiles' shape", "[analytic]") {
+  const ModelSpec& m = models().find("llama2_13B");
+  const GpuSpec& g = catalog().gpu("L40S");
+  const GpuProfile p =
+      analytic_profile(m, g, prior_calibration(g), Flavour::deepspeed, {1, 2, 4, 8}, Dtype::bf16);
+  CHECK(p.model == "llama2_13B");
+  CHECK(p.gpu == "L40S");
+  CHECK(p.layer_times_s.size() == 4);
+  for (const auto& [tp, v] : p.layer_times_s) {
+    REQUIRE(v.size() == 42);
+    CHECK(v[1] == v[40]);
+    CHECK(v[0] > 0.0);
+    CHECK(v[41] > 0.0);
+  }
+  CHECK(p.layer_times_s.at(2)[1] < p.layer_times_s.at(1)[1]);
+  CHECK(p.origin.find("analytic uncalibrated") == 0);
+}
+
+TEST_CASE("the Megatron-LM flavour keeps the LM head whole, as measured", "[analytic]") {
+  const ModelSpec& m = models().find("gpt2XL");
+  const GpuSpec& g = catalog().gpu("A10");
+  const auto c = prior_calibration(g);
+  const GpuProfile mp = analytic_profile(m, g, c, Flavour::megatron, {1, 4}, Dtype::fp16);
+  const GpuProfile dp = analytic_profile(m, g, c, Flavour::deepspeed, {1, 4}, Dtype::fp16);
+  CHECK(mp.layer_times_s.at(4).back() == mp.layer_times_s.at(1).back());
+  CHECK(dp.layer_times_s.at(4).back() < dp.layer_times_s.at(1).back());
+}
