@@ -31,6 +31,7 @@ int run_exhaustive_mode(const Options& o, const char* argv0) {
   }
   const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0), o.hardware, o.calibration);
   const SearchPlan plan = make_plan(in, catalogs);
+  print_warnings(o, plan.warnings);
   const EstimateContext& ctx = plan.context;
   const DesignPoint p =
       parse_design_point(o, cluster.world_size(), ctx.global_batch,

@@ -136,6 +136,9 @@ int run_pareto_mode(const Options& o, const char* argv0) {
       std::cerr << "zerosearch: note: " << n << '\n';
     }
   }
+  if (!plans.empty()) {
+    print_warnings(o, plans.front().warnings);
+  }
   // Refuse a sweep that cannot fit or finish, before running any of it.
   SearchSize size;
   for (std::size_t i = 0; i < clusters.size(); ++i) {

@@ -33,6 +33,7 @@ int run_search_mode(const Options& o, const char* argv0) {
   const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0), o.hardware, o.calibration);
   const SearchPlan plan = make_plan(in, catalogs);
   check_plan(o, plan);
+  print_warnings(o, plan.warnings);
   if (!o.quiet) {
     for (const auto& note : plan.notes) {
       std::cerr << "zerosearch: note: " << note << '\n';

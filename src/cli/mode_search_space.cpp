@@ -56,6 +56,7 @@ std::string joined(const std::vector<int>& v, const char* sep) {
 int print_one_cluster(const Options& o, const Catalogs& catalogs, bool csv) {
   const Cluster cluster = make_cluster(o);
   const SearchPlan plan = make_plan(make_plan_input(o, cluster), catalogs);
+  print_warnings(o, plan.warnings);
   const auto groups = group_points(plan.design_points());
   const std::size_t places = placements(plan.context.cluster).size();
   std::size_t points = 0;

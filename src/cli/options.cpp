@@ -110,8 +110,13 @@ ParseResult parse_options(int argc, const char* const* argv) {
   app.add_option("--gpu_per_node", o.gpu_per_node, "GPUs per node, 1 to 1024; default: 4")
       ->type_name("N")->group(cluster);
   app.add_option("--type", o.model,
-                 "Model from profiledb/models.json: llama2_13B, gpt2XL, ...; default: llama2_13B")
+                 "Model from profiledb/models.json (llama2_13B, gpt2XL, llama3_8B, ...), or a "
+                 "file: a Hugging Face config.json or a model JSON (docs/models.md); default: "
+                 "llama2_13B")
       ->type_name("MODEL")->group(cluster);
+  app.add_option("--seq_len", o.seq_len,
+                 "Training sequence length in tokens, 1 to 16777216; default: the model's")
+      ->type_name("N")->group(cluster);
   app.add_option("--custom_gbs", o.custom_gbs, "Global batch size, 1 to 1000000000; default: 64")
       ->type_name("N")->group(cluster);
   app.add_option("--custom_num_layer", o.custom_num_layer,

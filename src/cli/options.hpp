@@ -11,7 +11,8 @@ struct Options {
   std::vector<std::string> node_type_counts;  // --node_type_num_node, validated later
   std::string num_node = "8";
   bool num_node_given = false;
-  std::string model = "llama2_13B";           // --type
+  std::string model = "llama2_13B";           // --type: a built-in name or a model file
+  std::string seq_len;                        // --seq_len N; empty: the model's
   std::string gpu_per_node = "4";
   std::string custom_gbs = "64";
   std::string custom_num_layer = "48";

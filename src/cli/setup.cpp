@@ -1,6 +1,7 @@
 #include "setup.hpp"
 
 #include <algorithm>
+#include <iostream>
 #include <limits>
 #include <tuple>
 
@@ -9,6 +10,7 @@
 #include "mode_options.hpp"
 #include "options.hpp"
 #include "zerosearch/core/error.hpp"
+#include "zerosearch/io/hf_config.hpp"
 
 #ifndef ZEROSEARCH_SOURCE_PROFILEDB
 #define ZEROSEARCH_SOURCE_PROFILEDB ""
@@ -99,9 +101,20 @@ Cluster make_cluster(const Options& o) {
   return c;
 }
 
+std::optional<ModelSpec> model_from_file(const Options& o) {
+  if (!names_model_file(o.model)) {
+    return std::nullopt;
+  }
+  return load_model_file(o.model);
+}
+
 PlanInput make_plan_input(const Options& o, const Cluster& cluster) {
   PlanInput in;
-  in.model = o.model;
+  in.model_spec = model_from_file(o);
+  in.model = in.model_spec ? in.model_spec->name : o.model;
+  if (!o.seq_len.empty()) {
+    in.sequence_length = parse_int("--seq_len", o.seq_len, 1, 16'777'216);
+  }
   in.custom_num_layers =
       static_cast<int>(parse_int("--custom_num_layer", o.custom_num_layer, 1, 100'000));
   in.cluster = cluster;
@@ -134,6 +147,15 @@ void check_plan(const Options& o, const SearchPlan& plan) {
   }
 }
 
+void print_warnings(const Options& o, const std::vector<std::string>& warnings) {
+  if (o.quiet) {
+    return;
+  }
+  for (const auto& w : warnings) {
+    std::cerr << "zerosearch: warning: " << w << '\n';
+  }
+}
+
 std::string no_design_point_message(const SearchPlan& plan) {
   const EstimateContext& ctx = plan.context;
   std::vector<int> tps;
@@ -157,7 +179,9 @@ std::string no_design_point_message(const SearchPlan& plan) {
 std::string record_name(const Options& o, const Cluster& cluster) {
   const long long n = o.pareto ? parse_int("--num_node", o.num_node, 1, 1'000'000)
                                : cluster.num_nodes();
-  return fmt::format("N{}_M{}_model_{}_comm_{}{}_{}.csv", n, cluster.gpus_per_node, o.model,
+  const std::optional<ModelSpec> file_model = model_from_file(o);
+  const std::string model = file_model ? file_model->name : o.model;
+  return fmt::format("N{}_M{}_model_{}_comm_{}{}_{}.csv", n, cluster.gpus_per_node, model,
                      o.comm_type, o.add_exp_name, o.node_types.size() > 1 ? "hetero" : "homo");
 }
 

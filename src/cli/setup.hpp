@@ -1,7 +1,9 @@
 #pragma once
 // Shared wiring of the CLI modes: from options to data, cluster and plan inputs.
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "options.hpp"
 #include "zerosearch/core/cluster.hpp"
@@ -21,6 +23,13 @@ inline constexpr long long kMaxClusterGpus = 16'777'216;
 /// --pareto only the GPUs per node are set (and the two node types checked). Throws
 /// InputError on a bad count or a cluster above kMaxClusterGpus.
 [[nodiscard]] Cluster make_cluster(const Options& o);
+
+/// The model of --type when it names a file (a Hugging Face config.json or a model JSON), else
+/// nothing (a built-in name, looked up in the catalog later). Throws InputError.
+[[nodiscard]] std::optional<ModelSpec> model_from_file(const Options& o);
+
+/// Prints each warning as "zerosearch: warning: ..." on standard error, unless --quiet.
+void print_warnings(const Options& o, const std::vector<std::string>& warnings);
 
 /// Validated plan inputs for `cluster`. Throws InputError naming the bad flag.
 [[nodiscard]] PlanInput make_plan_input(const Options& o, const Cluster& cluster);

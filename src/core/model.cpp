@@ -1,5 +1,7 @@
 #include "zerosearch/core/model.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "zerosearch/core/error.hpp"
@@ -13,6 +15,11 @@ const ModelSpec& ModelCatalog::find(const std::string& name) const {
     }
   }
   throw InputError(fmt::format("unknown model '{}' (known: {})", name, names()));
+}
+
+bool ModelCatalog::contains(const std::string& name) const noexcept {
+  return std::any_of(models.begin(), models.end(),
+                     [&name](const ModelSpec& m) { return m.name == name; });
 }
 
 std::string ModelCatalog::names() const {

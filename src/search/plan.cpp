@@ -133,7 +133,26 @@ std::optional<double> override_for(const std::vector<double>& v, std::size_t g) 
 SearchPlan make_plan(const PlanInput& in, const Catalogs& catalogs) {
   SearchPlan plan;
   EstimateContext& ctx = plan.context;
-  ctx.model = catalogs.models.find(in.model);
+  if (in.model_spec) {
+    if (catalogs.models.contains(in.model_spec->name)) {
+      throw InputError(fmt::format("--type: the model file names its model '{}', like a "
+                                   "built-in model; give it another name (its \"name\", or the "
+                                   "name of the file or of its folder)",
+                                   in.model_spec->name));
+    }
+    ctx.model = *in.model_spec;
+  } else {
+    ctx.model = catalogs.models.find(in.model);
+  }
+  const std::int64_t model_sequence_length = ctx.model.sequence_length;
+  if (in.sequence_length > 0) {
+    ctx.model.sequence_length = in.sequence_length;
+  }
+  if (ctx.model.sequence_length > ctx.model.max_position_embeddings) {
+    plan.warnings.push_back(fmt::format(
+        "sequence length {} is above the {} positions {} accepts (max_position_embeddings)",
+        ctx.model.sequence_length, ctx.model.max_position_embeddings, ctx.model.name));
+  }
   if (ctx.model.num_layers_from_cli) {
     ctx.model.num_layers = in.custom_num_layers;
   }
@@ -243,6 +262,17 @@ SearchPlan make_plan(const PlanInput& in, const Catalogs& catalogs) {
   }
   if (ctx.cluster.num_nodes() <= 0) {
     throw InputError("the cluster has no nodes");
+  }
+  if (ctx.model.sequence_length != model_sequence_length) {
+    for (std::size_t g = 0; g < types; ++g) {
+      if (ctx.megatron_profiles[g] != nullptr || ctx.deepspeed_profiles[g] != nullptr) {
+        plan.warnings.push_back(fmt::format(
+            "the measured profiles of {} were taken at sequence length {}; at {} their layer "
+            "times are used as they are",
+            ctx.model.name, model_sequence_length, ctx.model.sequence_length));
+        break;
+      }
+    }
   }
 
   // Methods (docs/model.md §2 and §6.1).

@@ -9,9 +9,17 @@ namespace zerosearch {
 /// Which family of activation/parameter formulas the memory model uses.
 enum class MemoryFormula { llama, gpt };
 
+/// Normalisation layer: RMSNorm has a weight per channel, LayerNorm a weight and a bias.
+enum class Norm { rmsnorm, layernorm };
+
+/// The architectures a model may declare: Hugging Face model_type values, plus "gpt3".
+inline constexpr const char* kArchitectures[] = {"gpt2",     "gpt3",   "gpt_neox", "llama",
+                                                 "mistral",  "mixtral", "qwen2",   "qwen2_moe"};
+
 struct ModelSpec {
   std::string name;
   std::int64_t hidden_size = 0;
+  /// Training sequence length in tokens (--seq_len overrides it).
   std::int64_t sequence_length = 0;
   /// Transformer layers; the pipeline has num_layers + 2 entries (embedding, post_process).
   std::int64_t num_layers = 0;
@@ -19,29 +27,55 @@ struct ModelSpec {
   bool num_layers_from_cli = false;
   std::int64_t vocab_size = 0;
   std::int64_t num_attention_heads = 0;
+  /// FFN width of a dense layer (for an MoE model: as its config states it).
   std::int64_t ffn_hidden_size = 0;
   MemoryFormula memory_formula = MemoryFormula::llama;
-  // Architecture details the analytic profiles need (issue 9). The loader fills gated_mlp
-  // from memory_formula when models.json leaves it out (llama: SwiGLU, gpt: GeLU).
-  /// Key/value heads (GQA); 0 = num_attention_heads.
+  // Architecture (issue 9): what a parameter count and an analytic estimate need.
+  /// Hugging Face model_type (one of kArchitectures).
+  std::string architecture;
+  /// Key/value heads: == num_attention_heads for multi-head attention, fewer for GQA.
   std::int64_t num_key_value_heads = 0;
-  /// Per-head width; 0 = hidden_size / num_attention_heads.
+  /// Channels per attention head (Megatron's kv_channels); usually hidden / heads.
   std::int64_t head_dim = 0;
-  /// SwiGLU/GeGLU MLP (three matrices) instead of two.
-  bool gated_mlp = true;
-  /// Mixture of experts: 0 = dense MLP.
+  /// SwiGLU-style MLP (gate, up, down: three matrices) instead of two.
+  bool gated_mlp = false;
+  /// Routed experts per MoE layer; 0 = dense model. Every layer is an MoE layer when > 0.
   std::int64_t num_experts = 0;
+  /// Experts each token is routed to (top-k); 0 for a dense model.
   std::int64_t experts_per_token = 0;
+  /// FFN width of one routed expert; 0 for a dense model.
   std::int64_t moe_ffn_hidden_size = 0;
+  /// FFN width of the shared expert (qwen2_moe, with a one-output gate); 0 = none.
   std::int64_t shared_expert_ffn_hidden_size = 0;
+  /// The LM head reuses the token-embedding matrix.
+  bool tied_embeddings = false;
+  Norm norm = Norm::rmsnorm;
+  /// Biases on the query, key and value projections.
+  bool qkv_bias = false;
+  /// Bias on the attention output projection.
+  bool attention_output_bias = false;
+  /// Biases on the MLP (and expert) projections.
+  bool mlp_bias = false;
+  /// Learned absolute position embeddings (max_position_embeddings x hidden); else rotary.
+  bool learned_position_embeddings = false;
+  /// The longest sequence the model accepts (positions table or RoPE context).
+  std::int64_t max_position_embeddings = 0;
+  /// Sliding-window attention width in tokens; 0 = full causal attention.
+  std::int64_t sliding_window = 0;
+  /// Attention and MLP read the same layer input (GPT-NeoX, GPT-J); no parameter change.
+  bool parallel_residual = false;
+  /// Where the figures come from (a config.json address, a paper); informative only.
+  std::string source;
 
   [[nodiscard]] int pipeline_layers() const noexcept { return static_cast<int>(num_layers) + 2; }
+  [[nodiscard]] bool is_moe() const noexcept { return num_experts > 0; }
 };
 
 struct ModelCatalog {
   std::vector<ModelSpec> models;
   /// Throws InputError listing the known names when `name` is not in the catalog.
   [[nodiscard]] const ModelSpec& find(const std::string& name) const;
+  [[nodiscard]] bool contains(const std::string& name) const noexcept;
   [[nodiscard]] std::string names() const;
 };
 

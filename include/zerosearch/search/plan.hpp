@@ -24,7 +24,13 @@ enum class ProfileSource { measured, analytic, automatic };
 [[nodiscard]] ProfileSource parse_profile_source(const std::string& text);
 
 struct PlanInput {
+  /// A model of the catalog, by name (unused when model_spec is set).
   std::string model;
+  /// A model read from a file (--type FILE), used instead of a catalog entry. Its name must not
+  /// be a catalog name, so that it never picks up another model's measured profiles.
+  std::optional<ModelSpec> model_spec;
+  /// Training sequence length in tokens (--seq_len); 0 = the model's own.
+  std::int64_t sequence_length = 0;
   /// Overrides the model's layer count when the model takes it from the command line.
   int custom_num_layers = 48;
   Cluster cluster;
@@ -65,6 +71,9 @@ struct SearchPlan {
   std::vector<std::vector<int>> tp_degrees;
   /// One line each: what was left out and why.
   std::vector<std::string> notes;
+  /// One line each: inputs the plan accepts but the user should look at (a sequence longer
+  /// than the model's positions, measured profiles taken at another sequence length).
+  std::vector<std::string> warnings;
 
   [[nodiscard]] std::vector<DesignPoint> design_points() const;
 };
