@@ -23,14 +23,13 @@ int run_exhaustive_mode(const Options& o, const char* argv0) {
   PlanInput in = make_plan_input(o, cluster);
   // The point names its own method: search-wide framework choices do not apply.
   in.framework = Framework::automatic;
-  const OutputPlan output =
+  OutputPlan output =
       make_output_plan(o, o.record ? std::filesystem::path("logs") / record_name(o, cluster)
                                    : std::filesystem::path());
-  for (const auto& file : output.csv_files) {
-    check_writable(file);
-  }
-  const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0), o.hardware, o.calibration);
+  const std::filesystem::path profiledb = find_profiledb(o, argv0);
+  const Catalogs catalogs = load_catalogs(profiledb, o.hardware, o.calibration);
   const SearchPlan plan = make_plan(in, catalogs);
+  output.provenance = provenance(o, run_inputs(o, plan, profiledb));
   print_warnings(o, plan.warnings);
   const EstimateContext& ctx = plan.context;
   const DesignPoint p =

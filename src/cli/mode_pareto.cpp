@@ -108,13 +108,12 @@ int run_pareto_mode(const Options& o, const char* argv0) {
   OutputPlan output =
       make_output_plan(o, o.record ? fs::path("logs") / record_name(o, shape) : fs::path());
   output.csv.pareto_column = true;
-  for (const fs::path& file : output.csv_files) {
-    check_writable(file);
-  }
+  std::optional<OutputTarget> plot_target;
   if (!o.plot.empty()) {
-    check_writable(o.plot);
+    plot_target = check_extra_output(o, output, o.plot, "--plot");
   }
-  const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0), o.hardware, o.calibration);
+  const fs::path profiledb = find_profiledb(o, argv0);
+  const Catalogs catalogs = load_catalogs(profiledb, o.hardware, o.calibration);
 
   // Every composition's plan first, so that bad input fails before the sweep starts.
   const std::vector<Cluster> clusters =
@@ -130,6 +129,12 @@ int run_pareto_mode(const Options& o, const char* argv0) {
       }
     }
     total += plans.back().design_points().size() * placements(c).size();
+  }
+  {
+    nlohmann::ordered_json inputs = run_inputs(o, plans.front(), profiledb);
+    inputs["cluster"] = fmt::format("Pareto sweep: 0..{} {} and 0..{} {} nodes", bound,
+                                    o.node_types[0], bound, o.node_types[1]);
+    output.provenance = provenance(o, std::move(inputs));
   }
   if (!o.quiet) {
     for (const auto& n : notes) {
@@ -182,10 +187,8 @@ int run_pareto_mode(const Options& o, const char* argv0) {
     const std::string title =
         fmt::format("{}: price per step vs step time, {} and {} nodes (0..{} each)",
                     plans.front().context.model.name, o.node_types[0], o.node_types[1], bound);
-    write_file_atomically(o.plot, [&](std::ostream& out) { write_price_time_svg(out, points, title); });
-    if (!o.quiet) {
-      std::cerr << "zerosearch: wrote " << o.plot << '\n';
-    }
+    write_extra_output(output, *plot_target,
+                       [&](std::ostream& out) { write_price_time_svg(out, points, title); });
   }
   const auto summary = [&](std::ostream& out) {
 

@@ -25,13 +25,12 @@ int run_search_mode(const Options& o, const char* argv0) {
   const Cluster cluster = make_cluster(o);
   PlanInput in = make_plan_input(o, cluster);
   unsigned threads = static_cast<unsigned>(parse_int("--threads", o.threads, 0, 1024));
-  const OutputPlan output =
+  OutputPlan output =
       make_output_plan(o, o.record ? fs::path("logs") / record_name(o, cluster) : fs::path());
-  for (const fs::path& file : output.csv_files) {
-    check_writable(file);
-  }
-  const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0), o.hardware, o.calibration);
+  const fs::path profiledb = find_profiledb(o, argv0);
+  const Catalogs catalogs = load_catalogs(profiledb, o.hardware, o.calibration);
   const SearchPlan plan = make_plan(in, catalogs);
+  output.provenance = provenance(o, run_inputs(o, plan, profiledb));
   check_plan(o, plan);
   print_warnings(o, plan.warnings);
   if (!o.quiet) {
@@ -70,9 +69,8 @@ int run_search_mode(const Options& o, const char* argv0) {
   for (const auto& g : plan.context.cluster.groups) {
     type_names.push_back(g.gpu);
   }
-  const std::size_t summary_rows = output.selection.top != 0 ? output.selection.top : 10;
   write_outputs(output, ranked, type_names, [&](std::ostream& out) {
-    print_summary(out, plan, runs[0], ranked, seconds, summary_rows);
+    print_summary(out, plan, runs[0], ranked, summary_rows(output, ranked), seconds);
   });
   return 0;
 }

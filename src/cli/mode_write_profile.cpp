@@ -7,6 +7,7 @@
 #include "output.hpp"
 #include "setup.hpp"
 #include "zerosearch/core/error.hpp"
+#include "zerosearch/io/output_file.hpp"
 #include "zerosearch/io/calibration_json.hpp"
 #include "zerosearch/io/catalogs.hpp"
 #include "zerosearch/search/plan.hpp"
@@ -25,7 +26,11 @@ int run_write_profile_mode(const Options& o, const char* argv0) {
   if (o.framework != "m" && o.framework != "d" && o.framework != "default") {
     throw InputError(fmt::format("--write_profile takes -f m or -f d, not '{}'", o.framework));
   }
-  check_writable(o.write_profile);
+  const OutputTarget target = check_output(o.write_profile, "--write_profile");
+  if (o.no_clobber && target.kind == OutputKind::regular_file) {
+    throw InputError(fmt::format("--write_profile '{}' exists and --no_clobber is set",
+                                 o.write_profile));
+  }
   const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0), o.hardware, o.calibration);
   const SearchPlan plan = make_plan(in, catalogs);
   const EstimateContext& ctx = plan.context;
@@ -34,7 +39,7 @@ int run_write_profile_mode(const Options& o, const char* argv0) {
   if (p == nullptr) {
     throw InputError("no analytic profile was generated"); // unreachable: analytic mode
   }
-  write_file_atomically(o.write_profile, [&](std::ostream& out) { out << profile_json(*p); });
+  write_output(target, [&](std::ostream& out) { out << profile_json(*p); });
   if (!o.quiet) {
     std::cerr << fmt::format("zerosearch: wrote the {} profile of {} on {} ({}) to {}\n",
                              to_string(flavour), p->model, p->gpu, p->origin, o.write_profile);

@@ -183,8 +183,9 @@ ParseResult parse_options(int argc, const char* const* argv) {
                "report column order")
       ->group(output);
   app.add_option("--top", o.top,
-                 "Only the N best rows, in every output, N >= 1; default: all rows (the "
-                 "summary shows 10)")
+                 "Only the N best rows, the same rows in every output (summary, files, "
+                 "stdout), N >= 1; OOM rows count unless --feasible; default: all rows (the "
+                 "summary then shows the 10 best that fit)")
       ->type_name("N")->group(output);
   app.add_flag("--feasible", o.feasible,
                "Leave out design points that do not fit in GPU memory; default: keep them")
@@ -194,10 +195,16 @@ ParseResult parse_options(int argc, const char* const* argv) {
       ->type_name("FILE")->group(output);
   app.add_flag("--record", o.record,
                "Also write the ranked CSV to logs/N<nodes>_M<gpus>_model_<type>_comm_<comm>"
-               "<add_exp_name>_<homo|hetero>.csv")
+               "<add_exp_name>_<homo|hetero>.csv (the original's name; logs/ is created; an "
+               "existing file is replaced with a note, see --no_clobber)")
+      ->group(output);
+  app.add_flag("--no_clobber", o.no_clobber,
+               "Refuse to replace an existing output file (-o, --record, --plot): exit 2 and "
+               "write nothing")
       ->group(output);
   app.add_option("--add_exp_name", o.add_exp_name,
-                 "Suffix of the --record file name; default: none")
+                 "Suffix of the --record file name, so that runs of a sweep keep their own "
+                 "files (no '/' or '..'); default: none")
       ->type_name("TEXT")->group(output);
   app.add_flag("-q,--quiet", o.quiet,
                "Print nothing but errors and the rows asked for with --format, --pretty or "
@@ -278,6 +285,11 @@ ParseResult parse_options(int argc, const char* const* argv) {
                                  extras.size() == 1 ? "" : "s", fmt::join(extras, " ")));
   }
   o.num_node_given = app.count("--num_node") > 0;
+  o.output_given = app.count("--output") > 0;
+  o.comm_type_given = app.count("--comm_type") > 0;
+  o.seed_given = app.count("--seed") > 0;
+  o.node_type_counts_given = app.count("--node_type_num_node") > 0;
+  o.command_line.assign(argv, argv + argc);
   o.custom_num_layer_given = app.count("--custom_num_layer") > 0;
   if (o.node_types.empty()) {
     o.node_types = {"A10"};

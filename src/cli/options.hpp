@@ -58,6 +58,14 @@ struct Options {
 
   // Genetic partitioner.
   std::string seed = "0";                     // --seed
+  // Which flags were given (flags that do not apply to a mode are errors or notes).
+  bool output_given = false;                  // -o, even with an empty value
+  bool comm_type_given = false;
+  bool seed_given = false;
+  bool node_type_counts_given = false;
+  bool no_clobber = false;                    // --no_clobber: never replace an existing file
+  /// The command line as given, for the sidecar of every CSV written.
+  std::vector<std::string> command_line;
 };
 
 /// Outcome of parsing: either options to run with, or an exit code (after --help/--version).

@@ -1,6 +1,8 @@
 #include "output.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <ctime>
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
@@ -12,6 +14,7 @@
 
 #include "describe.hpp"
 #include "zerosearch/core/error.hpp"
+#include "zerosearch/core/version.hpp"
 
 namespace zerosearch::cli {
 
@@ -26,12 +29,33 @@ OutputPlan make_output_plan(const Options& o, const fs::path& record_file) {
     plan.selection.top = static_cast<std::size_t>(
         parse_int("--top", o.top, 1, std::numeric_limits<long long>::max()));
   }
+  if (o.output_given && o.output.empty()) {
+    throw InputError("-o '': the file name is empty (use -o - for standard output)");
+  }
+  const auto no_clobber = [&](const OutputTarget& t, const char* flag) {
+    if (o.no_clobber && t.kind == OutputKind::regular_file) {
+      throw InputError(fmt::format("{} '{}' exists and --no_clobber is set; remove it, or choose "
+                                   "another name (--add_exp_name for --record)",
+                                   flag, t.requested.string()));
+    }
+  };
   if (!record_file.empty()) {
-    plan.csv_files.push_back(record_file);
+    OutputTarget t = check_output(record_file, "--record", true);
+    no_clobber(t, "--record");
+    plan.record_replaces = t.kind == OutputKind::regular_file;
+    plan.csv_files.push_back(std::move(t));
   }
   const bool csv_to_stdout = o.output == "-";
   if (!o.output.empty() && !csv_to_stdout) {
-    plan.csv_files.emplace_back(o.output);
+    OutputTarget t = check_output(o.output, "-o");
+    no_clobber(t, "-o");
+    for (const OutputTarget& other : plan.csv_files) {
+      if (same_output(t, other)) {
+        throw InputError(fmt::format("-o '{}' and --record '{}' are the same file; give one",
+                                     o.output, other.requested.string()));
+      }
+    }
+    plan.csv_files.push_back(std::move(t));
   }
   if (!o.format.empty()) {
     if (o.format == "csv") {
@@ -56,90 +80,74 @@ OutputPlan make_output_plan(const Options& o, const fs::path& record_file) {
   return plan;
 }
 
-void check_writable(const fs::path& path) {
-  std::error_code ec;
-  if (path.empty()) {
-    throw InputError("cannot write '': the file name is empty");
+OutputTarget check_extra_output(const Options& o, const OutputPlan& plan, const fs::path& path,
+                                const std::string& flag) {
+  OutputTarget t = check_output(path, flag);
+  if (o.no_clobber && t.kind == OutputKind::regular_file) {
+    throw InputError(fmt::format("{} '{}' exists and --no_clobber is set; remove it, or choose "
+                                 "another name",
+                                 flag, path.string()));
   }
-  if (fs::is_directory(path, ec)) {
-    throw InputError(fmt::format("cannot write '{}': it is a folder", path.string()));
+  for (const OutputTarget& other : plan.csv_files) {
+    if (same_output(t, other)) {
+      throw InputError(fmt::format("{} '{}' is also the CSV file of this run; give the two "
+                                   "outputs different names",
+                                   flag, path.string()));
+    }
   }
-  // The nearest folder that exists: write_file_atomically creates the rest.
-  fs::path dir = path.parent_path();
-  while (!dir.empty() && !fs::exists(dir, ec)) {
-    dir = dir.parent_path();
-  }
-  if (dir.empty()) {
-    dir = ".";
-  }
-  if (!fs::is_directory(dir, ec)) {
-    throw InputError(
-        fmt::format("cannot write '{}': '{}' is not a folder", path.string(), dir.string()));
-  }
-  // Creating a file is the only reliable test (read-only mounts, /proc, ACLs).
-  const fs::path probe = dir / fmt::format(".zerosearch-probe.{}", ::getpid());
-  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    throw InputError(fmt::format("cannot write '{}': {}", path.string(), std::strerror(errno)));
-  }
-  ::close(fd);
-  fs::remove(probe, ec);
+  return t;
 }
 
-void write_file_atomically(const fs::path& path, const std::function<void(std::ostream&)>& write) {
+nlohmann::ordered_json provenance(const Options& o, nlohmann::ordered_json inputs) {
+  nlohmann::ordered_json j;
+  j["tool"] = "zerosearch";
+  j["version"] = kVersion;
+  j["command"] = o.command_line;
   std::error_code ec;
-  const fs::path parent = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  fs::create_directories(parent, ec);
-  if (ec) {
-    throw InputError(fmt::format("cannot write '{}': cannot create folder '{}': {}",
-                                 path.string(), parent.string(), ec.message()));
-  }
-  if (fs::is_directory(path, ec)) {
-    throw InputError(fmt::format("cannot write '{}': it is a folder", path.string()));
-  }
-  const fs::path tmp = parent / fmt::format(".{}.tmp.{}", path.filename().string(), ::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      const int err = errno;
-      throw InputError(fmt::format("cannot write '{}': {}", path.string(),
-                                   err != 0 ? std::strerror(err) : "cannot create it"));
-    }
-    try {
-      write(out);
-      out.flush();
-    } catch (...) {
-      out.close();
-      fs::remove(tmp, ec);
-      throw;
-    }
-    if (!out) {
-      out.close();
-      fs::remove(tmp, ec);
-      throw InputError(fmt::format("cannot write '{}': write failed (disk full?)", path.string()));
-    }
-    out.close();
-    if (!out) {
-      fs::remove(tmp, ec);
-      throw InputError(fmt::format("cannot write '{}': write failed (disk full?)", path.string()));
-    }
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    std::error_code ignore;
-    fs::remove(tmp, ignore);
-    throw InputError(fmt::format("cannot write '{}': {}", path.string(), ec.message()));
+  j["working_folder"] = fs::current_path(ec).string();
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  j["date_utc"] = date;
+  j["inputs"] = std::move(inputs);
+  return j;
+}
+
+namespace {
+
+void say_wrote(const OutputPlan& plan, const OutputTarget& t, bool replaced) {
+  if (!plan.quiet && t.kind != OutputKind::stream) {
+    std::cerr << "zerosearch: " << (replaced ? "replaced " : "wrote ") << t.requested.string()
+              << '\n';
   }
 }
+
+} // namespace
 
 void write_outputs(const OutputPlan& plan, const std::vector<RankedRow>& ranked,
                    const std::vector<std::string>& type_names, const SummaryWriter& summary) {
   const std::vector<RankedRow> rows = select_rows(ranked, plan.selection);
-  for (const fs::path& file : plan.csv_files) {
-    write_file_atomically(file,
-                          [&](std::ostream& out) { write_csv(out, rows, type_names, plan.csv); });
-    if (!plan.quiet) {
-      std::cerr << "zerosearch: wrote " << file.string() << '\n';
+  for (std::size_t i = 0; i < plan.csv_files.size(); ++i) {
+    const OutputTarget& file = plan.csv_files[i];
+    const bool replaced = file.kind == OutputKind::regular_file;
+    write_output(file, [&](std::ostream& out) { write_csv(out, rows, type_names, plan.csv); });
+    if (file.kind != OutputKind::stream) {
+      // NAME.csv.json: what produced the file, so a result can be traced.
+      nlohmann::ordered_json side = plan.provenance;
+      side["rows"] = rows.size();
+      side["csv"] = file.requested.filename().string();
+      const OutputTarget sidecar =
+          check_output(fs::path(file.resolved.string() + ".json"), "sidecar");
+      write_output(sidecar, [&](std::ostream& out) { out << side.dump(2) << '\n'; });
+    }
+    if (replaced && i == 0 && plan.record_replaces && !plan.quiet) {
+      std::cerr << "zerosearch: note: replaced the existing record file "
+                << file.requested.string()
+                << " (--add_exp_name NAME keeps each run's file; --no_clobber refuses)\n";
+    } else {
+      say_wrote(plan, file, replaced);
     }
   }
   switch (plan.to_stdout) {
@@ -155,8 +163,23 @@ void write_outputs(const OutputPlan& plan, const std::vector<RankedRow>& ranked,
   }
 }
 
+void write_extra_output(const OutputPlan& plan, const OutputTarget& target,
+                        const std::function<void(std::ostream&)>& write) {
+  const bool replaced = target.kind == OutputKind::regular_file;
+  write_output(target, write);
+  say_wrote(plan, target, replaced);
+}
+
+std::vector<RankedRow> summary_rows(const OutputPlan& plan, const std::vector<RankedRow>& ranked) {
+  if (plan.selection.top != 0) {
+    return select_rows(ranked, plan.selection);
+  }
+  return select_rows(ranked, RowSelection{true, 10});
+}
+
 void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& run,
-                   const std::vector<RankedRow>& ranked, double seconds, std::size_t top) {
+                   const std::vector<RankedRow>& ranked, const std::vector<RankedRow>& rows,
+                   double seconds) {
   const EstimateContext& ctx = plan.context;
   std::size_t oom = 0;
   for (const auto& r : ranked) {
@@ -176,33 +199,43 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
                      ranked.size() / std::max<std::size_t>(run.placements.size(), 1),
                      run.placements.size(), run.placements.size() == 1 ? "" : "s", ranked.size(),
                      methods, seconds, ranked.size() - oom, oom);
-  const std::vector<RankedRow> best = select_rows(ranked, RowSelection{true, top});
-  if (best.empty()) {
+  if (rows.empty()) {
     out << "no design point fits in GPU memory; try more nodes, GPUs with more memory, or a "
            "smaller --custom_gbs\n";
     return;
   }
-  const bool hetero = ctx.cluster.types_present() > 1;
-  out << fmt::format("\n{:>4} {:<6} {:>3} {:>3} {:>3} {:>4} {:>4} {:>10} {:>10} {:>8} {:>8} {:>8} "
-                     "{:>9}  {}{}\n",
-                     "rank", "method", "tp", "pp", "dp", "mbs", "m", "s/step", "pipeline",
-                     "dp sync", "emb sync", "mem GiB", "$/step", "partition",
-                     hetero ? "  placement" : "");
-  for (const RankedRow& row : best) {
-    const auto& p = row.row->point;
-    const auto& e = row.row->estimate;
-    out << fmt::format("{:>4} {:<6} {:>3} {:>3} {:>3} {:>4} {:>4} {:>10.4f} {:>10.4f} {:>8.4f} "
-                       "{:>8.4f} {:>8.2f} {:>9.5f}  {}{}\n",
-                       row.real_rank, to_string(p.method), p.tp, p.pp, p.dp, p.mbs,
-                       p.num_micro_batches, e.step_s, e.pipeline_s, e.dp_sync_s,
-                       e.embedding_sync_s, e.gpumem_gib, e.price_per_step_usd,
-                       exp_partition(e.partition),
-                       hetero ? "  " + compress_placement(
-                                           run.cluster,
-                                           run.placements[static_cast<std::size_t>(row.row->placement)])
-                              : "");
+  // The CSV's columns and names (io/columns.hpp), a subset for the screen.
+  using C = ColumnId;
+  std::vector<Column> layout;
+  for (const ColumnId id : {C::rank, C::real_rank, C::dp_method, C::tp, C::pp, C::dp, C::mbs, C::m,
+                            C::step_time, C::pipeline_time, C::dp_sync_time,
+                            C::embedding_sync_time, C::gpumem}) {
+    layout.emplace_back(id);
   }
-  const auto& b = *best.front().row;
+  const bool any_oom = std::any_of(rows.begin(), rows.end(),
+                                   [](const RankedRow& r) { return r.row->estimate.oom; });
+  if (any_oom) {
+    layout.emplace_back(C::is_oom);
+  }
+  layout.emplace_back(C::price_per_step);
+  layout.emplace_back(C::partition);
+  if (ctx.cluster.types_present() > 1) {
+    layout.emplace_back(C::node_placement);
+  }
+  out << '\n';
+  write_table(out, rows, layout);
+  const RankedRow* best_fit = nullptr;
+  for (const RankedRow& r : rows) {
+    if (!r.row->estimate.oom) {
+      best_fit = &r;
+      break;
+    }
+  }
+  if (best_fit == nullptr) {
+    out << "\nnone of these rows fits in GPU memory (is_oom); drop --top or add --feasible\n";
+    return;
+  }
+  const auto& b = *best_fit->row;
   out << fmt::format("\nbest plan: {} with tp {}, pp {}, dp {}, micro-batch {} ({} micro-batches): "
                      "{:.2f} s/step, {:.1f} GiB per GPU, ${:.4f} per step\n",
                      to_string(b.point.method), b.point.tp, b.point.pp, b.point.dp, b.point.mbs,

@@ -1,6 +1,6 @@
 #pragma once
 // Output plumbing of the CLI: what goes to standard output and to files (--format, --pretty,
-// -o, --record, --top, --feasible, -q), atomic file writes and the readable summary.
+// -o, --record, --top, --feasible, -q, --no_clobber), the sidecars and the readable summary.
 #include <cstddef>
 #include <filesystem>
 #include <functional>
@@ -11,7 +11,10 @@
 #include "options.hpp"
 #include "zerosearch/search/plan.hpp"
 #include "zerosearch/io/report.hpp"
+#include "zerosearch/io/output_file.hpp"
 #include "zerosearch/io/report_format.hpp"
+
+#include <nlohmann/json.hpp>
 
 namespace zerosearch::cli {
 
@@ -20,32 +23,51 @@ enum class StdoutFormat { summary, csv, json, table, none };
 
 struct OutputPlan {
   StdoutFormat to_stdout = StdoutFormat::summary;
-  /// CSV files to write: --record's and -o FILE's.
-  std::vector<std::filesystem::path> csv_files;
+  /// CSV files to write: --record's and -o FILE's, checked (output_file.hpp).
+  std::vector<OutputTarget> csv_files;
+  /// --record's file exists and will be replaced: a note says so when it is.
+  bool record_replaces = false;
   /// --feasible and --top, applied to every output.
   RowSelection selection;
   /// --pretty: the original's report column order in CSV and JSON.
   CsvOptions csv;
   /// -q: no summary, notes, progress or "wrote" lines; errors and --format output only.
   bool quiet = false;
+  /// Written beside every CSV file as NAME.csv.json: what produced it.
+  nlohmann::ordered_json provenance;
 };
 
-/// Reads and checks the output flags; `record_file` is --record's path or empty. Throws
-/// InputError on a bad --format or --top value or on two outputs that both claim stdout.
+/// Reads and checks the output flags and files before any work; `record_file` is --record's
+/// path or empty. Throws InputError on a bad --format or --top, -o '', two outputs to one
+/// place, a file that cannot be written, or an existing file with --no_clobber.
 [[nodiscard]] OutputPlan make_output_plan(const Options& o,
                                           const std::filesystem::path& record_file);
 
-/// Throws InputError naming `path` when it cannot be written: it is a folder, a parent is a
-/// file, or the nearest existing folder is not writable. Creates nothing. Called before the
-/// search, so that a bad path fails at once rather than after a long search.
-void check_writable(const std::filesystem::path& path);
+/// Checks one more output of the run (--plot, ...) like the CSV files, and that it is none of
+/// them. Throws InputError.
+[[nodiscard]] OutputTarget check_extra_output(const Options& o, const OutputPlan& plan,
+                                              const std::filesystem::path& path,
+                                              const std::string& flag);
 
-/// Writes through a temporary file in the same folder and renames it over `path` only when
-/// `write` completed and the data reached the disk, so a failed run never leaves a
-/// half-written file or clobbers an existing one. Creates missing parent folders.
-/// Throws InputError naming the path when it cannot be written.
-void write_file_atomically(const std::filesystem::path& path,
-                           const std::function<void(std::ostream&)>& write);
+/// The sidecar's content: version, command line, working folder, UTC date and `inputs`.
+[[nodiscard]] nlohmann::ordered_json provenance(const Options& o, nlohmann::ordered_json inputs);
+
+/// Prints the summary of a run on `out`.
+using SummaryWriter = std::function<void(std::ostream& out)>;
+
+/// Writes every output of `plan`: the CSV files and their sidecars, then standard output.
+/// Throws InputError when a file or standard output cannot be written.
+void write_outputs(const OutputPlan& plan, const std::vector<RankedRow>& ranked,
+                   const std::vector<std::string>& type_names, const SummaryWriter& summary);
+
+/// Writes one extra output (checked by check_extra_output) and says so unless quiet.
+void write_extra_output(const OutputPlan& plan, const OutputTarget& target,
+                        const std::function<void(std::ostream&)>& write);
+
+/// The rows the summary lists: with --top, the rows of every other output; without, the 10
+/// best that fit.
+[[nodiscard]] std::vector<RankedRow> summary_rows(const OutputPlan& plan,
+                                                  const std::vector<RankedRow>& ranked);
 
 /// Prints the summary of a run on `out`.
 using SummaryWriter = std::function<void(std::ostream& out)>;
@@ -56,7 +78,9 @@ void write_outputs(const OutputPlan& plan, const std::vector<RankedRow>& ranked,
                    const std::vector<std::string>& type_names, const SummaryWriter& summary);
 
 /// The default, short report: what was searched, how many points fit, the `top` best that fit.
+/// `rows` are summary_rows(); `ranked` all rows (for the counts).
 void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& run,
-                   const std::vector<RankedRow>& ranked, double seconds, std::size_t top = 10);
+                   const std::vector<RankedRow>& ranked, const std::vector<RankedRow>& rows,
+                   double seconds);
 
 } // namespace zerosearch::cli

@@ -11,6 +11,7 @@
 #include "options.hpp"
 #include "zerosearch/core/error.hpp"
 #include "zerosearch/io/hf_config.hpp"
+#include "describe.hpp"
 
 #ifndef ZEROSEARCH_SOURCE_PROFILEDB
 #define ZEROSEARCH_SOURCE_PROFILEDB ""
@@ -183,6 +184,25 @@ std::string record_name(const Options& o, const Cluster& cluster) {
   const std::string model = file_model ? file_model->name : o.model;
   return fmt::format("N{}_M{}_model_{}_comm_{}{}_{}.csv", n, cluster.gpus_per_node, model,
                      o.comm_type, o.add_exp_name, o.node_types.size() > 1 ? "hetero" : "homo");
+}
+
+nlohmann::ordered_json run_inputs(const Options& o, const SearchPlan& plan,
+                                  const std::filesystem::path& profiledb) {
+  const EstimateContext& ctx = plan.context;
+  nlohmann::ordered_json j;
+  j["model"] = ctx.model.name;
+  j["sequence_length"] = ctx.model.sequence_length;
+  j["cluster"] = cluster_text(ctx.cluster);
+  j["gpus_per_node"] = ctx.cluster.gpus_per_node;
+  j["global_batch"] = ctx.global_batch;
+  j["framework"] = o.framework;
+  j["search_method"] = o.search_method;
+  j["precision_bits"] = ctx.precision_bits;
+  j["comm_type"] = o.pareto ? "pareto" : o.comm_type;
+  j["iterations"] = ctx.iterations;
+  j["profiledb"] = profiledb.string();
+  j["profile_source"] = profile_source_text(ctx);
+  return j;
 }
 
 } // namespace zerosearch::cli

@@ -1,6 +1,8 @@
 #pragma once
 // Shared wiring of the CLI modes: from options to data, cluster and plan inputs.
 #include <filesystem>
+
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +20,11 @@ inline constexpr long long kMaxClusterGpus = 16'777'216;
 /// --profiledb_path, else next to an installed binary (../share/zerosearch/profiledb), else a
 /// profiledb/ beside the binary, else the source tree the binary was built from.
 [[nodiscard]] std::filesystem::path find_profiledb(const Options& o, const char* argv0);
+
+/// What a run searched, for the sidecar of its CSV files: model, cluster, batch, framework,
+/// search method, precision, links, profile database and profile source.
+[[nodiscard]] nlohmann::ordered_json run_inputs(const Options& o, const SearchPlan& plan,
+                                                const std::filesystem::path& profiledb);
 
 /// The cluster of --node_type / --node_type_num_node / --num_node / --gpu_per_node. For
 /// --pareto only the GPUs per node are set (and the two node types checked). Throws

@@ -54,8 +54,15 @@ std::vector<std::string> table_columns(const std::vector<std::string>& type_name
 
 void write_table(std::ostream& out, const std::vector<RankedRow>& rows,
                  const std::vector<std::string>& type_names) {
-  const std::vector<Column> layout = table_layout(type_names);
-  const auto headers = table_columns(type_names);
+  write_table(out, rows, table_layout(type_names));
+}
+
+void write_table(std::ostream& out, const std::vector<RankedRow>& rows,
+                 const std::vector<Column>& layout) {
+  std::vector<std::string> headers;
+  for (const Column& c : layout) {
+    headers.push_back(c.table_header());
+  }
   const auto cells_of = [&](const RankedRow& r) {
     std::vector<std::string> cells;
     cells.reserve(layout.size());

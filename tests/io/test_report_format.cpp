@@ -112,7 +112,7 @@ TEST_CASE("the table aligns columns in the original's pretty order", "[report_fo
   const std::vector<RunResult> runs{sample_run()};
   const auto ranked = rank_results(runs);
   std::ostringstream out;
-  write_table(out, select_rows(ranked, {false, 2}), {"A10", "A6000"});
+  write_table(out, select_rows(ranked, {false, 2}), std::vector<std::string>{"A10", "A6000"});
   // The CSV's column names, with units where a name has none (s, GiB, USD).
   const std::string expected =
       "rank  real_rank   m  mbs  tp  pp  dp  dp method  A10  A6000  estimated time (s/step)  "

@@ -38,5 +38,8 @@ void write_json(std::ostream& out, const std::vector<RankedRow>& rows,
 /// compressed. Numbers are right-aligned, text left-aligned.
 void write_table(std::ostream& out, const std::vector<RankedRow>& rows,
                  const std::vector<std::string>& type_names);
+/// The same with the given columns (the summary's subset, say).
+void write_table(std::ostream& out, const std::vector<RankedRow>& rows,
+                 const std::vector<Column>& layout);
 
 } // namespace zerosearch
