@@ -28,7 +28,53 @@ std::vector<std::string> split(const std::string& text, char sep) {
 
 } // namespace
 
-void check_mode_flags(const Options& o) {
+std::vector<std::string> check_mode_flags(const Options& o) {
+  std::vector<std::string> notes;
+  const char* mode = o.search_space ? "--search_space"
+                     : o.exhaustive ? "--exhaustive"
+                     : o.pareto     ? "--pareto"
+                     : !o.write_profile.empty() ? "--write_profile"
+                                                : "the default search";
+  if (o.add_exp_name.find('/') != std::string::npos ||
+      o.add_exp_name.find('\\') != std::string::npos ||
+      o.add_exp_name.find("..") != std::string::npos) {
+    throw InputError(fmt::format("--add_exp_name '{}' is a part of a file name: no '/', '\\' "
+                                 "or '..'",
+                                 o.add_exp_name));
+  }
+  // Flags zerosearch added: an error where they do not apply.
+  if (o.search_space || !o.write_profile.empty()) {
+    const std::pair<const char*, bool> outputs[] = {
+        {"-o", o.output_given}, {"--record", o.record}, {"--top", !o.top.empty()},
+        {"--feasible", o.feasible}, {"--no_clobber", o.no_clobber}};
+    for (const auto& [flag, given] : outputs) {
+      if (given) {
+        throw InputError(fmt::format("{} does not apply to {}: it writes no ranked rows{}", flag,
+                                     mode,
+                                     o.search_space ? " (its table goes to standard output; "
+                                                      "--format csv > FILE saves it)"
+                                                    : ""));
+      }
+    }
+  }
+  if (o.seed_given && o.search_method != "ga") {
+    throw InputError(fmt::format("--seed applies to --search_method ga only, not '{}'",
+                                 o.search_method));
+  }
+  // Flags the original accepted and ignored: a note.
+  if (o.pareto && o.comm_type_given) {
+    notes.push_back(fmt::format("--comm_type {} does not apply to --pareto, which uses the "
+                                "'pareto' link set",
+                                o.comm_type));
+  }
+  if (!o.add_exp_name.empty() && !o.record) {
+    notes.emplace_back("--add_exp_name names the --record file; without --record it changes "
+                       "nothing");
+  }
+  if (o.num_node_given && o.node_type_counts_given && !o.pareto) {
+    notes.emplace_back("--num_node does not apply beside --node_type_num_node, which gives "
+                       "the node counts");
+  }
   if (o.pareto && o.exhaustive) {
     throw InputError("--pareto and --exhaustive cannot be combined; choose one mode");
   }
@@ -60,6 +106,7 @@ void check_mode_flags(const Options& o) {
       }
     }
   }
+  return notes;
 }
 
 double parse_positive_real(const std::string& flag, const std::string& text) {

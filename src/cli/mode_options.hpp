@@ -10,9 +10,10 @@
 
 namespace zerosearch::cli {
 
-/// Rejects mode combinations that make no sense (--pareto with --exhaustive, ...) and a mode's
-/// flags given without the mode (--tp without --exhaustive, --plot without --pareto, ...).
-void check_mode_flags(const Options& o);
+/// Checks that every flag given applies to the chosen mode: an error naming the flag and the
+/// mode where zerosearch added the flag, a note (returned, one line each) where the original
+/// accepted it and ignored it. Also checks --add_exp_name, a part of a file name.
+[[nodiscard]] std::vector<std::string> check_mode_flags(const Options& o);
 
 /// A decimal number > 0 (e.g. "30", "0.25", "1e6"), or InputError naming the flag.
 [[nodiscard]] double parse_positive_real(const std::string& flag, const std::string& text);

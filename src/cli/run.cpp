@@ -7,18 +7,25 @@
 #include "modes.hpp"
 #include "options.hpp"
 #include "zerosearch/core/error.hpp"
+#include "zerosearch/io/output_file.hpp"
 
 namespace zerosearch::cli {
 
 int run(int argc, const char* const* argv) {
   try {
+    // Temporary files of interrupted writes are removed on SIGINT, SIGTERM and SIGHUP.
+    install_output_cleanup();
     const ParseResult parsed = parse_options(argc, argv);
     if (!parsed.options) {
       return parsed.exit_code;
     }
     const Options& o = *parsed.options;
     const char* argv0 = argc > 0 ? argv[0] : "zerosearch";
-    check_mode_flags(o);
+    for (const std::string& note : check_mode_flags(o)) {
+      if (!o.quiet) {
+        std::cerr << "zerosearch: note: " << note << '\n';
+      }
+    }
     if (!o.write_profile.empty()) {
       return run_write_profile_mode(o, argv0);
     }

@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <iostream>
 #include <streambuf>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -154,6 +155,28 @@ private:
   int fd_;
 };
 
+/// The descriptor a path names when it is one of this process's own (/dev/stdout,
+/// /dev/stderr, /dev/fd/N, /proc/self/fd/N), else -1. Writing to the descriptor itself works
+/// whoever owns the file behind it (a redirect made by another user's shell).
+int own_descriptor(const fs::path& p) {
+  const std::string s = p.lexically_normal().string();
+  if (s == "/dev/stdout") {
+    return 1;
+  }
+  if (s == "/dev/stderr") {
+    return 2;
+  }
+  for (const char* prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+    const std::string pre(prefix);
+    if (s.rfind(pre, 0) == 0 && s.size() > pre.size() &&
+        s.find_first_not_of("0123456789", pre.size()) == std::string::npos &&
+        s.size() - pre.size() < 9) {
+      return std::stoi(s.substr(pre.size()));
+    }
+  }
+  return -1;
+}
+
 bool under_dev_or_proc(const fs::path& p) {
   const std::string s = p.lexically_normal().string();
   return s.rfind("/dev/", 0) == 0 || s.rfind("/proc/", 0) == 0;
@@ -170,6 +193,14 @@ OutputTarget check_resolved(OutputTarget t, int depth) {
     fail(t, "too many levels of symbolic links");
   }
   const fs::path& p = t.resolved;
+  if (const int fd = own_descriptor(t.requested); fd >= 0) {
+    const int flags = ::fcntl(fd, F_GETFL);
+    if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY) {
+      fail(t, "it is not open for writing");
+    }
+    t.kind = OutputKind::stream;
+    return t;
+  }
   if (under_dev_or_proc(t.requested) || under_dev_or_proc(p)) {
     struct stat st {};
     if (::stat(p.c_str(), &st) != 0) {
@@ -248,7 +279,10 @@ OutputTarget check_resolved(OutputTarget t, int depth) {
 void write_stream(const OutputTarget& t, const std::function<void(std::ostream&)>& write) {
   struct stat st {};
   int fd = -1;
-  if (::stat(t.resolved.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
+  if (const int own = own_descriptor(t.requested); own >= 0) {
+    std::cout.flush();
+    fd = ::fcntl(own, F_DUPFD_CLOEXEC, 3);
+  } else if (::stat(t.resolved.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
     fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
