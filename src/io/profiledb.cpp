@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -37,7 +38,6 @@ GpuProfile parse_profile(const std::string& text, const std::string& origin) {
   }
   const Json& times = field(doc, "layer_times_s", origin);
   require_object(times, origin + ": layer_times_s");
-  std::size_t layers = 0;
   for (const auto& [key, arr] : times.items()) {
     int tp = 0;
     const auto* end = key.data() + key.size();
@@ -56,12 +56,41 @@ GpuProfile parse_profile(const std::string& text, const std::string& origin) {
     for (std::size_t i = 0; i < arr.size(); ++i) {
       values.push_back(number_value(arr[i], fmt::format("{}[{}]", where, i)));
     }
-    if (layers != 0 && values.size() != layers) {
-      throw InputError(fmt::format("{} has {} layers but other tp degrees have {}", where,
-                                   values.size(), layers));
-    }
-    layers = values.size();
     p.layer_times_s.emplace(tp, std::move(values));
+  }
+  // The arrays must agree. Blame the odd one out (not merely the one read after it); when
+  // there is no majority, name every length.
+  std::map<std::size_t, int> lengths;
+  for (const auto& [tp, v] : p.layer_times_s) {
+    ++lengths[v.size()];
+  }
+  if (lengths.size() > 1) {
+    std::size_t common = 0;
+    int most = 0;
+    bool tie = false;
+    for (const auto& [length, count] : lengths) {
+      tie = count == most || (count < most && tie);
+      if (count > most) {
+        most = count;
+        common = length;
+        tie = false;
+      }
+    }
+    if (!tie) {
+      for (const auto& [tp, v] : p.layer_times_s) {
+        if (v.size() != common) {
+          throw InputError(fmt::format(
+              "{}: layer_times_s[\"{}\"] has {} layers but the other tp degrees have {}", origin,
+              tp, v.size(), common));
+        }
+      }
+    }
+    std::string each;
+    for (const auto& [tp, v] : p.layer_times_s) {
+      each += fmt::format("{}tp {} has {}", each.empty() ? "" : ", ", tp, v.size());
+    }
+    throw InputError(fmt::format("{}: the layer_times_s arrays disagree on the layer count ({})",
+                                 origin, each));
   }
   if (p.layer_times_s.empty()) {
     throw InputError(fmt::format("{}: layer_times_s has no tensor-parallel degree", origin));

@@ -70,8 +70,12 @@ TEST_CASE("negative, null and missing times are refused", "[profiledb]") {
 }
 
 TEST_CASE("tp degrees must agree on the layer count and be positive integers", "[profiledb]") {
+  // Two arrays that disagree: no majority, both named.
   CHECK(error_of(profile("[0.1, 0.2, 0.3], \"2\": [0.1, 0.2, 0.3, 0.4]")) ==
-        "p.json: layer_times_s[\"2\"] has 4 layers but other tp degrees have 3");
+        "p.json: the layer_times_s arrays disagree on the layer count (tp 1 has 3, tp 2 has 4)");
+  // A broken tp-1 array is blamed, not the tp-2 array read after it.
+  CHECK(error_of(profile("[0.1, 0.2, 0.3], \"2\": [0.1, 0.2, 0.3, 0.4], \"4\": [0.1, 0.2, 0.3, 0.4]")) ==
+        "p.json: layer_times_s[\"1\"] has 3 layers but the other tp degrees have 4");
   CHECK(error_of(profile("[0.1, 0.2, 0.3], \"x\": [0.1, 0.2, 0.3]")) ==
         "p.json: layer_times_s key 'x' must be a tensor-parallel degree (a positive integer)");
   CHECK(error_of(profile("[0.1, 0.2, 0.3], \"0\": [0.1, 0.2, 0.3]")) ==
