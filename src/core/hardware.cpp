@@ -51,10 +51,7 @@ std::optional<double> PeakTflops::of(Dtype d) const noexcept {
 }
 
 double GpuSpec::node_price_per_hour_usd(int gpus_per_node) const noexcept {
-  if (has_node_price) {
-    return price_per_node_hour_usd;
-  }
-  return price_per_gpu_hour_usd ? *price_per_gpu_hour_usd * gpus_per_node : 0.0;
+  return price_per_gpu_hour_usd * static_cast<double>(gpus_per_node);
 }
 
 const GpuSpec* HardwareCatalog::find_gpu(const std::string& name) const noexcept {

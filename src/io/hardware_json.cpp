@@ -92,9 +92,6 @@ void parse_specs(const Json& g, GpuSpec& spec, const std::string& where) {
   spec.intra_node.gbps_per_dir = get_positive_number(intra, "gbps_per_dir", iw);
   spec.default_gpus_per_node = static_cast<int>(get_positive_int(g, "gpus_per_node", where));
   spec.inter_node_gbit_per_node = get_positive_number(g, "inter_node_gbit_per_node", where);
-  spec.price_per_gpu_hour_usd = optional_positive(g, "price_per_gpu_hour_usd", where);
-  spec.price_source = optional_string(g, "price_source", where);
-  spec.price_date = optional_string(g, "price_date", where);
   spec.spec_source = get_string(g, "spec_source", where);
   if (g.contains("benchmark") && !g.at("benchmark").is_null()) {
     spec.benchmark = parse_benchmark(g.at("benchmark"), where + ": benchmark");
@@ -117,9 +114,9 @@ HardwareCatalog parse_hardware_catalog(const std::string& text, const std::strin
   for (const auto& [name, g] : gpus.items()) {
     const std::string where = fmt::format("{}: gpu '{}'", origin, name);
     require_object(g, where);
-    reject_unknown_keys(g, {"memory_gib", "price_per_node_hour_usd", "comment", "class",
+    reject_unknown_keys(g, {"memory_gib", "price_per_gpu_hour_usd", "comment", "class",
                             "peak_tflops", "memory_gbps", "intra_node", "gpus_per_node",
-                            "inter_node_gbit_per_node", "price_per_gpu_hour_usd",
+                            "inter_node_gbit_per_node",
                             "price_source", "price_date", "spec_source", "benchmark"},
                         where);
     GpuSpec spec;
@@ -128,21 +125,16 @@ HardwareCatalog parse_hardware_catalog(const std::string& text, const std::strin
     if (!mem.is_null()) {
       spec.memory_gib = get_positive_number(g, "memory_gib", where);
     }
-    if (g.contains("price_per_node_hour_usd")) {
-      spec.has_node_price = true;
-      spec.price_per_node_hour_usd = number_value(g.at("price_per_node_hour_usd"),
-                                                  where + ": 'price_per_node_hour_usd'");
-    }
+    // Prices are per GPU-hour: a node costs the GPU price times its GPUs (docs/hardware.md).
+    spec.price_per_gpu_hour_usd =
+        number_value(field(g, "price_per_gpu_hour_usd", where), where + ": 'price_per_gpu_hour_usd'");
+    spec.price_source = optional_string(g, "price_source", where);
+    spec.price_date = optional_string(g, "price_date", where);
     // An entry either is the original's (memory and node price only) or has every figure the
     // analytic profiles need.
     if (g.contains("peak_tflops") || g.contains("class") || g.contains("memory_gbps") ||
         g.contains("intra_node")) {
       parse_specs(g, spec, where);
-    }
-    if (!spec.has_node_price && !spec.price_per_gpu_hour_usd) {
-      throw InputError(fmt::format("{}: missing key 'price_per_gpu_hour_usd' (or "
-                                   "'price_per_node_hour_usd')",
-                                   where));
     }
     catalog.gpus.emplace(name, std::move(spec));
   }

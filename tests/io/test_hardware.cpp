@@ -10,7 +10,7 @@ using namespace zerosearch;
 
 namespace {
 
-std::string hardware(const std::string& gpu = R"({"memory_gib": 24, "price_per_node_hour_usd": 1.4})",
+std::string hardware(const std::string& gpu = R"({"memory_gib": 24, "price_per_gpu_hour_usd": 1.4})",
                      const std::string& links = R"({"inter_node": 1e9, "intra_node": 2e9})") {
   return R"({"format": "zerosearch-hardware/1", "gpus": {"A10": )" + gpu +
          R"(}, "bandwidth_sets": {"ib": {"description": "d", "links_bps": {"A10": )" + links +
@@ -36,10 +36,15 @@ TEST_CASE("the shipped hardware catalog loads", "[hardware]") {
   CHECK(*c.gpu("A6000").memory_gib == 48.0);
   CHECK(*c.gpu("A100").memory_gib == 48.0);
   CHECK(*c.gpu("RTX3090").memory_gib == 23.06);
-  CHECK(c.gpu("A10").price_per_node_hour_usd == 1.4);
-  CHECK(c.gpu("A6000").price_per_node_hour_usd == 16.200124);
-  CHECK(c.gpu("A100").price_per_node_hour_usd == 32.7726);
-  CHECK(c.gpu("RTX3090").price_per_node_hour_usd == 16.288);
+  // Prices are per GPU; a 4-GPU node of the original's entries costs exactly its node price.
+  CHECK(c.gpu("A10").node_price_per_hour_usd(4) == 1.4);
+  CHECK(c.gpu("A6000").node_price_per_hour_usd(4) == 16.200124);
+  CHECK(c.gpu("A100").node_price_per_hour_usd(4) == 32.7726);
+  CHECK(c.gpu("RTX3090").node_price_per_hour_usd(4) == 16.288);
+  CHECK(c.gpu("L4").node_price_per_hour_usd(4) == 13.3504);
+  CHECK(c.gpu("H100").node_price_per_hour_usd(4) == 98.32);
+  // 32 A10 GPUs cost the same as 8 nodes of 4 and as 4 nodes of 8.
+  CHECK(8 * c.gpu("A10").node_price_per_hour_usd(4) == 4 * c.gpu("A10").node_price_per_hour_usd(8));
   // Every GPU of issue 9 with the figures the analytic profiles need.
   for (const char* name : {"A10", "A10G", "A6000", "RTX3090", "RTX4090", "L4", "L40S", "T4",
                            "V100-16GB", "V100-32GB", "A100-40GB", "A100-80GB", "H100-SXM",
@@ -87,7 +92,7 @@ TEST_CASE("a user catalog is merged over the built-in one", "[hardware]") {
   const HardwareCatalog base = load_hardware_catalog(ZEROSEARCH_TEST_PROFILEDB "/hardware.json");
   const HardwareCatalog over = parse_hardware_catalog(
       R"({"format": "zerosearch-hardware/1", "gpus": {
-        "a10": {"memory_gib": 20, "price_per_node_hour_usd": 2},
+        "a10": {"memory_gib": 20, "price_per_gpu_hour_usd": 2},
         "MyGPU": {"memory_gib": 30, "class": "gddr-pcie",
           "peak_tflops": {"fp32": 10, "fp16": 100}, "memory_gbps": 500,
           "intra_node": {"link": "pcie4", "p2p": false, "gbps_per_dir": 32},
@@ -109,8 +114,7 @@ TEST_CASE("a user catalog is merged over the built-in one", "[hardware]") {
 
 TEST_CASE("hardware catalog errors name the file, entry and key", "[hardware]") {
   CHECK(error_of(hardware(R"({"memory_gib": 24})")) ==
-        "hardware.json: gpu 'A10': missing key 'price_per_gpu_hour_usd' (or "
-        "'price_per_node_hour_usd')");
+        "hardware.json: gpu 'A10': missing key 'price_per_gpu_hour_usd'");
   const std::string spec =
       R"("class": "gddr-pcie", "peak_tflops": {"fp32": 10, "fp16": 100}, "intra_node": {"link": "pcie4", "p2p": false, "gbps_per_dir": 32}, "gpus_per_node": 4, "inter_node_gbit_per_node": 100, "price_per_gpu_hour_usd": 1, "spec_source": "s")";
   CHECK(error_of(hardware(R"({"memory_gib": 24, "memory_gbps": -600, )" + spec + "}")) ==
@@ -120,18 +124,18 @@ TEST_CASE("hardware catalog errors name the file, entry and key", "[hardware]") 
   CHECK(error_of(hardware(R"({"memory_gib": 24, "memory_gbps": 600, "class": "tpu", )" +
                           spec.substr(spec.find("\"peak")) + "}")) ==
         "hardware.json: gpu 'A10': 'class' must be hbm-nvlink, hbm-pcie or gddr-pcie, not 'tpu'");
-  CHECK(error_of(hardware(R"({"memory_gib": 0, "price_per_node_hour_usd": 1})")) ==
+  CHECK(error_of(hardware(R"({"memory_gib": 0, "price_per_gpu_hour_usd": 1})")) ==
         "hardware.json: gpu 'A10': 'memory_gib' must be a positive number, not 0");
-  CHECK(error_of(hardware(R"({"memory_gib": 24, "price_per_node_hour_usd": -1})")) ==
-        "hardware.json: gpu 'A10': 'price_per_node_hour_usd' must be a finite number >= 0, not -1");
-  CHECK_THAT(error_of(hardware(R"({"memory_gib": 24, "price_per_node_hour_usd": 1, "tdp": 1})")),
+  CHECK(error_of(hardware(R"({"memory_gib": 24, "price_per_gpu_hour_usd": -1})")) ==
+        "hardware.json: gpu 'A10': 'price_per_gpu_hour_usd' must be a finite number >= 0, not -1");
+  CHECK_THAT(error_of(hardware(R"({"memory_gib": 24, "price_per_gpu_hour_usd": 1, "tdp": 1})")),
         Catch::StartsWith("hardware.json: gpu 'A10': unknown key 'tdp' (allowed: memory_gib, "
-                          "price_per_node_hour_usd, comment, class,"));
-  CHECK(error_of(hardware(R"({"memory_gib": 24, "price_per_node_hour_usd": 1})",
+                          "price_per_gpu_hour_usd, comment, class,"));
+  CHECK(error_of(hardware(R"({"memory_gib": 24, "price_per_gpu_hour_usd": 1})",
                           R"({"inter_node": -1e9, "intra_node": 2e9})")) ==
         "hardware.json: bandwidth set 'ib': links of 'A10': 'inter_node' must be a positive "
         "number, not -1000000000.0");
-  CHECK(error_of(hardware(R"({"memory_gib": 24, "price_per_node_hour_usd": 1})",
+  CHECK(error_of(hardware(R"({"memory_gib": 24, "price_per_gpu_hour_usd": 1})",
                           R"({"inter_node": "fast", "intra_node": 2e9})")) ==
         "hardware.json: bandwidth set 'ib': links of 'A10': 'inter_node' must be a positive "
         "number, not \"fast\"");

@@ -44,9 +44,9 @@ struct GpuSpec {
   std::string name;
   /// Usable memory per GPU in GiB; empty when the catalog does not know it.
   std::optional<double> memory_gib;
-  /// On-demand price of one node of this type, $ per hour (the original's entries).
-  double price_per_node_hour_usd = 0.0;
-  bool has_node_price = false;
+  /// On-demand price of one GPU for one hour, $. A node costs this times its GPUs. The
+  /// original's entries carry its node price divided by its 4 GPUs per node.
+  double price_per_gpu_hour_usd = 0.0;
 
   // Specifications for the analytic profiles (absent in the original's format).
   bool has_specs = false;
@@ -60,14 +60,12 @@ struct GpuSpec {
   int default_gpus_per_node = 0;
   /// Network bandwidth of the usual node of this GPU, Gbit/s per node.
   double inter_node_gbit_per_node = 0.0;
-  std::optional<double> price_per_gpu_hour_usd;
   std::string price_source;
   std::string price_date;
   std::string spec_source;
   std::optional<GpuBenchmark> benchmark;
 
-  /// $ per hour of one node of `gpus_per_node` GPUs: the node price when the entry has one,
-  /// else the GPU price times the GPUs. 0 when neither is known.
+  /// $ per hour of one node of `gpus_per_node` GPUs: the GPU price times the GPUs.
   [[nodiscard]] double node_price_per_hour_usd(int gpus_per_node) const noexcept;
 };
 
