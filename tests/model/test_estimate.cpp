@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "zerosearch/io/catalogs.hpp"
+#include "fixtures.hpp"
 #include "zerosearch/core/error.hpp"
 #include "zerosearch/model/estimate.hpp"
 #include "zerosearch/search/plan.hpp"
@@ -10,12 +10,7 @@ using namespace zerosearch;
 namespace {
 /// llama2_13B with DeepSpeed methods on `nodes` A10 nodes of 4 GPUs, from the shipped data.
 SearchPlan a10_deepspeed_plan(int nodes) {
-  static const Catalogs catalogs = load_catalogs(ZEROSEARCH_TEST_PROFILEDB);
-  PlanInput in;
-  in.model = "llama2_13B";
-  in.cluster = Cluster{{{"A10", nodes}}, 4, {}};
-  in.framework = Framework::deepspeed;
-  return make_plan(in, catalogs);
+  return testing::llama2_13b_plan({{"A10", nodes}});
 }
 } // namespace
 

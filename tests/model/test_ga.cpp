@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "zerosearch/io/catalogs.hpp"
+#include "fixtures.hpp"
 #include "zerosearch/model/estimate.hpp"
 #include "zerosearch/model/ga.hpp"
 #include "zerosearch/search/plan.hpp"
@@ -11,14 +11,7 @@ using namespace zerosearch;
 namespace {
 
 SearchPlan hetero_plan(PartitionMethod method) {
-  static const Catalogs catalogs = load_catalogs(ZEROSEARCH_TEST_PROFILEDB);
-  PlanInput in;
-  in.model = "llama2_13B";
-  in.cluster = Cluster{{{"A10", 3}, {"A6000", 5}}, 4, {}};
-  in.framework = Framework::deepspeed;
-  in.partition_method = method;
-  in.seed = 42;
-  return make_plan(in, catalogs);
+  return testing::llama2_13b_plan({{"A10", 3}, {"A6000", 5}}, method, 42);
 }
 
 } // namespace

@@ -7,7 +7,7 @@
 #include <limits>
 #include <random>
 
-#include "zerosearch/io/catalogs.hpp"
+#include "fixtures.hpp"
 #include "zerosearch/model/estimate.hpp"
 #include "zerosearch/model/optimal.hpp"
 #include "zerosearch/search/plan.hpp"
@@ -108,13 +108,7 @@ struct Synthetic {
 
 /// The estimate context of llama2_13B with -f d on a cluster.
 SearchPlan llama_plan(std::vector<NodeGroup> groups, PartitionMethod method = PartitionMethod::minmax) {
-  static const Catalogs catalogs = load_catalogs(ZEROSEARCH_TEST_PROFILEDB);
-  PlanInput in;
-  in.model = "llama2_13B";
-  in.cluster = Cluster{std::move(groups), 4, {}};
-  in.framework = Framework::deepspeed;
-  in.partition_method = method;
-  return make_plan(in, catalogs);
+  return testing::llama2_13b_plan(std::move(groups), method);
 }
 
 } // namespace

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "zerosearch/io/catalogs.hpp"
+#include "fixtures.hpp"
 #include "zerosearch/search/plan.hpp"
 #include "zerosearch/search/search.hpp"
 
@@ -10,12 +10,7 @@ using namespace zerosearch;
 
 namespace {
 SearchPlan mixed_plan() {
-  static const Catalogs catalogs = load_catalogs(ZEROSEARCH_TEST_PROFILEDB);
-  PlanInput in;
-  in.model = "llama2_13B";
-  in.cluster = Cluster{{{"A10", 3}, {"A6000", 5}}, 4, {}};
-  in.framework = Framework::deepspeed;
-  return make_plan(in, catalogs);
+  return testing::llama2_13b_plan({{"A10", 3}, {"A6000", 5}});
 }
 
 bool same_rows(const std::vector<ResultRow>& a, const std::vector<ResultRow>& b) {
