@@ -79,7 +79,8 @@ int main(int argc, char** argv) {
     if (!only.empty() && only != c.name) continue;
     PlanInput in;
     in.model = "llama2_13B";
-    in.cluster = Cluster{{{"A10", c.a10_nodes}, {"A6000", c.a6000_nodes}}, 4};
+    in.cluster.groups = {{"A10", c.a10_nodes}, {"A6000", c.a6000_nodes}};
+    in.cluster.gpus_per_node = 4;
     in.framework = Framework::deepspeed;
     in.global_batch = c.global_batch;
     const SearchPlan plan = make_plan(in, catalogs);

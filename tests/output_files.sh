@@ -84,9 +84,10 @@ set -m
 for sig in INT TERM HUP; do
   "$Z" --node_type A10 A6000 --node_type_num_node 256 256 --custom_gbs 512 -q -o big.csv &
   pid=$!
-  for _ in $(seq 1 1000); do
+  # Wait for the write to begin (the search before it is slow under the sanitizers).
+  for _ in $(seq 1 6000); do
     [ -n "$(find . -name '.big.csv.tmp.*' -print -quit)" ] && break
-    sleep 0.005
+    sleep 0.01
   done
   kill -$sig $pid
   wait $pid

@@ -56,16 +56,6 @@ std::string python_int_list(const std::vector<int>& v) {
   return fmt::format("[{}]", fmt::join(v, ", "));
 }
 
-std::string python_str_list(const std::vector<std::string>& v) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    out += i == 0 ? "'" : ", '";
-    out += v[i];
-    out += "'";
-  }
-  return out + "]";
-}
-
 std::string exp_partition(const std::vector<int>& partition) {
   std::string out = std::to_string(partition.front() - 1);
   for (std::size_t i = 1; i + 1 < partition.size(); ++i) {

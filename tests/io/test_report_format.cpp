@@ -81,8 +81,8 @@ TEST_CASE("JSON has the CSV's columns as keys, in order, with native types", "[r
   CHECK(first["m"].is_number_integer());
   CHECK(first["dp method"] == "zero1");
   CHECK(first["overlap_comm"] == false);
-  CHECK(first["node placement"] == nlohmann::json::array({"A6000", "A10", "A10", "A10"}));
-  CHECK(first["partition"] == nlohmann::json::array({21, 21}));
+  CHECK(first["node placement"] == nlohmann::ordered_json::array({"A6000", "A10", "A10", "A10"}));
+  CHECK(first["partition"] == nlohmann::ordered_json::array({21, 21}));
   CHECK(first["estimated time (s/step)"].is_number_float());
   CHECK(first["estimated time (s/step)"].get<double>() == 20.5);
   CHECK(first["is_oom"] == true);

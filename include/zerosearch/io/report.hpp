@@ -14,8 +14,6 @@ namespace zerosearch {
 [[nodiscard]] std::string python_float(double v);
 /// "[6, 5, 5]"
 [[nodiscard]] std::string python_int_list(const std::vector<int>& v);
-/// "['A10', 'A6000']"
-[[nodiscard]] std::string python_str_list(const std::vector<std::string>& v);
 /// "16-24": partition[0]-1, the middle entries, partition[-1]-1.
 [[nodiscard]] std::string exp_partition(const std::vector<int>& partition);
 
