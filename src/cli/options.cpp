@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "zerosearch/core/dp_method.hpp"
 #include "zerosearch/core/error.hpp"
 #include "zerosearch/core/version.hpp"
 
@@ -161,8 +162,10 @@ ParseResult parse_options(int argc, const char* const* argv) {
 
   const char* search = "Search";
   app.add_option("-f,--framework", o.framework,
-                 "m = Megatron-LM (dp, fsdp), d = DeepSpeed (zero0-3), both, or default (each "
-                 "method once, from the profiles there are); default: default")
+                 fmt::format("m = Megatron-LM ({}), d = DeepSpeed ({}), both, or default (each "
+                             "method once, from the profiles there are); default: default",
+                             dp_method_names(Flavour::megatron),
+                             dp_method_names(Flavour::deepspeed)))
       ->type_name("F")->group(search);
   app.add_option("--search_method", o.search_method,
                  "Layer partitioner: minmax, ga, optimal; default: minmax")
@@ -232,8 +235,7 @@ ParseResult parse_options(int argc, const char* const* argv) {
   app.add_flag("--exhaustive", o.exhaustive,
                "Evaluate the one design point given by the flags below")
       ->group(modes);
-  app.add_option("--dp_method", o.dp_method,
-                 "--exhaustive: dp, fsdp, zero0, zero1, zero2 or zero3")
+  app.add_option("--dp_method", o.dp_method, "--exhaustive: " + dp_method_names())
       ->type_name("M")->group(modes);
   app.add_option("--tp", o.tp, "--exhaustive: tensor-parallel degree")
       ->type_name("N")->group(modes);

@@ -1,43 +1,10 @@
 #include "zerosearch/core/dp_method.hpp"
 
-#include <array>
-
 #include <fmt/format.h>
 
 #include "zerosearch/core/error.hpp"
 
 namespace zerosearch {
-
-namespace {
-
-// docs/model.md §2 (order, tp and pp rules) and §4.1 (compute factors: backward = 2x forward under
-// Megatron-LM, 3x under DeepSpeed, and ZeRO-3's parameter gathers as 1.6x on top).
-constexpr std::array<DpMethodInfo, 6> kDpMethods{{
-    {DpMethod::dp, "dp", Flavour::megatron, 3.0, ForwardShare::third, true, true, false,
-     "Megatron-LM data parallelism: gradients all-reduced, every rank holds all states"},
-    {DpMethod::fsdp, "fsdp", Flavour::megatron, 3.0, ForwardShare::third, true, true, false,
-     "PyTorch FSDP under Megatron-LM: optimizer states and gradients sharded"},
-    {DpMethod::zero0, "zero0", Flavour::deepspeed, 4.0, ForwardShare::quarter, true, true, true,
-     "DeepSpeed without ZeRO sharding: gradients all-reduced"},
-    {DpMethod::zero1, "zero1", Flavour::deepspeed, 4.0, ForwardShare::quarter, true, true, true,
-     "DeepSpeed ZeRO-1: optimizer states sharded"},
-    {DpMethod::zero2, "zero2", Flavour::deepspeed, 4.0, ForwardShare::third, true, false, false,
-     "DeepSpeed ZeRO-2: optimizer states and gradients sharded (no pipeline)"},
-    {DpMethod::zero3, "zero3", Flavour::deepspeed, (1.0 * 1.6) * 4.0, ForwardShare::third, false,
-     false, false, "DeepSpeed ZeRO-3: parameters sharded too (no tensor or pipeline parallelism)"},
-}};
-
-} // namespace
-
-std::span<const DpMethodInfo> dp_methods() noexcept { return kDpMethods; }
-
-const DpMethodInfo& info(DpMethod m) noexcept {
-  return kDpMethods[static_cast<std::size_t>(m)];
-}
-
-const char* to_string(DpMethod m) noexcept { return info(m).name; }
-
-Flavour flavour_of(DpMethod m) noexcept { return info(m).flavour; }
 
 const char* to_string(Flavour f) noexcept {
   return f == Flavour::megatron ? "megatron" : "deepspeed";
@@ -48,6 +15,17 @@ std::string dp_method_names() {
   for (const DpMethodInfo& m : kDpMethods) {
     out += out.empty() ? "" : ", ";
     out += m.name;
+  }
+  return out;
+}
+
+std::string dp_method_names(Flavour f) {
+  std::string out;
+  for (const DpMethodInfo& m : kDpMethods) {
+    if (m.flavour == f) {
+      out += out.empty() ? "" : ", ";
+      out += m.name;
+    }
   }
   return out;
 }

@@ -26,7 +26,6 @@ Catalogs load_catalogs(const std::filesystem::path& profiledb,
     c.hardware = merge_catalogs(std::move(c.hardware), load_hardware_catalog(hardware_file));
   }
   if (!calibration_file.empty()) {
-    std::error_code ec;
     if (!std::filesystem::is_regular_file(calibration_file, ec)) {
       throw InputError(fmt::format("calibration file '{}' does not exist or is not a file",
                                    calibration_file.string()));

@@ -3,9 +3,12 @@
 // enumerator, the estimator, the planner, help texts and error messages read), frameworks,
 // profile flavours and the design point itself (docs/model.md §2).
 //
-// Adding a data-parallel method: a row in kDpMethods (dp_method.cpp), its gradient/parameter
-// sync formula (model/comm.cpp, dp_sync_time_s) and its weight-memory formula
-// (model/memory.cpp). docs/ARCHITECTURE.md lists the steps.
+// Adding a data-parallel method touches three source files: this header (an enum value and a
+// row of kDpMethods), its gradient/parameter sync formula (model/comm.cpp, dp_sync_time_s) and
+// its weight-memory formula (model/memory.cpp). Help texts, error messages, the enumerator,
+// the planner and the estimator read the table. docs/ARCHITECTURE.md lists the steps.
+#include <array>
+#include <cstddef>
 #include <span>
 #include <string>
 
@@ -44,14 +47,46 @@ struct DpMethodInfo {
   const char* summary;
 };
 
-/// All methods, in the original's enumeration order (docs/model.md §2).
-[[nodiscard]] std::span<const DpMethodInfo> dp_methods() noexcept;
-[[nodiscard]] const DpMethodInfo& info(DpMethod m) noexcept;
-[[nodiscard]] const char* to_string(DpMethod m) noexcept;
+/// The table: one row per method, in the enum's order, which is the original's enumeration
+/// order (docs/model.md §2).
+// docs/model.md §2 (order, tp and pp rules) and §4.1 (compute factors: backward = 2x forward under
+// Megatron-LM, 3x under DeepSpeed, and ZeRO-3's parameter gathers as 1.6x on top).
+inline constexpr auto kDpMethods = std::to_array<DpMethodInfo>({
+    {DpMethod::dp, "dp", Flavour::megatron, 3.0, ForwardShare::third, true, true, false,
+     "Megatron-LM data parallelism: gradients all-reduced, every rank holds all states"},
+    {DpMethod::fsdp, "fsdp", Flavour::megatron, 3.0, ForwardShare::third, true, true, false,
+     "PyTorch FSDP under Megatron-LM: optimizer states and gradients sharded"},
+    {DpMethod::zero0, "zero0", Flavour::deepspeed, 4.0, ForwardShare::quarter, true, true, true,
+     "DeepSpeed without ZeRO sharding: gradients all-reduced"},
+    {DpMethod::zero1, "zero1", Flavour::deepspeed, 4.0, ForwardShare::quarter, true, true, true,
+     "DeepSpeed ZeRO-1: optimizer states sharded"},
+    {DpMethod::zero2, "zero2", Flavour::deepspeed, 4.0, ForwardShare::third, true, false, false,
+     "DeepSpeed ZeRO-2: optimizer states and gradients sharded (no pipeline)"},
+    {DpMethod::zero3, "zero3", Flavour::deepspeed, (1.0 * 1.6) * 4.0, ForwardShare::third, false,
+     false, false, "DeepSpeed ZeRO-3: parameters sharded too (no tensor or pipeline parallelism)"},
+});
+
+static_assert([] {
+  for (std::size_t i = 0; i < kDpMethods.size(); ++i) {
+    if (static_cast<std::size_t>(kDpMethods[i].id) != i) {
+      return false;
+    }
+  }
+  return true;
+}(), "kDpMethods rows must follow the DpMethod enum's order");
+
+/// All methods, in the original's enumeration order.
+[[nodiscard]] constexpr std::span<const DpMethodInfo> dp_methods() noexcept { return kDpMethods; }
+[[nodiscard]] constexpr const DpMethodInfo& info(DpMethod m) noexcept {
+  return kDpMethods[static_cast<std::size_t>(m)];
+}
+[[nodiscard]] constexpr const char* to_string(DpMethod m) noexcept { return info(m).name; }
 /// The profile flavour a method's compute times come from.
-[[nodiscard]] Flavour flavour_of(DpMethod m) noexcept;
+[[nodiscard]] constexpr Flavour flavour_of(DpMethod m) noexcept { return info(m).flavour; }
 /// "dp, fsdp, zero0, zero1, zero2, zero3": for help texts and error messages.
 [[nodiscard]] std::string dp_method_names();
+/// The methods of one framework, "dp, fsdp".
+[[nodiscard]] std::string dp_method_names(Flavour f);
 /// Throws InputError listing the allowed names.
 [[nodiscard]] DpMethod parse_dp_method(const std::string& text);
 
