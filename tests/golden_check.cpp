@@ -1,8 +1,12 @@
 // golden_check REFERENCE.csv CANDIDATE.csv [--pareto] [--rtol X]
 // Compares a zerosearch CSV with a reference CSV written by the Python original, row by row by
-// design point (mbs, tp, pp, dp, method, placement, plus node-count columns), with the same
-// rules as shared/tools/compare_csv.py: m, partition, exp_partition, is_oom exact; times,
-// memory and prices within rtol; best feasible point and ranks equal up to ties; rows sorted.
+// design point (mbs, tp, pp, dp, method, placement, plus node-count columns), with the rules of
+// shared/tools/compare_csv.py --rtol 0: m, partition, exp_partition, is_oom equal; the float
+// columns (times, memory, prices) identical as text, i.e. the same Python repr of the same
+// float64 (or float32-valued) number, so the port is checked bit for bit; best feasible point
+// and ranks equal up to exact ties; rows sorted.
+// --rtol X (diagnosis only, never in the golden tests) compares the float columns as numbers
+// within a relative tolerance X instead, and treats steps within X as ties.
 // --pareto leaves out compositions with a zero node count (docs/model.md §6.3) and the global
 // rank checks. Exit 0 when everything matches; the last line is a one-line summary.
 #include <algorithm>
@@ -76,7 +80,11 @@ bool truthy(const std::string& s) {
   throw std::runtime_error("not a boolean: " + s);
 }
 
+/// Equal, or with rtol > 0 (diagnosis) within rtol relative or 1e-9 absolute.
 bool close(double a, double b, double rtol) {
+  if (rtol <= 0.0) {
+    return a == b;
+  }
   return std::fabs(a - b) <= std::max(rtol * std::max(std::fabs(a), std::fabs(b)), 1e-9);
 }
 
@@ -93,7 +101,7 @@ std::string key_of(const Row& r, const std::vector<std::string>& counts) {
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   bool pareto = false;
-  double rtol = 1e-4;
+  double rtol = 0.0; // exact
   std::vector<std::string> files;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--pareto") pareto = true;
@@ -147,7 +155,9 @@ int main(int argc, char** argv) {
       if (ints(r.at("partition")) != ints(c.at("partition"))) bad += "partition: " + r.at("partition") + " vs " + c.at("partition") + "; ";
       if (truthy(r.at("is_oom")) != truthy(c.at("is_oom"))) bad += "is_oom: " + r.at("is_oom") + " vs " + c.at("is_oom") + "; ";
       for (const auto& col : kFloatCols) {
-        if (!close(std::stod(r.at(col)), std::stod(c.at(col)), rtol)) bad += col + ": " + r.at(col) + " vs " + c.at(col) + "; ";
+        const bool same = rtol <= 0.0 ? r.at(col) == c.at(col)
+                                       : close(std::stod(r.at(col)), std::stod(c.at(col)), rtol);
+        if (!same) bad += col + ": " + r.at(col) + " vs " + c.at(col) + "; ";
       }
       if (!bad.empty()) { ++mismatched; if (mismatched <= 10) problems.push_back(k + ": " + bad); }
     }

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "zerosearch/core/error.hpp"
+#include "zerosearch/core/parity.hpp"
 #include "zerosearch/model/ga.hpp"
 #include "zerosearch/model/memory.hpp"
 #include "zerosearch/model/optimal.hpp"
@@ -36,35 +37,6 @@ const GpuProfile* profile_for(const EstimateContext& ctx, int g, DpMethod m) noe
   return v[static_cast<std::size_t>(g)];
 }
 
-double torch_mean_of_identical(double x, int n) noexcept {
-  // ATen's CPU sum over an outer dimension (multi_row_sum): rows are added in blocks of 16,
-  // block sums carried up through four levels, then the levels added together.
-  constexpr int kLevels = 4;
-  constexpr int kStep = 16; // max(4, ceil(log2(n)) / 4) bits for any n below 2^20
-  double acc[kLevels] = {0.0, 0.0, 0.0, 0.0};
-  int i = 0;
-  while (i + kStep <= n) {
-    for (int j = 0; j < kStep; ++j, ++i) {
-      acc[0] += x;
-    }
-    for (int level = 1; level < kLevels; ++level) {
-      acc[level] += acc[level - 1];
-      acc[level - 1] = 0.0;
-      const int mask = (kStep - 1) << (level * 4);
-      if ((i & mask) != 0) {
-        break;
-      }
-    }
-  }
-  for (; i < n; ++i) {
-    acc[0] += x;
-  }
-  for (int level = 1; level < kLevels; ++level) {
-    acc[0] += acc[level];
-  }
-  return acc[0] / static_cast<double>(n);
-}
-
 LayerCosts layer_costs(const EstimateContext& ctx, const DesignPoint& p) {
   // Forward + backward as multiples of the profiled forward time.
   const double factor = info(p.method).compute_factor;
@@ -87,7 +59,9 @@ LayerCosts layer_costs(const EstimateContext& ctx, const DesignPoint& p) {
     for (std::size_t j = 0; j < raw.size(); ++j) {
       const bool end_layer = j == 0 || j == last;
       const double scale = (end_layer && prof->ends_per_micro_batch) ? 1.0 : static_cast<double>(p.mbs);
-      v[j] = torch_mean_of_identical(scale * (factor * raw[j]), p.dp);
+      // The original stacks dp identical rows of these costs and takes torch.mean over them.
+      v[j] = torch_mean_column(scale * (factor * raw[j]), p.dp, static_cast<std::int64_t>(j),
+                               static_cast<std::int64_t>(raw.size()));
     }
   }
   return out;

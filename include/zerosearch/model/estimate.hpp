@@ -56,16 +56,14 @@ struct EstimateContext {
 /// Per-layer compute cost (seconds) of each node type for one design point: profile time at
 /// this tp, times 4 (ZeRO 0-2), 6.4 (ZeRO 3) or 3 (dp, fsdp), times mbs (the embedding and
 /// post_process too unless the profile's ends are per micro-batch). The original averages
-/// these over dp identical rows with torch.mean; that summation is reproduced bit for bit.
+/// these over dp identical rows with torch.mean; that summation is reproduced bit for bit
+/// (torch_mean_column, core/parity.hpp).
 struct LayerCosts {
   /// per node-type index (empty vector for a type with no nodes)
   std::vector<std::vector<double>> by_type;
 };
 /// Throws InputError when a present node type has no profile for the method or tp.
 [[nodiscard]] LayerCosts layer_costs(const EstimateContext& ctx, const DesignPoint& p);
-
-/// torch.mean over n identical float64 rows of value x, as its CPU kernel sums them.
-[[nodiscard]] double torch_mean_of_identical(double x, int n) noexcept;
 
 struct Estimate {
   std::vector<int> partition;
