@@ -1,7 +1,10 @@
 #include "zerosearch/optimal.hpp"
 
+#include "zerosearch/pipeline.hpp"
+
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace zerosearch {
@@ -200,6 +203,13 @@ double pipeline_bound(const TailBounds& tail, const Prefix& fixed, std::size_t s
                    fixed.before + tail.chain[s][v] + fixed.bump});
 }
 
+/// A child of a partial partition: stage s ends at layer `end`, with its bound.
+struct Child {
+  double bound;
+  int end;
+  Prefix prefix;
+};
+
 struct Search {
   const StepModel& model;
   const Segments& seg;
@@ -214,6 +224,95 @@ struct Search {
   std::vector<int> current;
   bool complete = true;
 
+  // Reused storage: the children of each depth, and the inputs and ends of a simulation.
+  std::vector<std::vector<Child>> children_at;
+  std::vector<double> comp;
+  std::vector<double> for_send;
+  std::vector<double> back_send;
+  std::vector<double> ends;
+  /// By the layers of stage 0: the least pipeline time whose step bound reaches best_s
+  /// (a simulation can stop once it is known to reach it), valid while stop_for == best_s.
+  std::vector<double> stop_at;
+  std::vector<double> stop_for;
+
+  void prepare() {
+    const auto pp = static_cast<std::size_t>(seg.stages());
+    const auto n = static_cast<std::size_t>(seg.layers());
+    children_at.assign(pp, {});
+    for (auto& c : children_at) {
+      c.reserve(n + 1);
+    }
+    comp.assign(pp, 0.0);
+    // Only stage 0 sends forward and only the last stage sends backward (stage_times()).
+    for_send.assign(pp, 0.0);
+    back_send.assign(pp, 0.0);
+    for_send[0] = model.problem.link_s.front();
+    back_send[pp - 1] = model.problem.link_s[pp - 2];
+    ends.assign(pp, 0.0);
+    stop_at.assign(n + 1, 0.0);
+    stop_for.assign(n + 1, std::numeric_limits<double>::quiet_NaN());
+    current.reserve(pp);
+  }
+
+  /// The least pipeline time L >= 0 with step_bound(L) >= best_s (step_bound is monotone in L).
+  double stop_time(int first_layers) {
+    const auto k = static_cast<std::size_t>(first_layers);
+    if (stop_for[k] == best_s) {
+      return stop_at[k];
+    }
+    const float dp_s = dp_by_first[k];
+    double out = kInf;
+    if (best_s != kInf) {
+      // Binary search over the bit patterns of the non-negative doubles, which sort as numbers.
+      std::uint64_t lo = 0;
+      std::uint64_t hi = 0x7FF0000000000000ULL; // +infinity
+      const auto value = [](std::uint64_t bits) {
+        double d = 0.0;
+        std::memcpy(&d, &bits, sizeof d);
+        return d;
+      };
+      while (lo < hi) {
+        const std::uint64_t mid = lo + (hi - lo) / 2;
+        if (step_bound(model, value(mid), dp_s) >= best_s) {
+          hi = mid;
+        } else {
+          lo = mid + 1;
+        }
+      }
+      out = value(lo);
+    }
+    stop_for[k] = best_s;
+    stop_at[k] = out;
+    return out;
+  }
+
+  /// The step time of the full partition in `current` (model.step_s), or +infinity once the
+  /// simulation shows it cannot beat best_s.
+  double step_of_current() {
+    const int pp = seg.stages();
+    int first = 0;
+    for (int s = 0; s < pp; ++s) {
+      const int end = first + current[static_cast<std::size_t>(s)];
+      comp[static_cast<std::size_t>(s)] = seg.comp(s, first, end);
+      first = end;
+    }
+    if (!simulate_1f1b_into(model.micro_batches, pp, comp.data(), for_send.data(),
+                            back_send.data(), model.share, stop_time(current[0]), ends.data())) {
+      return kInf;
+    }
+    // As StepModel::step_from_times: each stage's end plus the data-parallel time in float32,
+    // the first maximum, plus the embedding sync.
+    const float dp_s = dp_by_first[static_cast<std::size_t>(current[0])];
+    float slowest = 0.0F;
+    for (std::size_t s = 0; s < ends.size(); ++s) {
+      const float t = static_cast<float>(ends[s]) + dp_s;
+      if (s == 0 || t > slowest) {
+        slowest = t;
+      }
+    }
+    return static_cast<double>(slowest + model.embedding_sync_s);
+  }
+
   void visit(int s, int i, const Prefix& fixed) {
     if (++stats.nodes > node_budget) {
       complete = false;
@@ -226,12 +325,8 @@ struct Search {
     // Children with their bounds, most promising first (ties: fewer layers first), so that good
     // partitions are found early and prune the rest. Only partitions strictly faster than the
     // best so far are looked for.
-    struct Child {
-      double bound;
-      int end;
-      Prefix prefix;
-    };
-    std::vector<Child> children;
+    std::vector<Child>& children = children_at[static_cast<std::size_t>(s)];
+    children.clear();
     for (int j = first_end; j <= last; ++j) {
       const double c = seg.comp(s, i, j);
       const Prefix next{fixed.before + c, std::max(fixed.reach, pb.reach(s, fixed.before, c)),
@@ -244,22 +339,28 @@ struct Search {
       const double bound = step_bound(
           model, pipeline_bound(tail, next, static_cast<std::size_t>(s) + 1, j), dp_s);
       if (bound < best_s) {
+        // Insertion sort, stable: after every child with a bound no larger.
         children.push_back(Child{bound, j, next});
+        std::size_t k = children.size() - 1;
+        while (k > 0 && children[k - 1].bound > bound) {
+          std::swap(children[k - 1], children[k]);
+          --k;
+        }
       }
     }
-    std::stable_sort(children.begin(), children.end(),
-                     [](const Child& a, const Child& b) { return a.bound < b.bound; });
-    for (const Child& child : children) {
+    for (std::size_t c = 0; c < children.size(); ++c) {
       if (!complete) {
         return;
       }
+      // By value: deeper visits reuse other depths' storage only, but keep it simple.
+      const Child child = children[c];
       if (child.bound >= best_s) {
         break;
       }
       current.push_back(child.end - i);
       if (s == pp - 1) {
         ++stats.simulations;
-        const double t = model.step_s(current);
+        const double t = step_of_current();
         if (t < best_s) {
           best_s = t;
           best = current;
@@ -352,7 +453,7 @@ std::optional<std::vector<int>> optimal_partition(const StepModel& model, double
   for (int k = 1; k <= seg.layers(); ++k) {
     dp_by_first[static_cast<std::size_t>(k)] = model.dp_sync_s(k);
   }
-  Search search{model, seg, pb, tail, st, node_budget, std::move(dp_by_first), to_beat_s, {}, {}};
+  Search search{model, seg, pb, tail, st, node_budget, std::move(dp_by_first), to_beat_s, {}, {}, true, {}, {}, {}, {}, {}, {}, {}};
   // The least-bottleneck partition is usually close to the optimum: start from it.
   if (const auto start = min_bottleneck_partition(model)) {
     ++st.simulations;
@@ -362,7 +463,7 @@ std::optional<std::vector<int>> optimal_partition(const StepModel& model, double
       search.best = *start;
     }
   }
-  search.current.reserve(static_cast<std::size_t>(seg.stages()));
+  search.prepare();
   search.visit(0, 0, Prefix{});
   st.exact = search.complete;
   if (search.best.empty()) {
