@@ -51,15 +51,18 @@ bool simulate_1f1b_into(int m, int pp, const double* comp_s, const double* for_s
   thread_local std::vector<int> warm;
   const auto mu = static_cast<std::size_t>(m);
   const auto ppu = static_cast<std::size_t>(pp);
-  buffer.assign(ppu * 8 * mu + 3 * ppu, 0.0);
+  buffer.assign(ppu * 8 * mu + 5 * ppu, 0.0);
   st.clear();
   for (std::size_t i = 0; i < ppu; ++i) {
     st.emplace_back(buffer.data() + i * 8 * mu, mu);
   }
   double* const fwd = buffer.data() + ppu * 8 * mu;
   double* const bwd = fwd + ppu;
-  // up[i]: the backward passes of stages 0..i-1, which follow stage i's last backward.
+  // up[i]: the backward passes of stages 0..i-1; slow_up[i]: the longest of them (0 if none);
+  // down[i]: the forward passes of stages i+1..pp-1 and the backward passes of every stage.
   double* const up = bwd + ppu;
+  double* const slow_up = up + ppu;
+  double* const down = slow_up + ppu;
   warm.resize(ppu);
   for (int i = 0; i < pp; ++i) {
     const auto u = static_cast<std::size_t>(i);
@@ -67,19 +70,40 @@ bool simulate_1f1b_into(int m, int pp, const double* comp_s, const double* for_s
     bwd[u] = fwbw * comp_s[u] / parts;
     warm[u] = std::min(pp - i - 1, m);
     up[u] = i == 0 ? 0.0 : up[u - 1] + bwd[u - 1];
+    slow_up[u] = i == 0 ? 0.0 : std::max(slow_up[u - 1], bwd[u - 1]);
+  }
+  double slowest_bwd = 0.0;
+  double all_bwd = 0.0;
+  for (std::size_t u = 0; u < ppu; ++u) {
+    slowest_bwd = std::max(slowest_bwd, bwd[u]);
+    all_bwd += bwd[u];
+  }
+  for (std::size_t u = ppu; u-- > 0;) {
+    down[u] = u + 1 == ppu ? all_bwd : down[u + 1] + fwd[u + 1];
   }
   const auto S = [&](int i) -> StageEvents& { return st[static_cast<std::size_t>(i)]; };
   const auto send_for = [&](int i) { return for_send_s[static_cast<std::size_t>(i)]; };
   const auto send_back = [&](int i) { return back_send_s[static_cast<std::size_t>(i)]; };
-  // A lower bound on stage 0's last backward once stage i's backward `bid` ends at `end`: the
-  // stage still runs its later backward passes, and the forward passes between them in its
-  // steady phase, one at a time; then micro-batch m-1 goes back through stages i-1..0.
+  // Lower bounds on stage 0's last backward (which every stage's last backward precedes, each
+  // stage running its passes of one kind in micro-batch order), to stop early:
+  // - once stage i's backward `bid` ends at `end`: either stage i still runs its later backward
+  //   passes, and the forward passes between them in its steady phase, one at a time, then
+  //   micro-batch m-1 goes back through stages i-1..0; or micro-batch `bid` goes back to a
+  //   stage k < i, which runs its later backward passes, and so on up to stage 0;
   const auto hopeless = [&](int i, int bid, double end) {
     const auto u = static_cast<std::size_t>(i);
     const int forwards_left = std::max(m - 1 - warm[u] - bid, 0);
-    return end + static_cast<double>(m - 1 - bid) * bwd[u] +
-               static_cast<double>(forwards_left) * fwd[u] + up[u] >=
-           stop_at;
+    const auto later = static_cast<double>(m - 1 - bid);
+    const double own = later * bwd[u] + static_cast<double>(forwards_left) * fwd[u];
+    return end + std::max(own, later * slow_up[u]) + up[u] >= stop_at;
+  };
+  // - once stage i's forward `fid` ends at `end`: either stage i still runs its later forward
+  //   passes, then micro-batch m-1 goes to the last stage and back; or micro-batch `fid` goes
+  //   to the last stage and back up to a stage k, which runs its later backward passes.
+  const auto hopeless_forward = [&](int i, int fid, double end) {
+    const auto u = static_cast<std::size_t>(i);
+    const auto later = static_cast<double>(m - 1 - fid);
+    return end + std::max(later * fwd[u], later * slowest_bwd) + down[u] >= stop_at;
   };
 
   // Warm-up forwards.
@@ -100,6 +124,9 @@ bool simulate_1f1b_into(int m, int pp, const double* comp_s, const double* for_s
       }
       const double end = start + fwd[static_cast<std::size_t>(i)];
       at(s.fce, j) = end;
+      if (hopeless_forward(i, j, end)) {
+        return false;
+      }
       if (i > 0 && j < w - 1) {
         at(s.frs, j + 1) = end;
       }
@@ -135,6 +162,9 @@ bool simulate_1f1b_into(int m, int pp, const double* comp_s, const double* for_s
       }
       const double end = start + fwd[static_cast<std::size_t>(i)];
       at(s.fce, fid) = end;
+      if (hopeless_forward(i, fid, end)) {
+        return false;
+      }
       if (i < pp - 1) {
         auto& next = S(i + 1);
         at(s.brs, j) = end;
