@@ -94,9 +94,16 @@ double carried_link(const StepModel& m, int s) {
 ///            beyond b; after it starts, b still runs all m backward passes and the forward
 ///            passes that follow in its steady phase, one at a time.
 /// Forward and backward shares are 1/3 and 2/3 of a stage's compute (ZeRO 0/1: 1/4 and 3/4).
+/// With `every_send`, the terms also count the sends that hold up stage 0 and the last stage
+/// once per micro-batch (their own link time, L0 and L1): stage 0 waits for each warm-up
+/// forward's send before its next forward (reach 0: + w_0 L0 when it has a steady phase;
+/// else bump 0 may instead be (m-1) (fwd + L0): its m forwards and sends, then micro-batch m-1
+/// goes down and back), and the last stage waits for each backward's send before its next
+/// forward (reach pp-1: + (m-1) L1). Without it, the terms are those the search orders its
+/// children by (which fixes which of equally fast partitions it returns).
 class PipelineBound {
 public:
-  explicit PipelineBound(const StepModel& m) {
+  PipelineBound(const StepModel& m, bool every_send) {
     const int pp = m.stages();
     const double parts = m.share == ForwardShare::quarter ? 4.0 : 3.0;
     const double fwbw = parts - 1.0;
@@ -104,6 +111,8 @@ public:
     coef_.resize(static_cast<std::size_t>(pp));
     bump_.resize(static_cast<std::size_t>(pp));
     extra_.resize(static_cast<std::size_t>(pp));
+    alt_bump_.assign(static_cast<std::size_t>(pp), 0.0);
+    alt_bump_extra_.assign(static_cast<std::size_t>(pp), 0.0);
     const double first_link = m.problem.link_s.front();
     const double last_link = m.problem.link_s.back();
     for (int b = 0; b < pp; ++b) {
@@ -113,6 +122,18 @@ public:
       coef_[u] = steady ? mb : (1.0 + fwbw * mb) / parts;
       bump_[u] = ((mb - 1.0) * fwbw + std::max(m.micro_batches - warm - 1, 0)) / parts;
       extra_[u] = (b >= 1 ? first_link : 0.0) + (b == pp - 1 ? last_link : 0.0);
+      if (!every_send) {
+        continue;
+      }
+      if (b == 0 && steady) {
+        extra_[u] += static_cast<double>(warm) * first_link;
+      } else if (b == 0) {
+        alt_bump_[u] = (mb - 1.0) / parts;
+        alt_bump_extra_[u] = (mb - 1.0) * first_link;
+      }
+      if (b == pp - 1) {
+        extra_[u] += (mb - 1.0) * last_link;
+      }
     }
     chain_extra_ = first_link + last_link;
   }
@@ -122,9 +143,10 @@ public:
     const auto u = static_cast<std::size_t>(b);
     return before + coef_[u] * comp + extra_[u];
   }
-  /// bump_b C_b (to add to the chain).
+  /// The bump-b term (to add to the chain).
   [[nodiscard]] double bump(int b, double comp) const noexcept {
-    return bump_[static_cast<std::size_t>(b)] * comp;
+    const auto u = static_cast<std::size_t>(b);
+    return std::max(bump_[u] * comp, alt_bump_[u] * comp + alt_bump_extra_[u]);
   }
   [[nodiscard]] double chain_extra() const noexcept { return chain_extra_; }
 
@@ -132,6 +154,8 @@ private:
   std::vector<double> coef_;
   std::vector<double> bump_;
   std::vector<double> extra_;
+  std::vector<double> alt_bump_;
+  std::vector<double> alt_bump_extra_;
   double chain_extra_ = 0.0;
 };
 
@@ -194,6 +218,9 @@ struct Prefix {
   double before = 0.0;
   double reach = 0.0;
   double bump = 0.0;
+  /// The same under the ordering terms (PipelineBound without every_send).
+  double key_reach = 0.0;
+  double key_bump = 0.0;
 };
 
 /// The pipeline bound of partitions starting with `fixed` whose next stage s starts at layer i.
@@ -202,10 +229,18 @@ double pipeline_bound(const TailBounds& tail, const Prefix& fixed, std::size_t s
   return std::max({fixed.reach, fixed.before + tail.all[s][v],
                    fixed.before + tail.chain[s][v] + fixed.bump});
 }
+/// The same under the ordering terms.
+double key_pipeline_bound(const TailBounds& tail, const Prefix& fixed, std::size_t s, int i) {
+  const auto v = static_cast<std::size_t>(i);
+  return std::max({fixed.key_reach, fixed.before + tail.all[s][v],
+                   fixed.before + tail.chain[s][v] + fixed.key_bump});
+}
 
-/// A child of a partial partition: stage s ends at layer `end`, with its bound.
+/// A child of a partial partition: stage s ends at layer `end`, with its bound and the key
+/// it is visited by (the bound under the ordering terms).
 struct Child {
   double bound;
+  double key;
   int end;
   Prefix prefix;
 };
@@ -215,6 +250,9 @@ struct Search {
   const Segments& seg;
   const PipelineBound& pb;
   const TailBounds& tail;
+  /// The ordering terms and their tail bounds.
+  const PipelineBound& key_pb;
+  const TailBounds& key_tail;
   OptimalStats& stats;
   std::int64_t node_budget;
   /// Data-parallel time by the layers of stage 0 (it depends on nothing else).
@@ -322,15 +360,17 @@ struct Search {
     const int n = seg.layers();
     const int last = seg.last_end(s, i);
     const int first_end = s == pp - 1 ? n : i + 1;
-    // Children with their bounds, most promising first (ties: fewer layers first), so that good
-    // partitions are found early and prune the rest. Only partitions strictly faster than the
-    // best so far are looked for.
+    // Children with their bounds, most promising first by the ordering terms (ties: fewer
+    // layers first), so that good partitions are found early and prune the rest. Only
+    // partitions strictly faster than the best so far are looked for; the tighter bound prunes.
     std::vector<Child>& children = children_at[static_cast<std::size_t>(s)];
     children.clear();
     for (int j = first_end; j <= last; ++j) {
       const double c = seg.comp(s, i, j);
       const Prefix next{fixed.before + c, std::max(fixed.reach, pb.reach(s, fixed.before, c)),
-                        std::max(fixed.bump, pb.bump(s, c))};
+                        std::max(fixed.bump, pb.bump(s, c)),
+                        std::max(fixed.key_reach, key_pb.reach(s, fixed.before, c)),
+                        std::max(fixed.key_bump, key_pb.bump(s, c))};
       const float dp_s = dp_by_first[static_cast<std::size_t>(s == 0 ? j : current[0])];
       // The reach terms fixed so far only grow with j: past the best, every larger j is too.
       if (step_bound(model, next.reach, dp_s) >= best_s) {
@@ -339,10 +379,12 @@ struct Search {
       const double bound = step_bound(
           model, pipeline_bound(tail, next, static_cast<std::size_t>(s) + 1, j), dp_s);
       if (bound < best_s) {
-        // Insertion sort, stable: after every child with a bound no larger.
-        children.push_back(Child{bound, j, next});
+        const double key = step_bound(
+            model, key_pipeline_bound(key_tail, next, static_cast<std::size_t>(s) + 1, j), dp_s);
+        // Insertion sort, stable: after every child with a key no larger.
+        children.push_back(Child{bound, key, j, next});
         std::size_t k = children.size() - 1;
-        while (k > 0 && children[k - 1].bound > bound) {
+        while (k > 0 && children[k - 1].key > key) {
           std::swap(children[k - 1], children[k]);
           --k;
         }
@@ -355,7 +397,7 @@ struct Search {
       // By value: deeper visits reuse other depths' storage only, but keep it simple.
       const Child child = children[c];
       if (child.bound >= best_s) {
-        break;
+        continue;
       }
       current.push_back(child.end - i);
       if (s == pp - 1) {
@@ -421,7 +463,7 @@ std::optional<std::vector<int>> min_bottleneck_partition(const StepModel& model)
 
 double step_lower_bound(const StepModel& model, const std::vector<int>& prefix) {
   const Segments seg(model);
-  const PipelineBound pb(model);
+  const PipelineBound pb(model, true);
   const TailBounds tail = tail_bounds(seg, pb);
   Prefix fixed;
   int i = 0;
@@ -445,15 +487,17 @@ double step_lower_bound(const StepModel& model, const std::vector<int>& prefix) 
 std::optional<std::vector<int>> optimal_partition(const StepModel& model, double to_beat_s,
                                                   OptimalStats* stats, std::int64_t node_budget) {
   const Segments seg(model);
-  const PipelineBound pb(model);
+  const PipelineBound pb(model, true);
   const TailBounds tail = tail_bounds(seg, pb);
+  const PipelineBound key_pb(model, false);
+  const TailBounds key_tail = tail_bounds(seg, key_pb);
   OptimalStats local;
   OptimalStats& st = stats != nullptr ? *stats : local;
   std::vector<float> dp_by_first(static_cast<std::size_t>(seg.layers()) + 1);
   for (int k = 1; k <= seg.layers(); ++k) {
     dp_by_first[static_cast<std::size_t>(k)] = model.dp_sync_s(k);
   }
-  Search search{model, seg, pb, tail, st, node_budget, std::move(dp_by_first), to_beat_s, {}, {}, true, {}, {}, {}, {}, {}, {}, {}};
+  Search search{model, seg, pb, tail, key_pb, key_tail, st, node_budget, std::move(dp_by_first), to_beat_s, {}, {}, true, {}, {}, {}, {}, {}, {}, {}};
   // The least-bottleneck partition is usually close to the optimum: start from it.
   if (const auto start = min_bottleneck_partition(model)) {
     ++st.simulations;
