@@ -99,8 +99,16 @@ double carried_link(const StepModel& m, int s) {
 /// forward's send before its next forward (reach 0: + w_0 L0 when it has a steady phase;
 /// else bump 0 may instead be (m-1) (fwd + L0): its m forwards and sends, then micro-batch m-1
 /// goes down and back), and the last stage waits for each backward's send before its next
-/// forward (reach pp-1: + (m-1) L1). Without it, the terms are those the search orders its
-/// children by (which fixes which of equally fast partitions it returns).
+/// forward (reach pp-1: + (m-1) L1); stage pp-2, with a steady phase, waits for the last
+/// stage's send before each backward (reach pp-2: + m L1); stage 1's warm-up forwards each
+/// wait for stage 0's send (reach 1: + (w_1 - 1) L0 with a steady phase; else bump 1 may be
+/// (m-1) (fwd + L0)). And, when 2 <= m < pp, the pivot path: the first steady stage
+/// s = pp - m runs its backward 0 right after its forward m-1, and the stages before it have
+/// no steady phase, so micro-batch 0 reaches a stage c < s, which runs its m forwards, m-1
+/// goes down to s, whose backward 0 goes up to a stage b < s, which runs its m backwards:
+///   C_0 + ... + C_s + L0 + (m-1) (fwd_c (+ L0 for c <= 1) + bwd_b).
+/// Without `every_send`, the terms are those the search orders its children by (which fixes
+/// which of equally fast partitions it returns).
 class PipelineBound {
 public:
   PipelineBound(const StepModel& m, bool every_send) {
@@ -134,6 +142,22 @@ public:
       if (b == pp - 1) {
         extra_[u] += (mb - 1.0) * last_link;
       }
+      if (b == pp - 2 && steady) {
+        extra_[u] += mb * last_link;
+      }
+      if (b == 1 && pp >= 3 && steady) {
+        extra_[u] += static_cast<double>(warm - 1) * first_link;
+      } else if (b == 1 && pp >= 3) {
+        alt_bump_[u] = (mb - 1.0) / parts;
+        alt_bump_extra_[u] = (mb - 1.0) * first_link;
+      }
+    }
+    if (every_send && m.micro_batches >= 2 && m.micro_batches < pp) {
+      pivot_ = pp - m.micro_batches;
+      fwd_share_ = 1.0 / parts;
+      bwd_share_ = fwbw / parts;
+      first_link_ = first_link;
+      later_ = mb - 1.0;
     }
     chain_extra_ = first_link + last_link;
   }
@@ -149,6 +173,17 @@ public:
     return std::max(bump_[u] * comp, alt_bump_[u] * comp + alt_bump_extra_[u]);
   }
   [[nodiscard]] double chain_extra() const noexcept { return chain_extra_; }
+  /// The pivot stage s (-1: no pivot path).
+  [[nodiscard]] int pivot() const noexcept { return pivot_; }
+  /// Stage b's forward share, with the send that holds it up (b <= 1), for the pivot path.
+  [[nodiscard]] double pivot_fwd(int b, double comp) const noexcept {
+    return fwd_share_ * comp + (b <= 1 ? first_link_ : 0.0);
+  }
+  /// The pivot path, with `through` = C_0 + ... + C_s and the largest pivot_fwd and compute
+  /// of the stages before s.
+  [[nodiscard]] double pivot_path(double through, double max_fwd, double max_comp) const noexcept {
+    return through + first_link_ + later_ * (max_fwd + bwd_share_ * max_comp);
+  }
 
 private:
   std::vector<double> coef_;
@@ -157,6 +192,11 @@ private:
   std::vector<double> alt_bump_;
   std::vector<double> alt_bump_extra_;
   double chain_extra_ = 0.0;
+  int pivot_ = -1;
+  double fwd_share_ = 0.0;
+  double bwd_share_ = 0.0;
+  double first_link_ = 0.0;
+  double later_ = 0.0;
 };
 
 /// Least values, over the fitting ways to give layers [i, n) to stages s..pp-1, of the bounds
@@ -221,7 +261,24 @@ struct Prefix {
   /// The same under the ordering terms (PipelineBound without every_send).
   double key_reach = 0.0;
   double key_bump = 0.0;
+  /// The largest pivot_fwd and compute of the stages fixed so far.
+  double max_fwd = 0.0;
+  double max_comp = 0.0;
 };
+
+/// `fixed` followed by stage s with compute c (the bound terms; key terms by the caller).
+Prefix extend(const PipelineBound& pb, const Prefix& fixed, int s, double c) {
+  Prefix next = fixed;
+  next.before = fixed.before + c;
+  next.reach = std::max(fixed.reach, pb.reach(s, fixed.before, c));
+  next.bump = std::max(fixed.bump, pb.bump(s, c));
+  next.max_fwd = std::max(fixed.max_fwd, pb.pivot_fwd(s, c));
+  next.max_comp = std::max(fixed.max_comp, c);
+  if (s == pb.pivot()) {
+    next.reach = std::max(next.reach, pb.pivot_path(next.before, fixed.max_fwd, fixed.max_comp));
+  }
+  return next;
+}
 
 /// The pipeline bound of partitions starting with `fixed` whose next stage s starts at layer i.
 double pipeline_bound(const TailBounds& tail, const Prefix& fixed, std::size_t s, int i) {
@@ -367,10 +424,9 @@ struct Search {
     children.clear();
     for (int j = first_end; j <= last; ++j) {
       const double c = seg.comp(s, i, j);
-      const Prefix next{fixed.before + c, std::max(fixed.reach, pb.reach(s, fixed.before, c)),
-                        std::max(fixed.bump, pb.bump(s, c)),
-                        std::max(fixed.key_reach, key_pb.reach(s, fixed.before, c)),
-                        std::max(fixed.key_bump, key_pb.bump(s, c))};
+      Prefix next = extend(pb, fixed, s, c);
+      next.key_reach = std::max(fixed.key_reach, key_pb.reach(s, fixed.before, c));
+      next.key_bump = std::max(fixed.key_bump, key_pb.bump(s, c));
       const float dp_s = dp_by_first[static_cast<std::size_t>(s == 0 ? j : current[0])];
       // The reach terms fixed so far only grow with j: past the best, every larger j is too.
       if (step_bound(model, next.reach, dp_s) >= best_s) {
@@ -473,10 +529,7 @@ double step_lower_bound(const StepModel& model, const std::vector<int>& prefix) 
         (s + 1 == static_cast<std::size_t>(seg.stages()) && j != seg.layers())) {
       return kInf;
     }
-    const double c = seg.comp(static_cast<int>(s), i, j);
-    fixed.reach = std::max(fixed.reach, pb.reach(static_cast<int>(s), fixed.before, c));
-    fixed.bump = std::max(fixed.bump, pb.bump(static_cast<int>(s), c));
-    fixed.before += c;
+    fixed = extend(pb, fixed, static_cast<int>(s), seg.comp(static_cast<int>(s), i, j));
     i = j;
   }
   // Stage 0's layers set the data-parallel time; unknown yet, it is at least that of one layer.
