@@ -102,11 +102,12 @@ double carried_link(const StepModel& m, int s) {
 /// forward (reach pp-1: + (m-1) L1); stage pp-2, with a steady phase, waits for the last
 /// stage's send before each backward (reach pp-2: + m L1); stage 1's warm-up forwards each
 /// wait for stage 0's send (reach 1: + (w_1 - 1) L0 with a steady phase; else bump 1 may be
-/// (m-1) (fwd + L0)). And, when 2 <= m < pp, the pivot path: the first steady stage
-/// s = pp - m runs its backward 0 right after its forward m-1, and the stages before it have
-/// no steady phase, so micro-batch 0 reaches a stage c < s, which runs its m forwards, m-1
-/// goes down to s, whose backward 0 goes up to a stage b < s, which runs its m backwards:
-///   C_0 + ... + C_s + L0 + (m-1) (fwd_c (+ L0 for c <= 1) + bwd_b).
+/// (m-1) (fwd + L0)). And the pivot paths: a stage s >= 1 with a steady phase runs its
+/// backward 0 right after its forward w_s, and a stage c < s runs its forwards 0..w_s one
+/// after another in its warm-up; so micro-batch 0 reaches c, which runs those w_s + 1
+/// forwards, w_s goes down to s, whose backward 0 goes up to a stage b <= s, which runs its
+/// backward passes (and the forwards between them) as in the bump-b term, then up:
+///   C_0 + ... + C_s + L0 + w_s (fwd_c (+ L0 for c <= 1)) + bump_b C_b.
 /// Without `every_send`, the terms are those the search orders its children by (which fixes
 /// which of equally fast partitions it returns).
 class PipelineBound {
@@ -152,12 +153,14 @@ public:
         alt_bump_extra_[u] = (mb - 1.0) * first_link;
       }
     }
-    if (every_send && m.micro_batches >= 2 && m.micro_batches < pp) {
-      pivot_ = pp - m.micro_batches;
+    if (every_send) {
+      pivot_warm_.resize(static_cast<std::size_t>(pp));
+      for (int s = 0; s < pp; ++s) {
+        const int warm = std::min(pp - s - 1, m.micro_batches);
+        pivot_warm_[static_cast<std::size_t>(s)] = (s >= 1 && warm < m.micro_batches) ? warm : -1;
+      }
       fwd_share_ = 1.0 / parts;
-      bwd_share_ = fwbw / parts;
       first_link_ = first_link;
-      later_ = mb - 1.0;
     }
     chain_extra_ = first_link + last_link;
   }
@@ -173,16 +176,24 @@ public:
     return std::max(bump_[u] * comp, alt_bump_[u] * comp + alt_bump_extra_[u]);
   }
   [[nodiscard]] double chain_extra() const noexcept { return chain_extra_; }
-  /// The pivot stage s (-1: no pivot path).
-  [[nodiscard]] int pivot() const noexcept { return pivot_; }
-  /// Stage b's forward share, with the send that holds it up (b <= 1), for the pivot path.
-  [[nodiscard]] double pivot_fwd(int b, double comp) const noexcept {
-    return fwd_share_ * comp + (b <= 1 ? first_link_ : 0.0);
+  /// True when stage s ends pivot paths.
+  [[nodiscard]] bool pivot(int s) const noexcept {
+    return !pivot_warm_.empty() && pivot_warm_[static_cast<std::size_t>(s)] >= 0;
   }
-  /// The pivot path, with `through` = C_0 + ... + C_s and the largest pivot_fwd and compute
-  /// of the stages before s.
-  [[nodiscard]] double pivot_path(double through, double max_fwd, double max_comp) const noexcept {
-    return through + first_link_ + later_ * (max_fwd + bwd_share_ * max_comp);
+  /// Stage c's forward share, with the send that holds it up (c <= 1), for the pivot paths.
+  [[nodiscard]] double pivot_fwd(int c, double comp) const noexcept {
+    return fwd_share_ * comp + (c <= 1 ? first_link_ : 0.0);
+  }
+  /// bump_b C_b without the alternative terms (the part of the pivot paths at stage b).
+  [[nodiscard]] double plain_bump(int b, double comp) const noexcept {
+    return bump_[static_cast<std::size_t>(b)] * comp;
+  }
+  /// The pivot path through stage s, with `through` = C_0 + ... + C_s, the largest pivot_fwd
+  /// of the stages before s and the largest plain_bump of the stages up to s.
+  [[nodiscard]] double pivot_path(int s, double through, double max_fwd,
+                                  double max_bump) const noexcept {
+    return through + first_link_ +
+           static_cast<double>(pivot_warm_[static_cast<std::size_t>(s)]) * max_fwd + max_bump;
   }
 
 private:
@@ -192,11 +203,10 @@ private:
   std::vector<double> alt_bump_;
   std::vector<double> alt_bump_extra_;
   double chain_extra_ = 0.0;
-  int pivot_ = -1;
+  /// w_s of the stages that end pivot paths, else -1 (empty: none).
+  std::vector<int> pivot_warm_;
   double fwd_share_ = 0.0;
-  double bwd_share_ = 0.0;
   double first_link_ = 0.0;
-  double later_ = 0.0;
 };
 
 /// Least values, over the fitting ways to give layers [i, n) to stages s..pp-1, of the bounds
@@ -261,9 +271,9 @@ struct Prefix {
   /// The same under the ordering terms (PipelineBound without every_send).
   double key_reach = 0.0;
   double key_bump = 0.0;
-  /// The largest pivot_fwd and compute of the stages fixed so far.
+  /// The largest pivot_fwd and plain_bump of the stages fixed so far.
   double max_fwd = 0.0;
-  double max_comp = 0.0;
+  double max_plain_bump = 0.0;
 };
 
 /// `fixed` followed by stage s with compute c (the bound terms; key terms by the caller).
@@ -273,9 +283,10 @@ Prefix extend(const PipelineBound& pb, const Prefix& fixed, int s, double c) {
   next.reach = std::max(fixed.reach, pb.reach(s, fixed.before, c));
   next.bump = std::max(fixed.bump, pb.bump(s, c));
   next.max_fwd = std::max(fixed.max_fwd, pb.pivot_fwd(s, c));
-  next.max_comp = std::max(fixed.max_comp, c);
-  if (s == pb.pivot()) {
-    next.reach = std::max(next.reach, pb.pivot_path(next.before, fixed.max_fwd, fixed.max_comp));
+  next.max_plain_bump = std::max(fixed.max_plain_bump, pb.plain_bump(s, c));
+  if (pb.pivot(s)) {
+    next.reach = std::max(
+        next.reach, pb.pivot_path(s, next.before, fixed.max_fwd, next.max_plain_bump));
   }
   return next;
 }
