@@ -100,7 +100,7 @@ double carried_link(const StepModel& m, int s) {
 /// else bump 0 may instead be (m-1) (fwd + L0): its m forwards and sends, then micro-batch m-1
 /// goes down and back), and the last stage waits for each backward's send before its next
 /// forward (reach pp-1: + (m-1) L1); stage pp-2, with a steady phase, waits for the last
-/// stage's send before each backward (reach pp-2: + m L1); stage 1's warm-up forwards each
+/// stage's send before each backward (reach pp-2: + m L1, bump pp-2: + (m-1) L1); stage 1's warm-up forwards each
 /// wait for stage 0's send (reach 1: + (w_1 - 1) L0 with a steady phase; else bump 1 may be
 /// (m-1) (fwd + L0)). And the pivot paths: a stage s >= 1 with a steady phase runs its
 /// backward 0 right after its forward w_s, and a stage c < s runs its forwards 0..w_s one
@@ -122,6 +122,7 @@ public:
     extra_.resize(static_cast<std::size_t>(pp));
     alt_bump_.assign(static_cast<std::size_t>(pp), 0.0);
     alt_bump_extra_.assign(static_cast<std::size_t>(pp), 0.0);
+    bump_extra_.assign(static_cast<std::size_t>(pp), 0.0);
     const double first_link = m.problem.link_s.front();
     const double last_link = m.problem.link_s.back();
     for (int b = 0; b < pp; ++b) {
@@ -145,6 +146,7 @@ public:
       }
       if (b == pp - 2 && steady) {
         extra_[u] += mb * last_link;
+        bump_extra_[u] = (mb - 1.0) * last_link;
       }
       if (b == 1 && pp >= 3 && steady) {
         extra_[u] += static_cast<double>(warm - 1) * first_link;
@@ -173,7 +175,7 @@ public:
   /// The bump-b term (to add to the chain).
   [[nodiscard]] double bump(int b, double comp) const noexcept {
     const auto u = static_cast<std::size_t>(b);
-    return std::max(bump_[u] * comp, alt_bump_[u] * comp + alt_bump_extra_[u]);
+    return std::max(bump_[u] * comp + bump_extra_[u], alt_bump_[u] * comp + alt_bump_extra_[u]);
   }
   [[nodiscard]] double chain_extra() const noexcept { return chain_extra_; }
   /// True when stage s ends pivot paths.
@@ -184,9 +186,10 @@ public:
   [[nodiscard]] double pivot_fwd(int c, double comp) const noexcept {
     return fwd_share_ * comp + (c <= 1 ? first_link_ : 0.0);
   }
-  /// bump_b C_b without the alternative terms (the part of the pivot paths at stage b).
+  /// The bump-b term without the alternative terms (the part of the pivot paths at stage b).
   [[nodiscard]] double plain_bump(int b, double comp) const noexcept {
-    return bump_[static_cast<std::size_t>(b)] * comp;
+    const auto u = static_cast<std::size_t>(b);
+    return bump_[u] * comp + bump_extra_[u];
   }
   /// The pivot path through stage s, with `through` = C_0 + ... + C_s, the largest pivot_fwd
   /// of the stages before s and the largest plain_bump of the stages up to s.
@@ -202,6 +205,7 @@ private:
   std::vector<double> extra_;
   std::vector<double> alt_bump_;
   std::vector<double> alt_bump_extra_;
+  std::vector<double> bump_extra_;
   double chain_extra_ = 0.0;
   /// w_s of the stages that end pivot paths, else -1 (empty: none).
   std::vector<int> pivot_warm_;
