@@ -465,8 +465,8 @@ struct Search {
       if (!complete) {
         return;
       }
-      // By value: deeper visits reuse other depths' storage only, but keep it simple.
-      const Child child = children[c];
+      // Deeper visits use the other depths' lists only, so this one stays as it is.
+      const Child& child = children[c];
       if (child.bound >= best_s) {
         continue;
       }
