@@ -107,7 +107,10 @@ double carried_link(const StepModel& m, int s) {
 /// after another in its warm-up; so micro-batch 0 reaches c, which runs those w_s + 1
 /// forwards, w_s goes down to s, whose backward 0 goes up to a stage b <= s, which runs its
 /// backward passes (and the forwards between them) as in the bump-b term, then up:
-///   C_0 + ... + C_s + L0 + w_s (fwd_c (+ L0 for c <= 1)) + bump_b C_b.
+///   C_0 + ... + C_s + L0 + w_s (fwd_c (+ L0 for c <= 1)) + bump_b C_b;
+/// or s first runs its steady pairs, and micro-batch m-1-w_s goes up to a stage b < s, which
+/// runs its last w_s + 1 backward passes one after another:
+///   C_0 + ... + C_s + L0 + w_s (fwd_c (+ L0 for c <= 1) + bwd_b) + (m-1-w_s) C_s.
 /// Without `every_send`, the terms are those the search orders its children by (which fixes
 /// which of equally fast partitions it returns).
 class PipelineBound {
@@ -162,6 +165,8 @@ public:
         pivot_warm_[static_cast<std::size_t>(s)] = (s >= 1 && warm < m.micro_batches) ? warm : -1;
       }
       fwd_share_ = 1.0 / parts;
+      bwd_share_ = fwbw / parts;
+      later_ = mb - 1.0;
       first_link_ = first_link;
     }
     chain_extra_ = first_link + last_link;
@@ -191,12 +196,15 @@ public:
     const auto u = static_cast<std::size_t>(b);
     return bump_[u] * comp + bump_extra_[u];
   }
-  /// The pivot path through stage s, with `through` = C_0 + ... + C_s, the largest pivot_fwd
-  /// of the stages before s and the largest plain_bump of the stages up to s.
-  [[nodiscard]] double pivot_path(int s, double through, double max_fwd,
-                                  double max_bump) const noexcept {
-    return through + first_link_ +
-           static_cast<double>(pivot_warm_[static_cast<std::size_t>(s)]) * max_fwd + max_bump;
+  /// The pivot paths through stage s (compute comp), with `through` = C_0 + ... + C_s, the
+  /// largest pivot_fwd and compute of the stages before s and the largest plain_bump of the
+  /// stages up to s.
+  [[nodiscard]] double pivot_path(int s, double comp, double through, double max_fwd,
+                                  double max_comp, double max_bump) const noexcept {
+    const auto warm = static_cast<double>(pivot_warm_[static_cast<std::size_t>(s)]);
+    const double base = through + first_link_ + warm * max_fwd;
+    return std::max(base + max_bump,
+                    base + warm * bwd_share_ * max_comp + (later_ - warm) * comp);
   }
 
 private:
@@ -210,6 +218,8 @@ private:
   /// w_s of the stages that end pivot paths, else -1 (empty: none).
   std::vector<int> pivot_warm_;
   double fwd_share_ = 0.0;
+  double bwd_share_ = 0.0;
+  double later_ = 0.0;
   double first_link_ = 0.0;
 };
 
@@ -275,8 +285,9 @@ struct Prefix {
   /// The same under the ordering terms (PipelineBound without every_send).
   double key_reach = 0.0;
   double key_bump = 0.0;
-  /// The largest pivot_fwd and plain_bump of the stages fixed so far.
+  /// The largest pivot_fwd, compute and plain_bump of the stages fixed so far.
   double max_fwd = 0.0;
+  double max_comp = 0.0;
   double max_plain_bump = 0.0;
 };
 
@@ -287,10 +298,11 @@ Prefix extend(const PipelineBound& pb, const Prefix& fixed, int s, double c) {
   next.reach = std::max(fixed.reach, pb.reach(s, fixed.before, c));
   next.bump = std::max(fixed.bump, pb.bump(s, c));
   next.max_fwd = std::max(fixed.max_fwd, pb.pivot_fwd(s, c));
+  next.max_comp = std::max(fixed.max_comp, c);
   next.max_plain_bump = std::max(fixed.max_plain_bump, pb.plain_bump(s, c));
   if (pb.pivot(s)) {
-    next.reach = std::max(
-        next.reach, pb.pivot_path(s, next.before, fixed.max_fwd, next.max_plain_bump));
+    next.reach = std::max(next.reach, pb.pivot_path(s, c, next.before, fixed.max_fwd,
+                                                    fixed.max_comp, next.max_plain_bump));
   }
   return next;
 }
