@@ -1,5 +1,6 @@
 // zerosearch_bench: times the search (enumerate + estimate every point on every placement +
-// rank) in-process, as the median of several runs, for clusters from 128 to 4,096 GPUs.
+// rank) in-process, as the median of several runs, for clusters from 128 to 4,096 GPUs, and
+// the exact `optimal` partitioner on 128 GPUs.
 //
 //   zerosearch_bench [--profiledb DIR] [--runs N] [--threads T] [--case NAME]
 //
@@ -29,11 +30,13 @@ struct Case {
   int a10_nodes;
   int a6000_nodes;
   int global_batch;
+  PartitionMethod method = PartitionMethod::minmax;
 };
 
 // The two reference cases, then larger clusters and batches.
 const Case kCases[] = {
     {"gpus128", 16, 16, 64},            // 4,128 estimates; the original needs 314 s
+    {"gpus128_optimal", 16, 16, 64, PartitionMethod::optimal}, // --search_method optimal
     {"gpus1024", 128, 128, 64},
     {"gpus1024_gbs1024", 128, 128, 1024},
     {"gpus4096", 512, 512, 64},
@@ -83,6 +86,7 @@ int main(int argc, char** argv) {
     in.cluster.gpus_per_node = 4;
     in.framework = Framework::deepspeed;
     in.global_batch = c.global_batch;
+    in.partition_method = c.method;
     const SearchPlan plan = make_plan(in, catalogs);
     for (const unsigned threads : thread_counts) {
       std::vector<double> ms;

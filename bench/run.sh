@@ -17,6 +17,7 @@ echo "== whole command line, end to end (load data, search, rank, print summary)
 cases=(
   "--node_type A10 A6000 --node_type_num_node 16 16 --type llama2_13B -f d"
   "--node_type A10 A6000 --node_type_num_node 128 128 --type llama2_13B -f d"
+  "--node_type A10 A6000 --node_type_num_node 16 16 --type llama2_13B -f d --search_method optimal"
 )
 for args in "${cases[@]}"; do
   if command -v hyperfine >/dev/null; then

@@ -1,7 +1,10 @@
 #include "zerosearch/model/optimal.hpp"
 
+#include "zerosearch/model/pipeline.hpp"
+
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace zerosearch {
@@ -91,9 +94,28 @@ double carried_link(const StepModel& m, int s) {
 ///            beyond b; after it starts, b still runs all m backward passes and the forward
 ///            passes that follow in its steady phase, one at a time.
 /// Forward and backward shares are 1/3 and 2/3 of a stage's compute (ZeRO 0/1: 1/4 and 3/4).
+/// With `every_send`, the terms also count the sends that hold up stage 0 and the last stage
+/// once per micro-batch (their own link time, L0 and L1): stage 0 waits for each warm-up
+/// forward's send before its next forward (reach 0: + w_0 L0 when it has a steady phase;
+/// else bump 0 may instead be (m-1) (fwd + L0): its m forwards and sends, then micro-batch m-1
+/// goes down and back), and the last stage waits for each backward's send before its next
+/// forward (reach pp-1: + (m-1) L1); stage pp-2, with a steady phase, waits for the last
+/// stage's send before each backward (reach pp-2: + m L1, bump pp-2: + (m-1) L1); stage 1's warm-up forwards each
+/// wait for stage 0's send (reach 1: + (w_1 - 1) L0 with a steady phase; else bump 1 may be
+/// (m-1) (fwd + L0)). And the pivot paths: a stage s >= 1 with a steady phase runs its
+/// backward 0 right after its forward w_s, and a stage c < s runs its forwards 0..w_s one
+/// after another in its warm-up; so micro-batch 0 reaches c, which runs those w_s + 1
+/// forwards, w_s goes down to s, whose backward 0 goes up to a stage b <= s, which runs its
+/// backward passes (and the forwards between them) as in the bump-b term, then up:
+///   C_0 + ... + C_s + L0 + w_s (fwd_c (+ L0 for c <= 1)) + bump_b C_b;
+/// or s first runs its steady pairs, and micro-batch m-1-w_s goes up to a stage b < s, which
+/// runs its last w_s + 1 backward passes one after another:
+///   C_0 + ... + C_s + L0 + w_s (fwd_c (+ L0 for c <= 1) + bwd_b) + (m-1-w_s) C_s.
+/// Without `every_send`, the terms are those the search orders its children by (which fixes
+/// which of equally fast partitions it returns).
 class PipelineBound {
 public:
-  explicit PipelineBound(const StepModel& m) {
+  PipelineBound(const StepModel& m, bool every_send) {
     const int pp = m.stages();
     const double parts = m.share == ForwardShare::quarter ? 4.0 : 3.0;
     const double fwbw = parts - 1.0;
@@ -101,6 +123,9 @@ public:
     coef_.resize(static_cast<std::size_t>(pp));
     bump_.resize(static_cast<std::size_t>(pp));
     extra_.resize(static_cast<std::size_t>(pp));
+    alt_bump_.assign(static_cast<std::size_t>(pp), 0.0);
+    alt_bump_extra_.assign(static_cast<std::size_t>(pp), 0.0);
+    bump_extra_.assign(static_cast<std::size_t>(pp), 0.0);
     const double first_link = m.problem.link_s.front();
     const double last_link = m.problem.link_s.back();
     for (int b = 0; b < pp; ++b) {
@@ -110,6 +135,39 @@ public:
       coef_[u] = steady ? mb : (1.0 + fwbw * mb) / parts;
       bump_[u] = ((mb - 1.0) * fwbw + std::max(m.micro_batches - warm - 1, 0)) / parts;
       extra_[u] = (b >= 1 ? first_link : 0.0) + (b == pp - 1 ? last_link : 0.0);
+      if (!every_send) {
+        continue;
+      }
+      if (b == 0 && steady) {
+        extra_[u] += static_cast<double>(warm) * first_link;
+      } else if (b == 0) {
+        alt_bump_[u] = (mb - 1.0) / parts;
+        alt_bump_extra_[u] = (mb - 1.0) * first_link;
+      }
+      if (b == pp - 1) {
+        extra_[u] += (mb - 1.0) * last_link;
+      }
+      if (b == pp - 2 && steady) {
+        extra_[u] += mb * last_link;
+        bump_extra_[u] = (mb - 1.0) * last_link;
+      }
+      if (b == 1 && pp >= 3 && steady) {
+        extra_[u] += static_cast<double>(warm - 1) * first_link;
+      } else if (b == 1 && pp >= 3) {
+        alt_bump_[u] = (mb - 1.0) / parts;
+        alt_bump_extra_[u] = (mb - 1.0) * first_link;
+      }
+    }
+    if (every_send) {
+      pivot_warm_.resize(static_cast<std::size_t>(pp));
+      for (int s = 0; s < pp; ++s) {
+        const int warm = std::min(pp - s - 1, m.micro_batches);
+        pivot_warm_[static_cast<std::size_t>(s)] = (s >= 1 && warm < m.micro_batches) ? warm : -1;
+      }
+      fwd_share_ = 1.0 / parts;
+      bwd_share_ = fwbw / parts;
+      later_ = mb - 1.0;
+      first_link_ = first_link;
     }
     chain_extra_ = first_link + last_link;
   }
@@ -119,17 +177,50 @@ public:
     const auto u = static_cast<std::size_t>(b);
     return before + coef_[u] * comp + extra_[u];
   }
-  /// bump_b C_b (to add to the chain).
+  /// The bump-b term (to add to the chain).
   [[nodiscard]] double bump(int b, double comp) const noexcept {
-    return bump_[static_cast<std::size_t>(b)] * comp;
+    const auto u = static_cast<std::size_t>(b);
+    return std::max(bump_[u] * comp + bump_extra_[u], alt_bump_[u] * comp + alt_bump_extra_[u]);
   }
   [[nodiscard]] double chain_extra() const noexcept { return chain_extra_; }
+  /// True when stage s ends pivot paths.
+  [[nodiscard]] bool pivot(int s) const noexcept {
+    return !pivot_warm_.empty() && pivot_warm_[static_cast<std::size_t>(s)] >= 0;
+  }
+  /// Stage c's forward share, with the send that holds it up (c <= 1), for the pivot paths.
+  [[nodiscard]] double pivot_fwd(int c, double comp) const noexcept {
+    return fwd_share_ * comp + (c <= 1 ? first_link_ : 0.0);
+  }
+  /// The bump-b term without the alternative terms (the part of the pivot paths at stage b).
+  [[nodiscard]] double plain_bump(int b, double comp) const noexcept {
+    const auto u = static_cast<std::size_t>(b);
+    return bump_[u] * comp + bump_extra_[u];
+  }
+  /// The pivot paths through stage s (compute comp), with `through` = C_0 + ... + C_s, the
+  /// largest pivot_fwd and compute of the stages before s and the largest plain_bump of the
+  /// stages up to s.
+  [[nodiscard]] double pivot_path(int s, double comp, double through, double max_fwd,
+                                  double max_comp, double max_bump) const noexcept {
+    const auto warm = static_cast<double>(pivot_warm_[static_cast<std::size_t>(s)]);
+    const double base = through + first_link_ + warm * max_fwd;
+    return std::max(base + max_bump,
+                    base + warm * bwd_share_ * max_comp + (later_ - warm) * comp);
+  }
 
 private:
   std::vector<double> coef_;
   std::vector<double> bump_;
   std::vector<double> extra_;
+  std::vector<double> alt_bump_;
+  std::vector<double> alt_bump_extra_;
+  std::vector<double> bump_extra_;
   double chain_extra_ = 0.0;
+  /// w_s of the stages that end pivot paths, else -1 (empty: none).
+  std::vector<int> pivot_warm_;
+  double fwd_share_ = 0.0;
+  double bwd_share_ = 0.0;
+  double later_ = 0.0;
+  double first_link_ = 0.0;
 };
 
 /// Least values, over the fitting ways to give layers [i, n) to stages s..pp-1, of the bounds
@@ -191,7 +282,30 @@ struct Prefix {
   double before = 0.0;
   double reach = 0.0;
   double bump = 0.0;
+  /// The same under the ordering terms (PipelineBound without every_send).
+  double key_reach = 0.0;
+  double key_bump = 0.0;
+  /// The largest pivot_fwd, compute and plain_bump of the stages fixed so far.
+  double max_fwd = 0.0;
+  double max_comp = 0.0;
+  double max_plain_bump = 0.0;
 };
+
+/// `fixed` followed by stage s with compute c (the bound terms; key terms by the caller).
+Prefix extend(const PipelineBound& pb, const Prefix& fixed, int s, double c) {
+  Prefix next = fixed;
+  next.before = fixed.before + c;
+  next.reach = std::max(fixed.reach, pb.reach(s, fixed.before, c));
+  next.bump = std::max(fixed.bump, pb.bump(s, c));
+  next.max_fwd = std::max(fixed.max_fwd, pb.pivot_fwd(s, c));
+  next.max_comp = std::max(fixed.max_comp, c);
+  next.max_plain_bump = std::max(fixed.max_plain_bump, pb.plain_bump(s, c));
+  if (pb.pivot(s)) {
+    next.reach = std::max(next.reach, pb.pivot_path(s, c, next.before, fixed.max_fwd,
+                                                    fixed.max_comp, next.max_plain_bump));
+  }
+  return next;
+}
 
 /// The pipeline bound of partitions starting with `fixed` whose next stage s starts at layer i.
 double pipeline_bound(const TailBounds& tail, const Prefix& fixed, std::size_t s, int i) {
@@ -199,12 +313,30 @@ double pipeline_bound(const TailBounds& tail, const Prefix& fixed, std::size_t s
   return std::max({fixed.reach, fixed.before + tail.all[s][v],
                    fixed.before + tail.chain[s][v] + fixed.bump});
 }
+/// The same under the ordering terms.
+double key_pipeline_bound(const TailBounds& tail, const Prefix& fixed, std::size_t s, int i) {
+  const auto v = static_cast<std::size_t>(i);
+  return std::max({fixed.key_reach, fixed.before + tail.all[s][v],
+                   fixed.before + tail.chain[s][v] + fixed.key_bump});
+}
+
+/// A child of a partial partition: stage s ends at layer `end`, with its bound and the key
+/// it is visited by (the bound under the ordering terms).
+struct Child {
+  double bound;
+  double key;
+  int end;
+  Prefix prefix;
+};
 
 struct Search {
   const StepModel& model;
   const Segments& seg;
   const PipelineBound& pb;
   const TailBounds& tail;
+  /// The ordering terms and their tail bounds.
+  const PipelineBound& key_pb;
+  const TailBounds& key_tail;
   OptimalStats& stats;
   std::int64_t node_budget;
   /// Data-parallel time by the layers of stage 0 (it depends on nothing else).
@@ -213,6 +345,95 @@ struct Search {
   std::vector<int> best;
   std::vector<int> current;
   bool complete = true;
+
+  // Reused storage: the children of each depth, and the inputs and ends of a simulation.
+  std::vector<std::vector<Child>> children_at;
+  std::vector<double> comp;
+  std::vector<double> for_send;
+  std::vector<double> back_send;
+  std::vector<double> ends;
+  /// By the layers of stage 0: the least pipeline time whose step bound reaches best_s
+  /// (a simulation can stop once it is known to reach it), valid while stop_for == best_s.
+  std::vector<double> stop_at;
+  std::vector<double> stop_for;
+
+  void prepare() {
+    const auto pp = static_cast<std::size_t>(seg.stages());
+    const auto n = static_cast<std::size_t>(seg.layers());
+    children_at.assign(pp, {});
+    for (auto& c : children_at) {
+      c.reserve(n + 1);
+    }
+    comp.assign(pp, 0.0);
+    // Only stage 0 sends forward and only the last stage sends backward (stage_times()).
+    for_send.assign(pp, 0.0);
+    back_send.assign(pp, 0.0);
+    for_send[0] = model.problem.link_s.front();
+    back_send[pp - 1] = model.problem.link_s[pp - 2];
+    ends.assign(pp, 0.0);
+    stop_at.assign(n + 1, 0.0);
+    stop_for.assign(n + 1, std::numeric_limits<double>::quiet_NaN());
+    current.reserve(pp);
+  }
+
+  /// The least pipeline time L >= 0 with step_bound(L) >= best_s (step_bound is monotone in L).
+  double stop_time(int first_layers) {
+    const auto k = static_cast<std::size_t>(first_layers);
+    if (stop_for[k] == best_s) {
+      return stop_at[k];
+    }
+    const float dp_s = dp_by_first[k];
+    double out = kInf;
+    if (best_s != kInf) {
+      // Binary search over the bit patterns of the non-negative doubles, which sort as numbers.
+      std::uint64_t lo = 0;
+      std::uint64_t hi = 0x7FF0000000000000ULL; // +infinity
+      const auto value = [](std::uint64_t bits) {
+        double d = 0.0;
+        std::memcpy(&d, &bits, sizeof d);
+        return d;
+      };
+      while (lo < hi) {
+        const std::uint64_t mid = lo + (hi - lo) / 2;
+        if (step_bound(model, value(mid), dp_s) >= best_s) {
+          hi = mid;
+        } else {
+          lo = mid + 1;
+        }
+      }
+      out = value(lo);
+    }
+    stop_for[k] = best_s;
+    stop_at[k] = out;
+    return out;
+  }
+
+  /// The step time of the full partition in `current` (model.step_s), or +infinity once the
+  /// simulation shows it cannot beat best_s.
+  double step_of_current() {
+    const int pp = seg.stages();
+    int first = 0;
+    for (int s = 0; s < pp; ++s) {
+      const int end = first + current[static_cast<std::size_t>(s)];
+      comp[static_cast<std::size_t>(s)] = seg.comp(s, first, end);
+      first = end;
+    }
+    if (!simulate_1f1b_into(model.micro_batches, pp, comp.data(), for_send.data(),
+                            back_send.data(), model.share, stop_time(current[0]), ends.data())) {
+      return kInf;
+    }
+    // As StepModel::step_from_times: each stage's end plus the data-parallel time in float32,
+    // the first maximum, plus the embedding sync.
+    const float dp_s = dp_by_first[static_cast<std::size_t>(current[0])];
+    float slowest = 0.0F;
+    for (std::size_t s = 0; s < ends.size(); ++s) {
+      const float t = static_cast<float>(ends[s]) + dp_s;
+      if (s == 0 || t > slowest) {
+        slowest = t;
+      }
+    }
+    return static_cast<double>(slowest + model.embedding_sync_s);
+  }
 
   void visit(int s, int i, const Prefix& fixed) {
     if (++stats.nodes > node_budget) {
@@ -223,19 +444,16 @@ struct Search {
     const int n = seg.layers();
     const int last = seg.last_end(s, i);
     const int first_end = s == pp - 1 ? n : i + 1;
-    // Children with their bounds, most promising first (ties: fewer layers first), so that good
-    // partitions are found early and prune the rest. Only partitions strictly faster than the
-    // best so far are looked for.
-    struct Child {
-      double bound;
-      int end;
-      Prefix prefix;
-    };
-    std::vector<Child> children;
+    // Children with their bounds, most promising first by the ordering terms (ties: fewer
+    // layers first), so that good partitions are found early and prune the rest. Only
+    // partitions strictly faster than the best so far are looked for; the tighter bound prunes.
+    std::vector<Child>& children = children_at[static_cast<std::size_t>(s)];
+    children.clear();
     for (int j = first_end; j <= last; ++j) {
       const double c = seg.comp(s, i, j);
-      const Prefix next{fixed.before + c, std::max(fixed.reach, pb.reach(s, fixed.before, c)),
-                        std::max(fixed.bump, pb.bump(s, c))};
+      Prefix next = extend(pb, fixed, s, c);
+      next.key_reach = std::max(fixed.key_reach, key_pb.reach(s, fixed.before, c));
+      next.key_bump = std::max(fixed.key_bump, key_pb.bump(s, c));
       const float dp_s = dp_by_first[static_cast<std::size_t>(s == 0 ? j : current[0])];
       // The reach terms fixed so far only grow with j: past the best, every larger j is too.
       if (step_bound(model, next.reach, dp_s) >= best_s) {
@@ -244,22 +462,30 @@ struct Search {
       const double bound = step_bound(
           model, pipeline_bound(tail, next, static_cast<std::size_t>(s) + 1, j), dp_s);
       if (bound < best_s) {
-        children.push_back(Child{bound, j, next});
+        const double key = step_bound(
+            model, key_pipeline_bound(key_tail, next, static_cast<std::size_t>(s) + 1, j), dp_s);
+        // Insertion sort, stable: after every child with a key no larger.
+        children.push_back(Child{bound, key, j, next});
+        std::size_t k = children.size() - 1;
+        while (k > 0 && children[k - 1].key > key) {
+          std::swap(children[k - 1], children[k]);
+          --k;
+        }
       }
     }
-    std::stable_sort(children.begin(), children.end(),
-                     [](const Child& a, const Child& b) { return a.bound < b.bound; });
-    for (const Child& child : children) {
+    for (std::size_t c = 0; c < children.size(); ++c) {
       if (!complete) {
         return;
       }
+      // Deeper visits use the other depths' lists only, so this one stays as it is.
+      const Child& child = children[c];
       if (child.bound >= best_s) {
-        break;
+        continue;
       }
       current.push_back(child.end - i);
       if (s == pp - 1) {
         ++stats.simulations;
-        const double t = model.step_s(current);
+        const double t = step_of_current();
         if (t < best_s) {
           best_s = t;
           best = current;
@@ -320,7 +546,7 @@ std::optional<std::vector<int>> min_bottleneck_partition(const StepModel& model)
 
 double step_lower_bound(const StepModel& model, const std::vector<int>& prefix) {
   const Segments seg(model);
-  const PipelineBound pb(model);
+  const PipelineBound pb(model, true);
   const TailBounds tail = tail_bounds(seg, pb);
   Prefix fixed;
   int i = 0;
@@ -330,10 +556,7 @@ double step_lower_bound(const StepModel& model, const std::vector<int>& prefix) 
         (s + 1 == static_cast<std::size_t>(seg.stages()) && j != seg.layers())) {
       return kInf;
     }
-    const double c = seg.comp(static_cast<int>(s), i, j);
-    fixed.reach = std::max(fixed.reach, pb.reach(static_cast<int>(s), fixed.before, c));
-    fixed.bump = std::max(fixed.bump, pb.bump(static_cast<int>(s), c));
-    fixed.before += c;
+    fixed = extend(pb, fixed, static_cast<int>(s), seg.comp(static_cast<int>(s), i, j));
     i = j;
   }
   // Stage 0's layers set the data-parallel time; unknown yet, it is at least that of one layer.
@@ -344,15 +567,17 @@ double step_lower_bound(const StepModel& model, const std::vector<int>& prefix) 
 std::optional<std::vector<int>> optimal_partition(const StepModel& model, double to_beat_s,
                                                   OptimalStats* stats, std::int64_t node_budget) {
   const Segments seg(model);
-  const PipelineBound pb(model);
+  const PipelineBound pb(model, true);
   const TailBounds tail = tail_bounds(seg, pb);
+  const PipelineBound key_pb(model, false);
+  const TailBounds key_tail = tail_bounds(seg, key_pb);
   OptimalStats local;
   OptimalStats& st = stats != nullptr ? *stats : local;
   std::vector<float> dp_by_first(static_cast<std::size_t>(seg.layers()) + 1);
   for (int k = 1; k <= seg.layers(); ++k) {
     dp_by_first[static_cast<std::size_t>(k)] = model.dp_sync_s(k);
   }
-  Search search{model, seg, pb, tail, st, node_budget, std::move(dp_by_first), to_beat_s, {}, {}};
+  Search search{model, seg, pb, tail, key_pb, key_tail, st, node_budget, std::move(dp_by_first), to_beat_s, {}, {}, true, {}, {}, {}, {}, {}, {}, {}};
   // The least-bottleneck partition is usually close to the optimum: start from it.
   if (const auto start = min_bottleneck_partition(model)) {
     ++st.simulations;
@@ -362,7 +587,7 @@ std::optional<std::vector<int>> optimal_partition(const StepModel& model, double
       search.best = *start;
     }
   }
-  search.current.reserve(static_cast<std::size_t>(seg.stages()));
+  search.prepare();
   search.visit(0, 0, Prefix{});
   st.exact = search.complete;
   if (search.best.empty()) {

@@ -4,6 +4,7 @@
 #include "zerosearch/model/pipeline.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace zerosearch {
 
@@ -38,31 +39,72 @@ double& at(const StageEvents::Row& v, int i) {
 
 } // namespace
 
-std::vector<double> simulate_1f1b(int m, const StageTimes& times, ForwardShare share) {
-  const int pp = static_cast<int>(times.comp_s.size());
+bool simulate_1f1b_into(int m, int pp, const double* comp_s, const double* for_send_s,
+                        const double* back_send_s, ForwardShare share, double stop_at,
+                        double* ends) {
   const double fwbw = share == ForwardShare::quarter ? 3.0 : 2.0;
   const double parts = share == ForwardShare::quarter ? 4.0 : 3.0;
-  // Unset event times read as 0, as in the original's zero-initialised lists.
+  // One buffer per thread, reused: the event rows, then the per-stage constants. Unset event
+  // times read as 0, as in the original's zero-initialised lists.
   thread_local std::vector<double> buffer;
+  thread_local std::vector<StageEvents> st;
+  thread_local std::vector<int> warm;
   const auto mu = static_cast<std::size_t>(m);
-  buffer.assign(static_cast<std::size_t>(pp) * 8 * mu, 0.0);
-  std::vector<StageEvents> st;
-  st.reserve(static_cast<std::size_t>(pp));
-  for (std::size_t i = 0; i < static_cast<std::size_t>(pp); ++i) {
+  const auto ppu = static_cast<std::size_t>(pp);
+  buffer.assign(ppu * 8 * mu + 5 * ppu, 0.0);
+  st.clear();
+  for (std::size_t i = 0; i < ppu; ++i) {
     st.emplace_back(buffer.data() + i * 8 * mu, mu);
   }
-  std::vector<double> fwd(static_cast<std::size_t>(pp));
-  std::vector<double> bwd(static_cast<std::size_t>(pp));
-  std::vector<int> warm(static_cast<std::size_t>(pp));
+  double* const fwd = buffer.data() + ppu * 8 * mu;
+  double* const bwd = fwd + ppu;
+  // up[i]: the backward passes of stages 0..i-1; slow_up[i]: the longest of them (0 if none);
+  // down[i]: the forward passes of stages i+1..pp-1 and the backward passes of every stage.
+  double* const up = bwd + ppu;
+  double* const slow_up = up + ppu;
+  double* const down = slow_up + ppu;
+  warm.resize(ppu);
   for (int i = 0; i < pp; ++i) {
     const auto u = static_cast<std::size_t>(i);
-    fwd[u] = times.comp_s[u] / parts;
-    bwd[u] = fwbw * times.comp_s[u] / parts;
+    fwd[u] = comp_s[u] / parts;
+    bwd[u] = fwbw * comp_s[u] / parts;
     warm[u] = std::min(pp - i - 1, m);
+    up[u] = i == 0 ? 0.0 : up[u - 1] + bwd[u - 1];
+    slow_up[u] = i == 0 ? 0.0 : std::max(slow_up[u - 1], bwd[u - 1]);
+  }
+  double slowest_bwd = 0.0;
+  double all_bwd = 0.0;
+  for (std::size_t u = 0; u < ppu; ++u) {
+    slowest_bwd = std::max(slowest_bwd, bwd[u]);
+    all_bwd += bwd[u];
+  }
+  for (std::size_t u = ppu; u-- > 0;) {
+    down[u] = u + 1 == ppu ? all_bwd : down[u + 1] + fwd[u + 1];
   }
   const auto S = [&](int i) -> StageEvents& { return st[static_cast<std::size_t>(i)]; };
-  const auto send_for = [&](int i) { return times.for_send_s[static_cast<std::size_t>(i)]; };
-  const auto send_back = [&](int i) { return times.back_send_s[static_cast<std::size_t>(i)]; };
+  const auto send_for = [&](int i) { return for_send_s[static_cast<std::size_t>(i)]; };
+  const auto send_back = [&](int i) { return back_send_s[static_cast<std::size_t>(i)]; };
+  // Lower bounds on stage 0's last backward (which every stage's last backward precedes, each
+  // stage running its passes of one kind in micro-batch order), to stop early:
+  // - once stage i's backward `bid` ends at `end`: either stage i still runs its later backward
+  //   passes, and the forward passes between them in its steady phase, one at a time, then
+  //   micro-batch m-1 goes back through stages i-1..0; or micro-batch `bid` goes back to a
+  //   stage k < i, which runs its later backward passes, and so on up to stage 0;
+  const auto hopeless = [&](int i, int bid, double end) {
+    const auto u = static_cast<std::size_t>(i);
+    const int forwards_left = std::max(m - 1 - warm[u] - bid, 0);
+    const auto later = static_cast<double>(m - 1 - bid);
+    const double own = later * bwd[u] + static_cast<double>(forwards_left) * fwd[u];
+    return end + std::max(own, later * slow_up[u]) + up[u] >= stop_at;
+  };
+  // - once stage i's forward `fid` ends at `end`: either stage i still runs its later forward
+  //   passes, then micro-batch m-1 goes to the last stage and back; or micro-batch `fid` goes
+  //   to the last stage and back up to a stage k, which runs its later backward passes.
+  const auto hopeless_forward = [&](int i, int fid, double end) {
+    const auto u = static_cast<std::size_t>(i);
+    const auto later = static_cast<double>(m - 1 - fid);
+    return end + std::max(later * fwd[u], later * slowest_bwd) + down[u] >= stop_at;
+  };
 
   // Warm-up forwards.
   for (int j = 0; j < m; ++j) {
@@ -82,6 +124,9 @@ std::vector<double> simulate_1f1b(int m, const StageTimes& times, ForwardShare s
       }
       const double end = start + fwd[static_cast<std::size_t>(i)];
       at(s.fce, j) = end;
+      if (hopeless_forward(i, j, end)) {
+        return false;
+      }
       if (i > 0 && j < w - 1) {
         at(s.frs, j + 1) = end;
       }
@@ -117,6 +162,9 @@ std::vector<double> simulate_1f1b(int m, const StageTimes& times, ForwardShare s
       }
       const double end = start + fwd[static_cast<std::size_t>(i)];
       at(s.fce, fid) = end;
+      if (hopeless_forward(i, fid, end)) {
+        return false;
+      }
       if (i < pp - 1) {
         auto& next = S(i + 1);
         at(s.brs, j) = end;
@@ -139,6 +187,9 @@ std::vector<double> simulate_1f1b(int m, const StageTimes& times, ForwardShare s
       const double start = std::max({prev_send_end, at(s.bre, bid), at(s.fce, fid)});
       const double end = start + bwd[static_cast<std::size_t>(i)];
       at(s.bce, bid) = end;
+      if (hopeless(i, bid, end)) {
+        return false;
+      }
       if (i > 0) {
         auto& prev = S(i - 1);
         if (fid + 1 < m) {
@@ -167,6 +218,9 @@ std::vector<double> simulate_1f1b(int m, const StageTimes& times, ForwardShare s
       const double start = std::max({at(s.bce, bid - 1), at(s.bre, bid), at(s.bse, bid - 1)});
       const double end = start + bwd[static_cast<std::size_t>(i)];
       at(s.bce, bid) = end;
+      if (hopeless(i, bid, end)) {
+        return false;
+      }
       if (bid < m - 1) {
         at(s.brs, bid + 1) = end;
       }
@@ -179,10 +233,18 @@ std::vector<double> simulate_1f1b(int m, const StageTimes& times, ForwardShare s
     }
   }
 
-  std::vector<double> ends(static_cast<std::size_t>(pp));
   for (int i = 0; i < pp; ++i) {
     ends[static_cast<std::size_t>(i)] = at(S(i).bce, m - 1);
   }
+  return true;
+}
+
+std::vector<double> simulate_1f1b(int m, const StageTimes& times, ForwardShare share) {
+  const int pp = static_cast<int>(times.comp_s.size());
+  std::vector<double> ends(static_cast<std::size_t>(pp));
+  simulate_1f1b_into(m, pp, times.comp_s.data(), times.for_send_s.data(),
+                     times.back_send_s.data(), share, std::numeric_limits<double>::infinity(),
+                     ends.data());
   return ends;
 }
 

@@ -174,6 +174,42 @@ TEST_CASE("the lower bound never exceeds the simulated step time", "[optimal]") 
   }
 }
 
+TEST_CASE("the lower bound holds on deeper synthetic pipelines (pivot paths, sends)", "[optimal]") {
+  // Up to 12 stages with up to 12 micro-batches: stages with and without a steady phase, the
+  // terms that count stage 0's and the last stage's sends once per micro-batch, and the pivot
+  // paths through steady stages. Random partitions, every prefix.
+  std::mt19937 rng(99);
+  int checked = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const int stages = std::uniform_int_distribution<int>(6, 12)(rng);
+    Synthetic syn(rng, stages, std::uniform_int_distribution<int>(stages, 16)(rng));
+    const StepModel& m = syn.model;
+    for (int draw = 0; draw < 20; ++draw) {
+      std::vector<int> cut(static_cast<std::size_t>(m.layers() - 1));
+      std::iota(cut.begin(), cut.end(), 1);
+      std::shuffle(cut.begin(), cut.end(), rng);
+      cut.resize(static_cast<std::size_t>(stages - 1));
+      std::sort(cut.begin(), cut.end());
+      std::vector<int> part;
+      int prev = 0;
+      for (const int c : cut) {
+        part.push_back(c - prev);
+        prev = c;
+      }
+      part.push_back(m.layers() - prev);
+      if (!m.fits(part)) {
+        continue;
+      }
+      const double t = m.step_s(part);
+      for (std::size_t k = 0; k <= part.size(); ++k) {
+        CHECK(step_lower_bound(m, std::vector<int>(part.begin(), part.begin() + static_cast<long>(k))) <= t);
+      }
+      ++checked;
+    }
+  }
+  CHECK(checked > 500);
+}
+
 TEST_CASE("the lower bound holds on the real profiles, pp up to 32", "[optimal]") {
   const SearchPlan plan = llama_plan({{"A10", 3}, {"A6000", 5}});
   const auto places = placements(plan.context.cluster);

@@ -1,5 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <limits>
+#include <random>
+#include <vector>
+
 #include "zerosearch/model/pipeline.hpp"
 
 using namespace zerosearch;
@@ -60,4 +64,47 @@ TEST_CASE("slower links never make the pipeline faster", "[pipeline]") {
     CHECK(ends[0] >= previous);
     previous = ends[0];
   }
+}
+
+TEST_CASE("simulate_1f1b_into stops only when stage 0 would end at the limit or later",
+          "[pipeline]") {
+  // Random pipelines: the full run equals simulate_1f1b; a run told to stop at a limit gives up
+  // only when stage 0's end reaches it (up to float64 rounding), and never below the end.
+  std::mt19937 rng(1234);
+  std::uniform_real_distribution<double> comp(0.05, 2.0);
+  std::uniform_real_distribution<double> link(0.0, 0.5);
+  std::uniform_real_distribution<double> frac(0.3, 1.3);
+  int stopped = 0;
+  int ran = 0;
+  for (int trial = 0; trial < 600; ++trial) {
+    const int pp = std::uniform_int_distribution<int>(2, 12)(rng);
+    const int m = std::uniform_int_distribution<int>(1, 20)(rng);
+    const ForwardShare share = trial % 2 == 0 ? ForwardShare::third : ForwardShare::quarter;
+    StageTimes t;
+    for (int s = 0; s < pp; ++s) {
+      t.comp_s.push_back(comp(rng));
+    }
+    t.for_send_s.assign(static_cast<std::size_t>(pp), 0.0);
+    t.back_send_s.assign(static_cast<std::size_t>(pp), 0.0);
+    t.comm_s.assign(static_cast<std::size_t>(pp), 0.0);
+    t.for_send_s.front() = link(rng);
+    t.back_send_s.back() = link(rng);
+    const std::vector<double> full = simulate_1f1b(m, t, share);
+    std::vector<double> ends(static_cast<std::size_t>(pp), -1.0);
+    REQUIRE(simulate_1f1b_into(m, pp, t.comp_s.data(), t.for_send_s.data(), t.back_send_s.data(),
+                               share, std::numeric_limits<double>::infinity(), ends.data()));
+    CHECK(ends == full); // bit for bit
+    const double limit = full[0] * frac(rng);
+    if (simulate_1f1b_into(m, pp, t.comp_s.data(), t.for_send_s.data(), t.back_send_s.data(),
+                           share, limit, ends.data())) {
+      ++ran;
+      CHECK(ends == full);
+    } else {
+      ++stopped;
+      CHECK(full[0] >= limit * (1.0 - 1e-12));
+    }
+  }
+  // Limits below the end stop most runs; those above it never stop them.
+  CHECK(stopped > 200);
+  CHECK(ran > 100);
 }

@@ -13,4 +13,13 @@ namespace zerosearch {
 [[nodiscard]] std::vector<double> simulate_1f1b(int micro_batches, const StageTimes& times,
                                                 ForwardShare share);
 
+/// The same simulation on raw arrays of pp stages (compute, forward send, backward send
+/// seconds), writing each stage's end to `ends` and returning true; allocates nothing once its
+/// per-thread buffer is large enough. It gives up early, returning false with `ends` unset, once
+/// a lower bound on stage 0's end reaches `stop_at` (+infinity: never): the simulation is then
+/// known to end at `stop_at` or later.
+bool simulate_1f1b_into(int micro_batches, int pp, const double* comp_s, const double* for_send_s,
+                        const double* back_send_s, ForwardShare share, double stop_at,
+                        double* ends);
+
 } // namespace zerosearch
