@@ -9,6 +9,7 @@
 #include "mode_options.hpp"
 #include "modes.hpp"
 #include "output.hpp"
+#include "plan_outputs.hpp"
 #include "setup.hpp"
 #include "zerosearch/io/catalogs.hpp"
 #include "zerosearch/core/error.hpp"
@@ -29,6 +30,7 @@ int run_exhaustive_mode(const Options& o, const char* argv0) {
   for (const auto& file : output.csv_files) {
     check_writable(file);
   }
+  check_plan_outputs(o);
   const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0));
   const SearchPlan plan = make_plan(in, catalogs);
   const EstimateContext& ctx = plan.context;
@@ -106,6 +108,9 @@ int run_exhaustive_mode(const Options& o, const char* argv0) {
         << " (post_process). A middle stage carries its incoming link time; stage 0 sends forward "
            "and the last stage sends backward.\n";
   };
+  write_plan_outputs(o, ctx, ranked, "--exhaustive",
+                     {fmt::format("{} on {} GPUs, global batch {}: one design point (--exhaustive)",
+                                  ctx.model.name, cluster.world_size(), ctx.global_batch)});
   write_outputs(output, ranked, type_names, report);
   return 0;
 }

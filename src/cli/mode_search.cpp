@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "output.hpp"
+#include "plan_outputs.hpp"
 #include "progress.hpp"
 #include "setup.hpp"
 #include "zerosearch/io/catalogs.hpp"
@@ -30,6 +31,7 @@ int run_search_mode(const Options& o, const char* argv0) {
   for (const fs::path& file : output.csv_files) {
     check_writable(file);
   }
+  check_plan_outputs(o);
   const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0));
   const SearchPlan plan = make_plan(in, catalogs);
   check_plan(o, plan);
@@ -69,6 +71,10 @@ int run_search_mode(const Options& o, const char* argv0) {
     type_names.push_back(g.gpu);
   }
   const std::size_t summary_rows = output.selection.top != 0 ? output.selection.top : 10;
+  write_plan_outputs(o, plan.context, ranked, "search",
+                     {fmt::format("{} on {} GPUs, global batch {}: {} estimates in {:.1f} s",
+                                  plan.context.model.name, plan.context.cluster.world_size(),
+                                  plan.context.global_batch, ranked.size(), seconds)});
   write_outputs(output, ranked, type_names, [&](std::ostream& out) {
     print_summary(out, plan, runs[0], ranked, seconds, summary_rows);
   });
