@@ -9,6 +9,7 @@
 #include "mode_options.hpp"
 #include "modes.hpp"
 #include "output.hpp"
+#include "plan_outputs.hpp"
 #include "setup.hpp"
 #include "zerosearch/io/catalogs.hpp"
 #include "zerosearch/core/error.hpp"
@@ -26,6 +27,7 @@ int run_exhaustive_mode(const Options& o, const char* argv0) {
   OutputPlan output =
       make_output_plan(o, o.record ? std::filesystem::path("logs") / record_name(o, cluster)
                                    : std::filesystem::path());
+  check_plan_outputs(o);
   const std::filesystem::path profiledb = find_profiledb(o, argv0);
   const Catalogs catalogs = load_catalogs(profiledb, o.hardware, o.calibration);
   const SearchPlan plan = make_plan(in, catalogs);
@@ -108,6 +110,9 @@ int run_exhaustive_mode(const Options& o, const char* argv0) {
         << " (post_process). A middle stage carries its incoming link time; stage 0 sends forward "
            "and the last stage sends backward.\n";
   };
+  write_plan_outputs(o, ctx, ranked, "--exhaustive",
+                     {fmt::format("{} on {} GPUs, global batch {}: one design point (--exhaustive)",
+                                  ctx.model.name, cluster.world_size(), ctx.global_batch)});
   write_outputs(output, ranked, type_names, report);
   return 0;
 }

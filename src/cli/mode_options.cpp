@@ -93,6 +93,29 @@ std::vector<std::string> check_mode_flags(const Options& o) {
       }
     }
   }
+  {
+    const std::pair<const char*, const std::string*> plan_flags[] = {
+        {"--emit", &o.emit}, {"--rank", &o.rank}, {"--timeline", &o.timeline}, {"--html", &o.html}};
+    for (const auto& [flag, value] : plan_flags) {
+      if (value->empty()) {
+        continue;
+      }
+      if (o.search_space) {
+        throw InputError(fmt::format("{} cannot be combined with --search_space", flag));
+      }
+      if (o.pareto) {
+        throw InputError(fmt::format("{} cannot be combined with --pareto (use it with a search "
+                                     "or --exhaustive)",
+                                     flag));
+      }
+    }
+    if (!o.rank.empty() && o.exhaustive) {
+      throw InputError("--rank picks a row of a search; --exhaustive has one plan");
+    }
+    if (!o.rank.empty() && o.emit.empty() && o.timeline.empty()) {
+      throw InputError("--rank needs --emit or --timeline");
+    }
+  }
   if (!o.pareto || o.search_space) {
     const std::pair<const char*, const std::string*> sweep_flags[] = {
         {"--max_step_time", &o.max_step_time},

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "output.hpp"
+#include "plan_outputs.hpp"
 #include "progress.hpp"
 #include "setup.hpp"
 #include "zerosearch/io/catalogs.hpp"
@@ -27,6 +28,7 @@ int run_search_mode(const Options& o, const char* argv0) {
   unsigned threads = static_cast<unsigned>(parse_int("--threads", o.threads, 0, 1024));
   OutputPlan output =
       make_output_plan(o, o.record ? fs::path("logs") / record_name(o, cluster) : fs::path());
+  check_plan_outputs(o);
   const fs::path profiledb = find_profiledb(o, argv0);
   const Catalogs catalogs = load_catalogs(profiledb, o.hardware, o.calibration);
   const SearchPlan plan = make_plan(in, catalogs);
@@ -69,6 +71,10 @@ int run_search_mode(const Options& o, const char* argv0) {
   for (const auto& g : plan.context.cluster.groups) {
     type_names.push_back(g.gpu);
   }
+  write_plan_outputs(o, plan.context, ranked, "search",
+                     {fmt::format("{} on {} GPUs, global batch {}: {} estimates in {:.1f} s",
+                                  plan.context.model.name, plan.context.cluster.world_size(),
+                                  plan.context.global_batch, ranked.size(), seconds)});
   write_outputs(output, ranked, type_names, [&](std::ostream& out) {
     print_summary(out, plan, runs[0], ranked, summary_rows(output, ranked), seconds);
   });

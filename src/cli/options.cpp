@@ -256,6 +256,20 @@ ParseResult parse_options(int argc, const char* const* argv) {
                  "Write the analytic profile of --type on the first --node_type (-f m or d; "
                  "default d) to FILE in the profiledb format and exit")
       ->type_name("FILE")->group(modes);
+  app.add_option("--emit", o.emit,
+                 "Write launch files for one plan (DeepSpeed JSON, hostfile, Megatron/torchtitan "
+                 "scripts, Slurm, PLAN.md) into DIR, created if missing (docs/launch.md)")
+      ->type_name("DIR")->group(modes);
+  app.add_option("--rank", o.rank,
+                 "--emit/--timeline: the plan at this position of the ranked rows; default: the "
+                 "best that fits in memory")
+      ->type_name("N")->group(modes);
+  app.add_option("--timeline", o.timeline,
+                 "Write an SVG timeline of the plan's pipeline schedule and memory to FILE")
+      ->type_name("FILE")->group(modes);
+  app.add_option("--html", o.html,
+                 "Write a self-contained HTML report (summary, sortable table, timeline) to FILE")
+      ->type_name("FILE")->group(modes);
   app.add_flag("--search_space", o.search_space,
                "Print the size of the search space and exit")
       ->group(modes);

@@ -56,6 +56,12 @@ struct Options {
   std::string budget;                         // --budget USD (train_cost)
   std::string plot;                           // --plot FILE.svg
 
+  // Plan outputs (issue 11): launch files, timeline, HTML report.
+  std::string emit;                           // --emit DIR
+  std::string rank;                           // --rank N (position in the ranked rows)
+  std::string timeline;                       // --timeline FILE.svg
+  std::string html;                           // --html FILE
+
   // Genetic partitioner.
   std::string seed = "0";                     // --seed
   // Which flags were given (flags that do not apply to a mode are errors or notes).

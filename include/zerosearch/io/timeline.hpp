@@ -1,0 +1,42 @@
+#pragma once
+// A standalone SVG timeline of one plan's step (no scripts, no external fonts): one lane per
+// pipeline stage with its forward and backward passes per micro-batch, the link transfers, the
+// data-parallel and embedding syncs at the end, idle time (the bubble) left blank; beside it each
+// stage's memory against its GPU's limit.
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "zerosearch/core/cluster.hpp"
+#include "zerosearch/model/estimate.hpp"
+#include "zerosearch/model/schedule.hpp"
+
+namespace zerosearch {
+
+struct TimelineInput {
+  std::string title;
+  std::string subtitle;
+  /// Per stage: GPU type name and pipeline layers.
+  std::vector<std::string> stage_gpu;
+  std::vector<int> stage_layers;
+  PipelineSchedule schedule;
+  double dp_sync_s = 0.0;
+  double embedding_sync_s = 0.0;
+  double step_s = 0.0;
+  /// Per stage, GiB.
+  std::vector<double> stage_mem_gib;
+  std::vector<double> stage_limit_gib;
+};
+
+/// The timeline of design point `p` on `placement` with the partition of `e` (re-estimated with
+/// detail; the schedule comes from pipeline_schedule on the same stage times).
+[[nodiscard]] TimelineInput timeline_input(const EstimateContext& ctx, const DesignPoint& p,
+                                           const Placement& placement, const Estimate& e);
+
+/// The SVG document.
+[[nodiscard]] std::string timeline_svg(const TimelineInput& in);
+
+/// Idle share of stage s between 0 and its last backward end (the bubble), 0..1.
+[[nodiscard]] double stage_bubble_share(const PipelineSchedule& schedule, int stage);
+
+} // namespace zerosearch

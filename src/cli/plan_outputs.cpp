@@ -1,0 +1,121 @@
+#include "plan_outputs.hpp"
+
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "zerosearch/core/error.hpp"
+#include "zerosearch/io/html_report.hpp"
+#include "zerosearch/io/launch.hpp"
+#include "zerosearch/io/output_file.hpp"
+#include "zerosearch/io/timeline.hpp"
+
+namespace zerosearch::cli {
+
+void check_plan_outputs(const Options& o) {
+  if (!o.rank.empty()) {
+    (void)parse_int("--rank", o.rank, 1, 1'000'000'000);
+  }
+  if (!o.emit.empty()) {
+    check_launch_dir(o.emit);
+  }
+  // The timeline and the report follow the rules of every output, checked before the search.
+  for (const auto& [flag, path] : {std::pair<const char*, const std::string*>{"--timeline", &o.timeline},
+                                   {"--html", &o.html}}) {
+    if (!path->empty()) {
+      const OutputTarget t = check_output(*path, flag);
+      if (o.no_clobber && t.kind == OutputKind::regular_file) {
+        throw InputError(fmt::format("{} '{}' exists and --no_clobber is set", flag, *path));
+      }
+    }
+  }
+  if (!o.timeline.empty() && !o.html.empty() &&
+      same_output(check_output(o.timeline, "--timeline"), check_output(o.html, "--html"))) {
+    throw InputError("--timeline and --html name the same file; give two names");
+  }
+}
+
+void write_plan_outputs(const Options& o, const EstimateContext& ctx,
+                        const std::vector<RankedRow>& ranked, const std::string& origin,
+                        const std::vector<std::string>& summary) {
+  if (o.emit.empty() && o.timeline.empty() && o.html.empty()) {
+    return;
+  }
+  // The plan: row --rank (1-based position), or the best that fits.
+  const RankedRow* chosen = nullptr;
+  std::size_t position = 0;
+  if (!o.rank.empty()) {
+    position = static_cast<std::size_t>(parse_int("--rank", o.rank, 1, 1'000'000'000));
+    if (position > ranked.size()) {
+      throw InputError(fmt::format("--rank {} is past the last row ({} rows)", position,
+                                   ranked.size()));
+    }
+    chosen = &ranked[position - 1];
+  } else {
+    for (std::size_t i = 0; i < ranked.size(); ++i) {
+      if (!ranked[i].row->estimate.oom) {
+        chosen = &ranked[i];
+        position = i + 1;
+        break;
+      }
+    }
+  }
+  if (chosen == nullptr && (!o.emit.empty() || !o.timeline.empty())) {
+    throw InputError("no plan fits in memory: nothing to emit or draw (pick one with --rank)");
+  }
+  std::vector<LaunchFile> files;
+  std::string timeline;
+  LaunchPlan plan;
+  if (chosen != nullptr) {
+    plan.ctx = &ctx;
+    plan.point = chosen->row->point;
+    plan.placement = chosen->run->placements[static_cast<std::size_t>(chosen->row->placement)];
+    plan.estimate = chosen->row->estimate;
+    plan.origin = origin == "--exhaustive"
+                      ? std::string("zerosearch --exhaustive")
+                      : fmt::format("row {} of {} of the zerosearch ranking", position, ranked.size());
+    if (!o.emit.empty()) {
+      files = launch_files(plan); // throws when a framework rejects the plan
+    }
+    if (!o.timeline.empty() || !o.html.empty()) {
+      timeline = timeline_svg(timeline_input(ctx, plan.point, plan.placement, plan.estimate));
+    }
+  }
+  std::string html;
+  if (!o.html.empty()) {
+    HtmlReportInput in;
+    in.title = fmt::format("zerosearch: {} on {} GPUs", ctx.model.name, ctx.cluster.world_size());
+    in.summary = summary;
+    in.rows = ranked;
+    in.timeline_svg = timeline;
+    in.timeline_caption = chosen == nullptr
+                              ? std::string()
+                              : fmt::format("Row {} of {}: {} (one lane per pipeline stage; hover "
+                                            "a box for its times).",
+                                            position, ranked.size(), plan.origin);
+    html = html_report(in);
+  }
+  // Everything is built: now write.
+  if (!o.emit.empty()) {
+    write_launch_files(o.emit, files);
+    if (!o.quiet) {
+      std::cerr << fmt::format("zerosearch: wrote {} launch files for row {} to {}/ (see "
+                               "{}/PLAN.md)\n",
+                               files.size(), position, o.emit, o.emit);
+    }
+  }
+  if (!o.timeline.empty()) {
+    write_launch_file(o.timeline, timeline);
+    if (!o.quiet) {
+      std::cerr << "zerosearch: wrote " << o.timeline << '\n';
+    }
+  }
+  if (!o.html.empty()) {
+    write_launch_file(o.html, html);
+    if (!o.quiet) {
+      std::cerr << "zerosearch: wrote " << o.html << '\n';
+    }
+  }
+}
+
+} // namespace zerosearch::cli

@@ -1,0 +1,22 @@
+#pragma once
+// --emit, --rank, --timeline and --html (issue 11): checked before the search, written after.
+#include <string>
+#include <vector>
+
+#include "options.hpp"
+#include "zerosearch/io/report.hpp"
+#include "zerosearch/model/estimate.hpp"
+
+namespace zerosearch::cli {
+
+/// Throws InputError on a bad --rank or an --emit folder that holds other files. Writes nothing.
+void check_plan_outputs(const Options& o);
+
+/// Writes the plan outputs of a ranked run. `origin` names the run ("search", "--exhaustive").
+/// Refusals (a row out of range, an OOM row for --emit, a plan a framework rejects) throw
+/// InputError before any of these files is written.
+void write_plan_outputs(const Options& o, const EstimateContext& ctx,
+                        const std::vector<RankedRow>& ranked, const std::string& origin,
+                        const std::vector<std::string>& summary);
+
+} // namespace zerosearch::cli

@@ -1,0 +1,153 @@
+#include "zerosearch/io/html_report.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "zerosearch/io/report_format.hpp"
+
+namespace zerosearch {
+
+namespace {
+
+std::string inline_svg(const std::string& svg) {
+  const auto start = svg.find("<svg");
+  return start == std::string::npos ? svg : svg.substr(start);
+}
+
+const char* kStyle = R"(
+body { font-family: sans-serif; margin: 1.5em; color: #222; }
+h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
+table { border-collapse: collapse; font-size: 13px; }
+th, td { border: 1px solid #ccc; padding: 3px 7px; }
+th { background: #f3f3f3; cursor: pointer; user-select: none; white-space: nowrap; }
+th.asc::after { content: " \25B2"; } th.desc::after { content: " \25BC"; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+tr.oom td { color: #a33; }
+.chart svg { max-width: 100%; height: auto; border: 1px solid #ddd; }
+#count { margin-left: 1em; color: #555; }
+)";
+
+// Sorting and filtering; no external code. Every cell carries its sort key in data-v.
+const char* kScript = R"(
+(function () {
+  var table = document.getElementById('rows');
+  var body = table.tBodies[0];
+  var heads = table.tHead.rows[0].cells;
+  var state = { col: -1, dir: 1 };
+  function key(row, col) {
+    var c = row.cells[col];
+    var v = c.getAttribute('data-v');
+    return c.classList.contains('num') ? parseFloat(v) : v;
+  }
+  function sortBy(col) {
+    state.dir = state.col === col ? -state.dir : 1;
+    state.col = col;
+    var rows = Array.prototype.slice.call(body.rows);
+    rows.sort(function (a, b) {
+      var x = key(a, col), y = key(b, col);
+      if (x < y) return -state.dir;
+      if (x > y) return state.dir;
+      return a.getAttribute('data-i') - b.getAttribute('data-i');
+    });
+    rows.forEach(function (r) { body.appendChild(r); });
+    for (var i = 0; i < heads.length; i++) {
+      heads[i].classList.remove('asc', 'desc');
+    }
+    heads[col].classList.add(state.dir > 0 ? 'asc' : 'desc');
+  }
+  for (var i = 0; i < heads.length; i++) {
+    heads[i].addEventListener('click', sortBy.bind(null, i));
+  }
+  var box = document.getElementById('feasible');
+  function filter() {
+    var shown = 0;
+    Array.prototype.forEach.call(body.rows, function (r) {
+      var hide = box.checked && r.classList.contains('oom');
+      r.style.display = hide ? 'none' : '';
+      if (!hide) shown++;
+    });
+    document.getElementById('count').textContent = shown + ' of ' + body.rows.length + ' rows shown';
+  }
+  box.addEventListener('change', filter);
+  filter();
+  window.zerosearchSort = sortBy;
+})();
+)";
+
+} // namespace
+
+std::string html_escape(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+    case '&': out += "&amp;"; break;
+    case '<': out += "&lt;"; break;
+    case '>': out += "&gt;"; break;
+    case '"': out += "&quot;"; break;
+    case '\'': out += "&#39;"; break;
+    default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string html_report(const HtmlReportInput& in) {
+  std::string o = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  o += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
+       "'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n";
+  o += "<title>" + html_escape(in.title) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n";
+  o += "<h1>" + html_escape(in.title) + "</h1>\n<h2>Summary</h2>\n<ul id=\"summary\">\n";
+  for (const auto& line : in.summary) {
+    o += "<li>" + html_escape(line) + "</li>\n";
+  }
+  o += "</ul>\n";
+  if (!in.timeline_svg.empty()) {
+    o += "<h2>Timeline of the best plan</h2>\n<p>" + html_escape(in.timeline_caption) + "</p>\n";
+    o += "<div class=\"chart\" id=\"timeline\">" + inline_svg(in.timeline_svg) + "</div>\n";
+  }
+  if (!in.pareto_svg.empty()) {
+    o += "<h2>Price against step time</h2>\n<div class=\"chart\" id=\"pareto\">" +
+         inline_svg(in.pareto_svg) + "</div>\n";
+  }
+  o += "<h2>Ranked plans</h2>\n<p><label><input type=\"checkbox\" id=\"feasible\"> fits in memory "
+       "only</label><span id=\"count\"></span> (click a column to sort)</p>\n";
+  o += "<table id=\"rows\">\n<thead><tr>";
+  for (const char* h : {"rank", "method", "tp", "pp", "dp", "micro-batch", "micro-batches",
+                        "placement", "partition", "step (s)", "memory (GiB)", "fits",
+                        "price ($/step)"}) {
+    o += fmt::format("<th>{}</th>", h);
+  }
+  o += "</tr></thead>\n<tbody>\n";
+  int i = 0;
+  for (const RankedRow& r : in.rows) {
+    const ResultRow& row = *r.row;
+    const DesignPoint& p = row.point;
+    const Estimate& e = row.estimate;
+    const Placement& pl = r.run->placements[static_cast<std::size_t>(row.placement)];
+    const auto num = [](const std::string& v, const std::string& shown) {
+      return fmt::format("<td class=\"num\" data-v=\"{}\">{}</td>", v, shown);
+    };
+    const auto text = [](const std::string& v) {
+      return fmt::format("<td data-v=\"{0}\">{0}</td>", html_escape(v));
+    };
+    o += fmt::format("<tr data-i=\"{}\"{}>", i++, e.oom ? " class=\"oom\"" : "");
+    o += num(std::to_string(r.rank), std::to_string(r.rank));
+    o += text(to_string(p.method));
+    o += num(std::to_string(p.tp), std::to_string(p.tp));
+    o += num(std::to_string(p.pp), std::to_string(p.pp));
+    o += num(std::to_string(p.dp), std::to_string(p.dp));
+    o += num(std::to_string(p.mbs), std::to_string(p.mbs));
+    o += num(std::to_string(p.num_micro_batches), std::to_string(p.num_micro_batches));
+    o += text(compress_placement(r.run->cluster, pl));
+    o += text(fmt::format("{}", fmt::join(e.partition, "-")));
+    o += num(fmt::format("{:.17g}", e.step_s), fmt::format("{:.4f}", e.step_s));
+    o += num(fmt::format("{:.17g}", e.gpumem_gib), fmt::format("{:.2f}", e.gpumem_gib));
+    o += text(e.oom ? "OOM" : "yes");
+    o += num(fmt::format("{:.17g}", e.price_per_step_usd), fmt::format("{:.6f}", e.price_per_step_usd));
+    o += "</tr>\n";
+  }
+  o += "</tbody>\n</table>\n<script>" + std::string(kScript) + "</script>\n</body>\n</html>\n";
+  return o;
+}
+
+} // namespace zerosearch

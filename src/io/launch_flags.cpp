@@ -1,0 +1,115 @@
+#include "zerosearch/io/launch_flags.hpp"
+
+#include <array>
+
+namespace zerosearch {
+
+namespace {
+
+// NVIDIA/Megatron-LM d98e8a64 (megatron-core 0.20.0): megatron/training/arguments.py and the
+// config dataclasses it generates flags from. --pipeline-model-parallel-layout needs core >= 0.13,
+// --use-torch-fsdp2 core >= 0.10.
+constexpr std::array<const char*, 40> kMegatronLm{
+    "--tensor-model-parallel-size", "--pipeline-model-parallel-size",
+    "--pipeline-model-parallel-layout", "--use-distributed-optimizer", "--use-torch-fsdp2",
+    "--ckpt-format", "--micro-batch-size", "--global-batch-size", "--num-layers",
+    "--hidden-size", "--ffn-hidden-size", "--num-attention-heads", "--group-query-attention",
+    "--num-query-groups", "--seq-length", "--max-position-embeddings",
+    "--position-embedding-type", "--normalization", "--swiglu",
+    "--untie-embeddings-and-output-weights", "--disable-bias-linear", "--attention-dropout",
+    "--hidden-dropout", "--bf16", "--fp16", "--tokenizer-type", "--tokenizer-model",
+    "--data-path", "--split", "--train-iters", "--lr", "--min-lr", "--lr-decay-style",
+    "--lr-warmup-iters", "--weight-decay", "--clip-grad", "--adam-beta1", "--adam-beta2",
+    "--log-interval", "--eval-iters"};
+
+// deepspeedai/Megatron-DeepSpeed 4efb479d (master): megatron/arguments.py.
+constexpr std::array<const char*, 42> kMegatronDeepSpeed{
+    "--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--no-pipeline-parallel",
+    "--num-layers", "--hidden-size", "--ffn-hidden-size", "--num-attention-heads",
+    "--num-key-value-heads", "--seq-length", "--max-position-embeddings", "--micro-batch-size",
+    "--global-batch-size", "--bf16", "--fp16", "--normalization", "--swiglu",
+    "--use-rotary-position-embeddings", "--untie-embeddings-and-output-weights",
+    "--disable-bias-linear", "--no-query-key-layer-scaling", "--attention-dropout",
+    "--hidden-dropout", "--tokenizer-type", "--tokenizer-model", "--data-path", "--data-impl",
+    "--split", "--optimizer", "--lr", "--min-lr", "--lr-decay-style", "--lr-warmup-iters",
+    "--weight-decay", "--clip-grad", "--adam-beta1", "--adam-beta2", "--train-iters",
+    "--log-interval", "--eval-iters", "--deepspeed", "--deepspeed_config", "--zero-stage"};
+
+// deepspeedai/DeepSpeed edaa7221 (0.19.6): deepspeed/launcher/runner.py.
+constexpr std::array<const char*, 5> kDeepSpeedLauncher{"--hostfile", "--master_addr",
+                                                        "--master_port", "--no_ssh",
+                                                        "--node_rank"};
+
+// pytorch/pytorch torch/distributed/run.py (static rendezvous is the default).
+constexpr std::array<const char*, 5> kTorchrun{"--nnodes", "--nproc-per-node", "--node-rank",
+                                               "--master-addr", "--master-port"};
+
+// deepspeedai/DeepSpeed edaa7221 (0.19.6): deepspeed/runtime/config.py (top level, read key by
+// key: unknown keys are ignored silently, so a typo passes; the tests hold us to this list).
+constexpr std::array<const char*, 10> kDeepSpeedJson{
+    "train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
+    "steps_per_print", "gradient_clipping", "zero_optimization", "bf16", "fp16", "pipeline",
+    "wall_clock_breakdown"};
+
+// deepspeed/runtime/zero/config.py DeepSpeedZeroConfig: pydantic extra="forbid", so any other
+// key inside zero_optimization is rejected.
+constexpr std::array<const char*, 5> kDeepSpeedZero{"stage", "reduce_bucket_size",
+                                                     "allgather_bucket_size", "overlap_comm",
+                                                     "contiguous_gradients"};
+
+// deepspeed/runtime/config.py: bf16 / fp16 blocks, and the pipeline block's keys.
+constexpr std::array<const char*, 1> kDeepSpeedPrecision{"enabled"};
+constexpr std::array<const char*, 3> kDeepSpeedPipeline{"activation_checkpoint_interval",
+                                                        "pipe_partitioned", "grad_partitioned"};
+
+// pytorch/torchtitan v0.2.2: torchtitan/config/job_config.py, as "section.key".
+constexpr std::array<const char*, 15> kTorchtitan{
+    "model.name", "model.flavor", "training.local_batch_size", "training.global_batch_size",
+    "training.seq_len", "parallelism.data_parallel_replicate_degree",
+    "parallelism.data_parallel_shard_degree", "parallelism.fsdp_reshard_after_forward",
+    "parallelism.tensor_parallel_degree", "parallelism.context_parallel_degree",
+    "parallelism.pipeline_parallel_degree", "parallelism.pipeline_parallel_schedule",
+    "parallelism.pipeline_parallel_microbatch_size", "parallelism.module_fqns_per_model_part",
+    "training.steps"};
+
+const std::array<ArgumentList, 9> kLists{{
+    {"Megatron-LM", "NVIDIA/Megatron-LM d98e8a64, megatron-core 0.20.0", kMegatronLm},
+    {"Megatron-DeepSpeed", "deepspeedai/Megatron-DeepSpeed 4efb479d (master)",
+     kMegatronDeepSpeed},
+    {"deepspeed launcher", "deepspeedai/DeepSpeed edaa7221, 0.19.6", kDeepSpeedLauncher},
+    {"torchrun", "pytorch/pytorch torch/distributed/run.py", kTorchrun},
+    {"DeepSpeed JSON", "deepspeedai/DeepSpeed edaa7221, 0.19.6", kDeepSpeedJson},
+    {"DeepSpeed JSON zero_optimization", "deepspeedai/DeepSpeed edaa7221, 0.19.6",
+     kDeepSpeedZero},
+    {"DeepSpeed JSON precision", "deepspeedai/DeepSpeed edaa7221, 0.19.6", kDeepSpeedPrecision},
+    {"DeepSpeed JSON pipeline", "deepspeedai/DeepSpeed edaa7221, 0.19.6", kDeepSpeedPipeline},
+    {"torchtitan TOML", "pytorch/torchtitan v0.2.2", kTorchtitan},
+}};
+
+} // namespace
+
+std::span<const ArgumentList> argument_lists() noexcept { return kLists; }
+
+const ArgumentList* argument_list(const std::string& tool) noexcept {
+  for (const ArgumentList& l : kLists) {
+    if (tool == l.tool) {
+      return &l;
+    }
+  }
+  return nullptr;
+}
+
+bool documented_argument(const std::string& tool, const std::string& name) noexcept {
+  const ArgumentList* l = argument_list(tool);
+  if (l == nullptr) {
+    return false;
+  }
+  for (const char* n : l->names) {
+    if (name == n) {
+      return true;
+    }
+  }
+  return false;
+}
+
+} // namespace zerosearch

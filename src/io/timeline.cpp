@@ -1,0 +1,246 @@
+#include "zerosearch/io/timeline.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "zerosearch/io/plot.hpp"
+#include "zerosearch/io/report_format.hpp"
+
+namespace zerosearch {
+
+namespace {
+
+constexpr double kWidth = 1100.0;
+constexpr double kLabel = 150.0;   // stage labels, left
+constexpr double kMemory = 210.0;  // memory bars, right
+constexpr double kGap = 20.0;
+constexpr double kTop = 64.0;
+constexpr double kLane = 30.0;
+constexpr double kLaneGap = 10.0;
+
+const char* kForward = "#4e79a7";
+const char* kBackward = "#f28e2b";
+const char* kSendForward = "#59a14f";
+const char* kSendBackward = "#e15759";
+const char* kDpSync = "#b07aa1";
+const char* kEmbSync = "#9c755f";
+
+double nice_step(double range) {
+  const double raw = range / 8.0;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  const double f = raw / mag;
+  return (f < 1.5 ? 1.0 : f < 3.5 ? 2.0 : f < 7.5 ? 5.0 : 10.0) * mag;
+}
+
+} // namespace
+
+double stage_bubble_share(const PipelineSchedule& schedule, int stage) {
+  double busy = 0.0;
+  for (const ScheduleEvent& ev : schedule.events) {
+    if (ev.stage == stage &&
+        (ev.kind == ScheduleEventKind::forward || ev.kind == ScheduleEventKind::backward)) {
+      busy += ev.end_s - ev.start_s;
+    }
+  }
+  const double end = schedule.stage_end_s[static_cast<std::size_t>(stage)];
+  return end > 0.0 ? std::max(0.0, 1.0 - busy / end) : 0.0;
+}
+
+TimelineInput timeline_input(const EstimateContext& ctx, const DesignPoint& p,
+                             const Placement& placement, const Estimate& e) {
+  const LayerCosts costs = layer_costs(ctx, p);
+  EstimateDetail d;
+  const Estimate again = estimate(ctx, p, costs, placement, e.partition, &d);
+  TimelineInput in;
+  in.title = fmt::format("{}: {} tp {} pp {} dp {} micro-batch {} ({} micro-batches)",
+                         ctx.model.name, to_string(p.method), p.tp, p.pp, p.dp, p.mbs,
+                         p.num_micro_batches);
+  in.subtitle = fmt::format("{}, partition {}: {:.4f} s/step, {:.2f} GiB peak{}",
+                            compress_placement(ctx.cluster, placement),
+                            fmt::join(again.partition, "-"), again.step_s, again.gpumem_gib,
+                            again.oom ? " (OOM)" : "");
+  for (std::size_t s = 0; s < d.stage_gpu.size(); ++s) {
+    in.stage_gpu.push_back(ctx.cluster.groups[static_cast<std::size_t>(d.stage_gpu[s])].gpu);
+    in.stage_layers.push_back(again.partition[s]);
+    in.stage_mem_gib.push_back(static_cast<double>(d.stage_mem_gib[s]));
+    in.stage_limit_gib.push_back(static_cast<double>(d.stage_limit_gib[s]));
+  }
+  in.schedule = pipeline_schedule(p.num_micro_batches, d.times, info(p.method).forward_share);
+  if (p.pp == 1) {
+    // The estimator's pp == 1 pipeline time (float32 m * compute).
+    in.schedule.stage_end_s = d.stage_end_s;
+  }
+  in.dp_sync_s = again.dp_sync_s;
+  in.embedding_sync_s = again.embedding_sync_s;
+  in.step_s = again.step_s;
+  return in;
+}
+
+std::string timeline_svg(const TimelineInput& in) {
+  const int stages = static_cast<int>(in.stage_gpu.size());
+  const double plot_left = kLabel;
+  const double plot_right = kWidth - kMemory - kGap;
+  const double lanes_h = stages * (kLane + kLaneGap);
+  const double axis_y = kTop + lanes_h + 4.0;
+  const double height = axis_y + 80.0;
+  double end_s = in.step_s;
+  for (const double e : in.schedule.stage_end_s) {
+    end_s = std::max(end_s, e + in.dp_sync_s + in.embedding_sync_s);
+  }
+  end_s = std::max(end_s, 1e-9);
+  const auto X = [&](double t) { return plot_left + (plot_right - plot_left) * t / end_s; };
+  const auto lane_y = [&](int s) { return kTop + s * (kLane + kLaneGap); };
+
+  std::string o;
+  o += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  o += fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" "
+                   "viewBox=\"0 0 {:.0f} {:.0f}\" font-family=\"sans-serif\" font-size=\"12\" "
+                   "class=\"zerosearch-timeline\">\n",
+                   kWidth, height, kWidth, height);
+  o += fmt::format("<rect width=\"{:.0f}\" height=\"{:.0f}\" fill=\"#ffffff\"/>\n", kWidth, height);
+  o += fmt::format("<text x=\"{:.1f}\" y=\"22\" font-size=\"15\" font-weight=\"bold\">{}</text>\n",
+                   plot_left, xml_escape(in.title));
+  o += fmt::format("<text x=\"{:.1f}\" y=\"40\" fill=\"#444\">{}</text>\n", plot_left,
+                   xml_escape(in.subtitle));
+  o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-weight=\"bold\">memory / GPU limit</text>\n",
+                   plot_right + kGap, kTop - 8.0);
+
+  // Lanes: background (idle = bubble), labels.
+  for (int s = 0; s < stages; ++s) {
+    const double y = lane_y(s);
+    const auto u = static_cast<std::size_t>(s);
+    o += fmt::format("<rect class=\"lane\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" "
+                     "height=\"{:.1f}\" fill=\"#eeeeee\"/>\n",
+                     plot_left, y, plot_right - plot_left, kLane);
+    o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">stage {} · {}</text>\n",
+                     plot_left - 8.0, y + 13.0, s, xml_escape(in.stage_gpu[u]));
+    o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\" fill=\"#666\" "
+                     "font-size=\"10\">{} layers, bubble {:.0f}%</text>\n",
+                     plot_left - 8.0, y + 26.0, in.stage_layers[u],
+                     100.0 * stage_bubble_share(in.schedule, s));
+  }
+  // Passes and sends.
+  for (const ScheduleEvent& ev : in.schedule.events) {
+    const double y = lane_y(ev.stage);
+    const double x0 = X(ev.start_s);
+    const double w = std::max(0.5, X(ev.end_s) - x0);
+    const char* kind = "forward";
+    const char* fill = kForward;
+    double top = y;
+    double h = kLane - 7.0;
+    switch (ev.kind) {
+    case ScheduleEventKind::forward: break;
+    case ScheduleEventKind::backward: kind = "backward"; fill = kBackward; break;
+    case ScheduleEventKind::send_forward:
+      kind = "send forward"; fill = kSendForward; top = y + kLane - 6.0; h = 6.0; break;
+    case ScheduleEventKind::send_backward:
+      kind = "send backward"; fill = kSendBackward; top = y + kLane - 6.0; h = 6.0; break;
+    }
+    if (ev.kind == ScheduleEventKind::send_forward || ev.kind == ScheduleEventKind::send_backward) {
+      if (ev.end_s <= ev.start_s) {
+        continue;
+      }
+    }
+    o += fmt::format("<rect class=\"{}\" x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.1f}\" "
+                     "fill=\"{}\" stroke=\"#ffffff\" stroke-width=\"0.5\"><title>stage {} {} "
+                     "micro-batch {}: {:.4f}-{:.4f} s</title></rect>\n",
+                     ev.kind == ScheduleEventKind::forward    ? "fwd"
+                     : ev.kind == ScheduleEventKind::backward ? "bwd"
+                                                              : "send",
+                     x0, top, w, h, fill, ev.stage, kind, ev.micro_batch, ev.start_s, ev.end_s);
+    if ((ev.kind == ScheduleEventKind::forward || ev.kind == ScheduleEventKind::backward) &&
+        w >= 16.0) {
+      o += fmt::format("<text x=\"{:.2f}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"#ffffff\" "
+                       "font-size=\"10\">{}</text>\n",
+                       x0 + w / 2.0, y + 15.0, ev.micro_batch);
+    }
+  }
+  // Data-parallel sync after each stage's end; embedding sync at the end (first and last stage
+  // hold the embedding matrices).
+  double slowest = 0.0;
+  for (int s = 0; s < stages; ++s) {
+    const double e = in.schedule.stage_end_s[static_cast<std::size_t>(s)];
+    slowest = std::max(slowest, e + in.dp_sync_s);
+    if (in.dp_sync_s > 0.0) {
+      o += fmt::format("<rect class=\"dpsync\" x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" "
+                       "height=\"{:.1f}\" fill=\"{}\"><title>stage {} data-parallel sync: "
+                       "{:.4f} s</title></rect>\n",
+                       X(e), lane_y(s), std::max(0.5, X(e + in.dp_sync_s) - X(e)), kLane - 7.0,
+                       kDpSync, s, in.dp_sync_s);
+    }
+  }
+  if (in.embedding_sync_s > 0.0) {
+    for (const int s : {0, stages - 1}) {
+      o += fmt::format("<rect class=\"embsync\" x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" "
+                       "height=\"{:.1f}\" fill=\"{}\"><title>embedding sync: {:.4f} s</title></rect>\n",
+                       X(slowest), lane_y(s), std::max(0.5, X(slowest + in.embedding_sync_s) - X(slowest)),
+                       kLane - 7.0, kEmbSync, in.embedding_sync_s);
+      if (stages == 1) {
+        break;
+      }
+    }
+  }
+  // Step end marker.
+  o += fmt::format("<line x1=\"{0:.2f}\" y1=\"{1:.1f}\" x2=\"{0:.2f}\" y2=\"{2:.1f}\" "
+                   "stroke=\"#000\" stroke-dasharray=\"4 3\"/>\n",
+                   X(in.step_s), kTop - 4.0, axis_y);
+  o += fmt::format("<text x=\"{:.2f}\" y=\"{:.1f}\" text-anchor=\"end\" font-size=\"11\">step "
+                   "{:.3f} s</text>\n",
+                   X(in.step_s) - 3.0, kTop - 8.0, in.step_s);
+  // Time axis.
+  o += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#000\"/>\n",
+                   plot_left, axis_y, plot_right, axis_y);
+  const double step = nice_step(end_s);
+  for (double t = 0.0; t <= end_s * (1.0 + 1e-9); t += step) {
+    o += fmt::format("<line x1=\"{0:.2f}\" y1=\"{1:.1f}\" x2=\"{0:.2f}\" y2=\"{2:.1f}\" "
+                     "stroke=\"#000\"/><text x=\"{0:.2f}\" y=\"{3:.1f}\" "
+                     "text-anchor=\"middle\">{4:g}</text>\n",
+                     X(t), axis_y, axis_y + 5.0, axis_y + 18.0, t);
+  }
+  o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">time in the step (s)</text>\n",
+                   (plot_left + plot_right) / 2.0, axis_y + 34.0);
+  // Legend.
+  const std::pair<const char*, const char*> legend[] = {
+      {kForward, "forward"},           {kBackward, "backward"},
+      {kSendForward, "send forward"},  {kSendBackward, "send backward"},
+      {kDpSync, "data-parallel sync"}, {kEmbSync, "embedding sync"},
+      {"#eeeeee", "idle (bubble)"}};
+  double lx = plot_left;
+  for (const auto& [color, name] : legend) {
+    o += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"12\" height=\"12\" fill=\"{}\" "
+                     "stroke=\"#999\" stroke-width=\"0.5\"/><text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n",
+                     lx, axis_y + 48.0, color, lx + 16.0, axis_y + 58.0, name);
+    lx += 24.0 + 7.0 * static_cast<double>(std::string(name).size());
+  }
+  // Memory bars.
+  double mem_max = 0.0;
+  for (std::size_t s = 0; s < in.stage_mem_gib.size(); ++s) {
+    mem_max = std::max({mem_max, in.stage_mem_gib[s], in.stage_limit_gib[s]});
+  }
+  const double mx0 = plot_right + kGap;
+  const double mw = kMemory - 90.0;
+  for (int s = 0; s < stages && !in.stage_mem_gib.empty(); ++s) {
+    const auto u = static_cast<std::size_t>(s);
+    const double y = lane_y(s);
+    const bool over = in.stage_mem_gib[u] > in.stage_limit_gib[u];
+    const double w = mem_max > 0.0 ? mw * in.stage_mem_gib[u] / mem_max : 0.0;
+    const double lim = mem_max > 0.0 ? mw * in.stage_limit_gib[u] / mem_max : 0.0;
+    o += fmt::format("<rect class=\"mem\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.1f}\" "
+                     "fill=\"{}\"><title>stage {}: {:.2f} GiB of {:.2f} GiB</title></rect>\n",
+                     mx0, y + 4.0, w, kLane - 12.0, over ? "#d62728" : "#76b7b2", s,
+                     in.stage_mem_gib[u], in.stage_limit_gib[u]);
+    o += fmt::format("<line class=\"limit\" x1=\"{0:.2f}\" y1=\"{1:.1f}\" x2=\"{0:.2f}\" y2=\"{2:.1f}\" "
+                     "stroke=\"#000\" stroke-width=\"2\"/>\n",
+                     mx0 + lim, y, y + kLane - 4.0);
+    o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\">{:.1f}/{:.1f}{}</text>\n",
+                     mx0 + mw + 6.0, y + 17.0, in.stage_mem_gib[u], in.stage_limit_gib[u],
+                     over ? " OOM" : "");
+  }
+  o += "</svg>\n";
+  return o;
+}
+
+} // namespace zerosearch

@@ -1,0 +1,371 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+#include <numeric>
+
+#include "zerosearch/core/error.hpp"
+#include "zerosearch/io/catalogs.hpp"
+#include "zerosearch/io/launch.hpp"
+#include "zerosearch/io/launch_flags.hpp"
+#include "zerosearch/search/plan.hpp"
+
+using namespace zerosearch;
+namespace fs = std::filesystem;
+
+namespace {
+
+const SearchPlan& mixed_plan() {
+  static const SearchPlan plan = [] {
+    static const Catalogs catalogs = load_catalogs(ZEROSEARCH_TEST_PROFILEDB);
+    PlanInput in;
+    in.model = "llama2_13B";
+    in.cluster = Cluster{{{"A10", 3}, {"A6000", 5}}, 4, {}};
+    return make_plan(in, catalogs);
+  }();
+  return plan;
+}
+
+// The golden heterogeneous row: A10 A10 A6000x5 A10, partition 5-4-6-6-6-6-5-4.
+const Placement kGoldenPlacement{0, 0, 1, 1, 1, 1, 1, 0};
+
+LaunchPlan make_launch_plan(DpMethod method, const std::vector<int>& partition, int mbs = 1) {
+  const SearchPlan& plan = mixed_plan();
+  DesignPoint p;
+  p.method = method;
+  p.tp = 1;
+  p.pp = 8;
+  p.dp = 4;
+  p.mbs = mbs;
+  p.num_micro_batches = plan.context.global_batch / (p.dp * p.mbs);
+  LaunchPlan lp;
+  lp.ctx = &plan.context;
+  lp.point = p;
+  lp.placement = kGoldenPlacement;
+  lp.estimate = estimate(plan.context, p, layer_costs(plan.context, p), kGoldenPlacement, partition);
+  lp.origin = "test";
+  return lp;
+}
+
+const LaunchFile& file(const std::vector<LaunchFile>& files, const std::string& name) {
+  for (const auto& f : files) {
+    if (f.name == name) {
+      return f;
+    }
+  }
+  FAIL("no file " << name);
+  throw std::logic_error("unreachable");
+}
+
+bool has_file(const std::vector<LaunchFile>& files, const std::string& name) {
+  return std::any_of(files.begin(), files.end(), [&](const LaunchFile& f) { return f.name == name; });
+}
+
+/// Every "--flag" token of `text` outside comments.
+std::vector<std::string> flags_in(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  const std::regex flag(R"((^|\s)(--[A-Za-z][A-Za-z0-9_-]*))");
+  while (std::getline(in, line)) {
+    const auto hash = line.find('#');
+    if (hash != std::string::npos && line.find_first_not_of(' ') == hash) {
+      continue;
+    }
+    for (std::sregex_iterator it(line.begin(), line.end(), flag), end; it != end; ++it) {
+      out.push_back((*it)[2].str());
+    }
+  }
+  return out;
+}
+
+/// Layers per stage of a Megatron-LM layout string (only the forms megatron_layout writes:
+/// "E", "t", "t*N", "L"), with the counts of E and L and their positions checked.
+std::vector<int> parse_layout(const std::string& layout, int& embeddings, int& losses,
+                              bool& e_first, bool& l_last) {
+  std::vector<int> counts;
+  embeddings = losses = 0;
+  std::stringstream ss(layout);
+  std::string stage;
+  std::vector<std::string> stages;
+  while (std::getline(ss, stage, '|')) {
+    stages.push_back(stage);
+  }
+  e_first = !stages.empty() && stages.front().rfind("E", 0) == 0;
+  l_last = !stages.empty() && !stages.back().empty() && stages.back().back() == 'L';
+  for (const auto& s : stages) {
+    int t = 0;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      if (s[i] == 'E') {
+        ++embeddings;
+      } else if (s[i] == 'L') {
+        ++losses;
+      } else if (s[i] == 't') {
+        if (i + 1 < s.size() && s[i + 1] == '*') {
+          std::size_t j = i + 2;
+          int n = 0;
+          while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j])) != 0) {
+            n = n * 10 + (s[j] - '0');
+            ++j;
+          }
+          t += n;
+          i = j - 1;
+        } else {
+          t += 1;
+        }
+      }
+    }
+    counts.push_back(t);
+  }
+  return counts;
+}
+
+} // namespace
+
+TEST_CASE("layout string: one embedding first, one loss last, layers sum to the model's",
+          "[launch]") {
+  const std::vector<int> partition{5, 6, 6, 6, 6, 6, 3, 4};
+  CHECK(megatron_layout(partition) == "Et*4|t*6|t*6|t*6|t*6|t*6|t*3|t*3L");
+  CHECK(transformer_layers_per_stage(partition) == std::vector<int>{4, 6, 6, 6, 6, 6, 3, 3});
+  // Edge cases: a stage with the embedding only, a stage of one layer, a last stage of the head.
+  CHECK(megatron_layout({1, 1, 40, 1}) == "E|t|t*40|L");
+  for (const auto& p : std::vector<std::vector<int>>{
+           partition, {1, 1, 40, 1}, {6, 5, 5, 5, 5, 5, 5, 6}, {2, 40}, {21, 21}}) {
+    int e = 0, l = 0;
+    bool e_first = false, l_last = false;
+    const auto counts = parse_layout(megatron_layout(p), e, l, e_first, l_last);
+    CHECK(e == 1);
+    CHECK(l == 1);
+    CHECK(e_first);
+    CHECK(l_last);
+    CHECK(counts.size() == p.size());
+    CHECK(std::accumulate(counts.begin(), counts.end(), 0) ==
+          std::accumulate(p.begin(), p.end(), 0) - 2);
+    CHECK(counts == transformer_layers_per_stage(p));
+  }
+}
+
+TEST_CASE("Megatron-DeepSpeed's own split balances transformer layers, first stages first",
+          "[launch]") {
+  // LAUNCH.md ran DeepSpeed's 'type:transformer' partitioning: 40 / 8 and 40 / 7.
+  CHECK(deepspeed_default_split(40, 8) == std::vector<int>(8, 5));
+  CHECK(deepspeed_default_split(40, 7) == std::vector<int>{6, 6, 6, 6, 6, 5, 5});
+}
+
+TEST_CASE("DeepSpeed plan: batch rule, documented keys and flags, hostfile in stage order",
+          "[launch]") {
+  const LaunchPlan lp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
+  REQUIRE_FALSE(lp.estimate.oom);
+  const auto files = launch_files(lp);
+  for (const auto& name : {"PLAN.md", "hostfile", "ds_config.json", "megatron_deepspeed_args.sh",
+                           "launch_deepspeed.sh", "ds_explicit_partition.py", "slurm.sbatch"}) {
+    CHECK(has_file(files, name));
+  }
+  CHECK_FALSE(has_file(files, "torchtitan.toml"));
+
+  // The JSON parses, obeys the batch rule with the data-parallel size, and has only keys
+  // DeepSpeed reads (zero_optimization is pydantic extra="forbid").
+  const auto j = nlohmann::json::parse(file(files, "ds_config.json").text);
+  CHECK(j.at("train_batch_size").get<int>() ==
+        j.at("train_micro_batch_size_per_gpu").get<int>() *
+            j.at("gradient_accumulation_steps").get<int>() * lp.point.dp);
+  CHECK(j.at("train_batch_size").get<int>() == 64);
+  CHECK(j.at("gradient_accumulation_steps").get<int>() == 16);
+  CHECK(j.at("zero_optimization").at("stage").get<int>() == 1);
+  CHECK(j.at("bf16").at("enabled").get<bool>() != j.at("fp16").at("enabled").get<bool>());
+  for (const auto& [key, value] : j.items()) {
+    CHECK(documented_argument("DeepSpeed JSON", key));
+    CHECK_FALSE((value.is_string() && value.get<std::string>() == "auto"));
+  }
+  for (const auto& [key, value] : j.at("zero_optimization").items()) {
+    CHECK(documented_argument("DeepSpeed JSON zero_optimization", key));
+  }
+  for (const auto& [key, value] : j.at("pipeline").items()) {
+    CHECK(documented_argument("DeepSpeed JSON pipeline", key));
+  }
+  for (const auto& [key, value] : j.at("bf16").items()) {
+    CHECK(documented_argument("DeepSpeed JSON precision", key));
+  }
+
+  // Hostfile: one line per node in placement order, "host slots=G", no duplicates, the type of
+  // each line's node equal to the placement's.
+  std::istringstream hf(file(files, "hostfile").text);
+  std::string line;
+  std::vector<std::string> types;
+  std::set<std::string> hosts;
+  const std::regex entry(R"(^(\S+)\s+slots=(\d+)\s+# (\S+), ranks (\d+)-(\d+), stage (\d+)$)");
+  int n = 0;
+  while (std::getline(hf, line)) {
+    if (line.empty() || line[0] == '#') {
+      continue;
+    }
+    std::smatch m;
+    REQUIRE(std::regex_match(line, m, entry));
+    CHECK(hosts.insert(m[1].str()).second);
+    CHECK(m[2].str() == "4");
+    types.push_back(m[3].str());
+    CHECK(std::stoi(m[4].str()) == 4 * n);
+    CHECK(std::stoi(m[6].str()) == n); // tp x dp = 4 = GPUs per node: stage n on node n
+    ++n;
+  }
+  CHECK(types == std::vector<std::string>{"A10", "A10", "A6000", "A6000", "A6000", "A6000",
+                                          "A6000", "A10"});
+  CHECK(*hosts.begin() == "a10-node01");
+
+  // Every flag is in the documented lists.
+  for (const auto& f : flags_in(file(files, "megatron_deepspeed_args.sh").text)) {
+    INFO(f);
+    CHECK(documented_argument("Megatron-DeepSpeed", f));
+  }
+  for (const auto& f : flags_in(file(files, "launch_deepspeed.sh").text)) {
+    INFO(f);
+    CHECK(documented_argument("deepspeed launcher", f));
+  }
+  // Batch flags equal the JSON (Megatron-DeepSpeed resets the DeepSpeed batch from them).
+  const std::string args = file(files, "megatron_deepspeed_args.sh").text;
+  CHECK(args.find("--micro-batch-size 1\n") != std::string::npos);
+  CHECK(args.find("--global-batch-size 64\n") != std::string::npos);
+  CHECK(args.find("--zero-stage 1\n") != std::string::npos);
+  CHECK(args.find("--pipeline-model-parallel-size 8\n") != std::string::npos);
+
+  // The uneven split goes to the shim, as transformer layers summing to 40.
+  const std::string launch = file(files, "launch_deepspeed.sh").text;
+  CHECK(launch.find("export DS_PIPE_PARTITION=4-4-6-6-6-6-5-3\n") != std::string::npos);
+  // PLAN.md states what upstream would run instead and its cost from the estimator.
+  const LaunchPlan even = make_launch_plan(DpMethod::zero1, {6, 5, 5, 5, 5, 5, 5, 6});
+  const std::string plan_md = file(files, "PLAN.md").text;
+  CHECK(plan_md.find(fmt::format("estimated {:.4f} s/step instead of {:.4f}", even.estimate.step_s,
+                                 lp.estimate.step_s)) != std::string::npos);
+  CHECK(even.estimate.step_s > lp.estimate.step_s);
+}
+
+TEST_CASE("an even DeepSpeed split needs no shim", "[launch]") {
+  const auto files = launch_files(make_launch_plan(DpMethod::zero1, {6, 5, 5, 5, 5, 5, 5, 6}));
+  CHECK_FALSE(has_file(files, "ds_explicit_partition.py"));
+  CHECK(file(files, "launch_deepspeed.sh").text.find("DS_PIPE_PARTITION") == std::string::npos);
+}
+
+TEST_CASE("Megatron-LM plan: the uneven split as a layout, torchtitan parts in order",
+          "[launch]") {
+  const std::vector<int> partition{5, 4, 6, 6, 6, 6, 5, 4};
+  // llama2_13B has DeepSpeed profiles only: estimate as zero1, write the files of a dp row.
+  LaunchPlan lp = make_launch_plan(DpMethod::zero1, partition);
+  lp.point.method = DpMethod::dp;
+  const auto files = launch_files(lp);
+  const std::string args = file(files, "megatron_lm_args.sh").text;
+  CHECK(args.find("--pipeline-model-parallel-layout 'Et*4|t*4|t*6|t*6|t*6|t*6|t*5|t*3L'\n") !=
+        std::string::npos);
+  const auto flags = flags_in(args);
+  CHECK(std::find(flags.begin(), flags.end(), "--use-distributed-optimizer") == flags.end());
+  for (const auto& f : flags_in(args)) {
+    INFO(f);
+    CHECK(documented_argument("Megatron-LM", f));
+  }
+  for (const auto& f : flags_in(file(files, "launch_megatron_lm.sh").text)) {
+    INFO(f);
+    CHECK(documented_argument("torchrun", f));
+  }
+  // torchtitan: every transformer layer once, in order, the split as planned.
+  const std::string toml = file(files, "torchtitan.toml").text;
+  const std::regex part(R"(\n  \[([^\]]*)\],)");
+  std::vector<int> per_stage;
+  int next = 0;
+  bool ordered = true;
+  for (std::sregex_iterator it(toml.begin(), toml.end(), part), end; it != end; ++it) {
+    const std::string names = (*it)[1].str();
+    int count = 0;
+    const std::regex layer(R"re("layers\.(\d+)")re");
+    for (std::sregex_iterator l(names.begin(), names.end(), layer), e; l != e; ++l) {
+      ordered = ordered && std::stoi((*l)[1].str()) == next;
+      ++next;
+      ++count;
+    }
+    per_stage.push_back(count);
+  }
+  CHECK(ordered);
+  CHECK(per_stage == transformer_layers_per_stage(partition));
+  CHECK(toml.find("[\"tok_embeddings\", \"layers.0\"") != std::string::npos);
+  CHECK(toml.find("\"norm\", \"output\"],\n]") != std::string::npos);
+  CHECK(toml.find("data_parallel_replicate_degree = 4\n") != std::string::npos);
+  // Keys are documented for torchtitan v0.2.x.
+  std::istringstream in(toml);
+  std::string line, section;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#' || line[0] == ' ' || line[0] == ']') {
+      continue;
+    }
+    if (line[0] == '[') {
+      section = line.substr(1, line.find(']') - 1);
+      continue;
+    }
+    const std::string key = line.substr(0, line.find(' '));
+    INFO(section << "." << key);
+    CHECK(documented_argument("torchtitan TOML", section + "." + key));
+  }
+}
+
+TEST_CASE("FSDP with a pipeline goes to torchtitan only (Megatron-LM rejects it)", "[launch]") {
+  DesignPoint p;
+  p.method = DpMethod::fsdp;
+  p.pp = 8;
+  CHECK(launch_frameworks(p) == std::vector<LaunchFramework>{LaunchFramework::torchtitan});
+  p.pp = 1;
+  CHECK(launch_frameworks(p) ==
+        std::vector<LaunchFramework>{LaunchFramework::megatron_lm, LaunchFramework::torchtitan});
+  p.method = DpMethod::zero3;
+  CHECK(launch_frameworks(p) == std::vector<LaunchFramework>{LaunchFramework::megatron_deepspeed});
+}
+
+TEST_CASE("plans a framework rejects get one-line errors naming the rule", "[launch]") {
+  LaunchPlan lp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
+  lp.point.method = DpMethod::zero2;
+  CHECK_THROWS_WITH(launch_files(lp), Catch::Contains("PipelineEngine rejects ZeRO stage 2"));
+  lp.point.method = DpMethod::zero1;
+  lp.point.tp = 3;
+  CHECK_THROWS_WITH(launch_files(lp), Catch::Contains("num_attention_heads (40) to be a multiple"));
+  lp.point.tp = 1;
+  lp.estimate.oom = true;
+  CHECK_THROWS_WITH(launch_files(lp), Catch::Contains("OOM"));
+  lp.estimate.oom = false;
+  lp.point.mbs = 3;
+  CHECK_THROWS_WITH(launch_files(lp), Catch::Contains("train_batch_size == micro x accumulation x dp"));
+}
+
+TEST_CASE("the output folder: created, refused when it holds other files", "[launch]") {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("zs_launch_{}", ::getpid());
+  fs::remove_all(dir);
+  CHECK_NOTHROW(check_launch_dir(dir)); // missing: fine, created on write
+  const auto files = launch_files(make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4}));
+  write_launch_files(dir / "a" / "b", files);
+  CHECK(fs::exists(dir / "a" / "b" / "PLAN.md"));
+  CHECK((fs::status(dir / "a" / "b" / "launch_deepspeed.sh").permissions() & fs::perms::owner_exec) !=
+        fs::perms::none);
+  // Writing an even plan over it removes the shim it no longer needs.
+  write_launch_files(dir / "a" / "b",
+                     launch_files(make_launch_plan(DpMethod::zero1, {6, 5, 5, 5, 5, 5, 5, 6})));
+  CHECK_FALSE(fs::exists(dir / "a" / "b" / "ds_explicit_partition.py"));
+  std::ofstream(dir / "a" / "b" / "notes.txt") << "mine";
+  CHECK_THROWS_WITH(check_launch_dir(dir / "a" / "b"), Catch::Contains("holds 'notes.txt'"));
+  CHECK_THROWS_WITH(write_launch_files(dir / "a" / "b", files), Catch::Contains("holds 'notes.txt'"));
+  std::ofstream(dir / "plain") << "x";
+  CHECK_THROWS_WITH(check_launch_dir(dir / "plain"), Catch::Contains("is a file"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("every documented list names its source", "[launch]") {
+  for (const ArgumentList& l : argument_lists()) {
+    CHECK(std::string(l.source).size() > 10);
+    CHECK_FALSE(l.names.empty());
+  }
+  CHECK(documented_argument("Megatron-LM", "--pipeline-model-parallel-layout"));
+  CHECK_FALSE(documented_argument("Megatron-DeepSpeed", "--pipeline-model-parallel-layout"));
+  CHECK_FALSE(documented_argument("Megatron-LM", "--use-tp-pp-dp-mapping"));
+}

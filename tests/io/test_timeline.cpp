@@ -1,0 +1,79 @@
+#include <catch2/catch.hpp>
+
+#include <regex>
+
+#include "zerosearch/io/catalogs.hpp"
+#include "zerosearch/io/html_report.hpp"
+#include "zerosearch/io/timeline.hpp"
+#include "zerosearch/search/plan.hpp"
+
+using namespace zerosearch;
+
+namespace {
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) {
+    ++n;
+  }
+  return n;
+}
+} // namespace
+
+TEST_CASE("equal stages without links: the bubble is (pp-1)/(m+pp-1)", "[timeline]") {
+  for (const int pp : {2, 4, 8}) {
+    for (const int m : {1, 4, 16}) {
+      StageTimes t;
+      t.comp_s.assign(static_cast<std::size_t>(pp), 3.0);
+      t.for_send_s.assign(static_cast<std::size_t>(pp), 0.0);
+      t.back_send_s.assign(static_cast<std::size_t>(pp), 0.0);
+      t.comm_s.assign(static_cast<std::size_t>(pp), 0.0);
+      const PipelineSchedule s = pipeline_schedule(m, t, ForwardShare::third);
+      INFO("pp " << pp << " m " << m);
+      CHECK(stage_bubble_share(s, 0) == Approx(double(pp - 1) / double(m + pp - 1)));
+    }
+  }
+}
+
+TEST_CASE("timeline of the golden heterogeneous plan", "[timeline]") {
+  static const Catalogs catalogs = load_catalogs(ZEROSEARCH_TEST_PROFILEDB);
+  PlanInput in;
+  in.model = "llama2_13B";
+  in.cluster = Cluster{{{"A10", 3}, {"A6000", 5}}, 4, {}};
+  const SearchPlan plan = make_plan(in, catalogs);
+  DesignPoint p{DpMethod::zero1, 1, 4, 8, 1, 16};
+  const Placement placement{0, 0, 1, 1, 1, 1, 1, 0};
+  const Estimate e = estimate(plan.context, p, layer_costs(plan.context, p), placement);
+  const TimelineInput t = timeline_input(plan.context, p, placement, e);
+  CHECK(t.step_s == e.step_s);
+  CHECK(t.stage_gpu == std::vector<std::string>{"A10", "A10", "A6000", "A6000", "A6000", "A6000",
+                                                "A6000", "A10"});
+  CHECK(t.schedule.stage_end_s[0] == e.pipeline_s);
+  const std::string svg = timeline_svg(t);
+  CHECK(svg.rfind("<?xml", 0) == 0);
+  CHECK(svg.size() > 1000);
+  CHECK(svg.substr(svg.size() - 7) == "</svg>\n");
+  CHECK(count(svg, "class=\"fwd\"") == 16 * 8);
+  CHECK(count(svg, "class=\"bwd\"") == 16 * 8);
+  CHECK(count(svg, "class=\"lane\"") == 8);
+  CHECK(count(svg, "class=\"mem\"") == 8);
+  CHECK(count(svg, "class=\"dpsync\"") == 8);
+  CHECK(count(svg, "class=\"embsync\"") == 2);
+  CHECK(count(svg, "class=\"send\"") > 0);
+  CHECK(svg.find("stage 2 · A6000") != std::string::npos);
+  CHECK(svg.find("<script") == std::string::npos);
+  CHECK(svg.find("http://www.w3.org/2000/svg") != std::string::npos);
+  CHECK(count(svg, "http") == 1); // nothing external besides the namespace
+}
+
+TEST_CASE("HTML report: self-contained, escaped, every row", "[timeline]") {
+  HtmlReportInput in;
+  in.title = "a <b> & c";
+  in.summary = {"one"};
+  in.timeline_svg = "<?xml version=\"1.0\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\"></svg>\n";
+  const std::string html = html_report(in);
+  CHECK(html.find("a &lt;b&gt; &amp; c") != std::string::npos);
+  CHECK(html.find("<?xml") == std::string::npos); // inlined without the declaration
+  CHECK(html.find("src=") == std::string::npos);
+  CHECK(html.find("href=") == std::string::npos);
+  CHECK(html.find("<table id=\"rows\">") != std::string::npos);
+}
