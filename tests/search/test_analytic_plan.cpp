@@ -26,11 +26,12 @@ PlanInput input(const std::string& model, std::vector<NodeGroup> groups, int gpu
 
 } // namespace
 
-TEST_CASE("every catalog GPU searches llama2_13B and gpt2XL with analytic profiles",
+TEST_CASE("every catalog GPU searches every built-in model with analytic profiles",
           "[analytic][plan]") {
   for (const auto& [name, gpu] : catalogs().hardware.gpus) {
     if (!gpu.has_specs) continue;
-    for (const char* model : {"llama2_13B", "gpt2XL"}) {
+    for (const ModelSpec& spec : catalogs().models.models) {
+      const std::string& model = spec.name;
       INFO(name << " " << model);
       PlanInput in = input(model, {{name, 2}}, 4);
       in.profile_source = ProfileSource::analytic;
