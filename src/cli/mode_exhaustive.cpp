@@ -110,7 +110,8 @@ int run_exhaustive_mode(const Options& o, const char* argv0) {
         << " (post_process). A middle stage carries its incoming link time; stage 0 sends forward "
            "and the last stage sends backward.\n";
   };
-  write_plan_outputs(o, ctx, ranked, "--exhaustive",
+  write_plan_outputs(o, [&](const RankedRow&) -> const EstimateContext& { return ctx; }, ranked,
+                     "--exhaustive",
                      {fmt::format("{} on {} GPUs, global batch {}: one design point (--exhaustive)",
                                   ctx.model.name, cluster.world_size(), ctx.global_batch)});
   write_outputs(output, ranked, type_names, report);

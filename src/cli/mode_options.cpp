@@ -103,7 +103,7 @@ std::vector<std::string> check_mode_flags(const Options& o) {
       if (o.search_space) {
         throw InputError(fmt::format("{} cannot be combined with --search_space", flag));
       }
-      if (o.pareto) {
+      if (o.pareto && std::string(flag) != "--html") {
         throw InputError(fmt::format("{} cannot be combined with --pareto (use it with a search "
                                      "or --exhaustive)",
                                      flag));

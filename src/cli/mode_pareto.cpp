@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -10,6 +11,7 @@
 #include "mode_options.hpp"
 #include "modes.hpp"
 #include "output.hpp"
+#include "plan_outputs.hpp"
 #include "progress.hpp"
 #include "setup.hpp"
 #include "zerosearch/io/catalogs.hpp"
@@ -112,6 +114,7 @@ int run_pareto_mode(const Options& o, const char* argv0) {
   if (!o.plot.empty()) {
     plot_target = check_extra_output(o, output, o.plot, "--plot");
   }
+  check_plan_outputs(o);
   const fs::path profiledb = find_profiledb(o, argv0);
   const Catalogs catalogs = load_catalogs(profiledb, o.hardware, o.calibration);
 
@@ -176,7 +179,8 @@ int run_pareto_mode(const Options& o, const char* argv0) {
 
   const std::vector<std::string> type_names{catalogs.hardware.gpu(o.node_types[0]).name,
                                             catalogs.hardware.gpu(o.node_types[1]).name};
-  if (!o.plot.empty()) {
+  std::string chart;
+  if (!o.plot.empty() || !o.html.empty()) {
     std::vector<PlotPoint> points;
     for (const auto& r : ranked) {
       if (!r.row->estimate.oom) {
@@ -187,8 +191,25 @@ int run_pareto_mode(const Options& o, const char* argv0) {
     const std::string title =
         fmt::format("{}: price per step vs step time, {} and {} nodes (0..{} each)",
                     plans.front().context.model.name, o.node_types[0], o.node_types[1], bound);
-    write_extra_output(output, *plot_target,
-                       [&](std::ostream& out) { write_price_time_svg(out, points, title); });
+    std::ostringstream svg;
+    write_price_time_svg(svg, points, title);
+    chart = svg.str();
+  }
+  if (!o.plot.empty()) {
+    write_extra_output(output, *plot_target, [&](std::ostream& out) { out << chart; });
+  }
+  if (!o.html.empty()) {
+    // The best plan's timeline comes from its own composition's context.
+    const auto context_of = [&](const RankedRow& r) -> const EstimateContext& {
+      return plans[static_cast<std::size_t>(r.run - runs.data())].context;
+    };
+    write_plan_outputs(o, context_of, ranked, "--pareto",
+                       {fmt::format("Pareto sweep of {} over 0..{} {} and 0..{} {} nodes: {} "
+                                    "compositions, {} estimates in {:.1f} s",
+                                    plans.front().context.model.name, bound, o.node_types[0],
+                                    bound, o.node_types[1], clusters.size(), ranked.size(),
+                                    seconds)},
+                       chart);
   }
   const auto summary = [&](std::ostream& out) {
 

@@ -71,7 +71,8 @@ int run_search_mode(const Options& o, const char* argv0) {
   for (const auto& g : plan.context.cluster.groups) {
     type_names.push_back(g.gpu);
   }
-  write_plan_outputs(o, plan.context, ranked, "search",
+  write_plan_outputs(o, [&](const RankedRow&) -> const EstimateContext& { return plan.context; },
+                     ranked, "search",
                      {fmt::format("{} on {} GPUs, global batch {}: {} estimates in {:.1f} s",
                                   plan.context.model.name, plan.context.cluster.world_size(),
                                   plan.context.global_batch, ranked.size(), seconds)});

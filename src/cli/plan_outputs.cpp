@@ -35,11 +35,15 @@ void check_plan_outputs(const Options& o) {
   }
 }
 
-void write_plan_outputs(const Options& o, const EstimateContext& ctx,
+void write_plan_outputs(const Options& o,
+                        const std::function<const EstimateContext&(const RankedRow&)>& context_of,
                         const std::vector<RankedRow>& ranked, const std::string& origin,
-                        const std::vector<std::string>& summary) {
+                        const std::vector<std::string>& summary, const std::string& pareto_svg) {
   if (o.emit.empty() && o.timeline.empty() && o.html.empty()) {
     return;
+  }
+  if (ranked.empty()) {
+    throw InputError("no rows: nothing to emit, draw or report");
   }
   // The plan: row --rank (1-based position), or the best that fits.
   const RankedRow* chosen = nullptr;
@@ -63,6 +67,7 @@ void write_plan_outputs(const Options& o, const EstimateContext& ctx,
   if (chosen == nullptr && (!o.emit.empty() || !o.timeline.empty())) {
     throw InputError("no plan fits in memory: nothing to emit or draw (pick one with --rank)");
   }
+  const EstimateContext& ctx = context_of(chosen != nullptr ? *chosen : ranked.front());
   std::vector<LaunchFile> files;
   std::string timeline;
   LaunchPlan plan;
@@ -88,6 +93,7 @@ void write_plan_outputs(const Options& o, const EstimateContext& ctx,
     in.summary = summary;
     in.rows = ranked;
     in.timeline_svg = timeline;
+    in.pareto_svg = pareto_svg;
     in.timeline_caption = chosen == nullptr
                               ? std::string()
                               : fmt::format("Row {} of {}: {} (one lane per pipeline stage; hover "

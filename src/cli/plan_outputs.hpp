@@ -1,5 +1,6 @@
 #pragma once
 // --emit, --rank, --timeline and --html (issue 11): checked before the search, written after.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,8 +16,12 @@ void check_plan_outputs(const Options& o);
 /// Writes the plan outputs of a ranked run. `origin` names the run ("search", "--exhaustive").
 /// Refusals (a row out of range, an OOM row for --emit, a plan a framework rejects) throw
 /// InputError before any of these files is written.
-void write_plan_outputs(const Options& o, const EstimateContext& ctx,
+/// `context_of` gives the estimate context of a row's run (a Pareto sweep has one per
+/// composition); `pareto_svg`, when not empty, goes into the HTML report.
+void write_plan_outputs(const Options& o,
+                        const std::function<const EstimateContext&(const RankedRow&)>& context_of,
                         const std::vector<RankedRow>& ranked, const std::string& origin,
-                        const std::vector<std::string>& summary);
+                        const std::vector<std::string>& summary,
+                        const std::string& pareto_svg = {});
 
 } // namespace zerosearch::cli
