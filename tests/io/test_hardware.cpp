@@ -61,10 +61,10 @@ TEST_CASE("the shipped hardware catalog loads", "[hardware]") {
     CHECK(g.inter_node_gbit_per_node >= 50.0);
     CHECK(g.node_price_per_hour_usd(8) > 0.0);
     CHECK_FALSE(g.spec_source.empty());
-    if (g.price_per_gpu_hour_usd) {
-      CHECK_FALSE(g.price_source.empty());
-      CHECK_FALSE(g.price_date.empty());
-    }
+    // Every price per GPU-hour says where and when it was read.
+    CHECK(g.price_per_gpu_hour_usd > 0.0);
+    CHECK_FALSE(g.price_source.empty());
+    CHECK_FALSE(g.price_date.empty());
   }
   // Dense figures, not sparse: H100 SXM bf16 989.4 TFLOP/s, fp8 twice that.
   CHECK(*c.gpu("H100-SXM").peak_tflops.bf16 == 989.4);
