@@ -19,9 +19,12 @@ struct StageEvents {
     std::size_t size() const noexcept { return n; }
     double& operator[](std::size_t i) const noexcept { return p[i]; }
   };
-  StageEvents(double* base, std::size_t m)
+  /// `with_starts`: the buffer also holds the compute start rows (a timeline was asked for).
+  StageEvents(double* base, std::size_t m, bool with_starts)
       : fce{base, m}, fse{base + m, m}, frs{base + 2 * m, m}, fre{base + 3 * m, m},
-        bce{base + 4 * m, m}, bse{base + 5 * m, m}, brs{base + 6 * m, m}, bre{base + 7 * m, m} {}
+        bce{base + 4 * m, m}, bse{base + 5 * m, m}, brs{base + 6 * m, m}, bre{base + 7 * m, m},
+        fcs{with_starts ? base + 8 * m : nullptr, m}, bcs{with_starts ? base + 9 * m : nullptr, m} {}
+  static constexpr std::size_t rows(bool with_starts) noexcept { return with_starts ? 10 : 8; }
   Row fce; // forward compute end
   Row fse; // forward send end
   Row frs; // forward receive start
@@ -30,6 +33,8 @@ struct StageEvents {
   Row bse; // backward send end
   Row brs; // backward receive start
   Row bre; // backward receive end
+  Row fcs; // forward compute start (recorded for the timeline only)
+  Row bcs; // backward compute start (likewise)
 };
 
 /// Python list indexing: -1 is the last element.
@@ -37,11 +42,12 @@ double& at(const StageEvents::Row& v, int i) {
   return v[static_cast<std::size_t>(i < 0 ? i + static_cast<int>(v.size()) : i)];
 }
 
-} // namespace
-
-bool simulate_1f1b_into(int m, int pp, const double* comp_s, const double* for_send_s,
-                        const double* back_send_s, ForwardShare share, double stop_at,
-                        double* ends) {
+/// The simulation; `Record` (a timeline was asked for) also keeps every pass's start and hands
+/// the event rows to `events`. A template, so that the search's simulations pay nothing for it.
+template <bool Record>
+bool simulate(int m, int pp, const double* comp_s, const double* for_send_s,
+              const double* back_send_s, ForwardShare share, double stop_at, double* ends,
+              OneFOneBEvents* events) {
   const double fwbw = share == ForwardShare::quarter ? 3.0 : 2.0;
   const double parts = share == ForwardShare::quarter ? 4.0 : 3.0;
   // One buffer per thread, reused: the event rows, then the per-stage constants. Unset event
@@ -51,12 +57,14 @@ bool simulate_1f1b_into(int m, int pp, const double* comp_s, const double* for_s
   thread_local std::vector<int> warm;
   const auto mu = static_cast<std::size_t>(m);
   const auto ppu = static_cast<std::size_t>(pp);
-  buffer.assign(ppu * 8 * mu + 5 * ppu, 0.0);
+  constexpr bool record = Record;
+  const std::size_t rows = StageEvents::rows(record);
+  buffer.assign(ppu * rows * mu + 5 * ppu, 0.0);
   st.clear();
   for (std::size_t i = 0; i < ppu; ++i) {
-    st.emplace_back(buffer.data() + i * 8 * mu, mu);
+    st.emplace_back(buffer.data() + i * rows * mu, mu, record);
   }
-  double* const fwd = buffer.data() + ppu * 8 * mu;
+  double* const fwd = buffer.data() + ppu * rows * mu;
   double* const bwd = fwd + ppu;
   // up[i]: the backward passes of stages 0..i-1; slow_up[i]: the longest of them (0 if none);
   // down[i]: the forward passes of stages i+1..pp-1 and the backward passes of every stage.
@@ -124,6 +132,9 @@ bool simulate_1f1b_into(int m, int pp, const double* comp_s, const double* for_s
       }
       const double end = start + fwd[static_cast<std::size_t>(i)];
       at(s.fce, j) = end;
+      if constexpr (record) {
+        at(s.fcs, j) = start;
+      }
       if (hopeless_forward(i, j, end)) {
         return false;
       }
@@ -162,6 +173,9 @@ bool simulate_1f1b_into(int m, int pp, const double* comp_s, const double* for_s
       }
       const double end = start + fwd[static_cast<std::size_t>(i)];
       at(s.fce, fid) = end;
+      if constexpr (record) {
+        at(s.fcs, fid) = start;
+      }
       if (hopeless_forward(i, fid, end)) {
         return false;
       }
@@ -187,6 +201,9 @@ bool simulate_1f1b_into(int m, int pp, const double* comp_s, const double* for_s
       const double start = std::max({prev_send_end, at(s.bre, bid), at(s.fce, fid)});
       const double end = start + bwd[static_cast<std::size_t>(i)];
       at(s.bce, bid) = end;
+      if constexpr (record) {
+        at(s.bcs, bid) = start;
+      }
       if (hopeless(i, bid, end)) {
         return false;
       }
@@ -218,6 +235,9 @@ bool simulate_1f1b_into(int m, int pp, const double* comp_s, const double* for_s
       const double start = std::max({at(s.bce, bid - 1), at(s.bre, bid), at(s.bse, bid - 1)});
       const double end = start + bwd[static_cast<std::size_t>(i)];
       at(s.bce, bid) = end;
+      if constexpr (record) {
+        at(s.bcs, bid) = start;
+      }
       if (hopeless(i, bid, end)) {
         return false;
       }
@@ -236,7 +256,33 @@ bool simulate_1f1b_into(int m, int pp, const double* comp_s, const double* for_s
   for (int i = 0; i < pp; ++i) {
     ends[static_cast<std::size_t>(i)] = at(S(i).bce, m - 1);
   }
+  if constexpr (record) {
+    const auto copy = [&](std::vector<double>& to, StageEvents::Row StageEvents::*row) {
+      to.resize(ppu * mu);
+      for (std::size_t i = 0; i < ppu; ++i) {
+        const StageEvents::Row& r = st[i].*row;
+        std::copy(r.p, r.p + r.n, to.begin() + static_cast<std::ptrdiff_t>(i * mu));
+      }
+    };
+    copy(events->forward_start, &StageEvents::fcs);
+    copy(events->forward_end, &StageEvents::fce);
+    copy(events->forward_send_end, &StageEvents::fse);
+    copy(events->backward_start, &StageEvents::bcs);
+    copy(events->backward_end, &StageEvents::bce);
+    copy(events->backward_send_end, &StageEvents::bse);
+  }
   return true;
+}
+
+} // namespace
+
+bool simulate_1f1b_into(int m, int pp, const double* comp_s, const double* for_send_s,
+                        const double* back_send_s, ForwardShare share, double stop_at,
+                        double* ends, OneFOneBEvents* events) {
+  return events != nullptr
+             ? simulate<true>(m, pp, comp_s, for_send_s, back_send_s, share, stop_at, ends, events)
+             : simulate<false>(m, pp, comp_s, for_send_s, back_send_s, share, stop_at, ends,
+                               nullptr);
 }
 
 std::vector<double> simulate_1f1b(int m, const StageTimes& times, ForwardShare share) {

@@ -13,13 +13,26 @@ namespace zerosearch {
 [[nodiscard]] std::vector<double> simulate_1f1b(int micro_batches, const StageTimes& times,
                                                 ForwardShare share);
 
+/// The start and end times of every pass, and the end of every send, of a simulation,
+/// stage-major: entry [i * m + j] is stage i's micro-batch j. A send belongs to its sender
+/// (forward sends from stages 0..pp-2, backward sends from stages 1..pp-1; the others stay 0).
+struct OneFOneBEvents {
+  std::vector<double> forward_start;
+  std::vector<double> forward_end;
+  std::vector<double> forward_send_end;
+  std::vector<double> backward_start;
+  std::vector<double> backward_end;
+  std::vector<double> backward_send_end;
+};
+
 /// The same simulation on raw arrays of pp stages (compute, forward send, backward send
 /// seconds), writing each stage's end to `ends` and returning true; allocates nothing once its
 /// per-thread buffer is large enough. It gives up early, returning false with `ends` unset, once
 /// a lower bound on stage 0's end reaches `stop_at` (+infinity: never): the simulation is then
-/// known to end at `stop_at` or later.
+/// known to end at `stop_at` or later. `events`, when given, receives every pass's and send's
+/// end (for the timeline; schedule.hpp).
 bool simulate_1f1b_into(int micro_batches, int pp, const double* comp_s, const double* for_send_s,
                         const double* back_send_s, ForwardShare share, double stop_at,
-                        double* ends);
+                        double* ends, OneFOneBEvents* events = nullptr);
 
 } // namespace zerosearch
