@@ -26,11 +26,7 @@ int run_write_profile_mode(const Options& o, const char* argv0) {
   if (o.framework != "m" && o.framework != "d" && o.framework != "default") {
     throw InputError(fmt::format("--write_profile takes -f m or -f d, not '{}'", o.framework));
   }
-  const OutputTarget target = check_output(o.write_profile, "--write_profile");
-  if (o.no_clobber && target.kind == OutputKind::regular_file) {
-    throw InputError(fmt::format("--write_profile '{}' exists and --no_clobber is set",
-                                 o.write_profile));
-  }
+  const OutputTarget target = check_cli_output(o, o.write_profile, "--write_profile");
   const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0), o.hardware, o.calibration);
   const SearchPlan plan = make_plan(in, catalogs);
   const EstimateContext& ctx = plan.context;

@@ -20,6 +20,16 @@ namespace zerosearch::cli {
 
 namespace fs = std::filesystem;
 
+OutputTarget check_cli_output(const Options& o, const fs::path& path, const std::string& flag,
+                              bool create_folders, const std::string& hint) {
+  OutputTarget t = check_output(path, flag, create_folders);
+  if (o.no_clobber && t.kind == OutputKind::regular_file) {
+    throw InputError(fmt::format("{} '{}' exists and --no_clobber is set{}", flag,
+                                 path.string(), hint));
+  }
+  return t;
+}
+
 OutputPlan make_output_plan(const Options& o, const fs::path& record_file) {
   OutputPlan plan;
   plan.quiet = o.quiet;
@@ -32,23 +42,15 @@ OutputPlan make_output_plan(const Options& o, const fs::path& record_file) {
   if (o.output_given && o.output.empty()) {
     throw InputError("-o '': the file name is empty (use -o - for standard output)");
   }
-  const auto no_clobber = [&](const OutputTarget& t, const char* flag) {
-    if (o.no_clobber && t.kind == OutputKind::regular_file) {
-      throw InputError(fmt::format("{} '{}' exists and --no_clobber is set; remove it, or choose "
-                                   "another name (--add_exp_name for --record)",
-                                   flag, t.requested.string()));
-    }
-  };
+  const std::string hint = "; remove it, or choose another name (--add_exp_name for --record)";
   if (!record_file.empty()) {
-    OutputTarget t = check_output(record_file, "--record", true);
-    no_clobber(t, "--record");
+    OutputTarget t = check_cli_output(o, record_file, "--record", true, hint);
     plan.record_replaces = t.kind == OutputKind::regular_file;
     plan.csv_files.push_back(std::move(t));
   }
   const bool csv_to_stdout = o.output == "-";
   if (!o.output.empty() && !csv_to_stdout) {
-    OutputTarget t = check_output(o.output, "-o");
-    no_clobber(t, "-o");
+    OutputTarget t = check_cli_output(o, o.output, "-o", false, hint);
     for (const OutputTarget& other : plan.csv_files) {
       if (same_output(t, other)) {
         throw InputError(fmt::format("-o '{}' and --record '{}' are the same file; give one",
@@ -82,12 +84,7 @@ OutputPlan make_output_plan(const Options& o, const fs::path& record_file) {
 
 OutputTarget check_extra_output(const Options& o, const OutputPlan& plan, const fs::path& path,
                                 const std::string& flag) {
-  OutputTarget t = check_output(path, flag);
-  if (o.no_clobber && t.kind == OutputKind::regular_file) {
-    throw InputError(fmt::format("{} '{}' exists and --no_clobber is set; remove it, or choose "
-                                 "another name",
-                                 flag, path.string()));
-  }
+  OutputTarget t = check_cli_output(o, path, flag, false, "; remove it, or choose another name");
   for (const OutputTarget& other : plan.csv_files) {
     if (same_output(t, other)) {
       throw InputError(fmt::format("{} '{}' is also the CSV file of this run; give the two "

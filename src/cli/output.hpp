@@ -37,6 +37,12 @@ struct OutputPlan {
   nlohmann::ordered_json provenance;
 };
 
+/// check_output (io/output_file.hpp) and --no_clobber: an existing regular file at `path` is an
+/// error "FLAG 'PATH' exists and --no_clobber is set" followed by `hint`. Throws InputError.
+[[nodiscard]] OutputTarget check_cli_output(const Options& o, const std::filesystem::path& path,
+                                            const std::string& flag, bool create_folders = false,
+                                            const std::string& hint = {});
+
 /// Reads and checks the output flags and files before any work; `record_file` is --record's
 /// path or empty. Throws InputError on a bad --format or --top, -o '', two outputs to one
 /// place, a file that cannot be written, or an existing file with --no_clobber.

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "output.hpp"
 #include "zerosearch/core/error.hpp"
 #include "zerosearch/io/html_report.hpp"
 #include "zerosearch/io/launch.hpp"
@@ -23,10 +24,7 @@ void check_plan_outputs(const Options& o) {
   for (const auto& [flag, path] : {std::pair<const char*, const std::string*>{"--timeline", &o.timeline},
                                    {"--html", &o.html}}) {
     if (!path->empty()) {
-      const OutputTarget t = check_output(*path, flag);
-      if (o.no_clobber && t.kind == OutputKind::regular_file) {
-        throw InputError(fmt::format("{} '{}' exists and --no_clobber is set", flag, *path));
-      }
+      (void)check_cli_output(o, *path, flag);
     }
   }
   if (!o.timeline.empty() && !o.html.empty() &&
