@@ -44,9 +44,10 @@ std::vector<std::string> check_mode_flags(const Options& o) {
   }
   // Flags zerosearch added: an error where they do not apply.
   if (o.search_space || !o.write_profile.empty()) {
+    // --no_clobber applies to --write_profile's file; --search_space writes none.
     const std::pair<const char*, bool> outputs[] = {
         {"-o", o.output_given}, {"--record", o.record}, {"--top", !o.top.empty()},
-        {"--feasible", o.feasible}, {"--no_clobber", o.no_clobber}};
+        {"--feasible", o.feasible}, {"--no_clobber", o.no_clobber && o.search_space}};
     for (const auto& [flag, given] : outputs) {
       if (given) {
         throw InputError(fmt::format("{} does not apply to {}: it writes no ranked rows{}", flag,
