@@ -14,7 +14,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
@@ -28,6 +27,7 @@
 #include "zerosearch/io/hardware_json.hpp"
 #include "zerosearch/io/json_util.hpp"
 #include "zerosearch/io/model_json.hpp"
+#include "zerosearch/io/output_file.hpp"
 #include "zerosearch/io/profiledb.hpp"
 #include "zerosearch/model/analytic_profile.hpp"
 
@@ -87,7 +87,11 @@ void print_residuals(const std::vector<PointResidual>& rs) {
 
 int main(int argc, char** argv) {
   try {
+    install_output_cleanup();
     const Args a = parse(argc, argv);
+    if (!a.output.empty()) {
+      (void)check_output(a.output, "-o"); // before the fit, so a bad path fails at once
+    }
     const ModelCatalog models = load_model_catalog(a.profiledb / "models.json");
     HardwareCatalog hw = load_hardware_catalog(a.profiledb / "hardware.json");
     if (!a.hardware.empty()) hw = merge_catalogs(std::move(hw), load_hardware_catalog(a.hardware));
@@ -191,14 +195,9 @@ int main(int argc, char** argv) {
                  s / n * 1e6, n, sink);
     }
     if (!a.output.empty()) {
+      // The rules of every zerosearch output (io/output_file.hpp).
       const std::string text = calibration_json(records);
-      const fs::path tmp = a.output.string() + ".tmp";
-      {
-        std::ofstream out(tmp, std::ios::binary);
-        out << text;
-        if (!out.flush()) throw InputError("cannot write " + a.output.string());
-      }
-      fs::rename(tmp, a.output);
+      write_output(check_output(a.output, "-o"), [&](std::ostream& out) { out << text; });
       fmt::print("wrote {}\n", a.output.string());
     }
     return 0;
