@@ -52,21 +52,6 @@ int node_count(const RankedRow& r, const std::string& name) {
 
 void append_int(std::string& out, long long v) { fmt::format_to(std::back_inserter(out), "{}", v); }
 
-/// Appends `cell` as Python's csv module writes a field with QUOTE_MINIMAL.
-void append_quoted(std::string& out, std::string_view cell) {
-  if (cell.find_first_of(",\"\r\n") == std::string_view::npos) {
-    out += cell;
-    return;
-  }
-  out += '"';
-  for (const char c : cell) {
-    out += c;
-    if (c == '"') {
-      out += '"';
-    }
-  }
-  out += '"';
-}
 
 nlohmann::ordered_json number(double v) {
   return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
@@ -158,7 +143,7 @@ void append_csv_cell(std::string& out, const Column& c, const RankedRow& r) {
     }
     return;
   }
-  case ColumnId::partition: append_quoted(out, python_int_list(e.partition)); return;
+  case ColumnId::partition: append_csv_field(out, python_int_list(e.partition)); return;
   case ColumnId::step_time: out += python_float(e.step_s); return;
   case ColumnId::pipeline_time: out += python_float(e.pipeline_s); return;
   case ColumnId::dp_sync_time: out += python_float(e.dp_sync_s); return;

@@ -65,18 +65,25 @@ std::string exp_partition(const std::vector<int>& partition) {
   return out;
 }
 
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) {
-    return text;
+void append_csv_field(std::string& out, std::string_view text) {
+  if (text.find_first_of(",\"\r\n") == std::string_view::npos) {
+    out += text;
+    return;
   }
-  std::string out = "\"";
+  out += '"';
   for (const char c : text) {
     out += c;
     if (c == '"') {
       out += '"';
     }
   }
-  return out + "\"";
+  out += '"';
+}
+
+std::string csv_field(const std::string& text) {
+  std::string out;
+  append_csv_field(out, text);
+  return out;
 }
 
 std::vector<std::string> csv_columns(const std::vector<std::string>& type_names,

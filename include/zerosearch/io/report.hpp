@@ -2,6 +2,7 @@
 // The original's CSV format and the Python formatting it needs (docs/model.md §5).
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "zerosearch/core/cluster.hpp"
@@ -29,5 +30,7 @@ void write_csv(std::ostream& out, const std::vector<RankedRow>& rows,
 
 /// A CSV field quoted as Python's csv module does with QUOTE_MINIMAL.
 [[nodiscard]] std::string csv_field(const std::string& text);
+/// The same, appended to `out`.
+void append_csv_field(std::string& out, std::string_view text);
 
 } // namespace zerosearch
