@@ -11,23 +11,11 @@ const char* to_string(Flavour f) noexcept {
 }
 
 std::string dp_method_names() {
-  std::string out;
-  for (const DpMethodInfo& m : kDpMethods) {
-    out += out.empty() ? "" : ", ";
-    out += m.name;
-  }
-  return out;
+  return dp_method_names_where([](const DpMethodInfo&) { return true; });
 }
 
 std::string dp_method_names(Flavour f) {
-  std::string out;
-  for (const DpMethodInfo& m : kDpMethods) {
-    if (m.flavour == f) {
-      out += out.empty() ? "" : ", ";
-      out += m.name;
-    }
-  }
-  return out;
+  return dp_method_names_where([f](const DpMethodInfo& m) { return m.flavour == f; });
 }
 
 DpMethod parse_dp_method(const std::string& text) {

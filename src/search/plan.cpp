@@ -306,27 +306,17 @@ SearchPlan make_plan(const PlanInput& in, const Catalogs& catalogs) {
       return has_deepspeed && (!m.has_megatron_equivalent || !has_megatron);
     });
     // The notes name the methods from the table.
-    const auto names_where = [](auto keep) {
-      std::string out;
-      for (const DpMethodInfo& m : dp_methods()) {
-        if (keep(m)) {
-          out += out.empty() ? "" : ", ";
-          out += m.name;
-        }
-      }
-      return out;
-    };
     if (!has_megatron && !has_deepspeed) {
       plan.notes.push_back(fmt::format(
           "{} and their DeepSpeed equivalents {} left out: no profile of {} for {}",
-          names_where([](const DpMethodInfo& m) { return m.flavour == Flavour::megatron; }),
-          names_where([](const DpMethodInfo& m) { return m.has_megatron_equivalent; }),
+          dp_method_names(Flavour::megatron),
+          dp_method_names_where([](const DpMethodInfo& m) { return m.has_megatron_equivalent; }),
           ctx.model.name, missing_profiles(ctx, Flavour::deepspeed)));
     }
     if (!has_deepspeed) {
       plan.notes.push_back(fmt::format(
           "{} left out: no DeepSpeed profile of {} for {}",
-          names_where([](const DpMethodInfo& m) {
+          dp_method_names_where([](const DpMethodInfo& m) {
             return m.flavour == Flavour::deepspeed && !m.has_megatron_equivalent;
           }),
           ctx.model.name, missing_profiles(ctx, Flavour::deepspeed)));

@@ -83,6 +83,18 @@ static_assert([] {
 [[nodiscard]] constexpr const char* to_string(DpMethod m) noexcept { return info(m).name; }
 /// The profile flavour a method's compute times come from.
 [[nodiscard]] constexpr Flavour flavour_of(DpMethod m) noexcept { return info(m).flavour; }
+/// The names of the methods `keep` accepts, in table order, joined with ", ".
+template <typename Keep> [[nodiscard]] std::string dp_method_names_where(Keep keep) {
+  std::string out;
+  for (const DpMethodInfo& m : kDpMethods) {
+    if (keep(m)) {
+      out += out.empty() ? "" : ", ";
+      out += m.name;
+    }
+  }
+  return out;
+}
+
 /// "dp, fsdp, zero0, zero1, zero2, zero3": for help texts and error messages.
 [[nodiscard]] std::string dp_method_names();
 /// The methods of one framework, "dp, fsdp".
