@@ -25,7 +25,7 @@ endif()
 if(NOT out MATCHES "all-reduce: skipped")
   message(FATAL_ERROR "expected the all-reduce to be skipped on CPU:\n${out}")
 endif()
-execute_process(COMMAND ${ZEROSEARCH} --hardware ${WORK}/tiny.json --node_type tinycpu
+execute_process(COMMAND ${ZEROSEARCH} --estimator zerosearch --hardware ${WORK}/tiny.json --node_type tinycpu
                         --gpu_per_node 1 --num_node 2 --type gpt2XL --top 1
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)

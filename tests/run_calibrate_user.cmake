@@ -12,7 +12,7 @@ foreach(re "A6000: e_max" "leave tp 4 out: max error" "worst fitted point: [0-9.
     message(FATAL_ERROR "output does not match '${re}':\n${out}")
   endif()
 endforeach()
-execute_process(COMMAND ${ZEROSEARCH} --calibration ${WORK}/mine.json --node_type A6000
+execute_process(COMMAND ${ZEROSEARCH} --estimator zerosearch --calibration ${WORK}/mine.json --node_type A6000
                         --type gpt2XL --top 1
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0 OR NOT err MATCHES "A6000: analytic profile of gpt2XL \\(calibrated, fit of 9")

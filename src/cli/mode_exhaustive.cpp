@@ -19,6 +19,112 @@
 
 namespace zerosearch::cli {
 
+namespace {
+
+/// One value of a native dimension for --exhaustive.
+template <typename T>
+T single(const std::vector<T>& values, const char* flag) {
+  if (values.size() != 1) {
+    throw InputError(fmt::format("--exhaustive takes one {} value, not a list", flag));
+  }
+  return values.front();
+}
+
+/// --exhaustive with the native estimator: the time and memory components of every stage.
+int run_exhaustive_native(const Options& o, const SearchPlan& plan, DesignPoint p,
+                          const Placement& placement, const std::vector<int>& given,
+                          const Cluster& cluster, OutputPlan& output) {
+  const EstimateContext& ctx = plan.context;
+  p.recompute = o.recompute.empty() ? Recompute::none : single(plan.recompute, "--recompute");
+  p.offload = single(plan.offload, "--offload");
+  p.virtual_stages = static_cast<std::int16_t>(
+      o.virtual_stages.empty() ? 1 : single(plan.virtual_stages, "--virtual_stages"));
+  p.dtype = single(plan.dtypes, "--dtype");
+  NativeEstimate n;
+  const Estimate e = estimate_native(ctx, p, placement, given, &n);
+
+  std::vector<RunResult> runs(1);
+  runs[0].cluster = cluster;
+  runs[0].placements = {placement};
+  runs[0].rows = {ResultRow{p, 0, e}};
+  runs[0].profile_source = profile_source_text(ctx);
+  runs[0].estimator = ctx.estimator;
+  const auto ranked = rank_results(runs);
+  std::vector<std::string> type_names;
+  for (const auto& g : cluster.groups) {
+    type_names.push_back(g.gpu);
+  }
+  const auto gpu_name = [&](int g) { return cluster.groups[static_cast<std::size_t>(g)].gpu; };
+  const auto report = [&](std::ostream& out) {
+    out << fmt::format("zerosearch: {} on {} ({} GPUs, {} per node), global batch {}\n",
+                       ctx.model.name, cluster_text(cluster), cluster.world_size(),
+                       cluster.gpus_per_node, ctx.global_batch);
+    out << fmt::format("estimator: {} (docs/native.md)\n", profile_source_text(ctx));
+    out << fmt::format("design point: {} ({}), tp {}, pp {}, dp {}, micro-batch {} ({} "
+                       "micro-batches), recompute {}, offload {}, virtual stages {}, {}\n",
+                       to_string(p.method), framework_params(p.method).name, p.tp, p.pp, p.dp,
+                       p.mbs, p.num_micro_batches, to_string(p.recompute), to_string(p.offload),
+                       p.virtual_stages, to_string(p.dtype));
+    out << fmt::format("placement:    {}\n", compress_placement(cluster, placement));
+    out << fmt::format("partition:    {} ({})\n", python_int_list(e.partition),
+                       given.empty() ? "chosen by the native model" : "as given");
+    out << '\n';
+    out << fmt::format("step time           {:>14.6f} s/step\n", e.step_s);
+    out << fmt::format("  pipeline          {:>14.6f} s\n", e.pipeline_s);
+    out << fmt::format("  data-parallel     {:>14.6f} s (exposed)\n", e.dp_sync_s);
+    out << fmt::format("  embedding sync    {:>14.6f} s\n", e.embedding_sync_s);
+    out << fmt::format("  optimizer step    {:>14.6f} s\n", e.optimizer_s);
+    out << fmt::format("  offload           {:>14.6f} s\n", e.offload_s);
+    const NativeStage& peak = n.stages[static_cast<std::size_t>(n.peak_stage)];
+    out << fmt::format("memory              {:>14.2f} GiB on stage {} ({} has {:.2f}): {}\n",
+                       e.gpumem_gib, n.peak_stage, gpu_name(peak.gpu), peak.memory_limit_gib,
+                       n.oom ? "OOM" : "fits");
+    if (p.offload != Offload::none) {
+      out << fmt::format("host memory         {:>14.2f} GiB per node{}\n", n.host_gib_per_node,
+                         n.host_oom ? ": more than the node has (--host_memory_gib)" : "");
+    }
+    out << fmt::format("price               {:>14.6f} $ per step, ${:.0f} for {} iterations\n",
+                       e.price_per_step_usd, e.train_cost_usd, ctx.iterations);
+    out << "\ntime of one micro-batch per stage, s (backward includes recompute and exposed "
+           "ZeRO-3/FSDP collectives):\n";
+    out << fmt::format("{:>5} {:>6}  {:<10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}\n",
+                       "stage", "layers", "GPU", "forward", "backward", "recompute", "gathers",
+                       "send", "dp sync", "optimizer");
+    for (std::size_t j = 0; j < n.stages.size(); ++j) {
+      const NativeStage& st = n.stages[j];
+      out << fmt::format("{:>5} {:>6}  {:<10} {:>10.6f} {:>10.6f} {:>10.6f} {:>10.6f} {:>10.6f} "
+                         "{:>10.6f} {:>10.6f}\n",
+                         j, st.layers, gpu_name(st.gpu), st.forward_s, st.backward_s,
+                         st.recompute_s, st.sharded_comm_s, st.send_s, st.dp_sync_s,
+                         st.optimizer_s);
+    }
+    out << "\nmemory per GPU by stage, GiB:\n";
+    out << fmt::format("{:>5} {:>8} {:>9} {:>9} {:>9} {:>11} {:>9} {:>9} {:>16}\n", "stage",
+                       "weights", "grads", "optimizer", "in flight", "activations", "buffers",
+                       "overhead", "total / limit");
+    for (std::size_t j = 0; j < n.stages.size(); ++j) {
+      const NativeStage& st = n.stages[j];
+      const NativeMemory& m = st.memory;
+      out << fmt::format("{:>5} {:>8.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>11.2f} {:>9.2f} {:>9.2f} "
+                         "{:>7.2f} / {:<6.2f}{}\n",
+                         j, m.weights, m.gradients, m.optimizer, st.in_flight, m.activations,
+                         m.buffers, m.overhead, m.total(), st.memory_limit_gib,
+                         st.fits() ? "" : " OOM");
+    }
+    out << "\nlayers count the embedding (first stage) and post_process (last stage) as "
+           "entries. buffers: embedding output, logits and their fp32 gradient, gathered "
+           "parameters.\n";
+  };
+  write_plan_outputs(o, [&](const RankedRow&) -> const EstimateContext& { return ctx; }, ranked,
+                     "--exhaustive",
+                     {fmt::format("{} on {} GPUs, global batch {}: one design point (--exhaustive)",
+                                  ctx.model.name, cluster.world_size(), ctx.global_batch)});
+  write_outputs(output, ranked, type_names, report);
+  return 0;
+}
+
+} // namespace
+
 int run_exhaustive_mode(const Options& o, const char* argv0) {
   const Cluster cluster = make_cluster(o);
   PlanInput in = make_plan_input(o, cluster);
@@ -42,6 +148,9 @@ int run_exhaustive_mode(const Options& o, const char* argv0) {
   const std::vector<int> given =
       o.partition.empty() ? std::vector<int>{}
                           : parse_partition(o.partition, p.pp, ctx.model.pipeline_layers());
+  if (ctx.estimator == Estimator::native) {
+    return run_exhaustive_native(o, plan, p, placement, given, cluster, output);
+  }
   const LayerCosts costs = layer_costs(ctx, p); // InputError when the method or tp has no profile
   EstimateDetail d;
   const Estimate e = estimate(ctx, p, costs, placement, given, &d);
@@ -52,6 +161,7 @@ int run_exhaustive_mode(const Options& o, const char* argv0) {
   runs[0].placements = {placement};
   runs[0].rows = {ResultRow{p, 0, e}};
   runs[0].profile_source = profile_source_text(ctx);
+  runs[0].estimator = ctx.estimator;
   const auto ranked = rank_results(runs);
   std::vector<std::string> type_names;
   for (const auto& g : cluster.groups) {

@@ -169,6 +169,7 @@ int run_pareto_mode(const Options& o, const char* argv0) {
       runs[i].placements = placements(runs[i].cluster);
       runs[i].rows = run_search(plans[i].context, plans[i].design_points(), runs[i].placements, so);
       runs[i].profile_source = profile_source_text(plans[i].context);
+      runs[i].estimator = plans[i].context.estimator;
       done_before += runs[i].rows.size();
     }
   }

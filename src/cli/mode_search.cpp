@@ -62,6 +62,7 @@ int run_search_mode(const Options& o, const char* argv0) {
   runs[0].placements = placements(plan.context.cluster);
   runs[0].rows = run_search(plan.context, points, runs[0].placements, so);
   runs[0].profile_source = profile_source_text(plan.context);
+  runs[0].estimator = plan.context.estimator;
   bar.finish();
   const auto ranked = rank_results(runs);
   const double seconds =

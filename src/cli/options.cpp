@@ -270,6 +270,34 @@ ParseResult parse_options(int argc, const char* const* argv) {
   app.add_option("--html", o.html,
                  "Write a self-contained HTML report (summary, sortable table, timeline) to FILE")
       ->type_name("FILE")->group(modes);
+  const std::string native = "Native estimator";
+  app.add_option("--estimator", o.estimator,
+                 "zerosearch (the original's formulas, bit for bit) or native (zerosearch's own "
+                 "model, docs/native.md); default: zerosearch when every node type has a "
+                 "measured profile of the model, else native")
+      ->type_name("E")->group(native);
+  app.add_option("--recompute", o.recompute,
+                 "Activation recomputation to search: none, selective, full, or a list "
+                 "(default: all three)")
+      ->type_name("R[,R]")->group(native);
+  app.add_option("--offload", o.offload,
+                 "DeepSpeed offload to search: none, optimizer, optimizer+params, or a list "
+                 "(default: none)")
+      ->type_name("O[,O]")->group(native);
+  app.add_option("--virtual_stages", o.virtual_stages,
+                 "Model chunks per pipeline rank (interleaved 1F1B when > 1), one or a list "
+                 "(default: 1,2)")
+      ->type_name("V[,V]")->group(native);
+  app.add_option("--dtype", o.dtype,
+                 "Training element type: bf16, fp16, fp32, fp8, or a list (default: from "
+                 "--precision)")
+      ->type_name("D[,D]")->group(native);
+  app.add_option("--host_memory_gib", o.host_memory_gib,
+                 "Host memory per node for offload, GiB (default: 2x the node's GPU memory)")
+      ->type_name("G")->group(native);
+  app.add_option("--framework_overhead_gib", o.framework_overhead_gib,
+                 "Per-GPU memory besides model states and activations, GiB (default: 2)")
+      ->type_name("G")->group(native);
   app.add_flag("--search_space", o.search_space,
                "Print the size of the search space and exit")
       ->group(modes);

@@ -62,6 +62,15 @@ struct Options {
   std::string timeline;                       // --timeline FILE.svg
   std::string html;                           // --html FILE
 
+  // Native estimator (docs/native.md): lists are comma-separated values to search.
+  std::string estimator;                      // --estimator zerosearch|native; empty: by profiles
+  std::string recompute;                      // --recompute none,selective,full
+  std::string offload;                        // --offload none,optimizer,optimizer+params
+  std::string virtual_stages;                 // --virtual_stages 1,2,...
+  std::string dtype;                          // --dtype bf16,fp16,fp32,fp8
+  std::string host_memory_gib;                // --host_memory_gib G (per node)
+  std::string framework_overhead_gib;         // --framework_overhead_gib G (per GPU)
+
   // Genetic partitioner.
   std::string seed = "0";                     // --seed
   // Which flags were given (flags that do not apply to a mode are errors or notes).

@@ -174,6 +174,75 @@ std::vector<RankedRow> summary_rows(const OutputPlan& plan, const std::vector<Ra
   return select_rows(ranked, RowSelection{true, 10});
 }
 
+namespace {
+
+/// The recompute and offload settings that make an OOM row's plan fit, with their step time
+/// and cost against the OOM estimate (native estimator).
+std::vector<std::string> fitting_settings(const EstimateContext& ctx, const RunResult& run,
+                                          const ResultRow& oom_row) {
+  const DesignPoint& p = oom_row.point;
+  const Placement& placement = run.placements[static_cast<std::size_t>(oom_row.placement)];
+  std::vector<std::string> fits;
+  for (const Offload o : {Offload::none, Offload::optimizer, Offload::optimizer_params}) {
+    for (const Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
+      DesignPoint q = p;
+      q.recompute = r;
+      q.offload = o;
+      if (offload_unsupported(q.method, o) != nullptr ||
+          (r == p.recompute && o == p.offload)) {
+        continue;
+      }
+      Estimate e;
+      try {
+        e = estimate_native(ctx, q, placement);
+      } catch (const InputError&) {
+        continue;
+      }
+      if (!e.oom) {
+        fits.push_back(fmt::format("--recompute {} --offload {}: {:.2f} s/step ({:+.0f} %), "
+                                   "{:.1f} GiB",
+                                   to_string(r), to_string(o), e.step_s,
+                                   100.0 * (e.step_s / oom_row.estimate.step_s - 1.0),
+                                   e.gpumem_gib));
+      }
+    }
+  }
+  return fits;
+}
+
+/// The fastest OOM plan (ahead of `limit_s`, the best plan that fits, when there is one) that
+/// a recompute or offload setting makes fit: which settings, at what cost.
+void print_fit_hint(std::ostream& out, const EstimateContext& ctx, const RunResult& run,
+                    const std::vector<RankedRow>& ranked, double limit_s) {
+  constexpr std::size_t kTried = 256; // OOM rows examined, fastest first
+  std::size_t tried = 0;
+  for (const RankedRow& r : ranked) {
+    const ResultRow& row = *r.row;
+    if (row.estimate.step_s >= limit_s || tried == kTried) {
+      return;
+    }
+    if (!row.estimate.oom) {
+      continue;
+    }
+    ++tried;
+    const std::vector<std::string> fits = fitting_settings(ctx, run, row);
+    if (fits.empty()) {
+      continue;
+    }
+    const DesignPoint& p = row.point;
+    out << fmt::format("\n{} tp {} pp {} dp {} mbs {} with recompute {}, offload {} would take "
+                       "{:.2f} s/step but needs {:.1f} GiB per GPU (OOM); it fits with\n",
+                       to_string(p.method), p.tp, p.pp, p.dp, p.mbs, to_string(p.recompute),
+                       to_string(p.offload), row.estimate.step_s, row.estimate.gpumem_gib);
+    for (const std::string& f : fits) {
+      out << "  " << f << '\n';
+    }
+    return;
+  }
+}
+
+} // namespace
+
 void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& run,
                    const std::vector<RankedRow>& ranked, const std::vector<RankedRow>& rows,
                    double seconds) {
@@ -185,7 +254,14 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
   out << fmt::format("zerosearch: {} on {} ({} GPUs, {} per node), global batch {}\n",
                      ctx.model.name, cluster_text(ctx.cluster), ctx.cluster.world_size(),
                      ctx.cluster.gpus_per_node, ctx.global_batch);
-  out << fmt::format("profiles: {}\n", profile_source_text(ctx));
+  if (ctx.estimator == Estimator::native) {
+    out << fmt::format("estimator: {} (docs/native.md; error against published runs: "
+                       "docs/validation.md)\n",
+                       profile_source_text(ctx));
+  } else {
+    out << fmt::format("profiles: {} (estimator: zerosearch, the original's formulas)\n",
+                       profile_source_text(ctx));
+  }
   std::string methods;
   for (const auto m : plan.methods) {
     methods += methods.empty() ? "" : ", ";
@@ -199,13 +275,28 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
   if (rows.empty()) {
     out << "no design point fits in GPU memory; try more nodes, GPUs with more memory, or a "
            "smaller --custom_gbs\n";
+    if (ctx.estimator == Estimator::native) {
+      print_fit_hint(out, ctx, run, ranked, std::numeric_limits<double>::infinity());
+    }
     return;
   }
   // The CSV's columns and names (io/columns.hpp), a subset for the screen.
   using C = ColumnId;
   std::vector<Column> layout;
-  for (const ColumnId id : {C::rank, C::real_rank, C::dp_method, C::tp, C::pp, C::dp, C::mbs, C::m,
-                            C::step_time, C::pipeline_time, C::dp_sync_time,
+  const bool native = ctx.estimator == Estimator::native;
+  for (const ColumnId id : {C::rank, C::real_rank, C::dp_method, C::tp, C::pp, C::dp, C::mbs, C::m}) {
+    layout.emplace_back(id);
+  }
+  if (native) {
+    layout.emplace_back(C::recompute);
+    if (std::any_of(rows.begin(), rows.end(),
+                    [](const RankedRow& r) { return r.row->point.offload != Offload::none; })) {
+      layout.emplace_back(C::offload);
+    }
+    layout.emplace_back(C::virtual_stages);
+    layout.emplace_back(C::dtype);
+  }
+  for (const ColumnId id : {C::step_time, C::pipeline_time, C::dp_sync_time,
                             C::embedding_sync_time, C::gpumem}) {
     layout.emplace_back(id);
   }
@@ -230,14 +321,25 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
   }
   if (best_fit == nullptr) {
     out << "\nnone of these rows fits in GPU memory (is_oom); drop --top or add --feasible\n";
+    if (native) {
+      print_fit_hint(out, ctx, run, ranked, std::numeric_limits<double>::infinity());
+    }
     return;
   }
   const auto& b = *best_fit->row;
-  out << fmt::format("\nbest plan: {} with tp {}, pp {}, dp {}, micro-batch {} ({} micro-batches): "
+  out << fmt::format("\nbest plan: {} with tp {}, pp {}, dp {}, micro-batch {} ({} micro-batches){}: "
                      "{:.2f} s/step, {:.1f} GiB per GPU, ${:.4f} per step\n",
                      to_string(b.point.method), b.point.tp, b.point.pp, b.point.dp, b.point.mbs,
-                     b.point.num_micro_batches, b.estimate.step_s, b.estimate.gpumem_gib,
-                     b.estimate.price_per_step_usd);
+                     b.point.num_micro_batches,
+                     native ? fmt::format(", recompute {}, offload {}, virtual stages {}, {}",
+                                          to_string(b.point.recompute), to_string(b.point.offload),
+                                          b.point.virtual_stages, to_string(b.point.dtype))
+                            : std::string(),
+                     b.estimate.step_s, b.estimate.gpumem_gib, b.estimate.price_per_step_usd);
+  // A faster plan that does not fit: say which memory-saving setting would make it fit.
+  if (native) {
+    print_fit_hint(out, ctx, run, ranked, b.estimate.step_s);
+  }
 }
 
 } // namespace zerosearch::cli

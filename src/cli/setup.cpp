@@ -109,6 +109,74 @@ std::optional<ModelSpec> model_from_file(const Options& o) {
   return load_model_file(o.model);
 }
 
+namespace {
+
+/// The comma-separated values of a list flag, each parsed by `parse`, without repeats.
+template <typename T, typename Parse>
+std::vector<T> parse_list(const std::string& flag, const std::string& text, Parse parse) {
+  std::vector<T> out;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t end = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, end - pos);
+    if (item.empty()) {
+      throw InputError(fmt::format("{} '{}' has an empty value; give values separated by commas",
+                                   flag, text));
+    }
+    T v = parse(item);
+    if (std::find(out.begin(), out.end(), v) == out.end()) {
+      out.push_back(v);
+    }
+    pos = end + 1;
+  }
+  return out;
+}
+
+} // namespace
+
+void read_native_options(const Options& o, PlanInput& in) {
+  const bool any = !o.recompute.empty() || !o.offload.empty() || !o.virtual_stages.empty() ||
+                   !o.dtype.empty() || !o.host_memory_gib.empty() ||
+                   !o.framework_overhead_gib.empty();
+  if (!o.estimator.empty()) {
+    in.estimator = parse_estimator(o.estimator);
+  } else if (any) {
+    in.estimator = Estimator::native; // these flags only exist in the native model
+  }
+  if (any && in.estimator == Estimator::zerosearch) {
+    const char* flag = !o.recompute.empty()        ? "--recompute"
+                       : !o.offload.empty()        ? "--offload"
+                       : !o.virtual_stages.empty() ? "--virtual_stages"
+                       : !o.dtype.empty()          ? "--dtype"
+                       : !o.host_memory_gib.empty() ? "--host_memory_gib"
+                                                    : "--framework_overhead_gib";
+    throw InputError(fmt::format("{} needs --estimator native (the zerosearch estimator "
+                                 "reproduces the original, which has no such setting)",
+                                 flag));
+  }
+  if (!o.recompute.empty()) {
+    in.recompute = parse_list<Recompute>("--recompute", o.recompute, parse_recompute);
+  }
+  if (!o.offload.empty()) {
+    in.offload = parse_list<Offload>("--offload", o.offload, parse_offload);
+  }
+  if (!o.virtual_stages.empty()) {
+    in.virtual_stages = parse_list<int>("--virtual_stages", o.virtual_stages, [](const std::string& t) {
+      return static_cast<int>(parse_int("--virtual_stages", t, 1, 1024));
+    });
+  }
+  if (!o.dtype.empty()) {
+    in.dtypes = parse_list<Dtype>("--dtype", o.dtype, parse_dtype);
+  }
+  if (!o.host_memory_gib.empty()) {
+    in.native.host_memory_gib = parse_positive_real("--host_memory_gib", o.host_memory_gib);
+  }
+  if (!o.framework_overhead_gib.empty()) {
+    const double v = parse_positive_real("--framework_overhead_gib", o.framework_overhead_gib);
+    in.native.framework_overhead_gib = v;
+  }
+}
+
 PlanInput make_plan_input(const Options& o, const Cluster& cluster) {
   PlanInput in;
   in.model_spec = model_from_file(o);
@@ -135,6 +203,7 @@ PlanInput make_plan_input(const Options& o, const Cluster& cluster) {
   }
   in.seed = static_cast<std::uint64_t>(
       parse_int("--seed", o.seed, 0, std::numeric_limits<long long>::max()));
+  read_native_options(o, in);
   return in;
 }
 

@@ -47,4 +47,68 @@ Framework parse_framework(const std::string& text) {
       "unknown framework '{}' (allowed: m = Megatron-LM, d = DeepSpeed, both, default)", text));
 }
 
+const char* to_string(Estimator e) noexcept {
+  return e == Estimator::native ? "native" : "zerosearch";
+}
+
+Estimator parse_estimator(const std::string& text) {
+  if (text == "zerosearch") return Estimator::zerosearch;
+  if (text == "native") return Estimator::native;
+  throw InputError(fmt::format("unknown estimator '{}' (allowed: zerosearch, native)", text));
+}
+
+const char* to_string(Recompute r) noexcept {
+  switch (r) {
+  case Recompute::none: return "none";
+  case Recompute::selective: return "selective";
+  case Recompute::full: return "full";
+  }
+  return "?";
+}
+
+Recompute parse_recompute(const std::string& text) {
+  for (const Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
+    if (text == to_string(r)) return r;
+  }
+  throw InputError(fmt::format("unknown recompute mode '{}' (allowed: none, selective, full)",
+                               text));
+}
+
+const char* to_string(Offload o) noexcept {
+  switch (o) {
+  case Offload::none: return "none";
+  case Offload::optimizer: return "optimizer";
+  case Offload::optimizer_params: return "optimizer+params";
+  }
+  return "?";
+}
+
+Offload parse_offload(const std::string& text) {
+  for (const Offload o : {Offload::none, Offload::optimizer, Offload::optimizer_params}) {
+    if (text == to_string(o)) return o;
+  }
+  throw InputError(fmt::format("unknown offload mode '{}' (allowed: none, optimizer, "
+                               "optimizer+params)",
+                               text));
+}
+
+const char* offload_unsupported(DpMethod m, Offload o) noexcept {
+  if (o == Offload::none) return nullptr;
+  // DeepSpeed: offload_optimizer needs ZeRO stage 1, 2 or 3; offload_param needs stage 3.
+  if (flavour_of(m) != Flavour::deepspeed || m == DpMethod::zero0) {
+    return "offload needs a DeepSpeed ZeRO method (zero1, zero2, zero3)";
+  }
+  if (o == Offload::optimizer_params && m != DpMethod::zero3) {
+    return "offload of parameters needs zero3";
+  }
+  return nullptr;
+}
+
+Dtype parse_dtype(const std::string& text) {
+  for (const Dtype d : {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8}) {
+    if (text == to_string(d)) return d;
+  }
+  throw InputError(fmt::format("unknown dtype '{}' (allowed: bf16, fp16, fp32, fp8)", text));
+}
+
 } // namespace zerosearch

@@ -1,5 +1,6 @@
 #include "zerosearch/io/columns.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -12,7 +13,7 @@ namespace zerosearch {
 namespace {
 
 // The one table of output columns (docs/model.md §5 for the original's CSV).
-constexpr std::array<ColumnDef, 22> kColumns{{
+constexpr std::array<ColumnDef, 36> kColumns{{
     {ColumnId::m, "m", "", false},
     {ColumnId::mbs, "mbs", "", false},
     {ColumnId::tp, "tp", "", false},
@@ -35,7 +36,27 @@ constexpr std::array<ColumnDef, 22> kColumns{{
     {ColumnId::rank, "rank", "", false},
     {ColumnId::real_rank, "real_rank", "", false},
     {ColumnId::pareto, "pareto", "", true},
+    {ColumnId::estimator, "estimator", "", true},
+    {ColumnId::recompute, "recompute", "", true},
+    {ColumnId::offload, "offload", "", true},
+    {ColumnId::virtual_stages, "virtual_stages", "", false},
+    {ColumnId::dtype, "dtype", "", true},
+    {ColumnId::optimizer_time, "optimizer time", "s", false},
+    {ColumnId::offload_time, "offload time", "s", false},
+    {ColumnId::host_memory, "host memory per node", "GiB", false},
+    {ColumnId::mem_weights, "mem weights", "GiB", false},
+    {ColumnId::mem_gradients, "mem gradients", "GiB", false},
+    {ColumnId::mem_optimizer, "mem optimizer", "GiB", false},
+    {ColumnId::mem_activations, "mem activations", "GiB", false},
+    {ColumnId::mem_buffers, "mem buffers", "GiB", false},
+    {ColumnId::mem_overhead, "mem overhead", "GiB", false},
 }};
+static_assert([] {
+  for (std::size_t i = 0; i < kColumns.size(); ++i) {
+    if (static_cast<std::size_t>(kColumns[i].id) != i) return false;
+  }
+  return true;
+}(), "kColumns rows must follow the ColumnId enum's order");
 
 const Placement& placement_of(const RankedRow& r) {
   return r.run->placements[static_cast<std::size_t>(r.row->placement)];
@@ -105,11 +126,30 @@ std::vector<Column> csv_layout(const std::vector<std::string>& type_names,
   if (options.pareto_column) {
     add({C::pareto});
   }
+  if (options.native) {
+    add({C::estimator, C::recompute, C::offload, C::virtual_stages, C::dtype, C::optimizer_time,
+         C::offload_time, C::host_memory, C::mem_weights, C::mem_gradients, C::mem_optimizer,
+         C::mem_activations, C::mem_buffers, C::mem_overhead});
+  }
   return cols;
 }
 
-std::vector<Column> table_layout(const std::vector<std::string>& type_names) {
-  return csv_layout(type_names, CsvOptions{true, false});
+bool has_native_rows(const std::vector<RankedRow>& rows) noexcept {
+  return std::any_of(rows.begin(), rows.end(),
+                     [](const RankedRow& r) { return r.run->estimator == Estimator::native; });
+}
+
+std::vector<Column> table_layout(const std::vector<std::string>& type_names, bool native) {
+  std::vector<Column> cols = csv_layout(type_names, CsvOptions{true, false, false});
+  if (native) {
+    auto at = std::find_if(cols.begin(), cols.end(),
+                           [](const Column& c) { return c.def->id == ColumnId::dp_method; });
+    at = cols.insert(at + 1, Column(ColumnId::recompute));
+    at = cols.insert(at + 1, Column(ColumnId::offload));
+    at = cols.insert(at + 1, Column(ColumnId::virtual_stages));
+    cols.insert(at + 1, Column(ColumnId::dtype));
+  }
+  return cols;
 }
 
 void append_csv_cell(std::string& out, const Column& c, const RankedRow& r) {
@@ -157,6 +197,20 @@ void append_csv_cell(std::string& out, const Column& c, const RankedRow& r) {
   case ColumnId::rank: append_int(out, r.rank); return;
   case ColumnId::real_rank: append_int(out, r.real_rank); return;
   case ColumnId::pareto: out += r.on_front ? "True" : "False"; return;
+  case ColumnId::estimator: out += to_string(r.run->estimator); return;
+  case ColumnId::recompute: out += to_string(p.recompute); return;
+  case ColumnId::offload: out += to_string(p.offload); return;
+  case ColumnId::virtual_stages: append_int(out, p.virtual_stages); return;
+  case ColumnId::dtype: out += to_string(p.dtype); return;
+  case ColumnId::optimizer_time: out += python_float(e.optimizer_s); return;
+  case ColumnId::offload_time: out += python_float(e.offload_s); return;
+  case ColumnId::host_memory: out += python_float(e.host_gib_per_node); return;
+  case ColumnId::mem_weights: out += python_float(e.peak_memory[0]); return;
+  case ColumnId::mem_gradients: out += python_float(e.peak_memory[1]); return;
+  case ColumnId::mem_optimizer: out += python_float(e.peak_memory[2]); return;
+  case ColumnId::mem_activations: out += python_float(e.peak_memory[3]); return;
+  case ColumnId::mem_buffers: out += python_float(e.peak_memory[4]); return;
+  case ColumnId::mem_overhead: out += python_float(e.peak_memory[5]); return;
   }
 }
 
@@ -193,6 +247,20 @@ nlohmann::ordered_json json_cell(const Column& c, const RankedRow& r) {
   case ColumnId::rank: return r.rank;
   case ColumnId::real_rank: return r.real_rank;
   case ColumnId::pareto: return r.on_front;
+  case ColumnId::estimator: return to_string(r.run->estimator);
+  case ColumnId::recompute: return to_string(p.recompute);
+  case ColumnId::offload: return to_string(p.offload);
+  case ColumnId::virtual_stages: return p.virtual_stages;
+  case ColumnId::dtype: return to_string(p.dtype);
+  case ColumnId::optimizer_time: return number(e.optimizer_s);
+  case ColumnId::offload_time: return number(e.offload_s);
+  case ColumnId::host_memory: return number(e.host_gib_per_node);
+  case ColumnId::mem_weights: return number(e.peak_memory[0]);
+  case ColumnId::mem_gradients: return number(e.peak_memory[1]);
+  case ColumnId::mem_optimizer: return number(e.peak_memory[2]);
+  case ColumnId::mem_activations: return number(e.peak_memory[3]);
+  case ColumnId::mem_buffers: return number(e.peak_memory[4]);
+  case ColumnId::mem_overhead: return number(e.peak_memory[5]);
   }
   return nullptr;
 }

@@ -93,6 +93,7 @@ void parse_specs(const Json& g, GpuSpec& spec, const std::string& where) {
   spec.default_gpus_per_node = static_cast<int>(get_positive_int(g, "gpus_per_node", where));
   spec.inter_node_gbit_per_node = get_positive_number(g, "inter_node_gbit_per_node", where);
   spec.spec_source = get_string(g, "spec_source", where);
+  spec.flash_attention_efficiency = optional_positive(g, "flash_attention_efficiency", where);
   if (g.contains("benchmark") && !g.at("benchmark").is_null()) {
     spec.benchmark = parse_benchmark(g.at("benchmark"), where + ": benchmark");
   }
@@ -116,7 +117,7 @@ HardwareCatalog parse_hardware_catalog(const std::string& text, const std::strin
     require_object(g, where);
     reject_unknown_keys(g, {"memory_gib", "price_per_gpu_hour_usd", "comment", "class",
                             "peak_tflops", "memory_gbps", "intra_node", "gpus_per_node",
-                            "inter_node_gbit_per_node",
+                            "inter_node_gbit_per_node", "flash_attention_efficiency",
                             "price_source", "price_date", "spec_source", "benchmark"},
                         where);
     GpuSpec spec;

@@ -97,7 +97,9 @@ std::vector<std::string> csv_columns(const std::vector<std::string>& type_names,
 
 void write_csv(std::ostream& out, const std::vector<RankedRow>& rows,
                const std::vector<std::string>& type_names, const CsvOptions& options) {
-  const std::vector<Column> columns = csv_layout(type_names, options);
+  CsvOptions with_native = options;
+  with_native.native = options.native || has_native_rows(rows);
+  const std::vector<Column> columns = csv_layout(type_names, with_native);
   std::string buffer;
   for (std::size_t i = 0; i < columns.size(); ++i) {
     buffer += i ? "," : "";

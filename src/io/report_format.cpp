@@ -29,7 +29,9 @@ void write_json(std::ostream& out, const std::vector<RankedRow>& rows,
     out << "[]\n";
     return;
   }
-  const std::vector<Column> layout = csv_layout(type_names, options);
+  CsvOptions with_native = options;
+  with_native.native = options.native || has_native_rows(rows);
+  const std::vector<Column> layout = csv_layout(type_names, with_native);
   out << "[\n";
   for (std::size_t i = 0; i < rows.size(); ++i) {
     nlohmann::ordered_json object = nlohmann::ordered_json::object();
@@ -54,7 +56,7 @@ std::vector<std::string> table_columns(const std::vector<std::string>& type_name
 
 void write_table(std::ostream& out, const std::vector<RankedRow>& rows,
                  const std::vector<std::string>& type_names) {
-  write_table(out, rows, table_layout(type_names));
+  write_table(out, rows, table_layout(type_names, has_native_rows(rows)));
 }
 
 void write_table(std::ostream& out, const std::vector<RankedRow>& rows,

@@ -143,9 +143,8 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   const double b = static_cast<double>(std::max(1, st.micro_batch));
   const double tokens = b * x.s;
   const double P = peak_flops(gpu, st.dtype);
-  const double elem = st.dtype == Dtype::fp32 || st.dtype == Dtype::tf32 ? 4.0
-                      : st.dtype == Dtype::fp8                           ? 1.0
-                                                                         : 2.0;
+  // Activations stay in 16 bits with fp8 GEMMs (fp8 training casts each GEMM's inputs).
+  const double elem = st.dtype == Dtype::fp32 || st.dtype == Dtype::tf32 ? 4.0 : 2.0;
   const double bw = gpu.memory_gbps * 1e9 * c.memory_efficiency;
   const auto gemm_s = [&](double flops) { return flops / (P * gemm_efficiency(c, flops)); };
 
@@ -165,13 +164,18 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   }
   const double s_eff = st.flash_attention ? x.s / 2 : x.s;
   const double attention_eff =
-      st.flash_attention ? std::max(c.attention_efficiency, 0.8 * c.gemm_e_max)
+      st.flash_attention ? gpu.flash_attention_efficiency.value_or(
+                               std::max(c.attention_efficiency, 0.8 * c.gemm_e_max))
                          : c.attention_efficiency;
   const double attention = 4 * tokens * s_eff * x.a * x.d / t / (P * attention_eff);
   const double f_act = x.experts > 0 ? x.top_k * x.f_expert + x.f_shared : x.f;
   double bytes = elem * tokens * x.h * 10 + elem * tokens * f_act * mats / t;
   if (!st.flash_attention) {
     bytes += elem * b * x.a * x.s * x.s * 4 / t; // scores, softmax read/write, read for PV
+  }
+  if (st.dtype == Dtype::fp8) {
+    // casts of the GEMM inputs to fp8: read 2 bytes, write 1, per input element
+    bytes += 3.0 * tokens * (2 * x.h + x.a * x.d / t + f_act * (mats - 1) / t);
   }
   const double element_wise = bytes / bw;
   double tp_comm = 0.0;
@@ -182,6 +186,9 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   }
   AnalyticLayerTimes out;
   out.layer.forward_s = gemm + attention + element_wise + c.layer_overhead_s + tp_comm;
+  out.attention_forward_s = attention;
+  out.gemm_forward_s = gemm;
+  out.elementwise_forward_s = element_wise;
   out.layer.backward_s = 2 * gemm + (st.flash_attention ? 2.5 : 2.0) * attention +
                          2 * element_wise + c.layer_overhead_s + tp_comm;
 

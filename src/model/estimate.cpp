@@ -258,4 +258,43 @@ Estimate estimate(const EstimateContext& ctx, const DesignPoint& p, const LayerC
   return e;
 }
 
+Estimate to_estimate(const EstimateContext& ctx, const NativeEstimate& n) {
+  Estimate e;
+  e.partition = n.partition;
+  e.step_s = n.step_s;
+  e.pipeline_s = n.pipeline_s;
+  e.dp_sync_s = n.dp_sync_s;
+  e.embedding_sync_s = n.embedding_sync_s;
+  e.optimizer_s = static_cast<float>(n.optimizer_s);
+  e.offload_s = static_cast<float>(n.offload_s);
+  e.oom = n.oom;
+  e.gpumem_gib = n.peak_memory_gib;
+  e.host_gib_per_node = static_cast<float>(n.host_gib_per_node);
+  if (!n.stages.empty()) {
+    const NativeMemory& m = n.stages[static_cast<std::size_t>(n.peak_stage)].memory;
+    e.peak_memory = {static_cast<float>(m.weights),     static_cast<float>(m.gradients),
+                     static_cast<float>(m.optimizer),   static_cast<float>(m.activations),
+                     static_cast<float>(m.buffers),     static_cast<float>(m.overhead)};
+  }
+  e.price_per_step_usd = ctx.price_per_s_usd * e.step_s;
+  e.train_cost_usd = e.price_per_step_usd * static_cast<double>(ctx.iterations);
+  return e;
+}
+
+Estimate estimate_native(const EstimateContext& ctx, const DesignPoint& p,
+                         const Placement& placement, const std::vector<int>& partition,
+                         NativeEstimate* detail) {
+  const NativeContext& n = *ctx.native;
+  const NativePlacement where = native_placement(n, p, placement);
+  if (const std::string why = native_invalid_reason(n, p, where); !why.empty()) {
+    throw InputError(why);
+  }
+  NativeEstimate ne = native_estimate(n, p, where, partition);
+  Estimate e = to_estimate(ctx, ne);
+  if (detail != nullptr) {
+    *detail = std::move(ne);
+  }
+  return e;
+}
+
 } // namespace zerosearch

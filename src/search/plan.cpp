@@ -11,6 +11,10 @@
 
 namespace zerosearch {
 
+namespace {
+std::vector<std::size_t> present_types(const Cluster& c);
+} // namespace
+
 std::vector<DesignPoint> SearchPlan::design_points() const {
   std::vector<DesignPoint> out;
   for (std::size_t i = 0; i < methods.size(); ++i) {
@@ -21,7 +25,34 @@ std::vector<DesignPoint> SearchPlan::design_points() const {
     in.global_batch = context.global_batch;
     in.num_layers = static_cast<int>(context.model.num_layers);
     auto points = enumerate_design_points(in);
-    out.insert(out.end(), points.begin(), points.end());
+    if (context.estimator != Estimator::native) {
+      out.insert(out.end(), points.begin(), points.end());
+      continue;
+    }
+    // Native: every combination of the memory-saving settings, interleaving and element
+    // type that the model accepts for the point (docs/native.md §5).
+    NativePlacement all_types;
+    for (const std::size_t g : present_types(context.cluster)) {
+      all_types.stage_gpu.push_back(static_cast<int>(g));
+    }
+    for (const DesignPoint& base : points) {
+      for (const Dtype dtype : dtypes) {
+        for (const int v : virtual_stages) {
+          for (const Offload o : offload) {
+            for (const Recompute r : recompute) {
+              DesignPoint p = base;
+              p.dtype = dtype;
+              p.virtual_stages = static_cast<std::int16_t>(v);
+              p.offload = o;
+              p.recompute = r;
+              if (native_invalid_reason(*context.native, p, all_types).empty()) {
+                out.push_back(p);
+              }
+            }
+          }
+        }
+      }
+    }
   }
   return out;
 }
@@ -130,6 +161,70 @@ std::optional<double> override_for(const std::vector<double>& v, std::size_t g) 
 
 } // namespace
 
+namespace {
+
+/// The rest of a plan for the native estimator: methods by --framework (every one by
+/// default), tensor-parallel degrees that divide the attention heads, the dimensions.
+void make_native_plan(const PlanInput& in, SearchPlan& plan,
+                      std::shared_ptr<NativeContext> native) {
+  EstimateContext& ctx = plan.context;
+  native->model = ctx.model;
+  native->gpus_per_node = ctx.cluster.gpus_per_node;
+  native->global_batch = ctx.global_batch;
+  native->settings = in.native;
+  std::vector<int> tps;
+  for (const int tp : divisors(ctx.cluster.gpus_per_node)) {
+    if (ctx.model.num_attention_heads % tp == 0) {
+      tps.push_back(tp);
+    } else {
+      plan.notes.push_back(fmt::format("tp {} left out: it does not divide the {} attention "
+                                       "heads of {}",
+                                       tp, ctx.model.num_attention_heads, ctx.model.name));
+    }
+  }
+  for (const DpMethodInfo& m : dp_methods()) {
+    const bool wanted = in.framework == Framework::megatron    ? m.flavour == Flavour::megatron
+                        : in.framework == Framework::deepspeed ? m.flavour == Flavour::deepspeed
+                                                               : true;
+    if (wanted && !tps.empty()) {
+      plan.methods.push_back(m.id);
+      plan.tp_degrees.push_back(tps);
+    }
+  }
+  if (plan.methods.empty()) {
+    throw InputError(fmt::format("no tensor-parallel degree dividing --gpu_per_node {} divides "
+                                 "the {} attention heads of {}",
+                                 ctx.cluster.gpus_per_node, ctx.model.num_attention_heads,
+                                 ctx.model.name));
+  }
+  // Defaults (docs/native.md §5): every recompute mode (the fastest plan that fits), no
+  // offload (slow; the summary says when it would make a plan fit), interleaving of 2 where
+  // the layers allow it, the training dtype of --precision.
+  plan.recompute = in.recompute.empty()
+                       ? std::vector<Recompute>{Recompute::none, Recompute::selective,
+                                                Recompute::full}
+                       : in.recompute;
+  plan.offload = in.offload.empty() ? std::vector<Offload>{Offload::none} : in.offload;
+  plan.virtual_stages = in.virtual_stages.empty() ? std::vector<int>{1, 2} : in.virtual_stages;
+  if (in.dtypes.empty()) {
+    // The dtype --precision asks for on every present GPU: the least capable one decides.
+    const auto rank = [](Dtype d) {
+      return d == Dtype::fp8 ? 3 : d == Dtype::bf16 ? 2 : d == Dtype::fp16 ? 1 : 0;
+    };
+    Dtype d = Dtype::fp8;
+    for (const std::size_t g : present_types(ctx.cluster)) {
+      const Dtype x = dtype_for_precision(native->gpus[g].spec, in.precision_bits);
+      if (rank(x) < rank(d)) d = x;
+    }
+    plan.dtypes = {d == Dtype::fp8 ? Dtype::fp8 : d};
+  } else {
+    plan.dtypes = in.dtypes;
+  }
+  ctx.native = std::move(native);
+}
+
+} // namespace
+
 SearchPlan make_plan(const PlanInput& in, const Catalogs& catalogs) {
   SearchPlan plan;
   EstimateContext& ctx = plan.context;
@@ -173,6 +268,22 @@ SearchPlan make_plan(const PlanInput& in, const Catalogs& catalogs) {
                                    types));
     }
   }
+  // The estimator (docs/native.md §1): the original's formulas where the original could run,
+  // that is where every node type has a measured profile of the model.
+  bool all_measured = true;
+  for (std::size_t g = 0; g < types; ++g) {
+    if (ctx.cluster.groups[g].count == 0) continue;
+    const GpuSpec* gpu = catalogs.hardware.find_gpu(ctx.cluster.groups[g].gpu);
+    const std::string name = gpu != nullptr ? gpu->name : ctx.cluster.groups[g].gpu;
+    all_measured = all_measured &&
+                   (catalogs.profiles.find(ctx.model.name, name, Flavour::megatron) != nullptr ||
+                    catalogs.profiles.find(ctx.model.name, name, Flavour::deepspeed) != nullptr);
+  }
+  ctx.estimator = in.estimator.value_or(
+      all_measured || in.profile_source != ProfileSource::automatic ? Estimator::zerosearch
+                                                                    : Estimator::native);
+  const bool native = ctx.estimator == Estimator::native;
+  auto native_ctx = std::make_shared<NativeContext>();
   ctx.profile_source.assign(types, "measured");
   ctx.links.resize(types);
   ctx.memory_limit_gib.resize(types);
@@ -207,6 +318,25 @@ SearchPlan make_plan(const PlanInput& in, const Catalogs& catalogs) {
         ctx.price_per_s_usd +
         (gpu.node_price_per_hour_usd(ctx.cluster.gpus_per_node) / 3600.0) *
             ctx.cluster.groups[g].count;
+    if (native) {
+      if (!gpu.has_specs && ctx.cluster.groups[g].count > 0) {
+        throw InputError(fmt::format("node type '{}' has no specifications (peak_tflops, "
+                                     "memory_gbps, ...) in hardware.json, which --estimator "
+                                     "native needs",
+                                     name));
+      }
+      NativeGpu ng;
+      ng.spec = gpu;
+      ng.calibration = gpu.has_specs ? calibration_for(catalogs, gpu) : AnalyticCalibration{};
+      ng.memory_gib = *gpu.memory_gib;
+      ng.inter_node_Bps = static_cast<double>(ctx.links[g].inter_node_bps) / 8.0;
+      ng.host_link_Bps = host_link_bytes_per_s(gpu);
+      native_ctx->gpus.push_back(std::move(ng));
+      ctx.profile_source[g] = gpu.has_specs && calibration_for(catalogs, gpu).calibrated
+                                  ? "native (calibrated)"
+                                  : "native (class prior)";
+      continue;
+    }
     ctx.megatron_profiles[g] = catalogs.profiles.find(ctx.model.name, name, Flavour::megatron);
     ctx.deepspeed_profiles[g] = catalogs.profiles.find(ctx.model.name, name, Flavour::deepspeed);
     const bool measured = ctx.megatron_profiles[g] != nullptr || ctx.deepspeed_profiles[g] != nullptr;
@@ -262,6 +392,10 @@ SearchPlan make_plan(const PlanInput& in, const Catalogs& catalogs) {
   }
   if (ctx.cluster.num_nodes() <= 0) {
     throw InputError("the cluster has no nodes");
+  }
+  if (native) {
+    make_native_plan(in, plan, std::move(native_ctx));
+    return plan;
   }
   if (ctx.model.sequence_length != model_sequence_length) {
     for (std::size_t g = 0; g < types; ++g) {

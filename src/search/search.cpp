@@ -1,5 +1,6 @@
 #include "zerosearch/search/search.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <exception>
@@ -8,6 +9,32 @@
 #include <unordered_map>
 
 namespace zerosearch {
+
+namespace {
+
+/// One design point on every placement with the native estimator; placements whose stages
+/// run on the same node types with the same node crossings share an estimate.
+void estimate_native_point(const EstimateContext& ctx, const DesignPoint& p,
+                           const std::vector<Placement>& placements, ResultRow* out) {
+  const NativeContext& n = *ctx.native;
+  std::vector<std::pair<NativePlacement, std::size_t>> seen;
+  for (std::size_t k = 0; k < placements.size(); ++k) {
+    ResultRow& row = out[k];
+    row.point = p;
+    row.placement = static_cast<int>(k);
+    NativePlacement where = native_placement(n, p, placements[k]);
+    const auto it = std::find_if(seen.begin(), seen.end(),
+                                 [&](const auto& s) { return s.first == where; });
+    if (it != seen.end()) {
+      row.estimate = out[it->second].estimate;
+      continue;
+    }
+    row.estimate = to_estimate(ctx, native_estimate(n, p, where));
+    seen.emplace_back(std::move(where), k);
+  }
+}
+
+} // namespace
 
 std::vector<ResultRow> run_search(const EstimateContext& ctx, const std::vector<DesignPoint>& points,
                                   const std::vector<Placement>& placements,
@@ -28,6 +55,11 @@ std::vector<ResultRow> run_search(const EstimateContext& ctx, const std::vector<
     try {
       for (std::size_t i = next_point.fetch_add(1); i < points.size(); i = next_point.fetch_add(1)) {
         const DesignPoint& p = points[i];
+        if (ctx.estimator == Estimator::native) {
+          estimate_native_point(ctx, p, placements, &rows[i * per_point]);
+          done.fetch_add(per_point, std::memory_order_relaxed);
+          continue;
+        }
         const LayerCosts costs = layer_costs(ctx, p);
         // Placements with the same features get the same estimate: compute each once.
         std::unordered_map<PlacementFeatures, std::size_t, PlacementFeaturesHash> seen;

@@ -21,6 +21,9 @@ PlanInput input(const std::string& model, std::vector<NodeGroup> groups, int gpu
   in.model = model;
   in.cluster = Cluster{std::move(groups), gpus_per_node, {}};
   in.global_batch = 16;
+  // These tests cover the analytic profiles under the original's formulas; the native
+  // estimator has its own tests (tests/model/test_native.cpp, tests/search/test_native_plan.cpp).
+  in.estimator = Estimator::zerosearch;
   return in;
 }
 

@@ -9,8 +9,11 @@
 // the planner and the estimator read the table. docs/ARCHITECTURE.md lists the steps.
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
+
+#include "zerosearch/core/hardware.hpp"
 
 namespace zerosearch {
 
@@ -109,7 +112,35 @@ enum class Framework { megatron, deepspeed, both, automatic };
 /// Accepts m, d, both, default. Throws InputError listing them.
 [[nodiscard]] Framework parse_framework(const std::string& text);
 
-/// One design point: parallel degrees, micro-batch size and data-parallel method.
+/// Which model computes the estimates (docs/native.md): the original's formulas, bit for bit,
+/// or zerosearch's own model.
+enum class Estimator { zerosearch, native };
+[[nodiscard]] const char* to_string(Estimator e) noexcept;
+/// Throws InputError listing zerosearch, native.
+[[nodiscard]] Estimator parse_estimator(const std::string& text);
+
+/// Activation recomputation (native estimator): none; selective = Megatron-LM's core-attention
+/// recompute (the s^2 tensors are not kept); full = only each layer's input is kept and the
+/// layer's forward runs again in backward.
+enum class Recompute : std::uint8_t { none, selective, full };
+[[nodiscard]] const char* to_string(Recompute r) noexcept;
+/// Throws InputError listing none, selective, full.
+[[nodiscard]] Recompute parse_recompute(const std::string& text);
+
+/// DeepSpeed ZeRO-Offload / ZeRO-Infinity (native estimator): optimizer states (and fp32
+/// gradients) in host memory, and with optimizer+params the parameters too (ZeRO-3 only).
+enum class Offload : std::uint8_t { none, optimizer, optimizer_params };
+[[nodiscard]] const char* to_string(Offload o) noexcept;
+/// Throws InputError listing none, optimizer, optimizer+params.
+[[nodiscard]] Offload parse_offload(const std::string& text);
+/// Why method `m` cannot use offload `o` (DeepSpeed's rules), or nullptr when it can.
+[[nodiscard]] const char* offload_unsupported(DpMethod m, Offload o) noexcept;
+
+/// Throws InputError listing bf16, fp16, fp32, fp8 (--dtype).
+[[nodiscard]] Dtype parse_dtype(const std::string& text);
+
+/// One design point: parallel degrees, micro-batch size and data-parallel method, and for the
+/// native estimator the memory-saving settings, pipeline interleaving and element type.
 struct DesignPoint {
   DpMethod method = DpMethod::dp;
   int tp = 1;
@@ -118,6 +149,12 @@ struct DesignPoint {
   int mbs = 1;
   /// Micro-batches per step and pipeline: gbs / (dp * mbs).
   int num_micro_batches = 1;
+  // Native estimator only (the zerosearch estimator ignores them; defaults = the original's).
+  Recompute recompute = Recompute::none;
+  Offload offload = Offload::none;
+  /// Model chunks per pipeline rank (interleaved 1F1B when > 1).
+  std::int16_t virtual_stages = 1;
+  Dtype dtype = Dtype::bf16;
 };
 
 } // namespace zerosearch

@@ -1,6 +1,7 @@
 #pragma once
 // The hardware catalog (profiledb/hardware.json, docs/hardware.md): GPU memory, prices, peak
 // rates, memory and link bandwidths, and the link bandwidth sets of the original.
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -9,7 +10,7 @@
 namespace zerosearch {
 
 /// Element type of the GEMMs, for choosing a peak rate.
-enum class Dtype { fp32, tf32, fp16, bf16, fp8 };
+enum class Dtype : std::uint8_t { fp32, tf32, fp16, bf16, fp8 };
 [[nodiscard]] const char* to_string(Dtype d) noexcept;
 
 /// Dense (non-sparse) tensor/matrix peak rates in TFLOP/s; empty when the GPU lacks the type.
@@ -60,6 +61,9 @@ struct GpuSpec {
   int default_gpus_per_node = 0;
   /// Network bandwidth of the usual node of this GPU, Gbit/s per node.
   double inter_node_gbit_per_node = 0.0;
+  /// Fused (FlashAttention) attention as a fraction of the peak, where a source measured it;
+  /// empty: the analytic model's rule (docs/analytic.md).
+  std::optional<double> flash_attention_efficiency;
   std::string price_source;
   std::string price_date;
   std::string spec_source;

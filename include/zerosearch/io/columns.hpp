@@ -18,7 +18,11 @@ namespace zerosearch {
 enum class ColumnId {
   m, mbs, tp, pp, dp, dp_method, overlap_comm, node_placement, partition, step_time,
   pipeline_time, dp_sync_time, embedding_sync_time, is_oom, gpumem, train_cost, price_per_step,
-  exp_partition, node_count, rank, real_rank, pareto
+  exp_partition, node_count, rank, real_rank, pareto,
+  // Native estimator (docs/native.md): its dimensions and the parts of its estimate.
+  estimator, recompute, offload, virtual_stages, dtype, optimizer_time, offload_time,
+  host_memory, mem_weights, mem_gradients, mem_optimizer, mem_activations, mem_buffers,
+  mem_overhead
 };
 
 struct ColumnDef {
@@ -54,14 +58,20 @@ struct CsvOptions {
   bool pretty = false;
   /// Adds a last column `pareto` (True/False: the row is on the price/step-time front).
   bool pareto_column = false;
+  /// Adds the native estimator's columns after the original's (rows of --estimator native).
+  bool native = false;
 };
+/// True when any row comes from the native estimator.
+[[nodiscard]] bool has_native_rows(const std::vector<RankedRow>& rows) noexcept;
 
 /// The original's CSV column order (or its --pretty order); `type_names` are the node-count
 /// columns in command-line order.
 [[nodiscard]] std::vector<Column> csv_layout(const std::vector<std::string>& type_names,
                                              const CsvOptions& options = {});
-/// The table's columns: the original's --pretty order.
-[[nodiscard]] std::vector<Column> table_layout(const std::vector<std::string>& type_names);
+/// The table's columns: the original's --pretty order; native rows add their recompute,
+/// offload, virtual stages and dtype after the method.
+[[nodiscard]] std::vector<Column> table_layout(const std::vector<std::string>& type_names,
+                                               bool native = false);
 
 /// A placement for the screen: runs of one node type, "A10x2 A6000x5 A10x1".
 [[nodiscard]] std::string compress_placement(const Cluster& cluster, const Placement& placement);

@@ -76,6 +76,12 @@ struct AnalyticLayerTimes {
   /// One transformer layer (all layers of a model are alike).
   LayerTime layer;
   LayerTime post_process;
+  /// The attention core's share of layer.forward_s (QK^T, softmax, PV): what selective
+  /// recomputation runs again.
+  double attention_forward_s = 0.0;
+  /// The GEMMs' and the element-wise operations' shares of layer.forward_s.
+  double gemm_forward_s = 0.0;
+  double elementwise_forward_s = 0.0;
 };
 
 /// The peak of `dtype` in FLOP/s, falling back to fp16 for bf16 (V100, T4) and to tf32/fp32.

@@ -1,6 +1,7 @@
 #pragma once
 // One estimate (docs/model.md §4): step time, its parts, peak memory and cost of a design point on
 // a placement. Pure functions of the inputs below; nothing here reads files or prints.
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -10,6 +11,7 @@
 #include "zerosearch/model/comm.hpp"
 #include "zerosearch/core/dp_method.hpp"
 #include "zerosearch/core/model.hpp"
+#include "zerosearch/model/native.hpp"
 #include "zerosearch/model/partition.hpp"
 #include "zerosearch/core/profile.hpp"
 #include "zerosearch/model/step_model.hpp"
@@ -48,6 +50,10 @@ struct EstimateContext {
   PartitionMethod partition_method = PartitionMethod::minmax;
   /// Seed of the genetic partitioner (--search_method ga).
   std::uint64_t seed = 0;
+  /// Which model computes the estimates; with native, `native` holds its data and the
+  /// profiles above may be absent.
+  Estimator estimator = Estimator::zerosearch;
+  std::shared_ptr<const NativeContext> native;
 };
 
 /// The profile serving method `m` on node type `g`, or nullptr.
@@ -78,6 +84,14 @@ struct Estimate {
   double gpumem_gib = 0.0;
   double price_per_step_usd = 0.0;
   double train_cost_usd = 0.0;
+  // Native estimator only (zero otherwise); float to keep rows small (outputs only).
+  float optimizer_s = 0.0F;
+  float offload_s = 0.0F;
+  /// Host memory per node for offloaded states, GiB.
+  float host_gib_per_node = 0.0F;
+  /// The memory of the fullest stage by component, GiB: weights, gradients, optimizer states,
+  /// activations, buffers, overhead (NativeMemory's order).
+  std::array<float, 6> peak_memory{};
 };
 
 /// Per-stage detail of one estimate, for --exhaustive reports.
@@ -147,6 +161,16 @@ private:
 };
 
 
+
+/// The native estimate of `p` on `placement` (docs/native.md) in the Estimate shape; `detail`,
+/// when given, receives the per-stage breakdown. `partition` empty: native_partition.
+/// Throws InputError when the point is invalid for the native model (native_invalid_reason).
+[[nodiscard]] Estimate estimate_native(const EstimateContext& ctx, const DesignPoint& p,
+                                       const Placement& placement,
+                                       const std::vector<int>& partition = {},
+                                       NativeEstimate* detail = nullptr);
+/// The Estimate shape of a native estimate.
+[[nodiscard]] Estimate to_estimate(const EstimateContext& ctx, const NativeEstimate& n);
 
 /// Estimates design point `p` from its placement's features; see the overload below.
 [[nodiscard]] Estimate estimate(const EstimateContext& ctx, const DesignPoint& p,

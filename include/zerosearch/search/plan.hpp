@@ -47,6 +47,16 @@ struct PlanInput {
   /// Link overrides in Gbit/s: empty, one value for every node type, or one per node type.
   std::vector<double> inter_node_gbps;
   std::vector<double> intra_node_gbps;
+  /// --estimator; empty: zerosearch when every node type has a measured profile of the model
+  /// (or --profile_source analytic asks for the original's formulas on analytic profiles),
+  /// native otherwise.
+  std::optional<Estimator> estimator;
+  /// The native estimator's search dimensions; empty: the defaults (docs/native.md §5).
+  std::vector<Recompute> recompute;
+  std::vector<Offload> offload;
+  std::vector<int> virtual_stages;
+  std::vector<Dtype> dtypes;
+  NativeSettings native;
 };
 
 struct Catalogs {
@@ -74,6 +84,11 @@ struct SearchPlan {
   /// One line each: inputs the plan accepts but the user should look at (a sequence longer
   /// than the model's positions, measured profiles taken at another sequence length).
   std::vector<std::string> warnings;
+  /// Native estimator: the values of each dimension the search takes (one each otherwise).
+  std::vector<Recompute> recompute{Recompute::none};
+  std::vector<Offload> offload{Offload::none};
+  std::vector<int> virtual_stages{1};
+  std::vector<Dtype> dtypes{Dtype::bf16};
 
   [[nodiscard]] std::vector<DesignPoint> design_points() const;
 };

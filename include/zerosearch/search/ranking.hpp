@@ -15,6 +15,8 @@ struct RunResult {
   std::vector<ResultRow> rows;
   /// Where the per-layer profiles came from (profile_source_text); a field of JSON rows.
   std::string profile_source;
+  /// The model that estimated the rows; native rows carry more columns (columns.hpp).
+  Estimator estimator = Estimator::zerosearch;
 };
 
 /// A result row with its ranks (docs/model.md §5).

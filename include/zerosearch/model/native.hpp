@@ -1,0 +1,185 @@
+#pragma once
+// The native estimator (docs/native.md): zerosearch's own model of step time and memory, from
+// the analytic per-layer times (model/analytic_profile) of each stage's GPU at the design
+// point's tensor-parallel degree, micro-batch size, sequence length and element type; 1F1B or
+// interleaved 1F1B; per-boundary activation transfers; hierarchical data-parallel collectives
+// per method with the part that overlaps compute not charged twice; the optimizer step;
+// recomputation; ZeRO-Offload transfers. Memory per stage from the model's real architecture.
+// Pure functions: no I/O, no state.
+#include <string>
+#include <vector>
+
+#include "zerosearch/core/dp_method.hpp"
+#include "zerosearch/core/hardware.hpp"
+#include "zerosearch/core/model.hpp"
+#include "zerosearch/model/analytic_profile.hpp"
+
+namespace zerosearch {
+
+/// The training framework behind a data-parallel method, and what the native model assumes of
+/// it (docs/native.md §4 lists the values and their sources).
+struct FrameworkParams {
+  /// "megatron" (dp: Megatron-LM DDP), "fsdp" (PyTorch FSDP2, full shard, as torchtitan runs
+  /// it) or "deepspeed" (zero0-3).
+  const char* name = "";
+  /// Bytes of one gradient element kept on the GPU (Megatron-LM: fp32 main_grad; FSDP2: fp32
+  /// sharded gradients; DeepSpeed: the training dtype).
+  double grad_bytes = 2.0;
+  /// Bytes per element the data-parallel gradient reduction moves.
+  double grad_reduce_bytes = 2.0;
+  /// Parameters are kept sharded in fp32 (FSDP2 with a bf16 compute policy) rather than as
+  /// training-dtype weights plus an fp32 master copy.
+  bool fp32_sharded_params = false;
+  /// Share of a stage's backward time that hides the gradient reduction (0: the reduction
+  /// starts after backward, as Megatron-LM's and DeepSpeed's defaults for stage <= 2).
+  double dp_overlap = 0.0;
+  /// What --recompute selective means: Megatron-LM's core-attention recomputation (false), or
+  /// PyTorch's per-op selective checkpointing as torchtitan configures it (true): the outputs of
+  /// every second matmul and of attention are kept, the other matmuls and the element-wise
+  /// operations run again in backward.
+  bool selective_per_op = false;
+};
+
+/// The framework parameters of method `m` (docs/native.md §4).
+[[nodiscard]] FrameworkParams framework_params(DpMethod m) noexcept;
+
+/// Settings of the native estimator that are not part of a design point.
+struct NativeSettings {
+  /// FlashAttention-style fused attention (no s^2 tensors, causal half of the FLOPs).
+  bool flash_attention = true;
+  /// Megatron-LM sequence parallelism with tp > 1 (norm and dropout activations split over tp).
+  bool sequence_parallel = true;
+  /// Per-GPU memory besides model states and activations: CUDA context, NCCL buffers,
+  /// allocator fragmentation, GiB (--framework_overhead_gib).
+  double framework_overhead_gib = 2.0;
+  /// Host memory per node for offload, GiB; 0 = 2x the node's GPU memory (--host_memory_gib).
+  double host_memory_gib = 0.0;
+  /// DeepSpeed CPU-Adam throughput per GPU process, parameters per second (an assumption:
+  /// docs/native.md §4).
+  double host_adam_params_per_s = 1e9;
+};
+
+/// One node type as the native model sees it.
+struct NativeGpu {
+  GpuSpec spec;
+  AnalyticCalibration calibration;
+  /// Usable memory of one GPU, GiB.
+  double memory_gib = 0.0;
+  /// Network bandwidth of one node, bytes/s (shared by its GPUs).
+  double inter_node_Bps = 0.0;
+  /// Host link (PCIe) of one GPU, bytes/s, for offload.
+  double host_link_Bps = 0.0;
+};
+
+/// The host link of a GPU: its PCIe generation's x16 figure at 80 % (docs/native.md §3).
+[[nodiscard]] double host_link_bytes_per_s(const GpuSpec& gpu) noexcept;
+
+/// Everything the native model needs that does not change from one design point to the next.
+struct NativeContext {
+  ModelSpec model;
+  int gpus_per_node = 8;
+  int global_batch = 64;
+  /// Per node-type index.
+  std::vector<NativeGpu> gpus;
+  NativeSettings settings;
+};
+
+/// Where the stages of a design point run: the node type of each stage and, per boundary
+/// between stage j and j+1, whether its transfer crosses nodes (and the slower node type's
+/// network then applies).
+struct NativePlacement {
+  std::vector<int> stage_gpu;
+  std::vector<char> boundary_inter_node;
+  [[nodiscard]] bool operator==(const NativePlacement&) const = default;
+};
+
+/// Stage GPUs and node crossings of `p` on a placement (node type of each node, rank order:
+/// tp innermost, then dp, then pp, as Megatron-LM and DeepSpeed lay ranks out). A stage whose
+/// ranks span node types runs at the pace of its slowest (smallest memory, then lowest peak).
+[[nodiscard]] NativePlacement native_placement(const NativeContext& ctx, const DesignPoint& p,
+                                               const std::vector<int>& node_types);
+
+/// Memory of one GPU of one stage, GiB.
+struct NativeMemory {
+  double weights = 0.0;
+  double gradients = 0.0;
+  double optimizer = 0.0;
+  /// Activations of the micro-batches in flight (and the recompute working set).
+  double activations = 0.0;
+  /// Embedding output (first stage), logits and their gradient (last stage), ZeRO-3/FSDP
+  /// gathered-parameter buffers.
+  double buffers = 0.0;
+  double overhead = 0.0;
+  [[nodiscard]] double total() const noexcept {
+    return weights + gradients + optimizer + activations + buffers + overhead;
+  }
+};
+
+struct NativeStage {
+  int gpu = 0;
+  /// Pipeline entries (embedding, layers, post_process) on this stage.
+  int layers = 0;
+  /// One micro-batch, seconds: forward, backward (with recompute), and its recompute share.
+  double forward_s = 0.0;
+  double backward_s = 0.0;
+  double recompute_s = 0.0;
+  /// Exposed parameter gathers / gradient reduce-scatters per micro-batch (ZeRO-3, FSDP).
+  double sharded_comm_s = 0.0;
+  /// Send to the next stage, seconds (0 for the last stage).
+  double send_s = 0.0;
+  /// Data-parallel sync after the last backward, exposed part, seconds.
+  double dp_sync_s = 0.0;
+  double optimizer_s = 0.0;
+  double offload_s = 0.0;
+  /// Micro-batches whose activations this stage holds at its peak.
+  double in_flight = 0.0;
+  NativeMemory memory;
+  double memory_limit_gib = 0.0;
+  /// Host memory this GPU's offloaded states take, GiB.
+  double host_gib = 0.0;
+  [[nodiscard]] bool fits() const noexcept { return memory.total() <= memory_limit_gib; }
+};
+
+struct NativeEstimate {
+  /// Pipeline entries per stage (embedding and post_process included), like the partitions of
+  /// the zerosearch estimator.
+  std::vector<int> partition;
+  std::vector<NativeStage> stages;
+  double step_s = 0.0;
+  double pipeline_s = 0.0;
+  double dp_sync_s = 0.0;
+  double embedding_sync_s = 0.0;
+  double optimizer_s = 0.0;
+  double offload_s = 0.0;
+  /// Peak over stages, GiB, and the stage it is on.
+  double peak_memory_gib = 0.0;
+  int peak_stage = 0;
+  bool oom = false;
+  /// Host memory per node for offload, GiB, and whether it exceeds the node's.
+  double host_gib_per_node = 0.0;
+  bool host_oom = false;
+};
+
+/// Why the native model cannot evaluate `p` (virtual stages that do not divide the layers,
+/// interleaving without a pipeline, fp8 on a GPU without it, offload with a method that has
+/// none), or an empty string.
+[[nodiscard]] std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p,
+                                                const NativePlacement& where);
+
+/// The layer partition the native model uses when none is given: Megatron-LM's uniform split
+/// when pp (times the virtual stages) divides the layers and the stages are alike, else the
+/// min-max split of the per-stage times.
+[[nodiscard]] std::vector<int> native_partition(const NativeContext& ctx, const DesignPoint& p,
+                                                const NativePlacement& where);
+
+/// Activation bytes one transformer layer keeps for one micro-batch on one GPU.
+[[nodiscard]] double layer_activation_bytes(const ModelSpec& model, const DesignPoint& p,
+                                            const NativeSettings& settings) noexcept;
+
+/// Estimates `p` on `where` with `partition` (pipeline entries per stage; empty: the
+/// native_partition). Call native_invalid_reason first.
+[[nodiscard]] NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
+                                             const NativePlacement& where,
+                                             std::vector<int> partition = {});
+
+} // namespace zerosearch

@@ -1,0 +1,582 @@
+#include "zerosearch/model/native.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <queue>
+
+#include <fmt/format.h>
+
+#include "zerosearch/model/model_stats.hpp"
+
+namespace zerosearch {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+/// Latency of one step of a ring collective or one send, seconds.
+constexpr double kAlpha_s = 20e-6;
+
+double elem_bytes(Dtype d) noexcept {
+  // fp8 trains with bf16 weights and activations (the GEMM inputs are cast per layer).
+  return d == Dtype::fp32 || d == Dtype::tf32 ? 4.0 : 2.0;
+}
+
+/// Bus bandwidth (bytes/s) of an intra-node collective over n GPUs: the calibration's tp
+/// all-reduce fit for that group size (nearest smaller, else the smallest).
+double intra_bus_Bps(const NativeGpu& g, int n) noexcept {
+  const auto& fits = g.calibration.tp_allreduce;
+  if (fits.empty()) {
+    return 0.8 * g.spec.intra_node.gbps_per_dir * 1e9;
+  }
+  auto it = fits.upper_bound(n);
+  if (it != fits.begin()) {
+    --it;
+  }
+  return it->second.bus_bytes_per_s;
+}
+
+/// Ring all-reduce, reduce-scatter and all-gather of `bytes` per GPU over n GPUs at bus
+/// bandwidth `bus` (nccl-tests convention).
+double ring_allreduce_s(double bytes, int n, double bus) noexcept {
+  if (n <= 1 || bytes <= 0) return 0.0;
+  const double k = n - 1;
+  return 2 * k * kAlpha_s + 2 * k / n * bytes / bus;
+}
+double ring_half_s(double bytes, int n, double bus) noexcept {
+  if (n <= 1 || bytes <= 0) return 0.0;
+  const double k = n - 1;
+  return k * kAlpha_s + k / n * bytes / bus;
+}
+
+/// A data-parallel collective over `dp` ranks spaced tp apart (docs/native.md §2.4): inside a
+/// node when the group fits in one, else hierarchical (intra-node reduce-scatter, inter-node
+/// ring over the nodes on the node's network share of one GPU, intra-node all-gather).
+struct DpGroup {
+  int intra = 1;
+  int inter = 1;
+  double intra_bus = 1.0;
+  double inter_bus = 1.0;
+};
+
+DpGroup dp_group(const NativeContext& ctx, const DesignPoint& p, const NativeGpu& g) {
+  DpGroup d;
+  d.intra = std::max(1, std::min(p.dp, ctx.gpus_per_node / std::max(1, p.tp)));
+  d.inter = (p.dp + d.intra - 1) / d.intra;
+  d.intra_bus = intra_bus_Bps(g, d.intra);
+  d.inter_bus = g.inter_node_Bps / std::max(1, ctx.gpus_per_node);
+  return d;
+}
+
+double dp_allreduce_s(const DpGroup& d, double bytes) noexcept {
+  if (d.inter <= 1) return ring_allreduce_s(bytes, d.intra, d.intra_bus);
+  return 2 * ring_half_s(bytes, d.intra, d.intra_bus) +
+         ring_allreduce_s(bytes / d.intra, d.inter, d.inter_bus);
+}
+
+/// Reduce-scatter (or all-gather) of `bytes` (the full, unsharded size on one GPU).
+double dp_half_s(const DpGroup& d, double bytes) noexcept {
+  if (d.inter <= 1) return ring_half_s(bytes, d.intra, d.intra_bus);
+  return ring_half_s(bytes, d.intra, d.intra_bus) +
+         ring_half_s(bytes / d.intra, d.inter, d.inter_bus);
+}
+
+bool shards_parameters(DpMethod m) noexcept { return m == DpMethod::zero3 || m == DpMethod::fsdp; }
+
+/// Parameters of each pipeline entry of the model: embedding, layers, post-process. With a
+/// pipeline, a tied LM head is a copy of the embedding on the last stage (Megatron-LM).
+struct EntryParams {
+  double embedding = 0, layer = 0, post = 0;
+};
+EntryParams entry_params(const ModelSpec& m, int pp) {
+  EntryParams e;
+  e.embedding = static_cast<double>(embedding_parameters(m));
+  e.layer = static_cast<double>(layer_parameters(m));
+  e.post = static_cast<double>(post_process_parameters(m));
+  if (m.tied_embeddings && pp > 1) {
+    e.post += static_cast<double>(m.vocab_size * m.hidden_size);
+  }
+  return e;
+}
+
+/// Slowness order of node types for a stage spanning several: lower peak first, then less
+/// memory.
+bool slower(const NativeGpu& a, const NativeGpu& b) {
+  const double pa = peak_flops(a.spec, Dtype::bf16), pb = peak_flops(b.spec, Dtype::bf16);
+  if (pa != pb) return pa < pb;
+  return a.memory_gib < b.memory_gib;
+}
+
+AnalyticLayerTimes layer_times(const NativeContext& ctx, const DesignPoint& p, int g) {
+  AnalyticSettings st;
+  st.tp = p.tp;
+  st.micro_batch = p.mbs;
+  st.sequence_length = static_cast<int>(ctx.model.sequence_length);
+  st.dtype = p.dtype;
+  st.flash_attention = ctx.settings.flash_attention;
+  st.lm_head_tp_split = true;
+  const NativeGpu& gpu = ctx.gpus[static_cast<std::size_t>(g)];
+  return analytic_layer_times(ctx.model, gpu.spec, gpu.calibration, st);
+}
+
+/// The matmuls of one layer in execution order, as weights (rows x columns of the weight, so
+/// FLOPs are proportional): q, k, v, o, then the MLP (gate, up, down or fc1, fc2).
+std::vector<double> layer_matmuls(const ModelSpec& m) {
+  const double h = static_cast<double>(m.hidden_size);
+  const double a = static_cast<double>(m.num_attention_heads);
+  const double g = static_cast<double>(m.num_key_value_heads > 0 ? m.num_key_value_heads
+                                                                 : m.num_attention_heads);
+  const double d = m.head_dim > 0 ? static_cast<double>(m.head_dim) : h / a;
+  const double f = m.is_moe() ? static_cast<double>(m.experts_per_token * m.moe_ffn_hidden_size +
+                                                    m.shared_expert_ffn_hidden_size)
+                              : static_cast<double>(m.ffn_hidden_size);
+  std::vector<double> mm{h * a * d, h * g * d, h * g * d, a * d * h};
+  if (m.gated_mlp) {
+    mm.insert(mm.end(), {h * f, h * f, f * h});
+  } else {
+    mm.insert(mm.end(), {h * f, f * h});
+  }
+  return mm;
+}
+
+/// Share of a layer's matmul FLOPs that per-op selective checkpointing recomputes (every
+/// second matmul's output is kept: the first, third, ...).
+double per_op_recomputed_share(const ModelSpec& m) {
+  const std::vector<double> mm = layer_matmuls(m);
+  double all = 0.0, again = 0.0;
+  for (std::size_t i = 0; i < mm.size(); ++i) {
+    all += mm[i];
+    if (i % 2 == 1) again += mm[i];
+  }
+  return all > 0 ? again / all : 0.0;
+}
+
+double recompute_s(const AnalyticLayerTimes& t, Recompute r, const FrameworkParams& fw,
+                   const ModelSpec& m) {
+  switch (r) {
+  case Recompute::none: return 0.0;
+  case Recompute::selective:
+    return fw.selective_per_op
+               ? per_op_recomputed_share(m) * t.gemm_forward_s + t.elementwise_forward_s
+               : t.attention_forward_s;
+  case Recompute::full: return t.layer.forward_s;
+  }
+  return 0.0;
+}
+
+} // namespace
+
+FrameworkParams framework_params(DpMethod m) noexcept {
+  FrameworkParams f;
+  switch (m) {
+  case DpMethod::dp:
+    f.name = "megatron";
+    f.grad_bytes = 4.0;        // fp32 main_grad buffers
+    f.grad_reduce_bytes = 4.0; // all-reduced in fp32
+    f.dp_overlap = 0.0;
+    break;
+  case DpMethod::fsdp:
+    f.name = "fsdp";
+    f.grad_bytes = 4.0; // fp32 sharded gradients
+    f.grad_reduce_bytes = 4.0; // reduce_dtype fp32
+    f.fp32_sharded_params = true;
+    f.selective_per_op = true;
+    f.dp_overlap = 1.0; // prefetched gathers, reduce-scatter during backward
+    break;
+  default:
+    f.name = "deepspeed";
+    f.grad_bytes = 2.0;
+    f.grad_reduce_bytes = 2.0;
+    f.dp_overlap = m == DpMethod::zero3 ? 1.0 : 0.0; // overlap_comm defaults
+    break;
+  }
+  return f;
+}
+
+double host_link_bytes_per_s(const GpuSpec& gpu) noexcept {
+  const std::string& link = gpu.intra_node.link;
+  double x16 = 32e9; // PCIe 4.0 x16, per direction
+  if (link == "pcie3" || link == "nvlink2") {
+    x16 = 16e9;
+  } else if (link == "pcie5" || link == "nvlink4" || link == "nvlink5") {
+    x16 = 64e9;
+  } else if (link == "pcie4" || link == "pcie") {
+    x16 = 32e9;
+  } else if (link.rfind("pcie", 0) == 0) {
+    x16 = gpu.intra_node.gbps_per_dir * 1e9;
+  }
+  return 0.8 * x16;
+}
+
+NativePlacement native_placement(const NativeContext& ctx, const DesignPoint& p,
+                                 const std::vector<int>& node_types) {
+  NativePlacement w;
+  const long long per_stage = static_cast<long long>(p.tp) * p.dp;
+  const long long gpn = std::max(1, ctx.gpus_per_node);
+  const auto node_of = [&](long long rank) {
+    const long long n = rank / gpn;
+    return static_cast<std::size_t>(std::min<long long>(n, static_cast<long long>(node_types.size()) - 1));
+  };
+  w.stage_gpu.resize(static_cast<std::size_t>(p.pp));
+  for (int j = 0; j < p.pp; ++j) {
+    const std::size_t first = node_of(j * per_stage);
+    const std::size_t last = node_of((j + 1) * per_stage - 1);
+    int g = node_types[first];
+    for (std::size_t n = first + 1; n <= last; ++n) {
+      const int h = node_types[n];
+      if (h != g && slower(ctx.gpus[static_cast<std::size_t>(h)], ctx.gpus[static_cast<std::size_t>(g)])) {
+        g = h;
+      }
+    }
+    w.stage_gpu[static_cast<std::size_t>(j)] = g;
+  }
+  for (int j = 0; j + 1 < p.pp; ++j) {
+    const bool cross = node_of(j * per_stage) != node_of((j + 1) * per_stage) ||
+                       node_of((j + 1) * per_stage - 1) != node_of((j + 2) * per_stage - 1);
+    w.boundary_inter_node.push_back(cross ? 1 : 0);
+  }
+  return w;
+}
+
+std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p,
+                                  const NativePlacement& where) {
+  if (p.virtual_stages < 1) {
+    return fmt::format("--virtual_stages {} must be at least 1", p.virtual_stages);
+  }
+  if (p.virtual_stages > 1) {
+    if (p.pp < 2) {
+      return fmt::format("--virtual_stages {} needs a pipeline (pp > 1)", p.virtual_stages);
+    }
+    if (ctx.model.num_layers % (static_cast<long long>(p.pp) * p.virtual_stages) != 0) {
+      return fmt::format("--virtual_stages {} with pp {} does not divide the {} layers of {} "
+                         "(pp x virtual stages must divide them)",
+                         p.virtual_stages, p.pp, ctx.model.num_layers, ctx.model.name);
+    }
+    if (p.num_micro_batches % p.pp != 0) {
+      return fmt::format("--virtual_stages {}: interleaved 1F1B needs the micro-batches ({}) to "
+                         "be a multiple of pp {}",
+                         p.virtual_stages, p.num_micro_batches, p.pp);
+    }
+  }
+  if (const char* why = offload_unsupported(p.method, p.offload)) {
+    return fmt::format("--offload {} with {}: {}", to_string(p.offload), to_string(p.method), why);
+  }
+  for (const int g : where.stage_gpu) {
+    const GpuSpec& spec = ctx.gpus[static_cast<std::size_t>(g)].spec;
+    if (!spec.peak_tflops.of(p.dtype)) {
+      return fmt::format("--dtype {}: {} has no {} tensor cores", to_string(p.dtype), spec.name,
+                         to_string(p.dtype));
+    }
+  }
+  return {};
+}
+
+double layer_activation_bytes(const ModelSpec& m, const DesignPoint& p,
+                              const NativeSettings& st) noexcept {
+  const double s = static_cast<double>(m.sequence_length);
+  const double b = p.mbs;
+  const double t = p.tp;
+  const double h = static_cast<double>(m.hidden_size);
+  const double a = static_cast<double>(m.num_attention_heads);
+  const double g = static_cast<double>(m.num_key_value_heads > 0 ? m.num_key_value_heads
+                                                                 : m.num_attention_heads);
+  const double d = m.head_dim > 0 ? static_cast<double>(m.head_dim) : h / a;
+  const double f = m.is_moe() ? static_cast<double>(m.experts_per_token * m.moe_ffn_hidden_size +
+                                                    m.shared_expert_ffn_hidden_size)
+                              : static_cast<double>(m.ffn_hidden_size);
+  const bool dropout = m.architecture == "gpt2" || m.architecture == "gpt3";
+  const double scale = elem_bytes(p.dtype) / 2.0;
+  const double sp = st.sequence_parallel && p.tp > 1 ? t : 1.0;
+  if (p.recompute == Recompute::full) {
+    return 2.0 * scale * s * b * h / sp; // the layer input only
+  }
+  if (p.recompute == Recompute::selective && framework_params(p.method).selective_per_op) {
+    // The layer input, attention's output and softmax statistics, every second matmul output.
+    const std::vector<double> mm = layer_matmuls(m);
+    double kept = 0.0; // elements per token, before the tp split
+    const std::vector<double> outputs{a * d, g * d, g * d, h};
+    for (std::size_t i = 0; i < mm.size(); i += 2) {
+      kept += i < 4 ? outputs[i] : (i + 1 == mm.size() ? h : f);
+    }
+    return scale * s * b * (2.0 * h / sp + 2.0 * (a * d + kept) / t) + 4.0 * s * b * a / t;
+  }
+  // Korthikanti et al. 2022, generalised (docs/native.md §3): norm inputs and outputs (and
+  // dropout masks) per token, q, k, v and the attention output, the MLP internals.
+  const double replicated = (8.0 + (dropout ? 2.0 : 0.0)) * h / sp;
+  const double kf = m.gated_mlp ? 6.0 : 4.0;
+  const double split = (2 * a * d + 4 * g * d + 2 * a * d + kf * f) / t;
+  double bytes = scale * s * b * (replicated + split);
+  if (st.flash_attention) {
+    bytes += 4.0 * s * b * a / t; // softmax statistics, fp32
+  } else if (p.recompute == Recompute::none) {
+    bytes += (dropout ? 5.0 : 4.0) * a * s * s * b / t * scale;
+  }
+  return bytes;
+}
+
+std::vector<int> native_partition(const NativeContext& ctx, const DesignPoint& p,
+                                  const NativePlacement& where) {
+  const int L = static_cast<int>(ctx.model.num_layers);
+  const int pp = p.pp;
+  std::vector<int> layers(static_cast<std::size_t>(pp), 0);
+  const bool alike = std::all_of(where.stage_gpu.begin(), where.stage_gpu.end(),
+                                 [&](int g) { return g == where.stage_gpu.front(); });
+  if (p.virtual_stages > 1 || (alike && L % pp == 0)) {
+    std::fill(layers.begin(), layers.end(), L / pp);
+  } else {
+    // Min-max: give each layer to the stage whose time grows least (optimal for stage times
+    // a_i + n_i c_i); the embedding and post-process are fixed on the first and last stage.
+    std::vector<double> per_layer(static_cast<std::size_t>(pp)), fixed(static_cast<std::size_t>(pp), 0.0);
+    for (int j = 0; j < pp; ++j) {
+      const AnalyticLayerTimes t = layer_times(ctx, p, where.stage_gpu[static_cast<std::size_t>(j)]);
+      per_layer[static_cast<std::size_t>(j)] = t.layer.forward_s + t.layer.backward_s +
+                                               recompute_s(t, p.recompute, framework_params(p.method), ctx.model);
+      if (j == 0) fixed[0] += t.embedding.forward_s + t.embedding.backward_s;
+      if (j == pp - 1) fixed[static_cast<std::size_t>(j)] += t.post_process.forward_s + t.post_process.backward_s;
+    }
+    using Item = std::pair<double, int>;
+    std::priority_queue<Item, std::vector<Item>, std::greater<>> next;
+    for (int j = 0; j < pp; ++j) {
+      // every stage gets at least one layer
+      layers[static_cast<std::size_t>(j)] = 1;
+      const auto ju = static_cast<std::size_t>(j);
+      next.emplace(fixed[ju] + 2 * per_layer[ju], j);
+    }
+    for (int left = L - pp; left > 0; --left) {
+      const auto [cost, j] = next.top();
+      next.pop();
+      const auto ju = static_cast<std::size_t>(j);
+      ++layers[ju];
+      next.emplace(fixed[ju] + (layers[ju] + 1) * per_layer[ju], j);
+    }
+  }
+  layers.front() += 1; // embedding
+  layers.back() += 1;  // post_process
+  return layers;
+}
+
+NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
+                               const NativePlacement& where, std::vector<int> partition) {
+  NativeEstimate out;
+  if (partition.empty()) {
+    partition = native_partition(ctx, p, where);
+  }
+  out.partition = partition;
+  const ModelSpec& m = ctx.model;
+  const int pp = p.pp;
+  const int v = p.virtual_stages;
+  const double mb = p.num_micro_batches;
+  const FrameworkParams fw = framework_params(p.method);
+  const EntryParams params = entry_params(m, pp);
+  const double wb = elem_bytes(p.dtype);
+  const bool mixed = wb < 4.0;
+  const double s = static_cast<double>(m.sequence_length);
+  const double h = static_cast<double>(m.hidden_size);
+  const double V = static_cast<double>(m.vocab_size);
+  const double sp = ctx.settings.sequence_parallel && p.tp > 1 ? p.tp : 1.0;
+  const double act_layer = layer_activation_bytes(m, p, ctx.settings);
+  const double act_full_layer = [&] {
+    DesignPoint q = p;
+    q.recompute = Recompute::none;
+    return layer_activation_bytes(m, q, ctx.settings);
+  }();
+
+  out.stages.resize(static_cast<std::size_t>(pp));
+  int first_entry = 0;
+  double largest_layer_params = params.layer;
+  for (int j = 0; j < pp; ++j) {
+    NativeStage& st = out.stages[static_cast<std::size_t>(j)];
+    const int g = where.stage_gpu[static_cast<std::size_t>(j)];
+    const NativeGpu& gpu = ctx.gpus[static_cast<std::size_t>(g)];
+    st.gpu = g;
+    st.layers = partition[static_cast<std::size_t>(j)];
+    st.memory_limit_gib = gpu.memory_gib;
+    const bool first = j == 0;
+    const bool last = j == pp - 1;
+    const int n_layers = st.layers - (first ? 1 : 0) - (last ? 1 : 0);
+    first_entry += st.layers;
+
+    // Time of one micro-batch through this stage (all its chunks when interleaved).
+    const AnalyticLayerTimes t = layer_times(ctx, p, g);
+    const double rc = recompute_s(t, p.recompute, fw, m);
+    st.forward_s = n_layers * t.layer.forward_s + (first ? t.embedding.forward_s : 0.0) +
+                   (last ? t.post_process.forward_s : 0.0);
+    st.recompute_s = n_layers * rc;
+    st.backward_s = n_layers * (t.layer.backward_s + rc) + (first ? t.embedding.backward_s : 0.0) +
+                    (last ? t.post_process.backward_s : 0.0);
+
+    const double stage_params = n_layers * params.layer + (first ? params.embedding : 0.0) +
+                                (last ? params.post : 0.0);
+    const double local = stage_params / p.tp; // parameters of one GPU before data-parallel sharding
+    const DpGroup group = dp_group(ctx, p, gpu);
+    const double d = p.dp;
+
+    // ZeRO-3 / FSDP: parameters gathered for forward and again for backward, gradients
+    // reduce-scattered, every micro-batch; prefetching hides them behind compute except the
+    // first layer's gather.
+    if (shards_parameters(p.method) && p.dp > 1) {
+      const double gather = dp_half_s(group, wb * local);
+      const double reduce = dp_half_s(group, fw.grad_reduce_bytes * local);
+      const double first_gather = n_layers > 0 ? gather / std::max(1, st.layers) : gather;
+      const double fwd = std::max(st.forward_s, gather) + first_gather;
+      const double bwd = std::max(st.backward_s, gather + reduce);
+      st.sharded_comm_s = (fwd - st.forward_s) + (bwd - st.backward_s);
+      st.forward_s = fwd;
+      st.backward_s = bwd;
+    }
+    // ZeRO-Infinity: parameters come over PCIe for each forward and backward.
+    if (p.offload == Offload::optimizer_params) {
+      const double fetch = wb * local / d / gpu.host_link_Bps;
+      const double fwd = std::max(st.forward_s, fetch);
+      const double bwd = std::max(st.backward_s, fetch);
+      st.forward_s = fwd;
+      st.backward_s = bwd;
+    }
+
+    if (!last) {
+      const NativeGpu& next = ctx.gpus[static_cast<std::size_t>(where.stage_gpu[static_cast<std::size_t>(j + 1)])];
+      const double bytes = wb * s * p.mbs * h / p.tp; // scatter-gather over the tp ranks
+      const double bw = where.boundary_inter_node[static_cast<std::size_t>(j)] != 0
+                            ? std::min(gpu.inter_node_Bps, next.inter_node_Bps) / std::max(1, ctx.gpus_per_node)
+                            : std::min(gpu.spec.intra_node.gbps_per_dir, next.spec.intra_node.gbps_per_dir) * 1e9 * 0.8;
+      st.send_s = kAlpha_s + bytes / bw;
+    }
+
+    // Data-parallel gradient sync after the last backward (methods that do not reduce per
+    // micro-batch): all-reduce (dp, zero0) or reduce-scatter + all-gather (zero1, zero2).
+    if (!shards_parameters(p.method) && p.dp > 1) {
+      double sync = 0.0;
+      if (p.method == DpMethod::zero1 || p.method == DpMethod::zero2) {
+        sync = dp_half_s(group, fw.grad_reduce_bytes * local) + dp_half_s(group, wb * local);
+      } else {
+        sync = dp_allreduce_s(group, fw.grad_reduce_bytes * local);
+      }
+      st.dp_sync_s = std::max(0.0, sync - fw.dp_overlap * st.backward_s);
+    }
+
+    // Model states (docs/native.md §3).
+    const bool opt_sharded = p.method != DpMethod::dp && p.method != DpMethod::zero0;
+    const bool grad_sharded = p.method == DpMethod::zero2 || shards_parameters(p.method);
+    const double opt_bytes = (mixed ? 4.0 : 0.0) + 8.0; // fp32 master copy, Adam m and v
+    NativeMemory& mem = st.memory;
+    if (fw.fp32_sharded_params) {
+      mem.weights = 4.0 * local / d;
+      mem.gradients = 4.0 * local / d;
+      mem.optimizer = 8.0 * local / d;
+      // bf16 copies of the layers being computed (current and prefetched)
+      mem.buffers += (mixed ? 2.0 * wb * largest_layer_params / p.tp : 0.0);
+    } else {
+      mem.weights = shards_parameters(p.method) ? wb * local / d : wb * local;
+      mem.gradients = (grad_sharded ? fw.grad_bytes * local / d : fw.grad_bytes * local);
+      mem.optimizer = opt_sharded ? opt_bytes * local / d : opt_bytes * local;
+      if (p.method == DpMethod::zero3) {
+        mem.buffers += 2.0 * wb * largest_layer_params / p.tp;
+      }
+    }
+    double host_bytes = 0.0;
+    if (p.offload != Offload::none) {
+      // ZeRO-Offload: the fp32 master copy, Adam states and fp32 gradients live in host
+      // memory; the GPU keeps the training-dtype gradients (partitioned from ZeRO-2 on).
+      host_bytes += (opt_bytes + 4.0) * local / d;
+      mem.optimizer = 0.0;
+      mem.gradients = (grad_sharded ? wb * local / d : wb * local);
+      if (p.offload == Offload::optimizer_params) {
+        host_bytes += wb * local / d;
+        mem.weights = 0.0;
+      }
+      // per step: gradients to the host, updated parameters back, CPU-Adam in between
+      st.offload_s += (wb + wb) * local / d / gpu.host_link_Bps +
+                      local / d / ctx.settings.host_adam_params_per_s;
+    }
+    st.host_gib = host_bytes / kGiB;
+
+    // Activations of the micro-batches in flight on this stage (1F1B: pp - j, interleaved:
+    // Megatron-LM's 1 + (pp - 1) / (pp v) more).
+    double in_flight = pp > 1 ? std::min<double>(pp - j, mb) : 1.0;
+    if (v > 1) {
+      in_flight = std::min(mb, in_flight * (1.0 + (pp - 1.0) / (pp * v)));
+    }
+    st.in_flight = in_flight;
+    mem.activations = in_flight * n_layers * act_layer;
+    if (p.recompute == Recompute::full && n_layers > 0) {
+      mem.activations += act_full_layer; // the layer being recomputed
+    }
+    if (first) {
+      mem.buffers += in_flight * wb * s * p.mbs * h / sp; // embedding output
+    }
+    if (last) {
+      // logits in the training dtype, their fp32 copy for the loss and its gradient
+      mem.buffers += s * p.mbs * V / p.tp * (wb + 4.0 + 4.0);
+    }
+    mem.weights /= kGiB;
+    mem.gradients /= kGiB;
+    mem.optimizer /= kGiB;
+    mem.activations /= kGiB;
+    mem.buffers /= kGiB;
+    mem.overhead = ctx.settings.framework_overhead_gib;
+
+    // Optimizer step on the GPU: memory bound, reading and writing the states of the
+    // parameters this GPU updates.
+    if (p.offload == Offload::none) {
+      const double updated = opt_sharded ? local / d : local;
+      const double bytes = updated * (fw.grad_bytes + 2 * opt_bytes + wb);
+      st.optimizer_s = bytes / (gpu.spec.memory_gbps * 1e9 * gpu.calibration.memory_efficiency);
+    }
+  }
+
+  // The pipeline (docs/native.md §2.2): each stage's per-micro-batch time t_j = F_j + B_j;
+  // 1F1B runs m micro-batches through the slowest stage plus the fill and drain of the others,
+  // interleaving divides the fill and drain by v; sends are on the critical path once per
+  // boundary in fill and drain and once per micro-batch (and chunk) at the slowest stage.
+  double sum_t = 0.0, max_t = 0.0, sum_send = 0.0, max_send = 0.0;
+  for (const NativeStage& st : out.stages) {
+    const double t = st.forward_s + st.backward_s;
+    sum_t += t;
+    max_t = std::max(max_t, t);
+    sum_send += st.send_s;
+    max_send = std::max(max_send, st.send_s);
+  }
+  out.pipeline_s = mb * max_t + (sum_t - max_t) / v + 2.0 * sum_send +
+                   (pp > 1 ? 2.0 * v * (mb - 1) * max_send : 0.0);
+
+  double host_per_gpu = 0.0;
+  for (std::size_t j = 0; j < out.stages.size(); ++j) {
+    NativeStage& st = out.stages[j];
+    out.dp_sync_s = std::max(out.dp_sync_s, st.dp_sync_s);
+    out.optimizer_s = std::max(out.optimizer_s, st.optimizer_s);
+    out.offload_s = std::max(out.offload_s, st.offload_s);
+    host_per_gpu = std::max(host_per_gpu, st.host_gib);
+    const double total = st.memory.total();
+    if (total > out.peak_memory_gib) {
+      out.peak_memory_gib = total;
+      out.peak_stage = static_cast<int>(j);
+    }
+    out.oom = out.oom || !st.fits();
+  }
+  // Tied embeddings across a pipeline: the first and last stage all-reduce the embedding's
+  // gradient (Megatron-LM), over the network when they are on different nodes.
+  if (m.tied_embeddings && pp > 1) {
+    const NativeGpu& gpu = ctx.gpus[static_cast<std::size_t>(where.stage_gpu.front())];
+    const double bytes = fw.grad_reduce_bytes * V * h / p.tp;
+    const double bw = gpu.inter_node_Bps / std::max(1, ctx.gpus_per_node);
+    out.embedding_sync_s = ring_allreduce_s(bytes, 2, bw);
+  }
+  out.host_gib_per_node = host_per_gpu * ctx.gpus_per_node;
+  if (p.offload != Offload::none) {
+    double host_limit = ctx.settings.host_memory_gib;
+    if (host_limit <= 0.0) {
+      double least = 0.0;
+      for (const NativeStage& st : out.stages) {
+        const double node = 2.0 * st.memory_limit_gib * ctx.gpus_per_node;
+        least = least == 0.0 ? node : std::min(least, node);
+      }
+      host_limit = least;
+    }
+    out.host_oom = out.host_gib_per_node > host_limit;
+    out.oom = out.oom || out.host_oom;
+  }
+  out.step_s = out.pipeline_s + out.dp_sync_s + out.embedding_sync_s + out.optimizer_s +
+               out.offload_s;
+  return out;
+}
+
+} // namespace zerosearch
