@@ -218,7 +218,23 @@ void make_native_plan(const PlanInput& in, SearchPlan& plan,
     }
     plan.dtypes = {d == Dtype::fp8 ? Dtype::fp8 : d};
   } else {
+    for (const Dtype d : in.dtypes) {
+      for (const std::size_t g : present_types(ctx.cluster)) {
+        if (!native->gpus[g].spec.peak_tflops.of(d)) {
+          throw InputError(fmt::format("--dtype {}: {} has no {} tensor cores", to_string(d),
+                                       native->gpus[g].spec.name, to_string(d)));
+        }
+      }
+    }
     plan.dtypes = in.dtypes;
+  }
+  for (const Offload o : plan.offload) {
+    const bool usable = std::any_of(plan.methods.begin(), plan.methods.end(),
+                                    [o](DpMethod m) { return offload_unsupported(m, o) == nullptr; });
+    if (!usable) {
+      throw InputError(fmt::format("--offload {}: {}", to_string(o),
+                                   offload_unsupported(plan.methods.front(), o)));
+    }
   }
   ctx.native = std::move(native);
 }

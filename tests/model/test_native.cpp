@@ -1,0 +1,238 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "zerosearch/model/model_stats.hpp"
+#include "zerosearch/model/native.hpp"
+
+using namespace zerosearch;
+
+namespace {
+
+/// An H100-like GPU with its class prior, built by hand so the tests do not read the catalog.
+NativeGpu gpu(double memory_gib = 80.0, bool fp8 = true) {
+  NativeGpu g;
+  g.spec.name = "TestGPU";
+  g.spec.has_specs = true;
+  g.spec.gpu_class = "hbm-nvlink";
+  g.spec.memory_gib = memory_gib;
+  g.spec.peak_tflops.fp32 = 60;
+  g.spec.peak_tflops.fp16 = 1000;
+  g.spec.peak_tflops.bf16 = 1000;
+  if (fp8) g.spec.peak_tflops.fp8 = 2000;
+  g.spec.memory_gbps = 3000;
+  g.spec.intra_node = {"nvlink4", true, 450};
+  g.calibration = prior_calibration(g.spec);
+  g.memory_gib = memory_gib;
+  g.inter_node_Bps = 400e9 / 8 * 8; // 8 x 400 Gbit/s
+  g.host_link_Bps = host_link_bytes_per_s(g.spec);
+  return g;
+}
+
+ModelSpec llama(std::int64_t layers = 32) {
+  ModelSpec m;
+  m.name = "test-llama";
+  m.architecture = "llama";
+  m.hidden_size = 4096;
+  m.num_layers = layers;
+  m.num_attention_heads = 32;
+  m.num_key_value_heads = 8;
+  m.head_dim = 128;
+  m.ffn_hidden_size = 14336;
+  m.gated_mlp = true;
+  m.vocab_size = 128256;
+  m.sequence_length = 4096;
+  m.max_position_embeddings = 8192;
+  return m;
+}
+
+NativeContext context(const ModelSpec& m, std::vector<NativeGpu> gpus, int gpn = 8) {
+  NativeContext c;
+  c.model = m;
+  c.gpus_per_node = gpn;
+  c.gpus = std::move(gpus);
+  return c;
+}
+
+DesignPoint point(DpMethod method, int tp, int pp, int dp, int mbs, int gbs) {
+  DesignPoint p;
+  p.method = method;
+  p.tp = tp;
+  p.pp = pp;
+  p.dp = dp;
+  p.mbs = mbs;
+  p.num_micro_batches = gbs / (dp * mbs);
+  return p;
+}
+
+NativePlacement same_node_type(const NativeContext& c, const DesignPoint& p, int nodes) {
+  return native_placement(c, p, std::vector<int>(static_cast<std::size_t>(nodes), 0));
+}
+
+} // namespace
+
+TEST_CASE("1F1B: m micro-batches through the slowest stage plus the fill and drain",
+          "[native]") {
+  const NativeContext c = context(llama(), {gpu()});
+  const DesignPoint p = point(DpMethod::zero1, 1, 4, 2, 1, 32); // 16 micro-batches
+  const NativeEstimate e = native_estimate(c, p, same_node_type(c, p, 1));
+  double sum = 0.0, worst = 0.0, sends = 0.0, worst_send = 0.0;
+  for (const NativeStage& s : e.stages) {
+    sum += s.forward_s + s.backward_s;
+    worst = std::max(worst, s.forward_s + s.backward_s);
+    sends += s.send_s;
+    worst_send = std::max(worst_send, s.send_s);
+  }
+  CHECK(e.pipeline_s == Approx(16 * worst + (sum - worst) + 2 * sends + 2 * 15 * worst_send));
+  CHECK(e.step_s == Approx(e.pipeline_s + e.dp_sync_s + e.embedding_sync_s + e.optimizer_s));
+  // The last stage carries the LM head over a 128k vocabulary: it is the slowest.
+  CHECK(e.stages.back().forward_s > e.stages[1].forward_s);
+}
+
+TEST_CASE("interleaving divides the fill and drain by the virtual stages", "[native]") {
+  const NativeContext c = context(llama(), {gpu()});
+  DesignPoint p = point(DpMethod::zero1, 1, 4, 2, 1, 16); // 8 micro-batches: a large bubble
+  const NativeEstimate plain = native_estimate(c, p, same_node_type(c, p, 1));
+  p.virtual_stages = 2;
+  REQUIRE(native_invalid_reason(c, p, same_node_type(c, p, 1)).empty());
+  const NativeEstimate inter = native_estimate(c, p, same_node_type(c, p, 1));
+  CHECK(inter.pipeline_s < plain.pipeline_s);
+  // ... and keeps more activations in flight (Megatron-LM's 1 + (p - 1) / (p v)).
+  CHECK(inter.stages[0].in_flight == Approx(4 * (1 + 3.0 / 8)));
+  CHECK(inter.stages[0].memory.activations > plain.stages[0].memory.activations);
+}
+
+TEST_CASE("1F1B stage j holds min(pp - j, m) micro-batches of activations", "[native]") {
+  const NativeContext c = context(llama(), {gpu()});
+  const DesignPoint p = point(DpMethod::zero1, 1, 4, 2, 1, 32);
+  const NativeEstimate e = native_estimate(c, p, same_node_type(c, p, 1));
+  for (int j = 0; j < 4; ++j) {
+    CHECK(e.stages[static_cast<std::size_t>(j)].in_flight == 4 - j);
+  }
+  const DesignPoint few = point(DpMethod::zero1, 1, 4, 2, 1, 4); // 2 micro-batches
+  const NativeEstimate f = native_estimate(c, few, same_node_type(c, few, 1));
+  CHECK(f.stages[0].in_flight == 2);
+}
+
+TEST_CASE("ZeRO stages shard what they promise", "[native]") {
+  const NativeContext c = context(llama(), {gpu()});
+  const auto stage0 = [&](DpMethod m) {
+    const DesignPoint p = point(m, 1, 1, 8, 1, 8);
+    return native_estimate(c, p, same_node_type(c, p, 1)).stages[0].memory;
+  };
+  const NativeMemory z0 = stage0(DpMethod::zero0), z1 = stage0(DpMethod::zero1),
+                     z2 = stage0(DpMethod::zero2), z3 = stage0(DpMethod::zero3);
+  const double params = static_cast<double>(total_parameters(llama()));
+  const double gib = 1024.0 * 1024 * 1024;
+  CHECK(z0.weights == Approx(2 * params / gib));
+  CHECK(z0.optimizer == Approx(12 * params / gib));
+  CHECK(z1.optimizer == Approx(z0.optimizer / 8));
+  CHECK(z1.gradients == Approx(z0.gradients));
+  CHECK(z2.gradients == Approx(z0.gradients / 8));
+  CHECK(z3.weights == Approx(z0.weights / 8));
+  CHECK(z3.buffers > z0.buffers); // gathered layers
+}
+
+TEST_CASE("offload moves the optimizer states to the host and costs PCIe time", "[native]") {
+  const NativeContext c = context(llama(), {gpu()});
+  DesignPoint p = point(DpMethod::zero2, 1, 1, 8, 1, 8);
+  const NativeEstimate on_gpu = native_estimate(c, p, same_node_type(c, p, 1));
+  p.offload = Offload::optimizer;
+  const NativeEstimate off = native_estimate(c, p, same_node_type(c, p, 1));
+  CHECK(off.stages[0].memory.optimizer == 0.0);
+  CHECK(off.peak_memory_gib < on_gpu.peak_memory_gib);
+  CHECK(off.offload_s > 0.0);
+  CHECK(off.optimizer_s == 0.0);
+  CHECK(off.host_gib_per_node > 0.0);
+  CHECK(off.step_s > on_gpu.step_s);
+}
+
+TEST_CASE("recomputation trades memory for time", "[native]") {
+  const NativeContext c = context(llama(), {gpu()});
+  DesignPoint p = point(DpMethod::zero1, 1, 2, 4, 1, 32);
+  const auto at = [&](Recompute r) {
+    p.recompute = r;
+    return native_estimate(c, p, same_node_type(c, p, 1));
+  };
+  const NativeEstimate none = at(Recompute::none), sel = at(Recompute::selective),
+                       full = at(Recompute::full);
+  CHECK(full.stages[0].memory.activations < none.stages[0].memory.activations);
+  CHECK(full.step_s > none.step_s);
+  CHECK(full.stages[0].recompute_s > sel.stages[0].recompute_s);
+  CHECK(sel.stages[0].recompute_s > 0.0);
+  // Full recomputation runs every layer's forward again: about a third more compute.
+  CHECK(full.stages[0].backward_s - none.stages[0].backward_s ==
+        Approx(full.stages[0].recompute_s));
+}
+
+TEST_CASE("activation bytes follow Korthikanti et al. for GPT without flash attention",
+          "[native]") {
+  // GPT (LayerNorm, dropout, GeLU, 4h MLP), t = 1: s b h (34 + 5 a s / h) bytes.
+  ModelSpec g;
+  g.architecture = "gpt3";
+  g.hidden_size = 2048;
+  g.num_attention_heads = 16;
+  g.ffn_hidden_size = 4 * 2048;
+  g.sequence_length = 1024;
+  NativeSettings st;
+  st.flash_attention = false;
+  DesignPoint p = point(DpMethod::dp, 1, 1, 1, 2, 2);
+  const double s = 1024, b = 2, h = 2048, a = 16;
+  CHECK(layer_activation_bytes(g, p, st) == Approx(s * b * h * (34 + 5 * a * s / h)));
+  p.recompute = Recompute::selective; // Megatron-LM: the s^2 part goes
+  CHECK(layer_activation_bytes(g, p, st) == Approx(s * b * h * 34));
+}
+
+TEST_CASE("the micro-batch enters through the profile model, not as a factor", "[native]") {
+  ModelSpec small = llama(4);
+  small.hidden_size = 1024;
+  small.num_attention_heads = 8;
+  small.num_key_value_heads = 8;
+  small.ffn_hidden_size = 4096;
+  small.sequence_length = 512;
+  const NativeContext c = context(small, {gpu()});
+  const DesignPoint one = point(DpMethod::zero0, 1, 1, 1, 1, 8);
+  const DesignPoint two = point(DpMethod::zero0, 1, 1, 1, 2, 8);
+  const NativeEstimate e1 = native_estimate(c, one, same_node_type(c, one, 1));
+  const NativeEstimate e2 = native_estimate(c, two, same_node_type(c, two, 1));
+  // Small GEMMs run at a lower efficiency: twice the micro-batch takes less than twice as long.
+  CHECK(e2.stages[0].forward_s < 2 * e1.stages[0].forward_s);
+  CHECK(e2.pipeline_s < e1.pipeline_s);
+}
+
+TEST_CASE("bad combinations are named", "[native]") {
+  const NativeContext c = context(llama(), {gpu(80, false)});
+  DesignPoint p = point(DpMethod::zero1, 1, 4, 2, 1, 32);
+  const NativePlacement w = same_node_type(c, p, 1);
+  p.virtual_stages = 3;
+  CHECK(native_invalid_reason(c, p, w) ==
+        "--virtual_stages 3 with pp 4 does not divide the 32 layers of test-llama (pp x virtual "
+        "stages must divide them)");
+  p.virtual_stages = 1;
+  p.dtype = Dtype::fp8;
+  CHECK(native_invalid_reason(c, p, w) == "--dtype fp8: TestGPU has no fp8 tensor cores");
+  p.dtype = Dtype::bf16;
+  p.method = DpMethod::fsdp;
+  p.offload = Offload::optimizer;
+  CHECK(native_invalid_reason(c, p, w) ==
+        "--offload optimizer with fsdp: offload needs a DeepSpeed ZeRO method (zero1, zero2, "
+        "zero3)");
+}
+
+TEST_CASE("partitions: uniform when the layers divide, min-max on unlike stages", "[native]") {
+  NativeContext c = context(llama(), {gpu(), gpu()});
+  c.gpus[1].spec.peak_tflops.bf16 = 250; // a GPU four times slower
+  c.gpus[1].spec.name = "Slow";
+  const DesignPoint p = point(DpMethod::zero1, 1, 2, 4, 1, 32);
+  const NativePlacement alike = native_placement(c, p, {0});
+  CHECK(native_partition(c, p, alike) == std::vector<int>{17, 17});
+  // 2 nodes of 4 GPUs: stage 0 on the fast node, stage 1 on the slow one.
+  NativeContext c4 = c;
+  c4.gpus_per_node = 4;
+  const NativePlacement mixed = native_placement(c4, p, {0, 1});
+  REQUIRE(mixed.stage_gpu == std::vector<int>{0, 1});
+  CHECK(mixed.boundary_inter_node == std::vector<char>{1});
+  const std::vector<int> part = native_partition(c4, p, mixed);
+  CHECK(part[0] > part[1] + 10); // the fast GPU takes most layers
+  CHECK(part[0] + part[1] == 34);
+}

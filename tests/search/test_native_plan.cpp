@@ -1,0 +1,82 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <set>
+
+#include "../fixtures.hpp"
+#include "zerosearch/core/error.hpp"
+#include "zerosearch/search/plan.hpp"
+#include "zerosearch/search/search.hpp"
+
+using namespace zerosearch;
+using zerosearch::test::shipped_catalogs;
+
+namespace {
+
+PlanInput input(const std::string& model, std::vector<NodeGroup> groups, int gpus_per_node) {
+  PlanInput in;
+  in.model = model;
+  in.cluster = Cluster{std::move(groups), gpus_per_node, {}};
+  in.global_batch = 64;
+  return in;
+}
+
+} // namespace
+
+TEST_CASE("the estimator defaults to the original's where it could run", "[native][plan]") {
+  // Every node type has a measured profile of the model: the original's formulas.
+  CHECK(make_plan(input("llama2_13B", {{"A10", 8}}, 4), shipped_catalogs()).context.estimator ==
+        Estimator::zerosearch);
+  // Another GPU, or a mix with one: native.
+  CHECK(make_plan(input("llama2_13B", {{"H100-SXM", 2}}, 8), shipped_catalogs())
+            .context.estimator == Estimator::native);
+  CHECK(make_plan(input("llama2_13B", {{"A10", 2}, {"H100-SXM", 1}}, 4), shipped_catalogs())
+            .context.estimator == Estimator::native);
+  // Asked for.
+  PlanInput in = input("llama2_13B", {{"A10", 8}}, 4);
+  in.estimator = Estimator::native;
+  CHECK(make_plan(in, shipped_catalogs()).context.estimator == Estimator::native);
+}
+
+TEST_CASE("native design points cross the recompute, offload, interleaving and dtype lists",
+          "[native][plan]") {
+  PlanInput in = input("llama3_8B", {{"H100-SXM", 4}}, 8);
+  in.estimator = Estimator::native;
+  in.offload = {Offload::none, Offload::optimizer};
+  const SearchPlan plan = make_plan(in, shipped_catalogs());
+  const std::vector<DesignPoint> points = plan.design_points();
+  std::set<Recompute> recompute;
+  std::set<int> virtual_stages;
+  bool offload_seen = false;
+  for (const DesignPoint& p : points) {
+    recompute.insert(p.recompute);
+    virtual_stages.insert(p.virtual_stages);
+    // Offload only where DeepSpeed allows it; interleaving only on a pipeline it divides.
+    if (p.offload != Offload::none) {
+      offload_seen = true;
+      CHECK(offload_unsupported(p.method, p.offload) == nullptr);
+    }
+    if (p.virtual_stages > 1) {
+      CHECK(p.pp > 1);
+      CHECK(32 % (p.pp * p.virtual_stages) == 0);
+    }
+    CHECK(p.dtype == Dtype::bf16);
+  }
+  CHECK(recompute.size() == 3);
+  CHECK(virtual_stages == std::set<int>{1, 2});
+  CHECK(offload_seen);
+}
+
+TEST_CASE("a native search ranks plans that fit on any catalog GPU", "[native][search]") {
+  for (const char* gpu : {"H100-SXM", "A100-80GB", "L40S", "MI300X", "V100-32GB"}) {
+    PlanInput in = input("llama3_8B", {{gpu, 2}}, 8);
+    in.estimator = Estimator::native;
+    const SearchPlan plan = make_plan(in, shipped_catalogs());
+    const auto rows = run_search(plan.context, plan.design_points(), placements(in.cluster));
+    REQUIRE(!rows.empty());
+    const bool fits = std::any_of(rows.begin(), rows.end(), [](const ResultRow& r) {
+      return !r.estimate.oom && r.estimate.step_s > 0.0;
+    });
+    CHECK(fits);
+  }
+}
