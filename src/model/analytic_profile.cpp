@@ -167,7 +167,9 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
       st.flash_attention ? gpu.flash_attention_efficiency.value_or(
                                std::max(c.attention_efficiency, 0.8 * c.gemm_e_max))
                          : c.attention_efficiency;
-  const double attention = 4 * tokens * s_eff * x.a * x.d / t / (P * attention_eff);
+  // fp8 training casts the linear layers only: attention and the LM head stay in 16 bits.
+  const double P16 = st.dtype == Dtype::fp8 ? peak_flops(gpu, Dtype::bf16) : P;
+  const double attention = 4 * tokens * s_eff * x.a * x.d / t / (P16 * attention_eff);
   const double f_act = x.experts > 0 ? x.top_k * x.f_expert + x.f_shared : x.f;
   double bytes = elem * tokens * x.h * 10 + elem * tokens * f_act * mats / t;
   if (!st.flash_attention) {
@@ -206,7 +208,7 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   // Post-process: final norm, LM head GEMM, cross-entropy over the logits.
   const double split = st.lm_head_tp_split ? t : 1.0;
   const double lm_flops = 2 * tokens * x.h * x.V / split;
-  const double lm = lm_flops / (P * std::min(0.98, c.lm_head_efficiency));
+  const double lm = lm_flops / (P16 * std::min(0.98, c.lm_head_efficiency));
   const double post_bytes = 2 * elem * tokens * x.h + 2 * elem * tokens * x.V / split;
   out.post_process.forward_s = c.post_overhead_s + lm + post_bytes / bw;
   out.post_process.backward_s = c.post_overhead_s + 2 * lm + post_bytes / bw;
