@@ -62,7 +62,7 @@ int run_exhaustive_native(const Options& o, const SearchPlan& plan, DesignPoint 
     out << fmt::format("estimator: {} (docs/native.md)\n", profile_source_text(ctx));
     out << fmt::format("design point: {} ({}), tp {}, pp {}, dp {}, micro-batch {} ({} "
                        "micro-batches), recompute {}, offload {}, virtual stages {}, {}\n",
-                       to_string(p.method), framework_params(p.method).name, p.tp, p.pp, p.dp,
+                       to_string(p.method), framework_params(p.method).framework, p.tp, p.pp, p.dp,
                        p.mbs, p.num_micro_batches, to_string(p.recompute), to_string(p.offload),
                        p.virtual_stages, to_string(p.dtype));
     out << fmt::format("placement:    {}\n", compress_placement(cluster, placement));

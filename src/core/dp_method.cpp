@@ -93,15 +93,14 @@ Offload parse_offload(const std::string& text) {
 }
 
 const char* offload_unsupported(DpMethod m, Offload o) noexcept {
-  if (o == Offload::none) return nullptr;
   // DeepSpeed: offload_optimizer needs ZeRO stage 1, 2 or 3; offload_param needs stage 3.
-  if (flavour_of(m) != Flavour::deepspeed || m == DpMethod::zero0) {
-    return "offload needs a DeepSpeed ZeRO method (zero1, zero2, zero3)";
-  }
-  if (o == Offload::optimizer_params && m != DpMethod::zero3) {
-    return "offload of parameters needs zero3";
-  }
-  return nullptr;
+  static const std::string any = "offload needs a DeepSpeed ZeRO method (" +
+      dp_method_names_where([](const DpMethodInfo& x) { return x.native.max_offload != Offload::none; }) + ")";
+  static const std::string params = "offload of parameters needs " +
+      dp_method_names_where([](const DpMethodInfo& x) { return x.native.max_offload == Offload::optimizer_params; });
+  const Offload most = info(m).native.max_offload;
+  if (o == Offload::none || o <= most) return nullptr;
+  return most == Offload::none ? any.c_str() : params.c_str();
 }
 
 Dtype parse_dtype(const std::string& text) {

@@ -80,7 +80,7 @@ double dp_half_s(const DpGroup& d, double bytes) noexcept {
          ring_half_s(bytes / d.intra, d.inter, d.inter_bus);
 }
 
-bool shards_parameters(DpMethod m) noexcept { return m == DpMethod::zero3 || m == DpMethod::fsdp; }
+bool shards_parameters(DpMethod m) noexcept { return framework_params(m).shard_level >= 3; }
 
 /// Parameters of each pipeline entry of the model: embedding, layers, post-process. With a
 /// pipeline, a tied LM head is a copy of the embedding on the last stage (Megatron-LM).
@@ -164,33 +164,6 @@ double recompute_s(const AnalyticLayerTimes& t, Recompute r, const FrameworkPara
 }
 
 } // namespace
-
-FrameworkParams framework_params(DpMethod m) noexcept {
-  FrameworkParams f;
-  switch (m) {
-  case DpMethod::dp:
-    f.name = "megatron";
-    f.grad_bytes = 4.0;        // fp32 main_grad buffers
-    f.grad_reduce_bytes = 4.0; // all-reduced in fp32
-    f.dp_overlap = 0.0;
-    break;
-  case DpMethod::fsdp:
-    f.name = "fsdp";
-    f.grad_bytes = 4.0; // fp32 sharded gradients
-    f.grad_reduce_bytes = 4.0; // reduce_dtype fp32
-    f.fp32_sharded_params = true;
-    f.selective_per_op = true;
-    f.dp_overlap = 1.0; // prefetched gathers, reduce-scatter during backward
-    break;
-  default:
-    f.name = "deepspeed";
-    f.grad_bytes = 2.0;
-    f.grad_reduce_bytes = 2.0;
-    f.dp_overlap = m == DpMethod::zero3 ? 1.0 : 0.0; // overlap_comm defaults
-    break;
-  }
-  return f;
-}
 
 double host_link_bytes_per_s(const GpuSpec& gpu) noexcept {
   const std::string& link = gpu.intra_node.link;
@@ -365,7 +338,7 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
   const int pp = p.pp;
   const int v = p.virtual_stages;
   const double mb = p.num_micro_batches;
-  const FrameworkParams fw = framework_params(p.method);
+  const FrameworkParams& fw = framework_params(p.method);
   const EntryParams params = entry_params(m, pp);
   const double wb = elem_bytes(p.dtype);
   const bool mixed = wb < 4.0;
@@ -445,7 +418,7 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
     // micro-batch): all-reduce (dp, zero0) or reduce-scatter + all-gather (zero1, zero2).
     if (!shards_parameters(p.method) && p.dp > 1) {
       double sync = 0.0;
-      if (p.method == DpMethod::zero1 || p.method == DpMethod::zero2) {
+      if (fw.shard_level >= 1) { // reduce-scatter, then all-gather the updated parameters
         sync = dp_half_s(group, fw.grad_reduce_bytes * local) + dp_half_s(group, wb * local);
       } else {
         sync = dp_allreduce_s(group, fw.grad_reduce_bytes * local);
@@ -454,8 +427,8 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
     }
 
     // Model states (docs/native.md §3).
-    const bool opt_sharded = p.method != DpMethod::dp && p.method != DpMethod::zero0;
-    const bool grad_sharded = p.method == DpMethod::zero2 || shards_parameters(p.method);
+    const bool opt_sharded = fw.shard_level >= 1;
+    const bool grad_sharded = fw.shard_level >= 2;
     const double opt_bytes = (mixed ? 4.0 : 0.0) + 8.0; // fp32 master copy, Adam m and v
     NativeMemory& mem = st.memory;
     if (fw.fp32_sharded_params) {
@@ -468,7 +441,7 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
       mem.weights = shards_parameters(p.method) ? wb * local / d : wb * local;
       mem.gradients = (grad_sharded ? fw.grad_bytes * local / d : fw.grad_bytes * local);
       mem.optimizer = opt_sharded ? opt_bytes * local / d : opt_bytes * local;
-      if (p.method == DpMethod::zero3) {
+      if (shards_parameters(p.method)) {
         mem.buffers += 2.0 * wb * largest_layer_params / p.tp;
       }
     }

@@ -24,6 +24,57 @@ enum class Flavour { megatron, deepspeed };
 
 enum class DpMethod { dp, fsdp, zero0, zero1, zero2, zero3 };
 
+/// Which model computes the estimates (docs/native.md): the original's formulas, bit for bit,
+/// or zerosearch's own model.
+enum class Estimator { zerosearch, native };
+[[nodiscard]] const char* to_string(Estimator e) noexcept;
+/// Throws InputError listing zerosearch, native.
+[[nodiscard]] Estimator parse_estimator(const std::string& text);
+
+/// Activation recomputation (native estimator): none; selective = Megatron-LM's core-attention
+/// recompute (the s^2 tensors are not kept); full = only each layer's input is kept and the
+/// layer's forward runs again in backward.
+enum class Recompute : std::uint8_t { none, selective, full };
+[[nodiscard]] const char* to_string(Recompute r) noexcept;
+/// Throws InputError listing none, selective, full.
+[[nodiscard]] Recompute parse_recompute(const std::string& text);
+
+/// DeepSpeed ZeRO-Offload / ZeRO-Infinity (native estimator): optimizer states (and fp32
+/// gradients) in host memory, and with optimizer+params the parameters too (ZeRO-3 only).
+enum class Offload : std::uint8_t { none, optimizer, optimizer_params };
+[[nodiscard]] const char* to_string(Offload o) noexcept;
+/// Throws InputError listing none, optimizer, optimizer+params.
+[[nodiscard]] Offload parse_offload(const std::string& text);
+/// Why method `m` cannot use offload `o` (DeepSpeed's rules), or nullptr when it can.
+[[nodiscard]] const char* offload_unsupported(DpMethod m, Offload o) noexcept;
+
+/// What the native estimator assumes of a method's framework (docs/native.md §4).
+struct NativeTraits {
+  /// "megatron" (Megatron-LM DDP), "fsdp" (PyTorch FSDP2, full shard, as torchtitan runs it)
+  /// or "deepspeed".
+  const char* framework;
+  /// What is sharded over the data-parallel ranks: 0 nothing, 1 optimizer states,
+  /// 2 and gradients, 3 and parameters.
+  int shard_level;
+  /// Bytes of one gradient element kept on the GPU (Megatron-LM: fp32 main_grad; FSDP2: fp32
+  /// sharded gradients; DeepSpeed: the training dtype's 2).
+  double grad_bytes;
+  /// Bytes per element the gradient reduction moves.
+  double grad_reduce_bytes;
+  /// Parameters kept sharded in fp32 (FSDP2 with a bf16 compute policy) instead of 16-bit
+  /// weights plus an fp32 master copy.
+  bool fp32_sharded_params;
+  /// Share of a stage's backward time that hides the gradient reduction (0: the reduction
+  /// starts after backward, Megatron-LM's and DeepSpeed's defaults below ZeRO-3).
+  double dp_overlap;
+  /// --recompute selective is PyTorch's per-op selective checkpointing (every second matmul
+  /// and the element-wise operations run again) instead of Megatron-LM's core attention.
+  bool selective_per_op;
+  /// The most the framework offloads to the host (DeepSpeed: the optimizer from ZeRO-1 on,
+  /// parameters with ZeRO-3).
+  Offload max_offload;
+};
+
 /// How a 1F1B stage's time splits between forward and backward (docs/model.md §4): the original
 /// charges a quarter of a layer's cost to forward for ZeRO 0/1 and a third for the others.
 enum class ForwardShare { third, quarter };
@@ -48,6 +99,8 @@ struct DpMethodInfo {
   bool has_megatron_equivalent;
   /// One line for --help and the docs.
   const char* summary;
+  /// The native estimator's view of its framework.
+  NativeTraits native;
 };
 
 /// The table: one row per method, in the enum's order, which is the original's enumeration
@@ -56,17 +109,23 @@ struct DpMethodInfo {
 // Megatron-LM, 3x under DeepSpeed, and ZeRO-3's parameter gathers as 1.6x on top).
 inline constexpr auto kDpMethods = std::to_array<DpMethodInfo>({
     {DpMethod::dp, "dp", Flavour::megatron, 3.0, ForwardShare::third, true, true, false,
-     "Megatron-LM data parallelism: gradients all-reduced, every rank holds all states"},
+     "Megatron-LM data parallelism: gradients all-reduced, every rank holds all states",
+     {"megatron", 0, 4.0, 4.0, false, 0.0, false, Offload::none}},
     {DpMethod::fsdp, "fsdp", Flavour::megatron, 3.0, ForwardShare::third, true, true, false,
-     "PyTorch FSDP under Megatron-LM: optimizer states and gradients sharded"},
+     "PyTorch FSDP under Megatron-LM: optimizer states and gradients sharded",
+     {"fsdp", 3, 4.0, 4.0, true, 1.0, true, Offload::none}},
     {DpMethod::zero0, "zero0", Flavour::deepspeed, 4.0, ForwardShare::quarter, true, true, true,
-     "DeepSpeed without ZeRO sharding: gradients all-reduced"},
+     "DeepSpeed without ZeRO sharding: gradients all-reduced",
+     {"deepspeed", 0, 2.0, 2.0, false, 0.0, false, Offload::none}},
     {DpMethod::zero1, "zero1", Flavour::deepspeed, 4.0, ForwardShare::quarter, true, true, true,
-     "DeepSpeed ZeRO-1: optimizer states sharded"},
+     "DeepSpeed ZeRO-1: optimizer states sharded",
+     {"deepspeed", 1, 2.0, 2.0, false, 0.0, false, Offload::optimizer}},
     {DpMethod::zero2, "zero2", Flavour::deepspeed, 4.0, ForwardShare::third, true, false, false,
-     "DeepSpeed ZeRO-2: optimizer states and gradients sharded (no pipeline)"},
+     "DeepSpeed ZeRO-2: optimizer states and gradients sharded (no pipeline)",
+     {"deepspeed", 2, 2.0, 2.0, false, 0.0, false, Offload::optimizer}},
     {DpMethod::zero3, "zero3", Flavour::deepspeed, (1.0 * 1.6) * 4.0, ForwardShare::third, false,
-     false, false, "DeepSpeed ZeRO-3: parameters sharded too (no tensor or pipeline parallelism)"},
+     false, false, "DeepSpeed ZeRO-3: parameters sharded too (no tensor or pipeline parallelism)",
+     {"deepspeed", 3, 2.0, 2.0, false, 1.0, false, Offload::optimizer_params}},
 });
 
 static_assert([] {
@@ -111,30 +170,6 @@ enum class Framework { megatron, deepspeed, both, automatic };
 [[nodiscard]] const char* to_string(Framework f) noexcept;
 /// Accepts m, d, both, default. Throws InputError listing them.
 [[nodiscard]] Framework parse_framework(const std::string& text);
-
-/// Which model computes the estimates (docs/native.md): the original's formulas, bit for bit,
-/// or zerosearch's own model.
-enum class Estimator { zerosearch, native };
-[[nodiscard]] const char* to_string(Estimator e) noexcept;
-/// Throws InputError listing zerosearch, native.
-[[nodiscard]] Estimator parse_estimator(const std::string& text);
-
-/// Activation recomputation (native estimator): none; selective = Megatron-LM's core-attention
-/// recompute (the s^2 tensors are not kept); full = only each layer's input is kept and the
-/// layer's forward runs again in backward.
-enum class Recompute : std::uint8_t { none, selective, full };
-[[nodiscard]] const char* to_string(Recompute r) noexcept;
-/// Throws InputError listing none, selective, full.
-[[nodiscard]] Recompute parse_recompute(const std::string& text);
-
-/// DeepSpeed ZeRO-Offload / ZeRO-Infinity (native estimator): optimizer states (and fp32
-/// gradients) in host memory, and with optimizer+params the parameters too (ZeRO-3 only).
-enum class Offload : std::uint8_t { none, optimizer, optimizer_params };
-[[nodiscard]] const char* to_string(Offload o) noexcept;
-/// Throws InputError listing none, optimizer, optimizer+params.
-[[nodiscard]] Offload parse_offload(const std::string& text);
-/// Why method `m` cannot use offload `o` (DeepSpeed's rules), or nullptr when it can.
-[[nodiscard]] const char* offload_unsupported(DpMethod m, Offload o) noexcept;
 
 /// Throws InputError listing bf16, fp16, fp32, fp8 (--dtype).
 [[nodiscard]] Dtype parse_dtype(const std::string& text);

@@ -16,32 +16,11 @@
 
 namespace zerosearch {
 
-/// The training framework behind a data-parallel method, and what the native model assumes of
-/// it (docs/native.md §4 lists the values and their sources).
-struct FrameworkParams {
-  /// "megatron" (dp: Megatron-LM DDP), "fsdp" (PyTorch FSDP2, full shard, as torchtitan runs
-  /// it) or "deepspeed" (zero0-3).
-  const char* name = "";
-  /// Bytes of one gradient element kept on the GPU (Megatron-LM: fp32 main_grad; FSDP2: fp32
-  /// sharded gradients; DeepSpeed: the training dtype).
-  double grad_bytes = 2.0;
-  /// Bytes per element the data-parallel gradient reduction moves.
-  double grad_reduce_bytes = 2.0;
-  /// Parameters are kept sharded in fp32 (FSDP2 with a bf16 compute policy) rather than as
-  /// training-dtype weights plus an fp32 master copy.
-  bool fp32_sharded_params = false;
-  /// Share of a stage's backward time that hides the gradient reduction (0: the reduction
-  /// starts after backward, as Megatron-LM's and DeepSpeed's defaults for stage <= 2).
-  double dp_overlap = 0.0;
-  /// What --recompute selective means: Megatron-LM's core-attention recomputation (false), or
-  /// PyTorch's per-op selective checkpointing as torchtitan configures it (true): the outputs of
-  /// every second matmul and of attention are kept, the other matmuls and the element-wise
-  /// operations run again in backward.
-  bool selective_per_op = false;
-};
-
-/// The framework parameters of method `m` (docs/native.md §4).
-[[nodiscard]] FrameworkParams framework_params(DpMethod m) noexcept;
+/// The framework parameters of method `m`: its row of kDpMethods (docs/native.md §4).
+using FrameworkParams = NativeTraits;
+[[nodiscard]] inline const FrameworkParams& framework_params(DpMethod m) noexcept {
+  return info(m).native;
+}
 
 /// Settings of the native estimator that are not part of a design point.
 struct NativeSettings {
