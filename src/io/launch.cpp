@@ -184,6 +184,20 @@ struct Facts {
   std::string precision;
 };
 
+/// PLAN.md's line on activation recomputation.
+std::string recompute_note(const DesignPoint& p) {
+  switch (p.recompute) {
+  case Recompute::none: return "- Recompute (activation checkpointing) is off: the estimate assumes none.\n";
+  case Recompute::selective:
+    return "- Recompute: selective, as estimated (Megatron: --recompute-granularity selective; "
+           "torchtitan: per-op selective checkpointing). DeepSpeed's pipeline engine does not "
+           "honour selective recompute when pp > 1.\n";
+  case Recompute::full:
+    return "- Recompute: full, every layer, as estimated.\n";
+  }
+  return {};
+}
+
 std::string plan_line(const Facts& f) {
   return fmt::format("{} on {}: {}, tp {}, pp {}, dp {}, micro-batch {}, global batch {} ({} "
                      "micro-batches), partition {}",
@@ -212,6 +226,20 @@ std::string hostfile_text(const Facts& f) {
   return out;
 }
 
+/// Megatron's activation recomputation flags for the plan's --recompute.
+void recompute_args(Args& a, const DesignPoint& p, bool deepspeed) {
+  if (p.recompute == Recompute::selective) {
+    a.add("--recompute-granularity", "selective");
+  } else if (p.recompute == Recompute::full) {
+    a.add("--recompute-granularity", "full");
+    a.add("--recompute-method", "uniform");
+    a.add("--recompute-num-layers", 1);
+    if (deepspeed) {
+      a.add("--deepspeed-activation-checkpointing");
+    }
+  }
+}
+
 std::string ds_config_text(const Facts& f) {
   nlohmann::ordered_json j;
   const int gas = f.ctx.global_batch / (f.p.mbs * f.p.dp);
@@ -226,12 +254,19 @@ std::string ds_config_text(const Facts& f) {
   z["allgather_bucket_size"] = 500000000;
   z["overlap_comm"] = zero_stage(f.p.method) == 3;
   z["contiguous_gradients"] = true;
+  if (f.p.offload != Offload::none) {
+    z["offload_optimizer"] = {{"device", "cpu"}, {"pin_memory", true}};
+  }
+  if (f.p.offload == Offload::optimizer_params) {
+    z["offload_param"] = {{"device", "cpu"}, {"pin_memory", true}};
+  }
   j["zero_optimization"] = z;
   j["bf16"] = {{"enabled", f.precision == "--bf16"}};
   j["fp16"] = {{"enabled", f.precision == "--fp16"}};
   if (f.p.pp > 1) {
     nlohmann::ordered_json pipe;
-    pipe["activation_checkpoint_interval"] = 0;
+    // DeepSpeed's pipeline checkpoints every layer (full recompute) or none.
+    pipe["activation_checkpoint_interval"] = f.p.recompute == Recompute::full ? 1 : 0;
     pipe["pipe_partitioned"] = true;
     pipe["grad_partitioned"] = true;
     j["pipeline"] = pipe;
@@ -260,6 +295,7 @@ Args megatron_deepspeed_args(const Facts& f) {
   a.add("--data-path", "\"${DATA_PREFIX:?set DATA_PREFIX}\"");
   a.add("--data-impl", "mmap");
   a.add("--split", "949,50,1");
+  recompute_args(a, f.p, true);
   training_args(a, true);
   a.add("--deepspeed");
   a.add("--deepspeed_config", "\"$PLAN_DIR/ds_config.json\"");
@@ -291,6 +327,10 @@ Args megatron_lm_args(const Facts& f) {
   }
   a.add("--data-path", "\"${DATA_PREFIX:?set DATA_PREFIX}\"");
   a.add("--split", "949,50,1");
+  recompute_args(a, f.p, false);
+  if (f.p.virtual_stages > 1) {
+    a.add("--num-virtual-stages-per-pipeline-rank", f.p.virtual_stages);
+  }
   training_args(a, false);
   return a;
 }
@@ -389,26 +429,38 @@ std::string torchtitan_toml(const Facts& f) {
   out += fmt::format("tensor_parallel_degree = {}\ncontext_parallel_degree = 1\n", f.p.tp);
   out += fmt::format("pipeline_parallel_degree = {}\n", f.p.pp);
   if (f.p.pp > 1) {
-    out += "pipeline_parallel_schedule = \"1F1B\"\n";
+    out += f.p.virtual_stages > 1 ? "pipeline_parallel_schedule = \"Interleaved1F1B\"\n"
+                                  : "pipeline_parallel_schedule = \"1F1B\"\n";
     out += fmt::format("pipeline_parallel_microbatch_size = {}\n", f.p.mbs);
     out += "# The planned split: the embedding with stage 0, norm and output with the last stage.\n";
     out += "module_fqns_per_model_part = [\n";
     int layer = 0;
-    for (std::size_t s = 0; s < f.transformer.size(); ++s) {
+    // Interleaved: pp x v model parts of equal size, part k on pipeline rank k % pp.
+    std::vector<int> parts = f.transformer;
+    if (f.p.virtual_stages > 1) {
+      const int chunks = f.p.pp * f.p.virtual_stages;
+      parts.assign(static_cast<std::size_t>(chunks), static_cast<int>(f.model.num_layers) / chunks);
+    }
+    for (std::size_t s = 0; s < parts.size(); ++s) {
       std::vector<std::string> names;
       if (s == 0) {
         names.emplace_back("\"tok_embeddings\"");
       }
-      for (int k = 0; k < f.transformer[s]; ++k) {
+      for (int k = 0; k < parts[s]; ++k) {
         names.push_back(fmt::format("\"layers.{}\"", layer++));
       }
-      if (s + 1 == f.transformer.size()) {
+      if (s + 1 == parts.size()) {
         names.emplace_back("\"norm\"");
         names.emplace_back("\"output\"");
       }
       out += "  [" + join_lines(names, ", ") + "],\n";
     }
     out += "]\n";
+  }
+  if (f.p.recompute != Recompute::none) {
+    out += "\n[activation_checkpoint]\n";
+    out += f.p.recompute == Recompute::full ? "mode = \"full\"\n"
+                                            : "mode = \"selective\"\nselective_ac_option = \"op\"\n";
   }
   return out;
 }
@@ -718,7 +770,22 @@ std::vector<LaunchFile> launch_files(const LaunchPlan& plan) {
         "the same GPU type, keeping the line order.\n"
         "- Set `TOKENIZER_MODEL` and `DATA_PREFIX`; run the launch script from the framework's "
         "checkout (`pretrain_gpt.py` for Megatron, `torchtitan` installed for torchtitan).\n"
-        "- Recompute (activation checkpointing) is off: the estimate assumes none.\n";
+        + recompute_note(f.p);
+  if (f.p.offload != Offload::none) {
+    md += fmt::format("- Offload: {} to host memory (DeepSpeed `offload_optimizer`{} in "
+                      "`ds_config.json`), as estimated.\n",
+                      to_string(f.p.offload),
+                      f.p.offload == Offload::optimizer_params ? " and `offload_param`" : "");
+  }
+  if (f.p.virtual_stages > 1) {
+    md += fmt::format("- Interleaved 1F1B with {} model chunks per pipeline rank, as estimated.\n",
+                      f.p.virtual_stages);
+  }
+  if (f.p.dtype == Dtype::fp8) {
+    md += "- fp8: the estimate assumes fp8 linear layers (Megatron-LM with Transformer Engine: "
+          "`--fp8-format hybrid`; torchtitan: the float8 converter); add them, the files set "
+          "bf16.\n";
+  }
   if (f.precision == "--bf16") {
     md += "- Precision: bf16 (16-bit, as estimated); use --fp16 on GPUs without bf16.\n";
   }

@@ -9,7 +9,9 @@ namespace {
 // NVIDIA/Megatron-LM d98e8a64 (megatron-core 0.20.0): megatron/training/arguments.py and the
 // config dataclasses it generates flags from. --pipeline-model-parallel-layout needs core >= 0.13,
 // --use-torch-fsdp2 core >= 0.10.
-constexpr std::array<const char*, 40> kMegatronLm{
+// Recompute: --recompute-granularity/-method/-num-layers (TransformerConfig); interleaving:
+// --num-virtual-stages-per-pipeline-rank (megatron/training/arguments.py:925-939).
+constexpr std::array<const char*, 44> kMegatronLm{
     "--tensor-model-parallel-size", "--pipeline-model-parallel-size",
     "--pipeline-model-parallel-layout", "--use-distributed-optimizer", "--use-torch-fsdp2",
     "--ckpt-format", "--micro-batch-size", "--global-batch-size", "--num-layers",
@@ -20,10 +22,11 @@ constexpr std::array<const char*, 40> kMegatronLm{
     "--hidden-dropout", "--bf16", "--fp16", "--tokenizer-type", "--tokenizer-model",
     "--data-path", "--split", "--train-iters", "--lr", "--min-lr", "--lr-decay-style",
     "--lr-warmup-iters", "--weight-decay", "--clip-grad", "--adam-beta1", "--adam-beta2",
-    "--log-interval", "--eval-iters"};
+    "--log-interval", "--eval-iters", "--recompute-granularity", "--recompute-method",
+    "--recompute-num-layers", "--num-virtual-stages-per-pipeline-rank"};
 
 // deepspeedai/Megatron-DeepSpeed 4efb479d (master): megatron/arguments.py.
-constexpr std::array<const char*, 42> kMegatronDeepSpeed{
+constexpr std::array<const char*, 46> kMegatronDeepSpeed{
     "--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--no-pipeline-parallel",
     "--num-layers", "--hidden-size", "--ffn-hidden-size", "--num-attention-heads",
     "--num-key-value-heads", "--seq-length", "--max-position-embeddings", "--micro-batch-size",
@@ -33,7 +36,9 @@ constexpr std::array<const char*, 42> kMegatronDeepSpeed{
     "--hidden-dropout", "--tokenizer-type", "--tokenizer-model", "--data-path", "--data-impl",
     "--split", "--optimizer", "--lr", "--min-lr", "--lr-decay-style", "--lr-warmup-iters",
     "--weight-decay", "--clip-grad", "--adam-beta1", "--adam-beta2", "--train-iters",
-    "--log-interval", "--eval-iters", "--deepspeed", "--deepspeed_config", "--zero-stage"};
+    "--log-interval", "--eval-iters", "--deepspeed", "--deepspeed_config", "--zero-stage",
+    "--recompute-granularity", "--recompute-method", "--recompute-num-layers",
+    "--deepspeed-activation-checkpointing"};
 
 // deepspeedai/DeepSpeed edaa7221 (0.19.6): deepspeed/launcher/runner.py.
 constexpr std::array<const char*, 5> kDeepSpeedLauncher{"--hostfile", "--master_addr",
@@ -52,10 +57,12 @@ constexpr std::array<const char*, 10> kDeepSpeedJson{
     "wall_clock_breakdown"};
 
 // deepspeed/runtime/zero/config.py DeepSpeedZeroConfig: pydantic extra="forbid", so any other
-// key inside zero_optimization is rejected.
-constexpr std::array<const char*, 5> kDeepSpeedZero{"stage", "reduce_bucket_size",
+// key inside zero_optimization is rejected. offload_optimizer (stages 1-3) and offload_param
+// (stage 3): zero/offload_config.py.
+constexpr std::array<const char*, 7> kDeepSpeedZero{"stage", "reduce_bucket_size",
                                                      "allgather_bucket_size", "overlap_comm",
-                                                     "contiguous_gradients"};
+                                                     "contiguous_gradients", "offload_optimizer",
+                                                     "offload_param"};
 
 // deepspeed/runtime/config.py: bf16 / fp16 blocks, and the pipeline block's keys.
 constexpr std::array<const char*, 1> kDeepSpeedPrecision{"enabled"};
@@ -63,14 +70,14 @@ constexpr std::array<const char*, 3> kDeepSpeedPipeline{"activation_checkpoint_i
                                                         "pipe_partitioned", "grad_partitioned"};
 
 // pytorch/torchtitan v0.2.2: torchtitan/config/job_config.py, as "section.key".
-constexpr std::array<const char*, 15> kTorchtitan{
+constexpr std::array<const char*, 17> kTorchtitan{
     "model.name", "model.flavor", "training.local_batch_size", "training.global_batch_size",
     "training.seq_len", "parallelism.data_parallel_replicate_degree",
     "parallelism.data_parallel_shard_degree", "parallelism.fsdp_reshard_after_forward",
     "parallelism.tensor_parallel_degree", "parallelism.context_parallel_degree",
     "parallelism.pipeline_parallel_degree", "parallelism.pipeline_parallel_schedule",
     "parallelism.pipeline_parallel_microbatch_size", "parallelism.module_fqns_per_model_part",
-    "training.steps"};
+    "training.steps", "activation_checkpoint.mode", "activation_checkpoint.selective_ac_option"};
 
 const std::array<ArgumentList, 9> kLists{{
     {"Megatron-LM", "NVIDIA/Megatron-LM d98e8a64, megatron-core 0.20.0", kMegatronLm},

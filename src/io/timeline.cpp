@@ -49,8 +49,65 @@ double stage_bubble_share(const PipelineSchedule& schedule, int stage) {
   return end > 0.0 ? std::max(0.0, 1.0 - busy / end) : 0.0;
 }
 
+namespace {
+
+/// The timeline of a native estimate: its per-stage forward + backward times and sends in the
+/// 1F1B order (interleaved plans are drawn as plain 1F1B; the step time is the estimate's).
+TimelineInput native_timeline_input(const EstimateContext& ctx, const DesignPoint& p,
+                                    const Placement& placement, const Estimate& e) {
+  NativeEstimate n;
+  const Estimate again = estimate_native(ctx, p, placement, e.partition, &n);
+  TimelineInput in;
+  in.title = fmt::format("{}: {} tp {} pp {} dp {} micro-batch {} ({} micro-batches), recompute "
+                         "{}, offload {}, virtual stages {}, {}",
+                         ctx.model.name, to_string(p.method), p.tp, p.pp, p.dp, p.mbs,
+                         p.num_micro_batches, to_string(p.recompute), to_string(p.offload),
+                         p.virtual_stages, to_string(p.dtype));
+  in.subtitle = fmt::format("{}, partition {}: {:.4f} s/step, {:.2f} GiB peak{} (native "
+                            "estimator{})",
+                            compress_placement(ctx.cluster, placement),
+                            fmt::join(again.partition, "-"), again.step_s, again.gpumem_gib,
+                            again.oom ? " (OOM)" : "",
+                            p.virtual_stages > 1 ? "; drawn without interleaving" : "");
+  StageTimes times;
+  const std::size_t stages = n.stages.size();
+  times.comp_s.assign(stages, 0.0);
+  times.for_send_s.assign(stages, 0.0);
+  times.back_send_s.assign(stages, 0.0);
+  times.comm_s.assign(stages, 0.0);
+  for (std::size_t j = 0; j < stages; ++j) {
+    const NativeStage& st = n.stages[j];
+    in.stage_gpu.push_back(ctx.cluster.groups[static_cast<std::size_t>(st.gpu)].gpu);
+    in.stage_layers.push_back(st.layers);
+    in.stage_mem_gib.push_back(st.memory.total());
+    in.stage_limit_gib.push_back(st.memory_limit_gib);
+    times.comp_s[j] = st.forward_s + st.backward_s;
+    if (j + 1 < stages) {
+      times.comm_s[j + 1] = st.send_s;
+    }
+  }
+  if (stages > 1) {
+    times.for_send_s[0] = n.stages[0].send_s;
+    times.back_send_s[stages - 1] = n.stages[stages - 2].send_s;
+    times.comm_s[stages - 1] = 0.0;
+  }
+  in.schedule = pipeline_schedule(p.num_micro_batches, times, ForwardShare::third);
+  if (p.pp == 1) {
+    in.schedule.stage_end_s = {again.pipeline_s};
+  }
+  in.dp_sync_s = again.dp_sync_s + again.optimizer_s + again.offload_s;
+  in.embedding_sync_s = again.embedding_sync_s;
+  in.step_s = again.step_s;
+  return in;
+}
+
+} // namespace
+
 TimelineInput timeline_input(const EstimateContext& ctx, const DesignPoint& p,
                              const Placement& placement, const Estimate& e) {
+  if (ctx.estimator == Estimator::native) {
+    return native_timeline_input(ctx, p, placement, e);
+  }
   const LayerCosts costs = layer_costs(ctx, p);
   EstimateDetail d;
   const Estimate again = estimate(ctx, p, costs, placement, e.partition, &d);
