@@ -40,6 +40,17 @@ int run_exhaustive_native(const Options& o, const SearchPlan& plan, DesignPoint 
   p.virtual_stages = static_cast<std::int16_t>(
       o.virtual_stages.empty() ? 1 : single(plan.virtual_stages, "--virtual_stages"));
   p.dtype = single(plan.dtypes, "--dtype");
+  p.schedule = !o.schedule.empty()   ? single(plan.schedules, "--schedule")
+               : p.virtual_stages > 1 ? Schedule::interleaved
+                                      : Schedule::one_f_one_b;
+  if (p.schedule == Schedule::one_f_one_b && p.virtual_stages > 1) {
+    throw InputError(fmt::format("--virtual_stages {} interleaves the pipeline: give --schedule "
+                                 "interleaved (or leave --schedule out)",
+                                 p.virtual_stages));
+  }
+  if (p.schedule == Schedule::interleaved && p.virtual_stages == 1) {
+    throw InputError("--schedule interleaved needs --virtual_stages 2 or more");
+  }
   NativeEstimate n;
   const Estimate e = estimate_native(ctx, p, placement, given, &n);
 
@@ -61,11 +72,17 @@ int run_exhaustive_native(const Options& o, const SearchPlan& plan, DesignPoint 
                        cluster.gpus_per_node, ctx.global_batch);
     out << fmt::format("estimator: {} (docs/native.md)\n", profile_source_text(ctx));
     out << fmt::format("design point: {} ({}), tp {}, pp {}, dp {}, micro-batch {} ({} "
-                       "micro-batches), recompute {}, offload {}, virtual stages {}, {}\n",
+                       "micro-batches), recompute {}, offload {}, virtual stages {}, {}, "
+                       "schedule {}\n",
                        to_string(p.method), framework_params(p.method).framework, p.tp, p.pp, p.dp,
                        p.mbs, p.num_micro_batches, to_string(p.recompute), to_string(p.offload),
-                       p.virtual_stages, to_string(p.dtype));
+                       p.virtual_stages, to_string(p.dtype), to_string(p.schedule));
     out << fmt::format("placement:    {}\n", compress_placement(cluster, placement));
+    if (!n.slices.empty()) {
+      out << fmt::format("token slices: {} per sequence, {} tokens (TeraPipe's optimal "
+                         "slicing)\n",
+                         n.slices.size(), fmt::join(n.slices, ", "));
+    }
     out << fmt::format("partition:    {} ({})\n", python_int_list(e.partition),
                        given.empty() ? "chosen by the native model" : "as given");
     out << '\n';

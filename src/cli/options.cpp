@@ -292,6 +292,11 @@ ParseResult parse_options(int argc, const char* const* argv) {
                  "Training element type: bf16, fp16, fp32, fp8, or a list (default: from "
                  "--precision)")
       ->type_name("D[,D]")->group(native);
+  app.add_option("--schedule", o.schedule,
+                 "Pipeline schedules to search: 1f1b, interleaved (with --virtual_stages > 1), "
+                 "terapipe (token-level pipelining, docs/native.md), or a list "
+                 "(default: 1f1b,interleaved)")
+      ->type_name("S[,S]")->group(native);
   app.add_option("--host_memory_gib", o.host_memory_gib,
                  "Host memory per node for offload, GiB (default: 2x the node's GPU memory)")
       ->type_name("G")->group(native);

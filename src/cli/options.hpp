@@ -68,6 +68,7 @@ struct Options {
   std::string offload;                        // --offload none,optimizer,optimizer+params
   std::string virtual_stages;                 // --virtual_stages 1,2,...
   std::string dtype;                          // --dtype bf16,fp16,fp32,fp8
+  std::string schedule;                       // --schedule 1f1b,interleaved,terapipe
   std::string host_memory_gib;                // --host_memory_gib G (per node)
   std::string framework_overhead_gib;         // --framework_overhead_gib G (per GPU)
 

@@ -243,6 +243,40 @@ void print_fit_hint(std::ostream& out, const EstimateContext& ctx, const RunResu
 
 } // namespace
 
+namespace {
+
+/// When TeraPipe was searched: its best plan that fits against the best (interleaved) 1F1B
+/// plan that fits on the same cluster.
+void print_terapipe_comparison(std::ostream& out, const std::vector<RankedRow>& ranked) {
+  const ResultRow* token = nullptr;
+  const ResultRow* other = nullptr;
+  for (const RankedRow& r : ranked) {
+    if (r.row->estimate.oom) continue;
+    const bool tp = r.row->point.schedule == Schedule::terapipe;
+    if (tp && token == nullptr) token = r.row;
+    if (!tp && other == nullptr) other = r.row;
+  }
+  if (token == nullptr) {
+    out << "\ntoken-level pipelining (terapipe): no plan fits in memory\n";
+    return;
+  }
+  const auto& p = token->point;
+  out << fmt::format("\ntoken-level pipelining: best terapipe plan {} tp {} pp {} dp {} mbs {} "
+                     "with {} slices per sequence: {:.2f} s/step",
+                     to_string(p.method), p.tp, p.pp, p.dp, p.mbs, token->estimate.slices.size(),
+                     token->estimate.step_s);
+  if (other == nullptr) {
+    out << "; no 1F1B plan fits\n";
+    return;
+  }
+  const double gain = other->estimate.step_s / token->estimate.step_s - 1.0;
+  out << fmt::format("; best {} plan {:.2f} s/step: terapipe is {:.1f} % {}\n",
+                     to_string(other->point.schedule), other->estimate.step_s,
+                     100.0 * std::abs(gain), gain >= 0 ? "faster" : "slower");
+}
+
+} // namespace
+
 void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& run,
                    const std::vector<RankedRow>& ranked, const std::vector<RankedRow>& rows,
                    double seconds) {
@@ -295,6 +329,11 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
     }
     layout.emplace_back(C::virtual_stages);
     layout.emplace_back(C::dtype);
+    if (std::find(plan.schedules.begin(), plan.schedules.end(), Schedule::terapipe) !=
+        plan.schedules.end()) {
+      layout.emplace_back(C::schedule);
+      layout.emplace_back(C::slices);
+    }
   }
   for (const ColumnId id : {C::step_time, C::pipeline_time, C::dp_sync_time,
                             C::embedding_sync_time, C::gpumem}) {
@@ -336,6 +375,10 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
                                           b.point.virtual_stages, to_string(b.point.dtype))
                             : std::string(),
                      b.estimate.step_s, b.estimate.gpumem_gib, b.estimate.price_per_step_usd);
+  if (native && std::find(plan.schedules.begin(), plan.schedules.end(), Schedule::terapipe) !=
+                    plan.schedules.end()) {
+    print_terapipe_comparison(out, ranked);
+  }
   // A faster plan that does not fit: say which memory-saving setting would make it fit.
   if (native) {
     print_fit_hint(out, ctx, run, ranked, b.estimate.step_s);

@@ -136,6 +136,7 @@ std::vector<T> parse_list(const std::string& flag, const std::string& text, Pars
 
 void read_native_options(const Options& o, PlanInput& in) {
   const bool any = !o.recompute.empty() || !o.offload.empty() || !o.virtual_stages.empty() ||
+                   !o.schedule.empty() ||
                    !o.dtype.empty() || !o.host_memory_gib.empty() ||
                    !o.framework_overhead_gib.empty();
   if (!o.estimator.empty()) {
@@ -148,6 +149,7 @@ void read_native_options(const Options& o, PlanInput& in) {
                        : !o.offload.empty()        ? "--offload"
                        : !o.virtual_stages.empty() ? "--virtual_stages"
                        : !o.dtype.empty()          ? "--dtype"
+                       : !o.schedule.empty()       ? "--schedule"
                        : !o.host_memory_gib.empty() ? "--host_memory_gib"
                                                     : "--framework_overhead_gib";
     throw InputError(fmt::format("{} needs --estimator native (the zerosearch estimator "
@@ -167,6 +169,9 @@ void read_native_options(const Options& o, PlanInput& in) {
   }
   if (!o.dtype.empty()) {
     in.dtypes = parse_list<Dtype>("--dtype", o.dtype, parse_dtype);
+  }
+  if (!o.schedule.empty()) {
+    in.schedules = parse_list<Schedule>("--schedule", o.schedule, parse_schedule);
   }
   if (!o.host_memory_gib.empty()) {
     in.native.host_memory_gib = parse_positive_real("--host_memory_gib", o.host_memory_gib);

@@ -103,6 +103,23 @@ const char* offload_unsupported(DpMethod m, Offload o) noexcept {
   return most == Offload::none ? any.c_str() : params.c_str();
 }
 
+const char* to_string(Schedule s) noexcept {
+  switch (s) {
+  case Schedule::one_f_one_b: return "1f1b";
+  case Schedule::interleaved: return "interleaved";
+  case Schedule::terapipe: return "terapipe";
+  }
+  return "?";
+}
+
+Schedule parse_schedule(const std::string& text) {
+  for (const Schedule s : {Schedule::one_f_one_b, Schedule::interleaved, Schedule::terapipe}) {
+    if (text == to_string(s)) return s;
+  }
+  throw InputError(fmt::format("unknown schedule '{}' (allowed: 1f1b, interleaved, terapipe)",
+                               text));
+}
+
 Dtype parse_dtype(const std::string& text) {
   for (const Dtype d : {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8}) {
     if (text == to_string(d)) return d;

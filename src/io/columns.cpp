@@ -13,7 +13,7 @@ namespace zerosearch {
 namespace {
 
 // The one table of output columns (docs/model.md §5 for the original's CSV).
-constexpr std::array<ColumnDef, 36> kColumns{{
+constexpr std::array<ColumnDef, 38> kColumns{{
     {ColumnId::m, "m", "", false},
     {ColumnId::mbs, "mbs", "", false},
     {ColumnId::tp, "tp", "", false},
@@ -50,6 +50,8 @@ constexpr std::array<ColumnDef, 36> kColumns{{
     {ColumnId::mem_activations, "mem activations", "GiB", false},
     {ColumnId::mem_buffers, "mem buffers", "GiB", false},
     {ColumnId::mem_overhead, "mem overhead", "GiB", false},
+    {ColumnId::schedule, "schedule", "", true},
+    {ColumnId::slices, "token slices", "", true},
 }};
 static_assert([] {
   for (std::size_t i = 0; i < kColumns.size(); ++i) {
@@ -127,7 +129,8 @@ std::vector<Column> csv_layout(const std::vector<std::string>& type_names,
     add({C::pareto});
   }
   if (options.native) {
-    add({C::estimator, C::recompute, C::offload, C::virtual_stages, C::dtype, C::optimizer_time,
+    add({C::estimator, C::schedule, C::recompute, C::offload, C::virtual_stages, C::dtype,
+         C::slices, C::optimizer_time,
          C::offload_time, C::host_memory, C::mem_weights, C::mem_gradients, C::mem_optimizer,
          C::mem_activations, C::mem_buffers, C::mem_overhead});
   }
@@ -211,6 +214,12 @@ void append_csv_cell(std::string& out, const Column& c, const RankedRow& r) {
   case ColumnId::mem_activations: out += python_float(e.peak_memory[3]); return;
   case ColumnId::mem_buffers: out += python_float(e.peak_memory[4]); return;
   case ColumnId::mem_overhead: out += python_float(e.peak_memory[5]); return;
+  case ColumnId::schedule: out += to_string(p.schedule); return;
+  case ColumnId::slices: {
+    std::vector<int> v(e.slices.begin(), e.slices.end());
+    append_csv_field(out, python_int_list(v));
+    return;
+  }
   }
 }
 
@@ -261,6 +270,8 @@ nlohmann::ordered_json json_cell(const Column& c, const RankedRow& r) {
   case ColumnId::mem_activations: return number(e.peak_memory[3]);
   case ColumnId::mem_buffers: return number(e.peak_memory[4]);
   case ColumnId::mem_overhead: return number(e.peak_memory[5]);
+  case ColumnId::schedule: return to_string(p.schedule);
+  case ColumnId::slices: return e.slices;
   }
   return nullptr;
 }
@@ -278,6 +289,13 @@ std::string table_cell(const Column& c, const RankedRow& r) {
   case ColumnId::gpumem: return fmt::format("{:.2f}", e.gpumem_gib);
   case ColumnId::train_cost: return fmt::format("{:.0f}", e.train_cost_usd);
   case ColumnId::price_per_step: return fmt::format("{:.5f}", e.price_per_step_usd);
+  case ColumnId::slices: {
+    if (e.slices.empty()) return "-";
+    const bool equal = std::all_of(e.slices.begin(), e.slices.end(),
+                                   [&](std::int32_t l) { return l == e.slices.front(); });
+    return equal ? fmt::format("{}x{}", e.slices.size(), e.slices.front())
+                 : fmt::format("{} ({}..{})", e.slices.size(), e.slices.front(), e.slices.back());
+  }
   default: {
     std::string out;
     append_csv_cell(out, c, r);

@@ -276,6 +276,7 @@ Estimate to_estimate(const EstimateContext& ctx, const NativeEstimate& n) {
                      static_cast<float>(m.optimizer),   static_cast<float>(m.activations),
                      static_cast<float>(m.buffers),     static_cast<float>(m.overhead)};
   }
+  e.slices.assign(n.slices.begin(), n.slices.end());
   e.price_per_step_usd = ctx.price_per_s_usd * e.step_s;
   e.train_cost_usd = e.price_per_step_usd * static_cast<double>(ctx.iterations);
   return e;

@@ -80,6 +80,11 @@ double dp_half_s(const DpGroup& d, double bytes) noexcept {
          ring_half_s(bytes / d.intra, d.inter, d.inter_bus);
 }
 
+/// Slice boundaries are multiples of 1/32 of the sequence (TeraPipe's DP stays small).
+std::int64_t terapipe_quantum(std::int64_t seq) noexcept {
+  return std::max<std::int64_t>(1, (seq + 31) / 32);
+}
+
 bool shards_parameters(DpMethod m) noexcept { return framework_params(m).shard_level >= 3; }
 
 /// Parameters of each pipeline entry of the model: embedding, layers, post-process. With a
@@ -229,6 +234,12 @@ std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p
                          "be a multiple of pp {}",
                          p.virtual_stages, p.num_micro_batches, p.pp);
     }
+  }
+  if (p.schedule == Schedule::terapipe && p.virtual_stages > 1) {
+    return "the terapipe schedule does not interleave (--virtual_stages 1)";
+  }
+  if (p.schedule == Schedule::terapipe && p.pp < 2) {
+    return "the terapipe schedule needs a pipeline (pp > 1)";
   }
   if (const char* why = offload_unsupported(p.method, p.offload)) {
     return fmt::format("--offload {} with {}: {}", to_string(p.offload), to_string(p.method), why);
@@ -464,7 +475,11 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
 
     // Activations of the micro-batches in flight on this stage (1F1B: pp - j, interleaved:
     // Megatron-LM's 1 + (pp - 1) / (pp v) more).
-    double in_flight = pp > 1 ? std::min<double>(pp - j, mb) : 1.0;
+    // TeraPipe runs all forwards, then all backwards (GPipe order): every micro-batch's slices
+    // stay on every stage until its backward.
+    double in_flight = p.schedule == Schedule::terapipe ? mb
+                       : pp > 1                         ? std::min<double>(pp - j, mb)
+                                                        : 1.0;
     if (v > 1) {
       in_flight = std::min(mb, in_flight * (1.0 + (pp - 1.0) / (pp * v)));
     }
@@ -510,6 +525,21 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
   }
   out.pipeline_s = mb * max_t + (sum_t - max_t) / v + 2.0 * sum_send +
                    (pp > 1 ? 2.0 * v * (mb - 1) * max_send : 0.0);
+  if (p.schedule == Schedule::terapipe) {
+    // TeraPipe (docs/native.md §2.3): the slicing that minimises its objective on the slowest
+    // stage, then the token-level pipeline simulated over every stage.
+    const TokenPipeline pipe = native_token_pipeline(ctx, p, out);
+    std::size_t slowest = 0;
+    for (std::size_t j = 0; j < out.stages.size(); ++j) {
+      const NativeStage& a = out.stages[j];
+      const NativeStage& b = out.stages[slowest];
+      if (a.forward_s + a.backward_s > b.forward_s + b.backward_s) slowest = j;
+    }
+    const std::int64_t seq = m.sequence_length;
+    out.slices = optimal_slicing(pipe.stages[slowest], pp, p.num_micro_batches, seq,
+                                 terapipe_quantum(seq));
+    out.pipeline_s = simulate_token_pipeline(pipe, out.slices);
+  }
 
   double host_per_gpu = 0.0;
   for (std::size_t j = 0; j < out.stages.size(); ++j) {
@@ -550,6 +580,51 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
   out.step_s = out.pipeline_s + out.dp_sync_s + out.embedding_sync_s + out.optimizer_s +
                out.offload_s;
   return out;
+}
+
+TokenPipeline native_token_pipeline(const NativeContext& ctx, const DesignPoint& p,
+                                    const NativeEstimate& est) {
+  TokenPipeline pipe;
+  pipe.micro_batches = p.num_micro_batches;
+  const ModelSpec& m = ctx.model;
+  const double s = static_cast<double>(m.sequence_length);
+  // The fit is exact at the smallest slice the slicing may use and at the whole sequence.
+  const std::int64_t short_len = terapipe_quantum(m.sequence_length);
+  const FrameworkParams& fw = framework_params(p.method);
+  const std::size_t pp = est.stages.size();
+  for (std::size_t j = 0; j < pp; ++j) {
+    const NativeStage& st = est.stages[j];
+    const bool first = j == 0;
+    const bool last = j + 1 == pp;
+    const int n_layers = st.layers - (first ? 1 : 0) - (last ? 1 : 0);
+    const AnalyticLayerTimes full = layer_times(ctx, p, st.gpu);
+    NativeContext shorter = ctx;
+    shorter.model.sequence_length = short_len;
+    const AnalyticLayerTimes part = layer_times(shorter, p, st.gpu);
+    // Per layer: a + b l for everything but attention, from the two lengths.
+    const double na_full = full.layer.forward_s - full.attention_forward_s;
+    const double na_part = part.layer.forward_s - part.attention_forward_s;
+    const double dl = s - static_cast<double>(short_len);
+    const double per_token = dl > 0 ? (na_full - na_part) / dl : na_full / s;
+    const double fixed = na_full - per_token * s;
+    SliceCost c;
+    c.fixed_s = n_layers * fixed;
+    c.per_token_s = n_layers * per_token + (first ? full.embedding.forward_s / s : 0.0) +
+                    (last ? full.post_process.forward_s / s : 0.0);
+    c.per_token_pair_s = n_layers * full.attention_forward_s / (s * (s + 1.0) / 2.0);
+    // Backward over forward of the whole stage's compute, recomputation included.
+    const double forward = n_layers * full.layer.forward_s + (first ? full.embedding.forward_s : 0.0) +
+                           (last ? full.post_process.forward_s : 0.0);
+    const double backward = n_layers * (full.layer.backward_s + recompute_s(full, p.recompute, fw, m)) +
+                            (first ? full.embedding.backward_s : 0.0) +
+                            (last ? full.post_process.backward_s : 0.0);
+    c.backward_factor = forward > 0 ? backward / forward : 2.0;
+    pipe.stages.push_back(c);
+    if (!last) {
+      pipe.link_s_per_token.push_back(std::max(0.0, st.send_s - kAlpha_s) / s);
+    }
+  }
+  return pipe;
 }
 
 } // namespace zerosearch

@@ -37,16 +37,21 @@ std::vector<DesignPoint> SearchPlan::design_points() const {
     }
     for (const DesignPoint& base : points) {
       for (const Dtype dtype : dtypes) {
-        for (const int v : virtual_stages) {
-          for (const Offload o : offload) {
-            for (const Recompute r : recompute) {
-              DesignPoint p = base;
-              p.dtype = dtype;
-              p.virtual_stages = static_cast<std::int16_t>(v);
-              p.offload = o;
-              p.recompute = r;
-              if (native_invalid_reason(*context.native, p, all_types).empty()) {
-                out.push_back(p);
+        for (const Schedule schedule : schedules) {
+          for (const int v : virtual_stages) {
+            // 1F1B and TeraPipe do not interleave; interleaved needs v > 1.
+            if ((schedule == Schedule::interleaved) != (v > 1)) continue;
+            for (const Offload o : offload) {
+              for (const Recompute r : recompute) {
+                DesignPoint p = base;
+                p.dtype = dtype;
+                p.schedule = schedule;
+                p.virtual_stages = static_cast<std::int16_t>(v);
+                p.offload = o;
+                p.recompute = r;
+                if (native_invalid_reason(*context.native, p, all_types).empty()) {
+                  out.push_back(p);
+                }
               }
             }
           }
@@ -205,6 +210,7 @@ void make_native_plan(const PlanInput& in, SearchPlan& plan,
                                                 Recompute::full}
                        : in.recompute;
   plan.offload = in.offload.empty() ? std::vector<Offload>{Offload::none} : in.offload;
+  if (!in.schedules.empty()) plan.schedules = in.schedules;
   plan.virtual_stages = in.virtual_stages.empty() ? std::vector<int>{1, 2} : in.virtual_stages;
   if (in.dtypes.empty()) {
     // The dtype --precision asks for on every present GPU: the least capable one decides.

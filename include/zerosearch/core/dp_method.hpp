@@ -171,6 +171,13 @@ enum class Framework { megatron, deepspeed, both, automatic };
 /// Accepts m, d, both, default. Throws InputError listing them.
 [[nodiscard]] Framework parse_framework(const std::string& text);
 
+/// Pipeline schedule (native estimator): 1F1B, interleaved 1F1B (virtual_stages > 1), or
+/// TeraPipe's token-level pipeline (each sequence cut into token slices).
+enum class Schedule : std::uint8_t { one_f_one_b, interleaved, terapipe };
+[[nodiscard]] const char* to_string(Schedule s) noexcept;
+/// Throws InputError listing 1f1b, interleaved, terapipe.
+[[nodiscard]] Schedule parse_schedule(const std::string& text);
+
 /// Throws InputError listing bf16, fp16, fp32, fp8 (--dtype).
 [[nodiscard]] Dtype parse_dtype(const std::string& text);
 
@@ -190,6 +197,8 @@ struct DesignPoint {
   /// Model chunks per pipeline rank (interleaved 1F1B when > 1).
   std::int16_t virtual_stages = 1;
   Dtype dtype = Dtype::bf16;
+  /// interleaved exactly when virtual_stages > 1.
+  Schedule schedule = Schedule::one_f_one_b;
 };
 
 } // namespace zerosearch

@@ -22,7 +22,7 @@ enum class ColumnId {
   // Native estimator (docs/native.md): its dimensions and the parts of its estimate.
   estimator, recompute, offload, virtual_stages, dtype, optimizer_time, offload_time,
   host_memory, mem_weights, mem_gradients, mem_optimizer, mem_activations, mem_buffers,
-  mem_overhead
+  mem_overhead, schedule, slices
 };
 
 struct ColumnDef {

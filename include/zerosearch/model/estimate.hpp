@@ -92,6 +92,8 @@ struct Estimate {
   /// The memory of the fullest stage by component, GiB: weights, gradients, optimizer states,
   /// activations, buffers, overhead (NativeMemory's order).
   std::array<float, 6> peak_memory{};
+  /// Token slices per sequence of a terapipe plan, in tokens (empty otherwise).
+  std::vector<std::int32_t> slices;
 };
 
 /// Per-stage detail of one estimate, for --exhaustive reports.

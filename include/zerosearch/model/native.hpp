@@ -13,6 +13,7 @@
 #include "zerosearch/core/hardware.hpp"
 #include "zerosearch/core/model.hpp"
 #include "zerosearch/model/analytic_profile.hpp"
+#include "zerosearch/model/terapipe.hpp"
 
 namespace zerosearch {
 
@@ -137,6 +138,8 @@ struct NativeEstimate {
   /// Host memory per node for offload, GiB, and whether it exceeds the node's.
   double host_gib_per_node = 0.0;
   bool host_oom = false;
+  /// Token slices per sequence (schedule terapipe; empty otherwise), in tokens.
+  Slicing slices;
 };
 
 /// Why the native model cannot evaluate `p` (virtual stages that do not divide the layers,
@@ -154,6 +157,14 @@ struct NativeEstimate {
 /// Activation bytes one transformer layer keeps for one micro-batch on one GPU.
 [[nodiscard]] double layer_activation_bytes(const ModelSpec& model, const DesignPoint& p,
                                             const NativeSettings& settings) noexcept;
+
+/// The token-level pipeline of `p` (schedule terapipe) from a native estimate's stages: per
+/// stage, the slice cost fitted to the analytic layer times at the full sequence and at an
+/// eighth of it (fixed + per-token part of the GEMMs and element-wise work, per token pair
+/// for causal attention), backward as the stage's backward/forward ratio, and the sends per
+/// token. One slice of the whole sequence reproduces the stage's forward and backward times.
+[[nodiscard]] TokenPipeline native_token_pipeline(const NativeContext& ctx, const DesignPoint& p,
+                                                  const NativeEstimate& stages);
 
 /// Estimates `p` on `where` with `partition` (pipeline entries per stage; empty: the
 /// native_partition). Call native_invalid_reason first.

@@ -56,6 +56,7 @@ struct PlanInput {
   std::vector<Offload> offload;
   std::vector<int> virtual_stages;
   std::vector<Dtype> dtypes;
+  std::vector<Schedule> schedules;
   NativeSettings native;
 };
 
@@ -89,6 +90,7 @@ struct SearchPlan {
   std::vector<Offload> offload{Offload::none};
   std::vector<int> virtual_stages{1};
   std::vector<Dtype> dtypes{Dtype::bf16};
+  std::vector<Schedule> schedules{Schedule::one_f_one_b, Schedule::interleaved};
 
   [[nodiscard]] std::vector<DesignPoint> design_points() const;
 };
