@@ -71,7 +71,7 @@ TEST_CASE("flags become numbers, enums and lists", "[options]") {
   CHECK(c.world_size() == 32);
 }
 
-TEST_CASE("--num_node has one range in every mode; --pareto has its own limit", "[options]") {
+TEST_CASE("num_node has one range in every mode; pareto has its own limit", "[options]") {
   const std::string range = "--num_node '0' is not a whole number from 1 to 1000000";
   CHECK(error_of({"--num_node", "0"}) == range);
   CHECK(error_of({"--pareto", "--node_type", "A10", "A6000", "--num_node", "0"}) == range);
@@ -119,7 +119,7 @@ TEST_CASE("flags of another mode are errors or notes", "[options]") {
   CHECK(o.notes[0].rfind("--add_exp_name names the --record file", 0) == 0);
 }
 
-TEST_CASE("--exhaustive's point, partition and placement are typed", "[options]") {
+TEST_CASE("the exhaustive design point, partition and placement are typed", "[options]") {
   const Options o = parse({"--exhaustive", "--node_type", "A10", "A6000", "--node_type_num_node",
                            "1", "2", "--dp_method", "zero1", "--tp", "1", "--pp", "3", "--dp",
                            "4", "--mbs", "2", "--partition", "14,14,14", "--placement",
