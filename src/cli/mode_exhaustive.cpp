@@ -6,14 +6,12 @@
 #include <fmt/ranges.h>
 
 #include "describe.hpp"
-#include "mode_options.hpp"
 #include "modes.hpp"
 #include "output.hpp"
-#include "plan_outputs.hpp"
+#include "session.hpp"
 #include "setup.hpp"
-#include "zerosearch/io/catalogs.hpp"
 #include "zerosearch/core/error.hpp"
-#include "zerosearch/search/plan.hpp"
+#include "zerosearch/search/enumerate.hpp"
 #include "zerosearch/io/report.hpp"
 #include "zerosearch/io/report_format.hpp"
 
@@ -21,9 +19,31 @@ namespace zerosearch::cli {
 
 namespace {
 
-/// One value of a native dimension for --exhaustive.
+/// --exhaustive's point checked against the model (docs/model.md §2), and --partition's sum
+/// against its pipeline layers. Throws InputError.
+void check_point_on_model(const Options& o, const EstimateContext& ctx) {
+  const DesignPoint& p = o.point;
+  if (const auto why = invalid_reason(p, ctx.cluster.world_size(), ctx.global_batch,
+                                      static_cast<int>(ctx.model.num_layers),
+                                      ctx.cluster.gpus_per_node)) {
+    throw InputError(fmt::format("invalid design point {} tp {} pp {} dp {} mbs {}: {}",
+                                 to_string(p.method), p.tp, p.pp, p.dp, p.mbs, *why));
+  }
+  long long sum = 0;
+  for (const int layers : o.partition) {
+    sum += layers;
+  }
+  if (!o.partition.empty() && sum != ctx.model.pipeline_layers()) {
+    throw InputError(fmt::format("--partition '{}' sums to {} but the model has {} pipeline "
+                                 "layers (transformer layers + embedding + post_process)",
+                                 o.partition_text, sum, ctx.model.pipeline_layers()));
+  }
+}
+
+/// One value of a native dimension for --exhaustive (the default when the flag is absent).
 template <typename T>
-T single(const std::vector<T>& values, const char* flag) {
+T single(const std::vector<T>& values, T fallback, const char* flag) {
+  if (values.empty()) return fallback;
   if (values.size() != 1) {
     throw InputError(fmt::format("--exhaustive takes one {} value, not a list", flag));
   }
@@ -31,18 +51,20 @@ T single(const std::vector<T>& values, const char* flag) {
 }
 
 /// --exhaustive with the native estimator: the time and memory components of every stage.
-int run_exhaustive_native(const Options& o, const SearchPlan& plan, DesignPoint p,
-                          const Placement& placement, const std::vector<int>& given,
-                          const Cluster& cluster, OutputPlan& output) {
+void exhaustive_native(const Options& o, Session& session, SearchResult& result,
+                       const Placement& placement) {
+  const SearchPlan& plan = result.plans.front();
   const EstimateContext& ctx = plan.context;
-  p.recompute = o.recompute.empty() ? Recompute::none : single(plan.recompute, "--recompute");
-  p.offload = single(plan.offload, "--offload");
-  p.virtual_stages = static_cast<std::int16_t>(
-      o.virtual_stages.empty() ? 1 : single(plan.virtual_stages, "--virtual_stages"));
-  p.dtype = single(plan.dtypes, "--dtype");
-  p.schedule = !o.schedule.empty()   ? single(plan.schedules, "--schedule")
-               : p.virtual_stages > 1 ? Schedule::interleaved
-                                      : Schedule::one_f_one_b;
+  const Cluster& cluster = ctx.cluster;
+  const std::vector<int>& given = o.partition;
+  DesignPoint p = o.point;
+  p.recompute = single(o.recompute, Recompute::none, "--recompute");
+  p.offload = single(o.offload, Offload::none, "--offload");
+  p.virtual_stages = static_cast<std::int16_t>(single(o.virtual_stages, 1, "--virtual_stages"));
+  p.dtype = single(o.dtypes, plan.dtypes.front(), "--dtype");
+  p.schedule = single(o.schedules,
+                      p.virtual_stages > 1 ? Schedule::interleaved : Schedule::one_f_one_b,
+                      "--schedule");
   if (p.schedule == Schedule::one_f_one_b && p.virtual_stages > 1) {
     throw InputError(fmt::format("--virtual_stages {} interleaves the pipeline: give --schedule "
                                  "interleaved (or leave --schedule out)",
@@ -54,17 +76,13 @@ int run_exhaustive_native(const Options& o, const SearchPlan& plan, DesignPoint 
   NativeEstimate n;
   const Estimate e = estimate_native(ctx, p, placement, given, &n);
 
-  std::vector<RunResult> runs(1);
-  runs[0].cluster = cluster;
-  runs[0].placements = {placement};
-  runs[0].rows = {ResultRow{p, 0, e}};
-  runs[0].profile_source = profile_source_text(ctx);
-  runs[0].estimator = ctx.estimator;
-  const auto ranked = rank_results(runs);
-  std::vector<std::string> type_names;
-  for (const auto& g : cluster.groups) {
-    type_names.push_back(g.gpu);
-  }
+  result.runs.resize(1);
+  result.runs[0].cluster = cluster;
+  result.runs[0].placements = {placement};
+  result.runs[0].rows = {ResultRow{p, 0, e}};
+  result.runs[0].profile_source = profile_source_text(ctx);
+  result.runs[0].estimator = ctx.estimator;
+  result.ranked = rank_results(result.runs);
   const auto gpu_name = [&](int g) { return cluster.groups[static_cast<std::size_t>(g)].gpu; };
   const auto report = [&](std::ostream& out) {
     out << fmt::format("zerosearch: {} on {} ({} GPUs, {} per node), global batch {}\n",
@@ -132,58 +150,44 @@ int run_exhaustive_native(const Options& o, const SearchPlan& plan, DesignPoint 
            "entries. buffers: embedding output, logits and their fp32 gradient, gathered "
            "parameters.\n";
   };
-  write_plan_outputs(o, [&](const RankedRow&) -> const EstimateContext& { return ctx; }, ranked,
-                     "--exhaustive",
-                     {fmt::format("{} on {} GPUs, global batch {}: one design point (--exhaustive)",
-                                  ctx.model.name, cluster.world_size(), ctx.global_batch)});
-  write_outputs(output, ranked, type_names, report);
-  return 0;
+  session.write(result, "--exhaustive",
+                {fmt::format("{} on {} GPUs, global batch {}: one design point (--exhaustive)",
+                             ctx.model.name, cluster.world_size(), ctx.global_batch)},
+                report);
 }
 
 } // namespace
 
 int run_exhaustive_mode(const Options& o, const char* argv0) {
-  const Cluster cluster = make_cluster(o);
-  PlanInput in = make_plan_input(o, cluster);
+  Session session(o, argv0);
+  PlanInput in = make_plan_input(o, cluster_of(o));
   // The point names its own method: search-wide framework choices do not apply.
   in.framework = Framework::automatic;
-  OutputPlan output =
-      make_output_plan(o, o.record ? std::filesystem::path("logs") / record_name(o, cluster)
-                                   : std::filesystem::path());
-  check_plan_outputs(o);
-  const std::filesystem::path profiledb = find_profiledb(o, argv0);
-  const Catalogs catalogs = load_catalogs(profiledb, o.hardware, o.calibration);
-  const SearchPlan plan = make_plan(in, catalogs);
-  output.provenance = provenance(o, run_inputs(o, plan, profiledb));
-  print_warnings(o, plan.warnings);
-  const EstimateContext& ctx = plan.context;
-  const DesignPoint p =
-      parse_design_point(o, cluster.world_size(), ctx.global_batch,
-                         static_cast<int>(ctx.model.num_layers), cluster.gpus_per_node);
-  const Placement placement =
-      o.placement.empty() ? placements(cluster).front() : parse_placement(o.placement, cluster);
-  const std::vector<int> given =
-      o.partition.empty() ? std::vector<int>{}
-                          : parse_partition(o.partition, p.pp, ctx.model.pipeline_layers());
+  SearchResult result;
+  result.plans.push_back(session.plan(in));
+  session.announce(result.plans, {}, false);
+  const EstimateContext& ctx = result.plans.front().context;
+  const Cluster& cluster = ctx.cluster;
+  check_point_on_model(o, ctx);
+  const DesignPoint& p = o.point;
+  const Placement placement = o.placement ? *o.placement : placements(cluster).front();
+  const std::vector<int>& given = o.partition;
   if (ctx.estimator == Estimator::native) {
-    return run_exhaustive_native(o, plan, p, placement, given, cluster, output);
+    exhaustive_native(o, session, result, placement);
+    return 0;
   }
   const LayerCosts costs = layer_costs(ctx, p); // InputError when the method or tp has no profile
   EstimateDetail d;
   const Estimate e = estimate(ctx, p, costs, placement, given, &d);
 
   // The row in the original's CSV format, for --record and -o.
-  std::vector<RunResult> runs(1);
-  runs[0].cluster = cluster;
-  runs[0].placements = {placement};
-  runs[0].rows = {ResultRow{p, 0, e}};
-  runs[0].profile_source = profile_source_text(ctx);
-  runs[0].estimator = ctx.estimator;
-  const auto ranked = rank_results(runs);
-  std::vector<std::string> type_names;
-  for (const auto& g : cluster.groups) {
-    type_names.push_back(g.gpu);
-  }
+  result.runs.resize(1);
+  result.runs[0].cluster = cluster;
+  result.runs[0].placements = {placement};
+  result.runs[0].rows = {ResultRow{p, 0, e}};
+  result.runs[0].profile_source = profile_source_text(ctx);
+  result.runs[0].estimator = ctx.estimator;
+  result.ranked = rank_results(result.runs);
   // The detailed report is this mode's summary; --format, -o and --record write the row.
   const auto report = [&](std::ostream& out) {
     out << fmt::format("zerosearch: {} on {} ({} GPUs, {} per node), global batch {}\n",
@@ -237,11 +241,10 @@ int run_exhaustive_mode(const Options& o, const char* argv0) {
         << " (post_process). A middle stage carries its incoming link time; stage 0 sends forward "
            "and the last stage sends backward.\n";
   };
-  write_plan_outputs(o, [&](const RankedRow&) -> const EstimateContext& { return ctx; }, ranked,
-                     "--exhaustive",
-                     {fmt::format("{} on {} GPUs, global batch {}: one design point (--exhaustive)",
-                                  ctx.model.name, cluster.world_size(), ctx.global_batch)});
-  write_outputs(output, ranked, type_names, report);
+  session.write(result, "--exhaustive",
+                {fmt::format("{} on {} GPUs, global batch {}: one design point (--exhaustive)",
+                             ctx.model.name, cluster.world_size(), ctx.global_batch)},
+                report);
   return 0;
 }
 

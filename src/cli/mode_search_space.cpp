@@ -5,11 +5,8 @@
 #include <fmt/format.h>
 
 #include "modes.hpp"
-#include "setup.hpp"
-#include "zerosearch/io/catalogs.hpp"
-#include "zerosearch/core/error.hpp"
+#include "session.hpp"
 #include "zerosearch/search/pareto.hpp"
-#include "zerosearch/search/plan.hpp"
 
 namespace zerosearch::cli {
 
@@ -33,18 +30,6 @@ std::vector<Group> group_points(const std::vector<DesignPoint>& points) {
   return out;
 }
 
-bool parse_csv_format(const Options& o) {
-  if (o.format.empty() || o.format == "table") {
-    return false;
-  }
-  if (o.format == "csv") {
-    return true;
-  }
-  throw InputError(fmt::format("--format '{}' is not available with --search_space (allowed: "
-                               "table, csv)",
-                               o.format));
-}
-
 std::string joined(const std::vector<int>& v, const char* sep) {
   std::string out;
   for (const int x : v) {
@@ -53,20 +38,16 @@ std::string joined(const std::vector<int>& v, const char* sep) {
   return out;
 }
 
-int print_one_cluster(const Options& o, const Catalogs& catalogs, bool csv) {
-  const Cluster cluster = make_cluster(o);
-  const SearchPlan plan = make_plan(make_plan_input(o, cluster), catalogs);
-  print_warnings(o, plan.warnings);
+int print_one_cluster(Session& session, bool csv) {
+  std::vector<SearchPlan> plans;
+  plans.push_back(session.plan(cluster_of(session.options)));
+  session.announce(plans);
+  const SearchPlan& plan = plans.front();
   const auto groups = group_points(plan.design_points());
   const std::size_t places = placements(plan.context.cluster).size();
   std::size_t points = 0;
   for (const auto& g : groups) {
     points += g.mbs.size();
-  }
-  if (!o.quiet) {
-    for (const auto& n : plan.notes) {
-      std::cerr << "zerosearch: note: " << n << '\n';
-    }
   }
   if (csv) {
     std::cout << "method,tp,pp,dp,micro_batch_sizes,design_points,placements,estimates\n";
@@ -90,11 +71,10 @@ int print_one_cluster(const Options& o, const Catalogs& catalogs, bool csv) {
   return 0;
 }
 
-int print_pareto(const Options& o, const Catalogs& catalogs, bool csv) {
-  const Cluster shape = make_cluster(o);
-  const int bound = static_cast<int>(parse_int("--num_node", o.num_node, 1, 1000));
-  const auto clusters = pareto_compositions(o.node_types[0], o.node_types[1], bound,
-                                            shape.gpus_per_node);
+int print_pareto(const Session& session, bool csv) {
+  const Options& o = session.options;
+  const auto clusters =
+      pareto_compositions(o.node_types[0], o.node_types[1], o.num_node, o.gpu_per_node);
   if (csv) {
     std::cout << fmt::format("{},{},design_points,placements,estimates\n", o.node_types[0],
                              o.node_types[1]);
@@ -104,7 +84,7 @@ int print_pareto(const Options& o, const Catalogs& catalogs, bool csv) {
   }
   std::size_t points = 0, estimates = 0;
   for (const auto& c : clusters) {
-    const SearchPlan plan = make_plan(make_plan_input(o, c), catalogs);
+    const SearchPlan plan = session.plan(c);
     const std::size_t n = plan.design_points().size();
     const std::size_t places = placements(c).size();
     points += n;
@@ -129,9 +109,9 @@ int print_pareto(const Options& o, const Catalogs& catalogs, bool csv) {
 } // namespace
 
 int run_search_space_mode(const Options& o, const char* argv0) {
-  const bool csv = parse_csv_format(o);
-  const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0), o.hardware, o.calibration);
-  return o.pareto ? print_pareto(o, catalogs, csv) : print_one_cluster(o, catalogs, csv);
+  Session session(o, argv0);
+  const bool csv = o.format == Format::csv;
+  return o.pareto ? print_pareto(session, csv) : print_one_cluster(session, csv);
 }
 
 } // namespace zerosearch::cli

@@ -5,30 +5,23 @@
 
 #include "modes.hpp"
 #include "output.hpp"
+#include "session.hpp"
 #include "setup.hpp"
 #include "zerosearch/core/error.hpp"
-#include "zerosearch/io/output_file.hpp"
 #include "zerosearch/io/calibration_json.hpp"
-#include "zerosearch/io/catalogs.hpp"
-#include "zerosearch/search/plan.hpp"
+#include "zerosearch/io/output_file.hpp"
 
 namespace zerosearch::cli {
 
 int run_write_profile_mode(const Options& o, const char* argv0) {
-  Options one = o;
-  one.node_types.resize(1);
-  one.node_type_counts.clear();
-  const Cluster cluster = make_cluster(one);
-  PlanInput in = make_plan_input(one, cluster);
+  // validate_options left the first node type only, and refused -f both.
+  PlanInput in = make_plan_input(o, cluster_of(o));
   in.profile_source = ProfileSource::analytic;
   in.framework = Framework::both;
-  const Flavour flavour = o.framework == "m" ? Flavour::megatron : Flavour::deepspeed;
-  if (o.framework != "m" && o.framework != "d" && o.framework != "default") {
-    throw InputError(fmt::format("--write_profile takes -f m or -f d, not '{}'", o.framework));
-  }
+  const Flavour flavour = o.framework == Framework::megatron ? Flavour::megatron : Flavour::deepspeed;
   const OutputTarget target = check_cli_output(o, o.write_profile, "--write_profile");
-  const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0), o.hardware, o.calibration);
-  const SearchPlan plan = make_plan(in, catalogs);
+  const Session session(o, argv0);
+  const SearchPlan plan = session.plan(in);
   const EstimateContext& ctx = plan.context;
   const GpuProfile* p =
       flavour == Flavour::megatron ? ctx.megatron_profiles[0] : ctx.deepspeed_profiles[0];

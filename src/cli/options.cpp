@@ -1,7 +1,5 @@
 #include "options.hpp"
 
-#include <charconv>
-#include <limits>
 #include <memory>
 #include <iostream>
 
@@ -13,19 +11,6 @@
 #include "zerosearch/core/version.hpp"
 
 namespace zerosearch::cli {
-
-long long parse_int(const std::string& flag, const std::string& text, long long min, long long max) {
-  long long v = 0;
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, v);
-  if (text.empty() || ec != std::errc() || ptr != end || v < min || v > max) {
-    if (max == std::numeric_limits<long long>::max()) {
-      throw InputError(fmt::format("{} '{}' is not a whole number >= {}", flag, text, min));
-    }
-    throw InputError(fmt::format("{} '{}' is not a whole number from {} to {}", flag, text, min, max));
-  }
-  return v;
-}
 
 namespace {
 
@@ -81,7 +66,7 @@ std::string parse_error_text(const CLI::ParseError& e) {
 } // namespace
 
 ParseResult parse_options(int argc, const char* const* argv) {
-  Options o;
+  RawOptions o;
   CLI::App app{"zerosearch finds the fastest way to train a large language model on a GPU "
                "cluster.\nIt enumerates tensor, pipeline and data-parallel degrees, micro-batch "
                "sizes, data-parallel\nmethods (dp, fsdp, ZeRO 0-3), node placements and layer "
@@ -101,14 +86,16 @@ ParseResult parse_options(int argc, const char* const* argv) {
                  "(A10, A6000, RTX3090, ...); default: A10")
       ->expected(1, -1)->type_name("TYPE")->group(cluster);
   app.add_option("--node_type_num_node", o.node_type_counts,
-                 "Nodes of each --node_type, 1 to 1000000 each; "
-                 "default: --num_node for one type")
+                 fmt::format("Nodes of each --node_type, 1 to {} each; default: --num_node for "
+                             "one type",
+                             kMaxNodes))
       ->expected(1, -1)->type_name("N")->group(cluster);
   app.add_option("--num_node", o.num_node,
-                 "Nodes of the single --node_type, 1 to 1000000 (with --pareto: the bound per "
-                 "type); default: 8")
+                 fmt::format("Nodes of the single --node_type, 1 to {} (with --pareto: the "
+                             "bound per type, at most {}); default: 8",
+                             kMaxNodes, kMaxParetoNodesPerType))
       ->type_name("N")->group(cluster);
-  app.add_option("--gpu_per_node", o.gpu_per_node, "GPUs per node, 1 to 1024; default: 4")
+  app.add_option("--gpu_per_node", o.gpu_per_node, fmt::format("GPUs per node, 1 to {}; default: 4", kMaxGpusPerNode))
       ->type_name("N")->group(cluster);
   app.add_option("--type", o.model,
                  "Model from profiledb/models.json (llama2_13B, gpt2XL, llama3_8B, ...), or a "
@@ -116,16 +103,19 @@ ParseResult parse_options(int argc, const char* const* argv) {
                  "llama2_13B")
       ->type_name("MODEL")->group(cluster);
   app.add_option("--seq_len", o.seq_len,
-                 "Training sequence length in tokens, 1 to 16777216; default: the model's")
+                 fmt::format("Training sequence length in tokens, 1 to {}; default: the model's",
+                             kMaxSequenceLength))
       ->type_name("N")->group(cluster);
-  app.add_option("--custom_gbs", o.custom_gbs, "Global batch size, 1 to 1000000000; default: 64")
+  app.add_option("--custom_gbs", o.custom_gbs, fmt::format("Global batch size, 1 to {}; default: 64", kMaxGlobalBatch))
       ->type_name("N")->group(cluster);
   app.add_option("--custom_num_layer", o.custom_num_layer,
                  "Transformer layers of a model that takes them (gpt2XL); must match its "
                  "profiles; default: 48")
       ->type_name("N")->group(cluster);
   app.add_option("--precision", o.precision,
-                 "Bits per element of gradient and embedding traffic, 1 to 64; default: 16")
+                 fmt::format("Bits per element of gradient and embedding traffic, 1 to {}; "
+                             "default: 16",
+                             kMaxPrecisionBits))
       ->type_name("BITS")->group(cluster);
   app.add_option("--iter", o.iter,
                  "Training iterations, for train_cost, 0 or more; default: 12500000")
@@ -173,7 +163,8 @@ ParseResult parse_options(int argc, const char* const* argv) {
   app.add_option("--seed", o.seed, "--search_method ga: random seed; default: 0")
       ->type_name("N")->group(search);
   app.add_option("-j,--threads", o.threads,
-                 "Worker threads, 0 to 1024, 0 = one per core; default: 0")
+                 fmt::format("Worker threads, 0 to {}, 0 = one per core; default: 0",
+                             kMaxThreads))
       ->type_name("N")->group(search);
 
   const char* output = "Output (default: a short summary on standard output)";
@@ -340,10 +331,7 @@ ParseResult parse_options(int argc, const char* const* argv) {
   o.node_type_counts_given = app.count("--node_type_num_node") > 0;
   o.command_line.assign(argv, argv + argc);
   o.custom_num_layer_given = app.count("--custom_num_layer") > 0;
-  if (o.node_types.empty()) {
-    o.node_types = {"A10"};
-  }
-  return ParseResult{o, 0};
+  return ParseResult{validate_options(o), 0};
 }
 
 } // namespace zerosearch::cli

@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <fstream>
 #include <iostream>
-#include <limits>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -35,13 +34,7 @@ OutputPlan make_output_plan(const Options& o, const fs::path& record_file) {
   plan.quiet = o.quiet;
   plan.csv.pretty = o.pretty;
   plan.selection.feasible_only = o.feasible;
-  if (!o.top.empty()) {
-    plan.selection.top = static_cast<std::size_t>(
-        parse_int("--top", o.top, 1, std::numeric_limits<long long>::max()));
-  }
-  if (o.output_given && o.output.empty()) {
-    throw InputError("-o '': the file name is empty (use -o - for standard output)");
-  }
+  plan.selection.top = o.top.value_or(0);
   const std::string hint = "; remove it, or choose another name (--add_exp_name for --record)";
   if (!record_file.empty()) {
     OutputTarget t = check_cli_output(o, record_file, "--record", true, hint);
@@ -59,18 +52,11 @@ OutputPlan make_output_plan(const Options& o, const fs::path& record_file) {
     }
     plan.csv_files.push_back(std::move(t));
   }
-  if (!o.format.empty()) {
-    if (o.format == "csv") {
-      plan.to_stdout = StdoutFormat::csv;
-    } else if (o.format == "json") {
-      plan.to_stdout = StdoutFormat::json;
-    } else if (o.format == "table") {
-      plan.to_stdout = StdoutFormat::table;
-    } else {
-      throw InputError(fmt::format("unknown --format '{}' (allowed: csv, json, table)", o.format));
-    }
-    if (csv_to_stdout) {
-      throw InputError("-o - and --format both write to standard output; use one of them");
+  if (o.format) {
+    switch (*o.format) {
+    case Format::csv: plan.to_stdout = StdoutFormat::csv; break;
+    case Format::json: plan.to_stdout = StdoutFormat::json; break;
+    case Format::table: plan.to_stdout = StdoutFormat::table; break;
     }
   } else if (csv_to_stdout) {
     plan.to_stdout = StdoutFormat::csv;

@@ -43,9 +43,9 @@ struct OutputPlan {
                                             const std::string& flag, bool create_folders = false,
                                             const std::string& hint = {});
 
-/// Reads and checks the output flags and files before any work; `record_file` is --record's
-/// path or empty. Throws InputError on a bad --format or --top, -o '', two outputs to one
-/// place, a file that cannot be written, or an existing file with --no_clobber.
+/// Checks the output files before any work; `record_file` is --record's path or empty. Throws
+/// InputError on two outputs to one place, a file that cannot be written, or an existing file
+/// with --no_clobber (the flags' values are checked by validate_options).
 [[nodiscard]] OutputPlan make_output_plan(const Options& o,
                                           const std::filesystem::path& record_file);
 
@@ -74,14 +74,6 @@ void write_extra_output(const OutputPlan& plan, const OutputTarget& target,
 /// best that fit.
 [[nodiscard]] std::vector<RankedRow> summary_rows(const OutputPlan& plan,
                                                   const std::vector<RankedRow>& ranked);
-
-/// Prints the summary of a run on `out`.
-using SummaryWriter = std::function<void(std::ostream& out)>;
-
-/// Writes every output of `plan`: the CSV files (each atomically), then standard output.
-/// Throws InputError when a file or standard output cannot be written.
-void write_outputs(const OutputPlan& plan, const std::vector<RankedRow>& ranked,
-                   const std::vector<std::string>& type_names, const SummaryWriter& summary);
 
 /// The default, short report: what was searched, how many points fit, the `top` best that fit.
 /// `rows` are summary_rows(); `ranked` all rows (for the counts).

@@ -14,9 +14,6 @@
 namespace zerosearch::cli {
 
 void check_plan_outputs(const Options& o) {
-  if (!o.rank.empty()) {
-    (void)parse_int("--rank", o.rank, 1, 1'000'000'000);
-  }
   if (!o.emit.empty()) {
     check_launch_dir(o.emit);
   }
@@ -46,8 +43,8 @@ void write_plan_outputs(const Options& o,
   // The plan: row --rank (1-based position), or the best that fits.
   const RankedRow* chosen = nullptr;
   std::size_t position = 0;
-  if (!o.rank.empty()) {
-    position = static_cast<std::size_t>(parse_int("--rank", o.rank, 1, 1'000'000'000));
+  if (o.rank) {
+    position = *o.rank;
     if (position > ranked.size()) {
       throw InputError(fmt::format("--rank {} is past the last row ({} rows)", position,
                                    ranked.size()));

@@ -10,7 +10,8 @@
 
 namespace zerosearch::cli {
 
-/// Throws InputError on a bad --rank or an --emit folder that holds other files. Writes nothing.
+/// Throws InputError on an --emit folder that holds other files, or a --timeline or --html file
+/// that cannot be written. Writes nothing.
 void check_plan_outputs(const Options& o);
 
 /// Writes the plan outputs of a ranked run. `origin` names the run ("search", "--exhaustive").

@@ -3,7 +3,6 @@
 #include <iostream>
 #include <new>
 
-#include "mode_options.hpp"
 #include "modes.hpp"
 #include "options.hpp"
 #include "zerosearch/core/error.hpp"
@@ -21,7 +20,7 @@ int run(int argc, const char* const* argv) {
     }
     const Options& o = *parsed.options;
     const char* argv0 = argc > 0 ? argv[0] : "zerosearch";
-    for (const std::string& note : check_mode_flags(o)) {
+    for (const std::string& note : o.notes) {
       if (!o.quiet) {
         std::cerr << "zerosearch: note: " << note << '\n';
       }

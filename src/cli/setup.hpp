@@ -13,10 +13,6 @@
 
 namespace zerosearch::cli {
 
-/// The largest cluster the CLI accepts: 2^24 GPUs, far beyond any real machine, so that node
-/// and GPU counts stay well inside int.
-inline constexpr long long kMaxClusterGpus = 16'777'216;
-
 /// --profiledb_path, else next to an installed binary (../share/zerosearch/profiledb), else a
 /// profiledb/ beside the binary, else the source tree the binary was built from.
 [[nodiscard]] std::filesystem::path find_profiledb(const Options& o, const char* argv0);
@@ -26,11 +22,6 @@ inline constexpr long long kMaxClusterGpus = 16'777'216;
 [[nodiscard]] nlohmann::ordered_json run_inputs(const Options& o, const SearchPlan& plan,
                                                 const std::filesystem::path& profiledb);
 
-/// The cluster of --node_type / --node_type_num_node / --num_node / --gpu_per_node. For
-/// --pareto only the GPUs per node are set (and the two node types checked). Throws
-/// InputError on a bad count or a cluster above kMaxClusterGpus.
-[[nodiscard]] Cluster make_cluster(const Options& o);
-
 /// The model of --type when it names a file (a Hugging Face config.json or a model JSON), else
 /// nothing (a built-in name, looked up in the catalog later). Throws InputError.
 [[nodiscard]] std::optional<ModelSpec> model_from_file(const Options& o);
@@ -38,7 +29,8 @@ inline constexpr long long kMaxClusterGpus = 16'777'216;
 /// Prints each warning as "zerosearch: warning: ..." on standard error, unless --quiet.
 void print_warnings(const Options& o, const std::vector<std::string>& warnings);
 
-/// Validated plan inputs for `cluster`. Throws InputError naming the bad flag.
+/// The plan inputs of the options for `cluster` (one composition of a --pareto sweep, or
+/// cluster_of(o)).
 [[nodiscard]] PlanInput make_plan_input(const Options& o, const Cluster& cluster);
 /// The native estimator flags (--estimator, --recompute, ...) into `in`; InputError on a bad
 /// value or on a native-only flag with --estimator zerosearch.

@@ -42,43 +42,28 @@ double& at(const StageEvents::Row& v, int i) {
   return v[static_cast<std::size_t>(i < 0 ? i + static_cast<int>(v.size()) : i)];
 }
 
-/// The simulation; `Record` (a timeline was asked for) also keeps every pass's start and hands
-/// the event rows to `events`. A template, so that the search's simulations pay nothing for it.
-template <bool Record>
-bool simulate(int m, int pp, const double* comp_s, const double* for_send_s,
-              const double* back_send_s, ForwardShare share, double stop_at, double* ends,
-              OneFOneBEvents* events) {
+/// Step 1: each stage's forward and backward pass (its compute split by the forward share)
+/// and its warm-up forwards, min(pp - 1 - i, m).
+void fill_stage_passes(int m, int pp, const double* comp_s, ForwardShare share, double* fwd,
+                       double* bwd, int* warm) noexcept {
   const double fwbw = share == ForwardShare::quarter ? 3.0 : 2.0;
   const double parts = share == ForwardShare::quarter ? 4.0 : 3.0;
-  // One buffer per thread, reused: the event rows, then the per-stage constants. Unset event
-  // times read as 0, as in the original's zero-initialised lists.
-  thread_local std::vector<double> buffer;
-  thread_local std::vector<StageEvents> st;
-  thread_local std::vector<int> warm;
-  const auto mu = static_cast<std::size_t>(m);
-  const auto ppu = static_cast<std::size_t>(pp);
-  constexpr bool record = Record;
-  const std::size_t rows = StageEvents::rows(record);
-  buffer.assign(ppu * rows * mu + 5 * ppu, 0.0);
-  st.clear();
-  for (std::size_t i = 0; i < ppu; ++i) {
-    st.emplace_back(buffer.data() + i * rows * mu, mu, record);
-  }
-  double* const fwd = buffer.data() + ppu * rows * mu;
-  double* const bwd = fwd + ppu;
-  // up[i]: the backward passes of stages 0..i-1; slow_up[i]: the longest of them (0 if none);
-  // down[i]: the forward passes of stages i+1..pp-1 and the backward passes of every stage.
-  double* const up = bwd + ppu;
-  double* const slow_up = up + ppu;
-  double* const down = slow_up + ppu;
-  warm.resize(ppu);
   for (int i = 0; i < pp; ++i) {
     const auto u = static_cast<std::size_t>(i);
     fwd[u] = comp_s[u] / parts;
     bwd[u] = fwbw * comp_s[u] / parts;
     warm[u] = std::min(pp - i - 1, m);
-    up[u] = i == 0 ? 0.0 : up[u - 1] + bwd[u - 1];
-    slow_up[u] = i == 0 ? 0.0 : std::max(slow_up[u - 1], bwd[u - 1]);
+  }
+}
+
+/// Step 2: the sums the early stop's lower bounds use (see Simulation::hopeless_*). Returns the
+/// slowest backward pass.
+double fill_stop_bounds(int pp, const double* fwd, const double* bwd, double* up,
+                        double* slow_up, double* down) noexcept {
+  const auto ppu = static_cast<std::size_t>(pp);
+  for (std::size_t u = 0; u < ppu; ++u) {
+    up[u] = u == 0 ? 0.0 : up[u - 1] + bwd[u - 1];
+    slow_up[u] = u == 0 ? 0.0 : std::max(slow_up[u - 1], bwd[u - 1]);
   }
   double slowest_bwd = 0.0;
   double all_bwd = 0.0;
@@ -89,188 +74,280 @@ bool simulate(int m, int pp, const double* comp_s, const double* for_send_s,
   for (std::size_t u = ppu; u-- > 0;) {
     down[u] = u + 1 == ppu ? all_bwd : down[u + 1] + fwd[u + 1];
   }
-  const auto S = [&](int i) -> StageEvents& { return st[static_cast<std::size_t>(i)]; };
-  const auto send_for = [&](int i) { return for_send_s[static_cast<std::size_t>(i)]; };
-  const auto send_back = [&](int i) { return back_send_s[static_cast<std::size_t>(i)]; };
+  return slowest_bwd;
+}
+
+/// One simulation; `Record` (a timeline was asked for) also keeps every pass's start and hands
+/// the event rows to `events`. A template, so that the search's simulations pay nothing for it.
+/// The steps, in order: the stage constants (fill_stage_passes, fill_stop_bounds, in the
+/// constructor), warm_up(), steady(), cool_down(), finish(). Each phase returns false once the
+/// simulation is known to end at `stop_at` or later.
+template <bool Record>
+class Simulation {
+public:
+  Simulation(int m, int pp, const double* comp_s, const double* for_send_s,
+             const double* back_send_s, ForwardShare share, double stop_at)
+      : m_(m), pp_(pp), for_send_s_(for_send_s), back_send_s_(back_send_s), stop_at_(stop_at) {
+    // One buffer per thread, reused: the event rows, then the per-stage constants. Unset event
+    // times read as 0, as in the original's zero-initialised lists.
+    thread_local std::vector<double> buffer;
+    thread_local std::vector<StageEvents> st;
+    thread_local std::vector<int> warm;
+    const auto mu = static_cast<std::size_t>(m);
+    const auto ppu = static_cast<std::size_t>(pp);
+    const std::size_t rows = StageEvents::rows(Record);
+    buffer.assign(ppu * rows * mu + 5 * ppu, 0.0);
+    st.clear();
+    for (std::size_t i = 0; i < ppu; ++i) {
+      st.emplace_back(buffer.data() + i * rows * mu, mu, Record);
+    }
+    st_ = st.data();
+    fwd_ = buffer.data() + ppu * rows * mu;
+    bwd_ = fwd_ + ppu;
+    // up[i]: the backward passes of stages 0..i-1; slow_up[i]: the longest of them (0 if
+    // none); down[i]: the forward passes of stages i+1..pp-1 and the backward passes of every
+    // stage.
+    up_ = bwd_ + ppu;
+    slow_up_ = up_ + ppu;
+    down_ = slow_up_ + ppu;
+    warm.resize(ppu);
+    warm_ = warm.data();
+    fill_stage_passes(m, pp, comp_s, share, fwd_, bwd_, warm_);
+    slowest_bwd_ = fill_stop_bounds(pp, fwd_, bwd_, up_, slow_up_, down_);
+  }
+
+  /// Warm-up: stage i runs its first warm[i] forwards.
+  bool warm_up() {
+    const int m = m_;
+    const int pp = pp_;
+    for (int j = 0; j < m; ++j) {
+      for (int i = 0; i < pp; ++i) {
+        const int w = warm_[static_cast<std::size_t>(i)];
+        if (j >= w) {
+          continue;
+        }
+        auto& s = S(i);
+        double start = 0.0;
+        if (i == 0) {
+          start = j == 0 ? 0.0 : at(s.fse, j - 1);
+        } else if (j == 0 || i == pp - 1) {
+          start = at(s.fre, j);
+        } else {
+          start = std::max(at(s.fse, j - 1), at(s.fre, j));
+        }
+        const double end = start + fwd_[static_cast<std::size_t>(i)];
+        at(s.fce, j) = end;
+        if constexpr (Record) {
+          at(s.fcs, j) = start;
+        }
+        if (hopeless_forward(i, j, end)) {
+          return false;
+        }
+        if (i > 0 && j < w - 1) {
+          at(s.frs, j + 1) = end;
+        }
+        if (i < pp - 1) {
+          auto& next = S(i + 1);
+          const double send_end =
+              j == 0 ? end + send_for(i) : std::max(end, at(next.frs, j)) + send_for(i);
+          at(s.fse, j) = send_end;
+          at(next.fre, j) = send_end;
+        }
+      }
+    }
+    return true;
+  }
+
+  /// Steady state: per step j, one forward on every stage that has one left, then backward j
+  /// from the last stage to the first.
+  bool steady() {
+    const int m = m_;
+    const int pp = pp_;
+    for (int j = 0; j < m; ++j) {
+      for (int i = 0; i < pp; ++i) {
+        const int w = warm_[static_cast<std::size_t>(i)];
+        const int fid = j + w;
+        if (fid > m - 1) {
+          continue;
+        }
+        auto& s = S(i);
+        double start = 0.0;
+        bool first_steady = fid == w;
+        const int prev_id = first_steady ? fid - 1 : j - 1;
+        if (first_steady) {
+          const double prev_send_end = prev_id >= 0 ? at(s.fse, prev_id) : 0.0;
+          start = std::max(prev_send_end, at(s.fre, fid));
+        } else if (i == 0) {
+          start = at(s.bce, prev_id);
+        } else {
+          start = std::max(at(s.bse, prev_id), at(s.fre, fid));
+        }
+        const double end = start + fwd_[static_cast<std::size_t>(i)];
+        at(s.fce, fid) = end;
+        if constexpr (Record) {
+          at(s.fcs, fid) = start;
+        }
+        if (hopeless_forward(i, fid, end)) {
+          return false;
+        }
+        if (i < pp - 1) {
+          auto& next = S(i + 1);
+          at(s.brs, j) = end;
+          const double next_recv_start =
+              (first_steady && prev_id < 0) ? 0.0 : at(next.frs, fid);
+          const double send_end = std::max(end, next_recv_start) + send_for(i);
+          at(s.fse, fid) = send_end;
+          at(next.fre, fid) = send_end;
+        }
+      }
+      const int bid = j;
+      for (int i = pp - 1; i >= 0; --i) {
+        const int w = warm_[static_cast<std::size_t>(i)];
+        if (bid > m - w - 1) {
+          continue;
+        }
+        auto& s = S(i);
+        const int fid = bid + w;
+        const double prev_send_end = i > 0 ? at(s.fse, fid) : 0.0;
+        const double start = std::max({prev_send_end, at(s.bre, bid), at(s.fce, fid)});
+        const double end = start + bwd_[static_cast<std::size_t>(i)];
+        at(s.bce, bid) = end;
+        if constexpr (Record) {
+          at(s.bcs, bid) = start;
+        }
+        if (hopeless(i, bid, end)) {
+          return false;
+        }
+        if (i > 0) {
+          auto& prev = S(i - 1);
+          if (fid + 1 < m) {
+            at(s.frs, fid + 1) = end;
+          } else if (bid + 1 < m) {
+            at(s.brs, bid + 1) = end;
+          }
+          const double send_end = std::max(end, at(prev.brs, bid)) + send_back(i);
+          at(s.bse, bid) = send_end;
+          at(prev.bre, bid) = send_end;
+        } else if (bid == m - 1 - w && bid + 1 < m) {
+          at(s.brs, bid + 1) = end;
+        }
+      }
+    }
+    return true;
+  }
+
+  /// Cool-down: stage i runs its last warm[i] backwards.
+  bool cool_down() {
+    const int m = m_;
+    const int pp = pp_;
+    for (int j = 0; j < m; ++j) {
+      for (int i = pp - 1; i >= 0; --i) {
+        const int w = warm_[static_cast<std::size_t>(i)];
+        const int bid = j;
+        if (bid < m - w) {
+          continue;
+        }
+        auto& s = S(i);
+        const double start = std::max({at(s.bce, bid - 1), at(s.bre, bid), at(s.bse, bid - 1)});
+        const double end = start + bwd_[static_cast<std::size_t>(i)];
+        at(s.bce, bid) = end;
+        if constexpr (Record) {
+          at(s.bcs, bid) = start;
+        }
+        if (hopeless(i, bid, end)) {
+          return false;
+        }
+        if (bid < m - 1) {
+          at(s.brs, bid + 1) = end;
+        }
+        if (i > 0) {
+          auto& prev = S(i - 1);
+          const double send_end = std::max(end, at(prev.brs, bid)) + send_back(i);
+          at(s.bse, bid) = send_end;
+          at(prev.bre, bid) = send_end;
+        }
+      }
+    }
+    return true;
+  }
+
+  /// Each stage's end (its last backward) into `ends`; with Record, every event into `events`.
+  void finish(double* ends, OneFOneBEvents* events) const {
+    for (int i = 0; i < pp_; ++i) {
+      ends[static_cast<std::size_t>(i)] = at(S(i).bce, m_ - 1);
+    }
+    if constexpr (Record) {
+      const auto mu = static_cast<std::size_t>(m_);
+      const auto ppu = static_cast<std::size_t>(pp_);
+      const auto copy = [&](std::vector<double>& to, StageEvents::Row StageEvents::*row) {
+        to.resize(ppu * mu);
+        for (std::size_t i = 0; i < ppu; ++i) {
+          const StageEvents::Row& r = st_[i].*row;
+          std::copy(r.p, r.p + r.n, to.begin() + static_cast<std::ptrdiff_t>(i * mu));
+        }
+      };
+      copy(events->forward_start, &StageEvents::fcs);
+      copy(events->forward_end, &StageEvents::fce);
+      copy(events->forward_send_end, &StageEvents::fse);
+      copy(events->backward_start, &StageEvents::bcs);
+      copy(events->backward_end, &StageEvents::bce);
+      copy(events->backward_send_end, &StageEvents::bse);
+    } else {
+      (void)events;
+    }
+  }
+
+private:
+  StageEvents& S(int i) const { return st_[static_cast<std::size_t>(i)]; }
+  double send_for(int i) const { return for_send_s_[static_cast<std::size_t>(i)]; }
+  double send_back(int i) const { return back_send_s_[static_cast<std::size_t>(i)]; }
+
   // Lower bounds on stage 0's last backward (which every stage's last backward precedes, each
   // stage running its passes of one kind in micro-batch order), to stop early:
   // - once stage i's backward `bid` ends at `end`: either stage i still runs its later backward
   //   passes, and the forward passes between them in its steady phase, one at a time, then
   //   micro-batch m-1 goes back through stages i-1..0; or micro-batch `bid` goes back to a
   //   stage k < i, which runs its later backward passes, and so on up to stage 0;
-  const auto hopeless = [&](int i, int bid, double end) {
+  bool hopeless(int i, int bid, double end) const {
     const auto u = static_cast<std::size_t>(i);
-    const int forwards_left = std::max(m - 1 - warm[u] - bid, 0);
-    const auto later = static_cast<double>(m - 1 - bid);
-    const double own = later * bwd[u] + static_cast<double>(forwards_left) * fwd[u];
-    return end + std::max(own, later * slow_up[u]) + up[u] >= stop_at;
-  };
+    const int forwards_left = std::max(m_ - 1 - warm_[u] - bid, 0);
+    const auto later = static_cast<double>(m_ - 1 - bid);
+    const double own = later * bwd_[u] + static_cast<double>(forwards_left) * fwd_[u];
+    return end + std::max(own, later * slow_up_[u]) + up_[u] >= stop_at_;
+  }
   // - once stage i's forward `fid` ends at `end`: either stage i still runs its later forward
   //   passes, then micro-batch m-1 goes to the last stage and back; or micro-batch `fid` goes
   //   to the last stage and back up to a stage k, which runs its later backward passes.
-  const auto hopeless_forward = [&](int i, int fid, double end) {
+  bool hopeless_forward(int i, int fid, double end) const {
     const auto u = static_cast<std::size_t>(i);
-    const auto later = static_cast<double>(m - 1 - fid);
-    return end + std::max(later * fwd[u], later * slowest_bwd) + down[u] >= stop_at;
-  };
-
-  // Warm-up forwards.
-  for (int j = 0; j < m; ++j) {
-    for (int i = 0; i < pp; ++i) {
-      const int w = warm[static_cast<std::size_t>(i)];
-      if (j >= w) {
-        continue;
-      }
-      auto& s = S(i);
-      double start = 0.0;
-      if (i == 0) {
-        start = j == 0 ? 0.0 : at(s.fse, j - 1);
-      } else if (j == 0 || i == pp - 1) {
-        start = at(s.fre, j);
-      } else {
-        start = std::max(at(s.fse, j - 1), at(s.fre, j));
-      }
-      const double end = start + fwd[static_cast<std::size_t>(i)];
-      at(s.fce, j) = end;
-      if constexpr (record) {
-        at(s.fcs, j) = start;
-      }
-      if (hopeless_forward(i, j, end)) {
-        return false;
-      }
-      if (i > 0 && j < w - 1) {
-        at(s.frs, j + 1) = end;
-      }
-      if (i < pp - 1) {
-        auto& next = S(i + 1);
-        const double send_end =
-            j == 0 ? end + send_for(i) : std::max(end, at(next.frs, j)) + send_for(i);
-        at(s.fse, j) = send_end;
-        at(next.fre, j) = send_end;
-      }
-    }
+    const auto later = static_cast<double>(m_ - 1 - fid);
+    return end + std::max(later * fwd_[u], later * slowest_bwd_) + down_[u] >= stop_at_;
   }
 
-  // Steady state: one forward, one backward.
-  for (int j = 0; j < m; ++j) {
-    for (int i = 0; i < pp; ++i) {
-      const int w = warm[static_cast<std::size_t>(i)];
-      const int fid = j + w;
-      if (fid > m - 1) {
-        continue;
-      }
-      auto& s = S(i);
-      double start = 0.0;
-      bool first_steady = fid == w;
-      const int prev_id = first_steady ? fid - 1 : j - 1;
-      if (first_steady) {
-        const double prev_send_end = prev_id >= 0 ? at(s.fse, prev_id) : 0.0;
-        start = std::max(prev_send_end, at(s.fre, fid));
-      } else if (i == 0) {
-        start = at(s.bce, prev_id);
-      } else {
-        start = std::max(at(s.bse, prev_id), at(s.fre, fid));
-      }
-      const double end = start + fwd[static_cast<std::size_t>(i)];
-      at(s.fce, fid) = end;
-      if constexpr (record) {
-        at(s.fcs, fid) = start;
-      }
-      if (hopeless_forward(i, fid, end)) {
-        return false;
-      }
-      if (i < pp - 1) {
-        auto& next = S(i + 1);
-        at(s.brs, j) = end;
-        const double next_recv_start =
-            (first_steady && prev_id < 0) ? 0.0 : at(next.frs, fid);
-        const double send_end = std::max(end, next_recv_start) + send_for(i);
-        at(s.fse, fid) = send_end;
-        at(next.fre, fid) = send_end;
-      }
-    }
-    const int bid = j;
-    for (int i = pp - 1; i >= 0; --i) {
-      const int w = warm[static_cast<std::size_t>(i)];
-      if (bid > m - w - 1) {
-        continue;
-      }
-      auto& s = S(i);
-      const int fid = bid + w;
-      const double prev_send_end = i > 0 ? at(s.fse, fid) : 0.0;
-      const double start = std::max({prev_send_end, at(s.bre, bid), at(s.fce, fid)});
-      const double end = start + bwd[static_cast<std::size_t>(i)];
-      at(s.bce, bid) = end;
-      if constexpr (record) {
-        at(s.bcs, bid) = start;
-      }
-      if (hopeless(i, bid, end)) {
-        return false;
-      }
-      if (i > 0) {
-        auto& prev = S(i - 1);
-        if (fid + 1 < m) {
-          at(s.frs, fid + 1) = end;
-        } else if (bid + 1 < m) {
-          at(s.brs, bid + 1) = end;
-        }
-        const double send_end = std::max(end, at(prev.brs, bid)) + send_back(i);
-        at(s.bse, bid) = send_end;
-        at(prev.bre, bid) = send_end;
-      } else if (bid == m - 1 - w && bid + 1 < m) {
-        at(s.brs, bid + 1) = end;
-      }
-    }
-  }
+  int m_;
+  int pp_;
+  const double* for_send_s_;
+  const double* back_send_s_;
+  double stop_at_;
+  StageEvents* st_ = nullptr;
+  double* fwd_ = nullptr;
+  double* bwd_ = nullptr;
+  double* up_ = nullptr;
+  double* slow_up_ = nullptr;
+  double* down_ = nullptr;
+  int* warm_ = nullptr;
+  double slowest_bwd_ = 0.0;
+};
 
-  // Cool-down backwards.
-  for (int j = 0; j < m; ++j) {
-    for (int i = pp - 1; i >= 0; --i) {
-      const int w = warm[static_cast<std::size_t>(i)];
-      const int bid = j;
-      if (bid < m - w) {
-        continue;
-      }
-      auto& s = S(i);
-      const double start = std::max({at(s.bce, bid - 1), at(s.bre, bid), at(s.bse, bid - 1)});
-      const double end = start + bwd[static_cast<std::size_t>(i)];
-      at(s.bce, bid) = end;
-      if constexpr (record) {
-        at(s.bcs, bid) = start;
-      }
-      if (hopeless(i, bid, end)) {
-        return false;
-      }
-      if (bid < m - 1) {
-        at(s.brs, bid + 1) = end;
-      }
-      if (i > 0) {
-        auto& prev = S(i - 1);
-        const double send_end = std::max(end, at(prev.brs, bid)) + send_back(i);
-        at(s.bse, bid) = send_end;
-        at(prev.bre, bid) = send_end;
-      }
-    }
+template <bool Record>
+bool simulate(int m, int pp, const double* comp_s, const double* for_send_s,
+              const double* back_send_s, ForwardShare share, double stop_at, double* ends,
+              OneFOneBEvents* events) {
+  Simulation<Record> sim(m, pp, comp_s, for_send_s, back_send_s, share, stop_at);
+  if (!sim.warm_up() || !sim.steady() || !sim.cool_down()) {
+    return false;
   }
-
-  for (int i = 0; i < pp; ++i) {
-    ends[static_cast<std::size_t>(i)] = at(S(i).bce, m - 1);
-  }
-  if constexpr (record) {
-    const auto copy = [&](std::vector<double>& to, StageEvents::Row StageEvents::*row) {
-      to.resize(ppu * mu);
-      for (std::size_t i = 0; i < ppu; ++i) {
-        const StageEvents::Row& r = st[i].*row;
-        std::copy(r.p, r.p + r.n, to.begin() + static_cast<std::ptrdiff_t>(i * mu));
-      }
-    };
-    copy(events->forward_start, &StageEvents::fcs);
-    copy(events->forward_end, &StageEvents::fce);
-    copy(events->forward_send_end, &StageEvents::fse);
-    copy(events->backward_start, &StageEvents::bcs);
-    copy(events->backward_end, &StageEvents::bce);
-    copy(events->backward_send_end, &StageEvents::bse);
-  }
+  sim.finish(ends, events);
   return true;
 }
 
@@ -283,6 +360,24 @@ bool simulate_1f1b_into(int m, int pp, const double* comp_s, const double* for_s
              ? simulate<true>(m, pp, comp_s, for_send_s, back_send_s, share, stop_at, ends, events)
              : simulate<false>(m, pp, comp_s, for_send_s, back_send_s, share, stop_at, ends,
                                nullptr);
+}
+
+StagePasses stage_passes(int micro_batches, int pp, const double* comp_s, ForwardShare share) {
+  const auto ppu = static_cast<std::size_t>(pp);
+  StagePasses out{std::vector<double>(ppu), std::vector<double>(ppu), std::vector<int>(ppu)};
+  fill_stage_passes(micro_batches, pp, comp_s, share, out.forward_s.data(), out.backward_s.data(),
+                    out.warm_up.data());
+  return out;
+}
+
+StopBounds stop_bounds(const StagePasses& passes) {
+  const std::size_t ppu = passes.forward_s.size();
+  StopBounds out{std::vector<double>(ppu), std::vector<double>(ppu), std::vector<double>(ppu),
+                 0.0};
+  out.slowest_backward_s =
+      fill_stop_bounds(static_cast<int>(ppu), passes.forward_s.data(), passes.backward_s.data(),
+                       out.up.data(), out.slow_up.data(), out.down.data());
+  return out;
 }
 
 std::vector<double> simulate_1f1b(int m, const StageTimes& times, ForwardShare share) {

@@ -166,6 +166,239 @@ std::optional<double> override_for(const std::vector<double>& v, std::size_t g) 
 
 } // namespace
 
+const ModelSpec& base_model(const PlanInput& in, const ModelCatalog& models) {
+  if (!in.model_spec) {
+    return models.find(in.model);
+  }
+  if (models.contains(in.model_spec->name)) {
+    throw InputError(fmt::format("--type: the model file names its model '{}', like a "
+                                 "built-in model; give it another name (its \"name\", or the "
+                                 "name of the file or of its folder)",
+                                 in.model_spec->name));
+  }
+  return *in.model_spec;
+}
+
+ModelSpec plan_model(const ModelSpec& base, const PlanInput& in,
+                     std::vector<std::string>& warnings) {
+  ModelSpec model = base;
+  if (in.sequence_length > 0) {
+    model.sequence_length = in.sequence_length;
+  }
+  if (model.sequence_length > model.max_position_embeddings) {
+    warnings.push_back(fmt::format(
+        "sequence length {} is above the {} positions {} accepts (max_position_embeddings)",
+        model.sequence_length, model.max_position_embeddings, model.name));
+  }
+  if (model.num_layers_from_cli) {
+    model.num_layers = in.custom_num_layers;
+  }
+  return model;
+}
+
+void check_link_overrides(const PlanInput& in) {
+  const std::size_t types = in.cluster.groups.size();
+  for (const auto* v : {&in.inter_node_gbps, &in.intra_node_gbps}) {
+    if (v->size() > 1 && v->size() != types) {
+      throw InputError(fmt::format("--{}_node_gbps has {} values but there are {} node types; "
+                                   "give one value or one per --node_type",
+                                   v == &in.inter_node_gbps ? "inter" : "intra", v->size(),
+                                   types));
+    }
+  }
+}
+
+LinkF32 node_links(const PlanInput& in, const BandwidthSet& links, const GpuSpec& gpu,
+                   std::size_t g) {
+  const auto link = links.links.find(gpu.name);
+  const std::optional<LinkBandwidth> fallback = default_links(gpu);
+  const auto inter = override_for(in.inter_node_gbps, g);
+  const auto intra = override_for(in.intra_node_gbps, g);
+  if (link == links.links.end() && !fallback && !(inter && intra)) {
+    throw InputError(fmt::format("comm type '{}' has no link bandwidth for node type '{}' in "
+                                 "hardware.json",
+                                 in.bandwidth_set, gpu.name));
+  }
+  const LinkBandwidth chosen = link != links.links.end() ? link->second
+                               : fallback             ? *fallback
+                                                      : LinkBandwidth{};
+  return LinkF32{static_cast<float>(inter ? *inter * 1e9 : chosen.inter_node_bps),
+                 static_cast<float>(intra ? *intra * 1e9 : chosen.intra_node_bps)};
+}
+
+void add_node_profiles(EstimateContext& ctx, std::size_t g, const GpuSpec& gpu,
+                       const PlanInput& in, const Catalogs& catalogs,
+                       std::vector<std::string>& notes) {
+  const std::string& name = gpu.name;
+  ctx.megatron_profiles[g] = catalogs.profiles.find(ctx.model.name, name, Flavour::megatron);
+  ctx.deepspeed_profiles[g] = catalogs.profiles.find(ctx.model.name, name, Flavour::deepspeed);
+  const bool measured = ctx.megatron_profiles[g] != nullptr || ctx.deepspeed_profiles[g] != nullptr;
+  if (in.profile_source == ProfileSource::analytic ||
+      (in.profile_source == ProfileSource::automatic && !measured && gpu.has_specs)) {
+    if (!gpu.has_specs) {
+      throw InputError(fmt::format("node type '{}' has no specifications (peak_tflops, "
+                                   "memory_gbps, ...) in hardware.json for analytic profiles",
+                                   name));
+    }
+    const AnalyticCalibration calibration = calibration_for(catalogs, gpu);
+    const Dtype dtype = dtype_for_precision(gpu, in.precision_bits);
+    for (const Flavour f : {Flavour::megatron, Flavour::deepspeed}) {
+      auto profile = std::make_shared<GpuProfile>(analytic_profile(
+          ctx.model, gpu, calibration, f, divisors(ctx.cluster.gpus_per_node), dtype));
+      (f == Flavour::megatron ? ctx.megatron_profiles : ctx.deepspeed_profiles)[g] =
+          profile.get();
+      ctx.generated_profiles.push_back(std::move(profile));
+    }
+    ctx.profile_source[g] =
+        calibration.calibrated ? "analytic (calibrated)" : "analytic (uncalibrated)";
+    notes.push_back(fmt::format(
+        "{}: analytic profile of {} ({}, {}; {}), {}", name, ctx.model.name,
+        calibration.calibrated ? "calibrated" : "uncalibrated, expect +-30 %",
+        calibration.source, to_string(dtype),
+        measured ? "measured one ignored (--profile_source analytic)" : "no measured profile"));
+  }
+  // Slowness: the profiled transformer-layer time at the smallest tp (docs/model.md §6.3).
+  for (const GpuProfile* p : {ctx.deepspeed_profiles[g], ctx.megatron_profiles[g]}) {
+    if (p != nullptr && ctx.slowness[g] == 0.0) {
+      ctx.slowness[g] = p->layer_times_s.begin()->second[1];
+    }
+  }
+}
+
+void check_profile_layers(const EstimateContext& ctx, std::size_t g) {
+  for (const GpuProfile* p : {ctx.megatron_profiles[g], ctx.deepspeed_profiles[g]}) {
+    if (p == nullptr) {
+      continue;
+    }
+    const auto layers = p->layer_times_s.begin()->second.size();
+    if (layers != static_cast<std::size_t>(ctx.model.pipeline_layers())) {
+      if (ctx.model.num_layers_from_cli) {
+        throw InputError(fmt::format(
+            "--custom_num_layer {} does not match the profile {}, which has {} transformer "
+            "layers",
+            ctx.model.num_layers, p->origin, layers - 2));
+      }
+      throw InputError(fmt::format("profile {} has {} layer times but model {} needs {} "
+                                   "(embedding, {} transformer layers, post_process)",
+                                   p->origin, layers, ctx.model.name, ctx.model.pipeline_layers(),
+                                   ctx.model.num_layers));
+    }
+  }
+}
+
+std::vector<DpMethod> methods_for_framework(const EstimateContext& ctx, Framework framework,
+                                            std::vector<std::string>& notes) {
+  const bool has_megatron = flavour_available(ctx, Flavour::megatron);
+  const bool has_deepspeed = flavour_available(ctx, Flavour::deepspeed);
+  std::vector<DpMethod> wanted;
+  const auto methods_of = [](auto keep) {
+    std::vector<DpMethod> out;
+    for (const DpMethodInfo& m : dp_methods()) {
+      if (keep(m)) {
+        out.push_back(m.id);
+      }
+    }
+    return out;
+  };
+  switch (framework) {
+  case Framework::megatron:
+    wanted = methods_of([](const DpMethodInfo& m) { return m.flavour == Flavour::megatron; });
+    break;
+  case Framework::deepspeed:
+    wanted = methods_of([](const DpMethodInfo& m) { return m.flavour == Flavour::deepspeed; });
+    break;
+  case Framework::both: wanted = methods_of([](const DpMethodInfo&) { return true; }); break;
+  case Framework::automatic:
+    // Each method once (deviation 1): Megatron-LM's where it has profiles, else the DeepSpeed
+    // equivalent; DeepSpeed-only methods when DeepSpeed has profiles.
+    wanted = methods_of([&](const DpMethodInfo& m) {
+      if (m.flavour == Flavour::megatron) {
+        return has_megatron;
+      }
+      return has_deepspeed && (!m.has_megatron_equivalent || !has_megatron);
+    });
+    // The notes name the methods from the table.
+    if (!has_megatron && !has_deepspeed) {
+      notes.push_back(fmt::format(
+          "{} and their DeepSpeed equivalents {} left out: no profile of {} for {}",
+          dp_method_names(Flavour::megatron),
+          dp_method_names_where([](const DpMethodInfo& m) { return m.has_megatron_equivalent; }),
+          ctx.model.name, missing_profiles(ctx, Flavour::deepspeed)));
+    }
+    if (!has_deepspeed) {
+      notes.push_back(fmt::format(
+          "{} left out: no DeepSpeed profile of {} for {}",
+          dp_method_names_where([](const DpMethodInfo& m) {
+            return m.flavour == Flavour::deepspeed && !m.has_megatron_equivalent;
+          }),
+          ctx.model.name, missing_profiles(ctx, Flavour::deepspeed)));
+    }
+    if (wanted.empty()) {
+      throw InputError(fmt::format("no profile of {} on {} ({})", ctx.model.name,
+                                   missing_profiles(ctx, Flavour::deepspeed),
+                                   missing_profile_files(ctx, {Flavour::deepspeed,
+                                                               Flavour::megatron})));
+    }
+    break;
+  }
+  for (const Flavour f : {Flavour::megatron, Flavour::deepspeed}) {
+    std::vector<std::string> needing;
+    for (const DpMethod m : wanted) {
+      if (flavour_of(m) == f) {
+        needing.emplace_back(to_string(m));
+      }
+    }
+    if (needing.empty() || flavour_available(ctx, f)) {
+      continue;
+    }
+    const char* hint = f == Flavour::megatron ? (has_deepspeed ? "; try -f d" : "")
+                                              : (has_megatron ? "; try -f m" : "");
+    throw InputError(fmt::format("no {} profile of {} on {} ({}), which -f {} needs for {}{}",
+                                 f == Flavour::megatron ? "Megatron-LM" : "DeepSpeed",
+                                 ctx.model.name, missing_profiles(ctx, f),
+                                 missing_profile_files(ctx, {f}), to_string(framework),
+                                 fmt::join(needing, ", "), hint));
+  }
+  return wanted;
+}
+
+void add_tp_degrees(SearchPlan& plan, const std::vector<DpMethod>& wanted) {
+  const EstimateContext& ctx = plan.context;
+  // Divisors of the GPUs per node that every present type profiles.
+  const std::vector<std::size_t> present = present_types(ctx.cluster);
+  for (const DpMethod m : wanted) {
+    std::vector<int> tps;
+    for (const int tp : divisors(ctx.cluster.gpus_per_node)) {
+      std::string missing;
+      for (const std::size_t g : present) {
+        const GpuProfile* p = profile_for(ctx, static_cast<int>(g), m);
+        if (p->layer_times_s.find(tp) == p->layer_times_s.end()) {
+          missing += missing.empty() ? "" : ", ";
+          missing += ctx.cluster.groups[g].gpu;
+        }
+      }
+      if (missing.empty()) {
+        tps.push_back(tp);
+      } else {
+        const std::string note = fmt::format("tp {} left out: no {} profile of {} at tp {} for {}", tp,
+                                             to_string(flavour_of(m)), ctx.model.name, tp, missing);
+        if (std::find(plan.notes.begin(), plan.notes.end(), note) == plan.notes.end()) {
+          plan.notes.push_back(note);
+        }
+      }
+    }
+    if (!tps.empty()) {
+      plan.methods.push_back(m);
+      plan.tp_degrees.push_back(std::move(tps));
+    }
+  }
+  if (plan.methods.empty()) {
+    throw InputError(fmt::format("no tensor-parallel degree dividing --gpu_per_node {} has a "
+                                 "profile for {}",
+                                 ctx.cluster.gpus_per_node, ctx.model.name));
+  }
+}
+
 namespace {
 
 /// The rest of a plan for the native estimator: methods by --framework (every one by
@@ -250,29 +483,9 @@ void make_native_plan(const PlanInput& in, SearchPlan& plan,
 SearchPlan make_plan(const PlanInput& in, const Catalogs& catalogs) {
   SearchPlan plan;
   EstimateContext& ctx = plan.context;
-  if (in.model_spec) {
-    if (catalogs.models.contains(in.model_spec->name)) {
-      throw InputError(fmt::format("--type: the model file names its model '{}', like a "
-                                   "built-in model; give it another name (its \"name\", or the "
-                                   "name of the file or of its folder)",
-                                   in.model_spec->name));
-    }
-    ctx.model = *in.model_spec;
-  } else {
-    ctx.model = catalogs.models.find(in.model);
-  }
-  const std::int64_t model_sequence_length = ctx.model.sequence_length;
-  if (in.sequence_length > 0) {
-    ctx.model.sequence_length = in.sequence_length;
-  }
-  if (ctx.model.sequence_length > ctx.model.max_position_embeddings) {
-    plan.warnings.push_back(fmt::format(
-        "sequence length {} is above the {} positions {} accepts (max_position_embeddings)",
-        ctx.model.sequence_length, ctx.model.max_position_embeddings, ctx.model.name));
-  }
-  if (ctx.model.num_layers_from_cli) {
-    ctx.model.num_layers = in.custom_num_layers;
-  }
+  const ModelSpec& model = base_model(in, catalogs.models);
+  ctx.model = plan_model(model, in, plan.warnings);
+  const std::int64_t model_sequence_length = model.sequence_length;
   ctx.cluster = in.cluster;
   ctx.global_batch = in.global_batch;
   ctx.precision_bits = in.precision_bits;
@@ -280,16 +493,10 @@ SearchPlan make_plan(const PlanInput& in, const Catalogs& catalogs) {
   ctx.partition_method = in.partition_method;
   ctx.seed = in.seed;
 
+  // Per node type: its memory, links, price and profiles.
   const BandwidthSet& links = catalogs.hardware.bandwidth_set(in.bandwidth_set);
+  check_link_overrides(in);
   const std::size_t types = ctx.cluster.groups.size();
-  for (const auto* v : {&in.inter_node_gbps, &in.intra_node_gbps}) {
-    if (v->size() > 1 && v->size() != types) {
-      throw InputError(fmt::format("--{}_node_gbps has {} values but there are {} node types; "
-                                   "give one value or one per --node_type",
-                                   v == &in.inter_node_gbps ? "inter" : "intra", v->size(),
-                                   types));
-    }
-  }
   // The estimator (docs/native.md §1): the original's formulas where the original could run,
   // that is where every node type has a measured profile of the model.
   bool all_measured = true;
@@ -315,27 +522,13 @@ SearchPlan make_plan(const PlanInput& in, const Catalogs& catalogs) {
   for (std::size_t g = 0; g < types; ++g) {
     const GpuSpec& gpu = catalogs.hardware.gpu(ctx.cluster.groups[g].gpu);
     ctx.cluster.groups[g].gpu = gpu.name; // the catalog's spelling
-    const std::string& name = gpu.name;
     if (!gpu.memory_gib) {
       throw InputError(fmt::format("node type '{}' has no memory_gib in hardware.json; add it "
                                    "to search with it",
-                                   name));
+                                   gpu.name));
     }
     ctx.memory_limit_gib[g] = static_cast<float>(*gpu.memory_gib);
-    const auto link = links.links.find(name);
-    const std::optional<LinkBandwidth> fallback = default_links(gpu);
-    const auto inter = override_for(in.inter_node_gbps, g);
-    const auto intra = override_for(in.intra_node_gbps, g);
-    if (link == links.links.end() && !fallback && !(inter && intra)) {
-      throw InputError(fmt::format("comm type '{}' has no link bandwidth for node type '{}' in "
-                                   "hardware.json",
-                                   in.bandwidth_set, name));
-    }
-    const LinkBandwidth chosen = link != links.links.end() ? link->second
-                                 : fallback             ? *fallback
-                                                        : LinkBandwidth{};
-    ctx.links[g] = LinkF32{static_cast<float>(inter ? *inter * 1e9 : chosen.inter_node_bps),
-                           static_cast<float>(intra ? *intra * 1e9 : chosen.intra_node_bps)};
+    ctx.links[g] = node_links(in, links, gpu, g);
     ctx.price_per_s_usd =
         ctx.price_per_s_usd +
         (gpu.node_price_per_hour_usd(ctx.cluster.gpus_per_node) / 3600.0) *
@@ -345,7 +538,7 @@ SearchPlan make_plan(const PlanInput& in, const Catalogs& catalogs) {
         throw InputError(fmt::format("node type '{}' has no specifications (peak_tflops, "
                                      "memory_gbps, ...) in hardware.json, which --estimator "
                                      "native needs",
-                                     name));
+                                     gpu.name));
       }
       NativeGpu ng;
       ng.spec = gpu;
@@ -359,58 +552,8 @@ SearchPlan make_plan(const PlanInput& in, const Catalogs& catalogs) {
                                   : "native (class prior)";
       continue;
     }
-    ctx.megatron_profiles[g] = catalogs.profiles.find(ctx.model.name, name, Flavour::megatron);
-    ctx.deepspeed_profiles[g] = catalogs.profiles.find(ctx.model.name, name, Flavour::deepspeed);
-    const bool measured = ctx.megatron_profiles[g] != nullptr || ctx.deepspeed_profiles[g] != nullptr;
-    if (in.profile_source == ProfileSource::analytic ||
-        (in.profile_source == ProfileSource::automatic && !measured && gpu.has_specs)) {
-      if (!gpu.has_specs) {
-        throw InputError(fmt::format("node type '{}' has no specifications (peak_tflops, "
-                                     "memory_gbps, ...) in hardware.json for analytic profiles",
-                                     name));
-      }
-      const AnalyticCalibration calibration = calibration_for(catalogs, gpu);
-      const Dtype dtype = dtype_for_precision(gpu, in.precision_bits);
-      for (const Flavour f : {Flavour::megatron, Flavour::deepspeed}) {
-        auto profile = std::make_shared<GpuProfile>(analytic_profile(
-            ctx.model, gpu, calibration, f, divisors(ctx.cluster.gpus_per_node), dtype));
-        (f == Flavour::megatron ? ctx.megatron_profiles : ctx.deepspeed_profiles)[g] =
-            profile.get();
-        ctx.generated_profiles.push_back(std::move(profile));
-      }
-      ctx.profile_source[g] =
-          calibration.calibrated ? "analytic (calibrated)" : "analytic (uncalibrated)";
-      plan.notes.push_back(fmt::format(
-          "{}: analytic profile of {} ({}, {}; {}), {}", name, ctx.model.name,
-          calibration.calibrated ? "calibrated" : "uncalibrated, expect +-30 %",
-          calibration.source, to_string(dtype),
-          measured ? "measured one ignored (--profile_source analytic)"
-                   : "no measured profile"));
-    }
-    // Slowness: the profiled transformer-layer time at the smallest tp (docs/model.md §6.3).
-    for (const GpuProfile* p : {ctx.deepspeed_profiles[g], ctx.megatron_profiles[g]}) {
-      if (p != nullptr && ctx.slowness[g] == 0.0) {
-        ctx.slowness[g] = p->layer_times_s.begin()->second[1];
-      }
-    }
-    for (const GpuProfile* p : {ctx.megatron_profiles[g], ctx.deepspeed_profiles[g]}) {
-      if (p == nullptr) {
-        continue;
-      }
-      const auto layers = p->layer_times_s.begin()->second.size();
-      if (layers != static_cast<std::size_t>(ctx.model.pipeline_layers())) {
-        if (ctx.model.num_layers_from_cli) {
-          throw InputError(fmt::format(
-              "--custom_num_layer {} does not match the profile {}, which has {} transformer "
-              "layers",
-              ctx.model.num_layers, p->origin, layers - 2));
-        }
-        throw InputError(fmt::format("profile {} has {} layer times but model {} needs {} "
-                                     "(embedding, {} transformer layers, post_process)",
-                                     p->origin, layers, ctx.model.name,
-                                     ctx.model.pipeline_layers(), ctx.model.num_layers));
-      }
-    }
+    add_node_profiles(ctx, g, gpu, in, catalogs, plan.notes);
+    check_profile_layers(ctx, g);
   }
   if (ctx.cluster.num_nodes() <= 0) {
     throw InputError("the cluster has no nodes");
@@ -430,113 +573,8 @@ SearchPlan make_plan(const PlanInput& in, const Catalogs& catalogs) {
       }
     }
   }
-
-  // Methods (docs/model.md §2 and §6.1).
-  const bool has_megatron = flavour_available(ctx, Flavour::megatron);
-  const bool has_deepspeed = flavour_available(ctx, Flavour::deepspeed);
-  std::vector<DpMethod> wanted;
-  const auto methods_of = [](auto keep) {
-    std::vector<DpMethod> out;
-    for (const DpMethodInfo& m : dp_methods()) {
-      if (keep(m)) {
-        out.push_back(m.id);
-      }
-    }
-    return out;
-  };
-  switch (in.framework) {
-  case Framework::megatron:
-    wanted = methods_of([](const DpMethodInfo& m) { return m.flavour == Flavour::megatron; });
-    break;
-  case Framework::deepspeed:
-    wanted = methods_of([](const DpMethodInfo& m) { return m.flavour == Flavour::deepspeed; });
-    break;
-  case Framework::both: wanted = methods_of([](const DpMethodInfo&) { return true; }); break;
-  case Framework::automatic:
-    // Each method once (deviation 1): Megatron-LM's where it has profiles, else the DeepSpeed
-    // equivalent; DeepSpeed-only methods when DeepSpeed has profiles.
-    wanted = methods_of([&](const DpMethodInfo& m) {
-      if (m.flavour == Flavour::megatron) {
-        return has_megatron;
-      }
-      return has_deepspeed && (!m.has_megatron_equivalent || !has_megatron);
-    });
-    // The notes name the methods from the table.
-    if (!has_megatron && !has_deepspeed) {
-      plan.notes.push_back(fmt::format(
-          "{} and their DeepSpeed equivalents {} left out: no profile of {} for {}",
-          dp_method_names(Flavour::megatron),
-          dp_method_names_where([](const DpMethodInfo& m) { return m.has_megatron_equivalent; }),
-          ctx.model.name, missing_profiles(ctx, Flavour::deepspeed)));
-    }
-    if (!has_deepspeed) {
-      plan.notes.push_back(fmt::format(
-          "{} left out: no DeepSpeed profile of {} for {}",
-          dp_method_names_where([](const DpMethodInfo& m) {
-            return m.flavour == Flavour::deepspeed && !m.has_megatron_equivalent;
-          }),
-          ctx.model.name, missing_profiles(ctx, Flavour::deepspeed)));
-    }
-    if (wanted.empty()) {
-      throw InputError(fmt::format("no profile of {} on {} ({})", ctx.model.name,
-                                   missing_profiles(ctx, Flavour::deepspeed),
-                                   missing_profile_files(ctx, {Flavour::deepspeed,
-                                                               Flavour::megatron})));
-    }
-    break;
-  }
-  for (const Flavour f : {Flavour::megatron, Flavour::deepspeed}) {
-    std::vector<std::string> needing;
-    for (const DpMethod m : wanted) {
-      if (flavour_of(m) == f) {
-        needing.emplace_back(to_string(m));
-      }
-    }
-    if (needing.empty() || flavour_available(ctx, f)) {
-      continue;
-    }
-    const char* hint = f == Flavour::megatron ? (has_deepspeed ? "; try -f d" : "")
-                                              : (has_megatron ? "; try -f m" : "");
-    throw InputError(fmt::format("no {} profile of {} on {} ({}), which -f {} needs for {}{}",
-                                 f == Flavour::megatron ? "Megatron-LM" : "DeepSpeed",
-                                 ctx.model.name, missing_profiles(ctx, f),
-                                 missing_profile_files(ctx, {f}), to_string(in.framework),
-                                 fmt::join(needing, ", "), hint));
-  }
-
-  // Tensor-parallel degrees: divisors of the GPUs per node that every present type profiles.
-  const std::vector<std::size_t> present = present_types(ctx.cluster);
-  for (const DpMethod m : wanted) {
-    std::vector<int> tps;
-    for (const int tp : divisors(ctx.cluster.gpus_per_node)) {
-      std::string missing;
-      for (const std::size_t g : present) {
-        const GpuProfile* p = profile_for(ctx, static_cast<int>(g), m);
-        if (p->layer_times_s.find(tp) == p->layer_times_s.end()) {
-          missing += missing.empty() ? "" : ", ";
-          missing += ctx.cluster.groups[g].gpu;
-        }
-      }
-      if (missing.empty()) {
-        tps.push_back(tp);
-      } else {
-        const std::string note = fmt::format("tp {} left out: no {} profile of {} at tp {} for {}", tp,
-                                             to_string(flavour_of(m)), ctx.model.name, tp, missing);
-        if (std::find(plan.notes.begin(), plan.notes.end(), note) == plan.notes.end()) {
-          plan.notes.push_back(note);
-        }
-      }
-    }
-    if (!tps.empty()) {
-      plan.methods.push_back(m);
-      plan.tp_degrees.push_back(std::move(tps));
-    }
-  }
-  if (plan.methods.empty()) {
-    throw InputError(fmt::format("no tensor-parallel degree dividing --gpu_per_node {} has a "
-                                 "profile for {}",
-                                 ctx.cluster.gpus_per_node, ctx.model.name));
-  }
+  // Methods (docs/model.md §2 and §6.1), then their tensor-parallel degrees.
+  add_tp_degrees(plan, methods_for_framework(ctx, in.framework, plan.notes));
   return plan;
 }
 

@@ -108,3 +108,71 @@ TEST_CASE("simulate_1f1b_into stops only when stage 0 would end at the limit or 
   CHECK(stopped > 200);
   CHECK(ran > 100);
 }
+
+TEST_CASE("stage_passes: the forward share splits compute; warm-up is min(pp - 1 - i, m)",
+          "[pipeline]") {
+  const std::vector<double> comp{3.0, 6.0, 9.0, 12.0};
+  const StagePasses third = stage_passes(2, 4, comp.data(), ForwardShare::third);
+  CHECK(third.forward_s == std::vector<double>{1.0, 2.0, 3.0, 4.0});
+  CHECK(third.backward_s == std::vector<double>{2.0, 4.0, 6.0, 8.0});
+  CHECK(third.warm_up == std::vector<int>{2, 2, 1, 0}); // stage 0 would warm 3 but m = 2
+  const std::vector<double> four{4.0, 8.0};
+  const StagePasses quarter = stage_passes(5, 2, four.data(), ForwardShare::quarter);
+  CHECK(quarter.forward_s == std::vector<double>{1.0, 2.0});
+  CHECK(quarter.backward_s == std::vector<double>{3.0, 6.0});
+  CHECK(quarter.warm_up == std::vector<int>{1, 0});
+}
+
+TEST_CASE("stop_bounds: sums of the passes above and below each stage", "[pipeline]") {
+  const std::vector<double> comp{3.0, 6.0, 9.0};
+  const StopBounds b = stop_bounds(stage_passes(4, 3, comp.data(), ForwardShare::third));
+  // F = 1, 2, 3 and B = 2, 4, 6.
+  CHECK(b.up == std::vector<double>{0.0, 2.0, 6.0});
+  CHECK(b.slow_up == std::vector<double>{0.0, 2.0, 4.0});
+  CHECK(b.down == std::vector<double>{17.0, 15.0, 12.0}); // 2+3+12, 3+12, 12
+  CHECK(b.slowest_backward_s == 6.0);
+}
+
+TEST_CASE("the phases: warm-up forwards, then one forward one backward, then cool-down",
+          "[pipeline]") {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> time(0.1, 3.0);
+  for (int trial = 0; trial < 50; ++trial) {
+    const int pp = 2 + trial % 5;
+    const int m = 1 + trial % 7;
+    std::vector<double> comp, fwd_send, back_send;
+    for (int i = 0; i < pp; ++i) {
+      comp.push_back(time(rng));
+      fwd_send.push_back(i + 1 < pp ? time(rng) / 4 : 0.0);
+      back_send.push_back(i > 0 ? time(rng) / 4 : 0.0);
+    }
+    const StagePasses passes = stage_passes(m, pp, comp.data(), ForwardShare::third);
+    std::vector<double> ends(static_cast<std::size_t>(pp));
+    OneFOneBEvents ev;
+    REQUIRE(simulate_1f1b_into(m, pp, comp.data(), fwd_send.data(), back_send.data(),
+                               ForwardShare::third, std::numeric_limits<double>::infinity(),
+                               ends.data(), &ev));
+    for (int i = 0; i < pp; ++i) {
+      const auto base = static_cast<std::size_t>(i * m);
+      const int w = passes.warm_up[static_cast<std::size_t>(i)];
+      // Warm-up: forwards 0..w-1 end before backward 0 starts, and so does forward w (the
+      // first of the steady phase) when there is one.
+      for (int j = 0; j < std::min(w + 1, m); ++j) {
+        CHECK(ev.forward_end[base + static_cast<std::size_t>(j)] <= ev.backward_start[base]);
+      }
+      // Steady state: forward w + j runs between backwards j - 1 and j.
+      for (int j = 1; j + w < m; ++j) {
+        const auto f = base + static_cast<std::size_t>(j + w);
+        CHECK(ev.forward_start[f] >= ev.backward_end[base + static_cast<std::size_t>(j - 1)]);
+        CHECK(ev.forward_end[f] <= ev.backward_start[base + static_cast<std::size_t>(j)]);
+      }
+      // Cool-down: the last w backwards follow the last forward.
+      for (int j = std::max(m - w, 0); j < m; ++j) {
+        CHECK(ev.backward_start[base + static_cast<std::size_t>(j)] >=
+              ev.forward_end[base + static_cast<std::size_t>(m - 1)]);
+      }
+      CHECK(ends[static_cast<std::size_t>(i)] ==
+            ev.backward_end[base + static_cast<std::size_t>(m - 1)]);
+    }
+  }
+}

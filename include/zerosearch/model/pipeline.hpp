@@ -35,4 +35,28 @@ bool simulate_1f1b_into(int micro_batches, int pp, const double* comp_s, const d
                         const double* back_send_s, ForwardShare share, double stop_at,
                         double* ends, OneFOneBEvents* events = nullptr);
 
+// The first steps of every simulation, exposed for tests (the simulation runs them on its
+// per-thread buffer).
+
+/// Per stage: the forward and backward pass of one micro-batch, seconds (its compute split
+/// 1:2, or 1:3 for ForwardShare::quarter), and its warm-up forwards, min(pp - 1 - i, m).
+struct StagePasses {
+  std::vector<double> forward_s;
+  std::vector<double> backward_s;
+  std::vector<int> warm_up;
+};
+[[nodiscard]] StagePasses stage_passes(int micro_batches, int pp, const double* comp_s,
+                                       ForwardShare share);
+
+/// The sums behind the early stop's lower bounds on stage 0's end, per stage i: `up`, the
+/// backward passes of stages 0..i-1; `slow_up`, the longest of them (0 for stage 0); `down`,
+/// the forward passes of stages i+1..pp-1 plus every stage's backward pass.
+struct StopBounds {
+  std::vector<double> up;
+  std::vector<double> slow_up;
+  std::vector<double> down;
+  double slowest_backward_s = 0.0;
+};
+[[nodiscard]] StopBounds stop_bounds(const StagePasses& passes);
+
 } // namespace zerosearch

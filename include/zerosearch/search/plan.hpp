@@ -95,7 +95,50 @@ struct SearchPlan {
   [[nodiscard]] std::vector<DesignPoint> design_points() const;
 };
 
-/// The methods --framework names, in the original's order (automatic: docs/model.md §6.1).
+/// The plan of `in`: the model (plan_model), per node type its memory limit, links
+/// (node_links), price and profiles (add_node_profiles, check_profile_layers), then the
+/// methods --framework names in the original's order (methods_for_framework, automatic:
+/// docs/model.md §6.1) and their tp degrees (add_tp_degrees). Throws InputError.
 [[nodiscard]] SearchPlan make_plan(const PlanInput& in, const Catalogs& catalogs);
+
+// The steps of make_plan, in order; each throws InputError on what the data cannot serve.
+
+/// The model `in` names: its file's model (whose name must not be a catalog name, so that it
+/// never picks up another model's measured profiles), else the catalog's.
+[[nodiscard]] const ModelSpec& base_model(const PlanInput& in, const ModelCatalog& models);
+
+/// `base` with --seq_len and, for a model that takes it, --custom_num_layer applied; a warning
+/// when the sequence is longer than the model's positions.
+[[nodiscard]] ModelSpec plan_model(const ModelSpec& base, const PlanInput& in,
+                                   std::vector<std::string>& warnings);
+
+/// --inter_node_gbps / --intra_node_gbps: none, one, or one per node type of `in.cluster`.
+void check_link_overrides(const PlanInput& in);
+
+/// The links of node type `g` (float32): the bandwidth set's, else the GPU's defaults, each
+/// replaced by an override in Gbit/s. Throws when neither exists and no overrides cover it.
+[[nodiscard]] LinkF32 node_links(const PlanInput& in, const BandwidthSet& links,
+                                 const GpuSpec& gpu, std::size_t g);
+
+/// The profiles of node type `g` in `ctx` (whose model and cluster are set): the measured
+/// ones, or analytic ones (generated, with a note) as --profile_source asks; and its slowness.
+void add_node_profiles(EstimateContext& ctx, std::size_t g, const GpuSpec& gpu,
+                       const PlanInput& in, const Catalogs& catalogs,
+                       std::vector<std::string>& notes);
+
+/// Every profile of node type `g` has the model's pipeline layers (transformer layers + 2).
+void check_profile_layers(const EstimateContext& ctx, std::size_t g);
+
+/// The methods `framework` asks for that the profiles of `ctx` serve, in the table's order,
+/// with notes on the methods --framework default leaves out. Throws when a method asked for
+/// explicitly has no profile, naming the missing files.
+[[nodiscard]] std::vector<DpMethod> methods_for_framework(const EstimateContext& ctx,
+                                                          Framework framework,
+                                                          std::vector<std::string>& notes);
+
+/// Appends to plan.methods and plan.tp_degrees each of `wanted` with the divisors of the GPUs
+/// per node that every present node type profiles (a note for each tp left out). Throws when
+/// no method keeps a degree.
+void add_tp_degrees(SearchPlan& plan, const std::vector<DpMethod>& wanted);
 
 } // namespace zerosearch

@@ -1,0 +1,135 @@
+#include "session.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <thread>
+
+#include "plan_outputs.hpp"
+#include "progress.hpp"
+#include "setup.hpp"
+#include "zerosearch/core/error.hpp"
+#include "zerosearch/io/catalogs.hpp"
+#include "zerosearch/search/search.hpp"
+#include "zerosearch/search/search_size.hpp"
+
+namespace zerosearch::cli {
+
+namespace fs = std::filesystem;
+
+const EstimateContext& SearchResult::context_of(const RankedRow& r) const {
+  return plans[static_cast<std::size_t>(r.run - runs.data())].context;
+}
+
+Session::Session(const Options& o, const char* argv0)
+    : options(o),
+      output(make_output_plan(o, o.record ? fs::path("logs") / record_name(o, cluster_of(o))
+                                          : fs::path())) {
+  check_plan_outputs(o);
+  profiledb = find_profiledb(o, argv0);
+  catalogs = load_catalogs(profiledb, o.hardware, o.calibration);
+}
+
+SearchPlan Session::plan(const PlanInput& in) const {
+  SearchPlan p = make_plan(in, catalogs);
+  check_plan(options, p);
+  return p;
+}
+
+SearchPlan Session::plan(const Cluster& cluster) const {
+  return plan(make_plan_input(options, cluster));
+}
+
+void Session::announce(const std::vector<SearchPlan>& plans, const std::string& cluster_text,
+                       bool notes) {
+  if (!plans.empty()) {
+    nlohmann::ordered_json inputs = run_inputs(options, plans.front(), profiledb);
+    if (!cluster_text.empty()) {
+      inputs["cluster"] = cluster_text;
+    }
+    output.provenance = provenance(options, std::move(inputs));
+  }
+  const auto lines_of = [&](auto member) {
+    std::vector<std::string> out;
+    for (const SearchPlan& p : plans) {
+      for (const std::string& line : p.*member) {
+        if (std::find(out.begin(), out.end(), line) == out.end()) {
+          out.push_back(line);
+        }
+      }
+    }
+    return out;
+  };
+  print_warnings(options, lines_of(&SearchPlan::warnings));
+  if (notes && !options.quiet) {
+    for (const std::string& n : lines_of(&SearchPlan::notes)) {
+      std::cerr << "zerosearch: note: " << n << '\n';
+    }
+  }
+}
+
+unsigned search_threads(unsigned requested, const SearchSize& size) {
+  const unsigned threads = requested != 0 ? requested : std::max(1U, std::thread::hardware_concurrency());
+  return threads_within_limit(size, threads);
+}
+
+SearchResult Session::search(std::vector<SearchPlan> plans) const {
+  SearchResult result;
+  std::vector<std::vector<DesignPoint>> points;
+  SearchSize size;
+  for (const SearchPlan& p : plans) {
+    points.push_back(p.design_points());
+    size += measure_search(p.context.cluster, points.back());
+  }
+  if (plans.size() == 1 && points.front().empty()) {
+    throw InputError(no_design_point_message(plans.front()));
+  }
+  // Refuse before building placements or rows: a search that cannot fit or finish.
+  check_search_size(size);
+  SearchOptions so;
+  so.threads = search_threads(options.threads, size);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  result.runs.resize(plans.size());
+  {
+    ProgressBar bar(std::cerr, !options.quiet && stderr_is_terminal());
+    std::size_t done_before = 0;
+    const auto total = static_cast<std::size_t>(size.estimates);
+    so.on_progress = [&](const SearchProgress& sp) {
+      bar.update(SearchProgress{done_before + sp.done, total});
+    };
+    for (std::size_t i = 0; i < plans.size(); ++i) {
+      RunResult& run = result.runs[i];
+      run.cluster = plans[i].context.cluster;
+      run.placements = placements(run.cluster);
+      run.rows = run_search(plans[i].context, points[i], run.placements, so);
+      run.profile_source = profile_source_text(plans[i].context);
+      run.estimator = plans[i].context.estimator;
+      done_before += run.rows.size();
+    }
+    bar.finish();
+  }
+  result.ranked = rank_results(result.runs);
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  result.plans = std::move(plans);
+  return result;
+}
+
+std::vector<std::string> Session::type_names() const {
+  std::vector<std::string> out;
+  for (const std::string& t : options.node_types) {
+    out.push_back(catalogs.hardware.gpu(t).name);
+  }
+  return out;
+}
+
+void Session::write(const SearchResult& result, const std::string& origin,
+                    const std::vector<std::string>& summary_lines, const SummaryWriter& summary,
+                    const std::string& pareto_svg) const {
+  write_plan_outputs(
+      options, [&](const RankedRow& r) -> const EstimateContext& { return result.context_of(r); },
+      result.ranked, origin, summary_lines, pareto_svg);
+  write_outputs(output, result.ranked, type_names(), summary);
+}
+
+} // namespace zerosearch::cli

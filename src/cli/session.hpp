@@ -1,0 +1,78 @@
+#pragma once
+// The sequence every mode shares: outputs checked and catalogs loaded before any work, plans
+// made and announced, the search size checked, the search run, the rows ranked, the outputs
+// written. A mode builds its clusters, calls these steps in order and adds what is its own
+// (the Pareto front and limits, the detail of one design point, the size table).
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "options.hpp"
+#include "output.hpp"
+#include "zerosearch/search/plan.hpp"
+#include "zerosearch/search/ranking.hpp"
+#include "zerosearch/search/search_size.hpp"
+
+namespace zerosearch::cli {
+
+/// The plans of a run, their rows and all rows ranked together. `ranked` points into `runs`,
+/// so a SearchResult is moved, never copied.
+struct SearchResult {
+  std::vector<SearchPlan> plans;   // one per run, in the same order
+  std::vector<RunResult> runs;
+  std::vector<RankedRow> ranked;
+  double seconds = 0.0;            // search and ranking
+
+  SearchResult() = default;
+  SearchResult(const SearchResult&) = delete;
+  SearchResult& operator=(const SearchResult&) = delete;
+  SearchResult(SearchResult&&) = default;
+  SearchResult& operator=(SearchResult&&) = default;
+
+  /// The estimate context of the run `r` belongs to.
+  [[nodiscard]] const EstimateContext& context_of(const RankedRow& r) const;
+};
+
+class Session {
+public:
+  /// Reads the output flags and checks every output (the CSV files, --emit, --timeline,
+  /// --html), finds the profile database and loads it: whatever can refuse the run, before any
+  /// work. Throws InputError.
+  Session(const Options& o, const char* argv0);
+
+  /// The plan of `in` (make_plan), with the options checked against its model (check_plan).
+  [[nodiscard]] SearchPlan plan(const PlanInput& in) const;
+  /// The plan of the options on `cluster`.
+  [[nodiscard]] SearchPlan plan(const Cluster& cluster) const;
+
+  /// Sets what the CSV sidecars record from the first plan (`cluster_text`, when given,
+  /// replacing its cluster) and prints every plan's warnings, then, when `notes`, their notes,
+  /// each line once (nothing with --quiet).
+  void announce(const std::vector<SearchPlan>& plans, const std::string& cluster_text = {},
+                bool notes = true);
+
+  /// Refuses a search too large for memory or time, then searches every plan on all its
+  /// placements (one progress bar for all) and ranks all rows together. A single plan without
+  /// any design point is an InputError saying why.
+  [[nodiscard]] SearchResult search(std::vector<SearchPlan> plans) const;
+
+  /// Writes the plan outputs (--emit, --timeline, --html; `origin` and `summary_lines` describe
+  /// the run, `pareto_svg` goes into the report), then the ranked rows to the CSV files and
+  /// standard output, where `summary` is the mode's summary.
+  void write(const SearchResult& result, const std::string& origin,
+             const std::vector<std::string>& summary_lines, const SummaryWriter& summary,
+             const std::string& pareto_svg = {}) const;
+
+  /// The node types of the options as the catalog spells them (the CSV's node-count columns).
+  [[nodiscard]] std::vector<std::string> type_names() const;
+
+  const Options& options;
+  OutputPlan output;
+  std::filesystem::path profiledb;
+  Catalogs catalogs;
+};
+
+/// The worker threads of a search of `size`: -j, or one per core, within what memory allows.
+[[nodiscard]] unsigned search_threads(unsigned requested, const SearchSize& size);
+
+} // namespace zerosearch::cli

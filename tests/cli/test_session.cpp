@@ -1,0 +1,77 @@
+// The session sequence the modes share: plan, search, rank.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "cli/session.hpp"
+#include "zerosearch/core/error.hpp"
+#include "zerosearch/search/pareto.hpp"
+
+using namespace zerosearch;
+using namespace zerosearch::cli;
+
+namespace {
+
+Options options(std::vector<const char*> extra) {
+  std::vector<const char*> argv{"zerosearch", "-q", "--profiledb_path", ZEROSEARCH_TEST_PROFILEDB};
+  for (const char* a : extra) {
+    argv.push_back(a);
+  }
+  return *parse_options(static_cast<int>(argv.size()), argv.data()).options;
+}
+
+} // namespace
+
+TEST_CASE("a session searches one plan and ranks every row", "[session]") {
+  const Options o = options({"--node_type", "A10", "A6000", "--node_type_num_node", "1", "1"});
+  Session session(o, "zerosearch");
+  std::vector<SearchPlan> plans;
+  plans.push_back(session.plan(cluster_of(o)));
+  const std::size_t points = plans.front().design_points().size();
+  const std::size_t places = placements(plans.front().context.cluster).size();
+  const SearchResult r = session.search(std::move(plans));
+  REQUIRE(r.runs.size() == 1);
+  CHECK(r.ranked.size() == points * places);
+  for (std::size_t i = 1; i < r.ranked.size(); ++i) {
+    CHECK(r.ranked[i - 1].row->estimate.step_s <= r.ranked[i].row->estimate.step_s);
+  }
+  CHECK(&r.context_of(r.ranked.front()) == &r.plans.front().context);
+  CHECK(session.type_names() == std::vector<std::string>{"A10", "A6000"});
+}
+
+TEST_CASE("a session ranks the runs of a sweep together", "[session]") {
+  const Options o = options({"--pareto", "--node_type", "A10", "A6000", "--num_node", "1"});
+  Session session(o, "zerosearch");
+  std::vector<SearchPlan> plans;
+  for (const Cluster& c : pareto_compositions("A10", "A6000", 1, o.gpu_per_node)) {
+    plans.push_back(session.plan(c));
+  }
+  REQUIRE(plans.size() == 3);
+  std::size_t rows = 0;
+  for (const SearchPlan& p : plans) {
+    rows += p.design_points().size() * placements(p.context.cluster).size();
+  }
+  const SearchResult r = session.search(std::move(plans));
+  CHECK(r.ranked.size() == rows);
+  // Every row's context is its own composition's.
+  for (const RankedRow& row : r.ranked) {
+    CHECK(r.context_of(row).cluster.num_nodes() == row.run->cluster.num_nodes());
+  }
+}
+
+TEST_CASE("a session refuses a single plan without design points", "[session]") {
+  const Options o = options({"--num_node", "1000"});
+  Session session(o, "zerosearch");
+  std::vector<SearchPlan> plans;
+  plans.push_back(session.plan(cluster_of(o)));
+  CHECK_THROWS_WITH(session.search(std::move(plans)),
+                    Catch::Matchers::StartsWith("no design point for 4000 GPUs"));
+}
+
+TEST_CASE("search_threads: -j, or one per core, at least one", "[session]") {
+  SearchSize small;
+  small.estimates = 10;
+  CHECK(search_threads(3, small) == 3);
+  CHECK(search_threads(0, small) >= 1);
+}
