@@ -236,3 +236,56 @@ TEST_CASE("partitions: uniform when the layers divide, min-max on unlike stages"
   CHECK(part[0] > part[1] + 10); // the fast GPU takes most layers
   CHECK(part[0] + part[1] == 34);
 }
+
+TEST_CASE("terapipe with one slice is the synchronous pipeline of the stages' times",
+          "[native][terapipe]") {
+  const NativeContext c = context(llama(), {gpu()});
+  DesignPoint p = point(DpMethod::zero1, 1, 4, 2, 1, 8); // 4 micro-batches
+  p.schedule = Schedule::terapipe;
+  const NativePlacement w = same_node_type(c, p, 1);
+  REQUIRE(native_invalid_reason(c, p, w).empty());
+  const NativeEstimate e = native_estimate(c, p, w);
+  const TokenPipeline pipe = native_token_pipeline(c, p, e);
+  // The same stages as fixed per-slice times: GPipe over whole sequences.
+  TokenPipeline gpipe = pipe;
+  for (std::size_t j = 0; j < gpipe.stages.size(); ++j) {
+    const NativeStage& st = e.stages[j];
+    gpipe.stages[j] = SliceCost{st.forward_s, 0.0, 0.0, st.backward_s / st.forward_s};
+  }
+  const std::int64_t s = llama().sequence_length;
+  CHECK(simulate_token_pipeline(pipe, {s}) == Approx(simulate_token_pipeline(gpipe, {s})));
+  // ... and with identical stages and no sends it is (m + pp - 1) (F + B).
+  TokenPipeline alike = gpipe;
+  alike.link_s_per_token.assign(alike.link_s_per_token.size(), 0.0);
+  for (auto& stage : alike.stages) stage = alike.stages[1];
+  CHECK(simulate_token_pipeline(alike, {s}) ==
+        Approx((4 + 4 - 1) * (e.stages[1].forward_s + e.stages[1].backward_s)));
+}
+
+TEST_CASE("terapipe fills a deep pipeline that 1F1B cannot", "[native][terapipe]") {
+  const NativeContext c = context(llama(), {gpu()});
+  DesignPoint p = point(DpMethod::zero1, 1, 8, 1, 1, 1); // one micro-batch, eight stages
+  const NativeEstimate plain = native_estimate(c, p, same_node_type(c, p, 1));
+  p.schedule = Schedule::terapipe;
+  const NativeEstimate token = native_estimate(c, p, same_node_type(c, p, 1));
+  CHECK(token.slices.size() > 1);
+  std::int64_t sum = 0;
+  for (const auto l : token.slices) sum += l;
+  CHECK(sum == llama().sequence_length);
+  CHECK(token.pipeline_s < 0.5 * plain.pipeline_s);
+  // GPipe order: every micro-batch's activations stay on every stage (here: one).
+  CHECK(token.stages[3].in_flight == 1);
+}
+
+TEST_CASE("terapipe needs a pipeline and does not interleave", "[native][terapipe]") {
+  const NativeContext c = context(llama(), {gpu()});
+  DesignPoint p = point(DpMethod::zero1, 1, 1, 8, 1, 8);
+  p.schedule = Schedule::terapipe;
+  CHECK(native_invalid_reason(c, p, same_node_type(c, p, 1)) ==
+        "the terapipe schedule needs a pipeline (pp > 1)");
+  DesignPoint q = point(DpMethod::zero1, 1, 4, 2, 1, 16);
+  q.schedule = Schedule::terapipe;
+  q.virtual_stages = 2;
+  CHECK(native_invalid_reason(c, q, same_node_type(c, q, 1)) ==
+        "the terapipe schedule does not interleave (--virtual_stages 1)");
+}
