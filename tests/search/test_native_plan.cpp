@@ -80,3 +80,22 @@ TEST_CASE("a native search ranks plans that fit on any catalog GPU", "[native][s
     CHECK(fits);
   }
 }
+
+TEST_CASE("terapipe plans for every catalog model on unlike GPUs", "[native][terapipe][plan]") {
+  for (const auto& model : shipped_catalogs().models.models) {
+    PlanInput in = input(model.name, {{"A10", 2}, {"H100-SXM", 2}}, 4);
+    in.estimator = Estimator::native;
+    in.schedules = {Schedule::terapipe};
+    in.recompute = {Recompute::full};
+    const SearchPlan plan = make_plan(in, shipped_catalogs());
+    const auto rows = run_search(plan.context, plan.design_points(), placements(in.cluster));
+    REQUIRE(!rows.empty());
+    for (const ResultRow& r : rows) {
+      REQUIRE(r.point.schedule == Schedule::terapipe);
+      std::int64_t tokens = 0;
+      for (const auto l : r.estimate.slices) tokens += l;
+      CHECK(tokens == plan.context.model.sequence_length);
+      CHECK(r.estimate.step_s > 0.0);
+    }
+  }
+}
