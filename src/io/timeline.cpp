@@ -95,7 +95,8 @@ TimelineInput native_timeline_input(const EstimateContext& ctx, const DesignPoin
   if (p.pp == 1) {
     in.schedule.stage_end_s = {again.pipeline_s};
   }
-  in.dp_sync_s = again.dp_sync_s + again.optimizer_s + again.offload_s;
+  in.dp_sync_s = again.dp_sync_s + static_cast<double>(again.optimizer_s) +
+                 static_cast<double>(again.offload_s);
   in.embedding_sync_s = again.embedding_sync_s;
   in.step_s = again.step_s;
   return in;
