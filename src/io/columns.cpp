@@ -1,6 +1,8 @@
 #include "zerosearch/io/columns.hpp"
 
 #include <array>
+#include <charconv>
+#include <cstring>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -37,6 +39,20 @@ constexpr std::array<ColumnDef, 22> kColumns{{
     {ColumnId::pareto, "pareto", "", true},
 }};
 
+/// p == base[k:] + base[:k]
+bool is_rotation(const Placement& p, const Placement& base, std::size_t k) {
+  const std::size_t n = base.size();
+  if (p.size() != n || k >= n) {
+    return false;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (p[i] != base[(i + k) % n]) {
+      return false;
+    }
+  }
+  return true;
+}
+
 const Placement& placement_of(const RankedRow& r) {
   return r.run->placements[static_cast<std::size_t>(r.row->placement)];
 }
@@ -49,9 +65,6 @@ int node_count(const RankedRow& r, const std::string& name) {
   }
   return 0;
 }
-
-void append_int(std::string& out, long long v) { fmt::format_to(std::back_inserter(out), "{}", v); }
-
 
 nlohmann::ordered_json number(double v) {
   return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
@@ -112,52 +125,156 @@ std::vector<Column> table_layout(const std::vector<std::string>& type_names) {
   return csv_layout(type_names, CsvOptions{true, false});
 }
 
-void append_csv_cell(std::string& out, const Column& c, const RankedRow& r) {
+namespace {
+
+char* put(char* out, std::string_view text) noexcept {
+  std::memcpy(out, text.data(), text.size());
+  return out + text.size();
+}
+
+char* put_int(char* out, long long v) noexcept { return std::to_chars(out, out + 24, v).ptr; }
+
+char* put_bool(char* out, bool v) noexcept { return put(out, v ? "True" : "False"); }
+
+/// "[6, 5, 5]", quoted when it has a comma (two or more entries).
+char* put_int_list(char* out, const std::vector<int>& v) noexcept {
+  const bool quoted = v.size() > 1;
+  if (quoted) {
+    *out++ = '"';
+  }
+  *out++ = '[';
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i) {
+      out = put(out, ", ");
+    }
+    out = put_int(out, v[i]);
+  }
+  *out++ = ']';
+  if (quoted) {
+    *out++ = '"';
+  }
+  return out;
+}
+
+/// exp_partition(): "5-5-4".
+char* put_exp_partition(char* out, const std::vector<int>& partition) noexcept {
+  out = put_int(out, partition.front() - 1);
+  for (std::size_t i = 1; i + 1 < partition.size(); ++i) {
+    *out++ = '-';
+    out = put_int(out, partition[i]);
+  }
+  *out++ = '-';
+  return put_int(out, partition.back() - 1);
+}
+
+} // namespace
+
+const CsvCellWriter::RunText& CsvCellWriter::text_of(const RunResult& run) {
+  if (last_ != nullptr && last_->run == &run) {
+    return *last_;
+  }
+  for (RunText& t : runs_) {
+    if (t.run == &run) {
+      last_ = &t;
+      return t;
+    }
+  }
+  // The placements are rotations of one base list: the base list written twice holds every
+  // rotation's text as one substring.
+  RunText t;
+  t.run = &run;
+  const Placement& base = run.placements.front();
+  t.nodes = base.size();
+  t.offsets.reserve(2 * base.size() + 1);
+  for (int copy = 0; copy < 2; ++copy) {
+    for (const int g : base) {
+      t.offsets.push_back(t.text.size());
+      t.text += '\'';
+      t.text += run.cluster.groups[static_cast<std::size_t>(g)].gpu;
+      t.text += "', ";
+    }
+  }
+  t.offsets.push_back(t.text.size());
+  runs_.push_back(std::move(t));
+  last_ = nullptr;
+  return runs_.back();
+}
+
+std::string_view CsvCellWriter::placement_text(const RankedRow& r) {
+  const RunText& t = text_of(*r.run);
+  const auto k = static_cast<std::size_t>(r.row->placement);
+  const Placement& p = r.run->placements[k];
+  if (!is_rotation(p, r.run->placements.front(), k)) {
+    // Not a rotation of the first placement: write it on its own.
+    scratch_ = placement_to_python(r.run->cluster, p);
+    return std::string_view(scratch_).substr(1, scratch_.size() - 2);
+  }
+  const std::size_t first = t.offsets[k % t.nodes];
+  const std::size_t last = t.offsets[k % t.nodes + t.nodes] - 2; // without the trailing ", "
+  return std::string_view(t.text).substr(first, last - first);
+}
+
+std::size_t CsvCellWriter::max_row_size(const std::vector<Column>& columns, const RankedRow& r) {
+  std::size_t n = 64 * columns.size() + 32 * r.row->estimate.partition.size();
+  for (const Column& c : columns) {
+    if (c.def->id == ColumnId::node_placement) {
+      n += placement_text(r).size();
+    }
+  }
+  return n;
+}
+
+char* CsvCellWriter::write(char* out, const Column& c, const RankedRow& r) {
   const ResultRow& row = *r.row;
   const DesignPoint& p = row.point;
   const Estimate& e = row.estimate;
   switch (c.def->id) {
-  case ColumnId::m: append_int(out, p.num_micro_batches); return;
-  case ColumnId::mbs: append_int(out, p.mbs); return;
-  case ColumnId::tp: append_int(out, p.tp); return;
-  case ColumnId::pp: append_int(out, p.pp); return;
-  case ColumnId::dp: append_int(out, p.dp); return;
-  case ColumnId::dp_method: out += to_string(p.method); return;
-  case ColumnId::overlap_comm: out += "False"; return;
+  case ColumnId::m: return put_int(out, p.num_micro_batches);
+  case ColumnId::mbs: return put_int(out, p.mbs);
+  case ColumnId::tp: return put_int(out, p.tp);
+  case ColumnId::pp: return put_int(out, p.pp);
+  case ColumnId::dp: return put_int(out, p.dp);
+  case ColumnId::dp_method: return put(out, to_string(p.method));
+  case ColumnId::overlap_comm: return put(out, "False");
   case ColumnId::node_placement: {
     // "['A10', 'A6000']": quoted as soon as it has two nodes (a comma).
-    const Placement& placement = placement_of(r);
-    const auto& groups = r.run->cluster.groups;
-    if (placement.size() > 1) {
-      out += '"';
+    const std::string_view text = placement_text(r);
+    const bool quoted = text.find(',') != std::string_view::npos;
+    if (quoted) {
+      *out++ = '"';
     }
-    out += '[';
-    for (std::size_t i = 0; i < placement.size(); ++i) {
-      out += i == 0 ? "'" : ", '";
-      out += groups[static_cast<std::size_t>(placement[i])].gpu;
-      out += '\'';
+    *out++ = '[';
+    out = put(out, text);
+    *out++ = ']';
+    if (quoted) {
+      *out++ = '"';
     }
-    out += ']';
-    if (placement.size() > 1) {
-      out += '"';
-    }
-    return;
+    return out;
   }
-  case ColumnId::partition: append_csv_field(out, python_int_list(e.partition)); return;
-  case ColumnId::step_time: out += python_float(e.step_s); return;
-  case ColumnId::pipeline_time: out += python_float(e.pipeline_s); return;
-  case ColumnId::dp_sync_time: out += python_float(e.dp_sync_s); return;
-  case ColumnId::embedding_sync_time: out += python_float(e.embedding_sync_s); return;
-  case ColumnId::is_oom: out += e.oom ? "True" : "False"; return;
-  case ColumnId::gpumem: out += python_float(e.gpumem_gib); return;
-  case ColumnId::train_cost: out += python_float(e.train_cost_usd); return;
-  case ColumnId::price_per_step: out += python_float(e.price_per_step_usd); return;
-  case ColumnId::exp_partition: out += exp_partition(e.partition); return;
-  case ColumnId::node_count: append_int(out, node_count(r, c.node_type)); return;
-  case ColumnId::rank: append_int(out, r.rank); return;
-  case ColumnId::real_rank: append_int(out, r.real_rank); return;
-  case ColumnId::pareto: out += r.on_front ? "True" : "False"; return;
+  case ColumnId::partition: return put_int_list(out, e.partition);
+  case ColumnId::step_time: return write_python_float(out, e.step_s);
+  case ColumnId::pipeline_time: return write_python_float(out, e.pipeline_s);
+  case ColumnId::dp_sync_time: return write_python_float(out, e.dp_sync_s);
+  case ColumnId::embedding_sync_time: return write_python_float(out, e.embedding_sync_s);
+  case ColumnId::is_oom: return put_bool(out, e.oom);
+  case ColumnId::gpumem: return write_python_float(out, e.gpumem_gib);
+  case ColumnId::train_cost: return write_python_float(out, e.train_cost_usd);
+  case ColumnId::price_per_step: return write_python_float(out, e.price_per_step_usd);
+  case ColumnId::exp_partition: return put_exp_partition(out, e.partition);
+  case ColumnId::node_count: return put_int(out, node_count(r, c.node_type));
+  case ColumnId::rank: return put_int(out, r.rank);
+  case ColumnId::real_rank: return put_int(out, r.real_rank);
+  case ColumnId::pareto: return put_bool(out, r.on_front);
   }
+  return out;
+}
+
+void append_csv_cell(std::string& out, const Column& c, const RankedRow& r) {
+  CsvCellWriter writer;
+  const std::size_t old = out.size();
+  out.resize(old + writer.max_row_size({c}, r));
+  char* const end = writer.write(out.data() + old, c, r);
+  out.resize(static_cast<std::size_t>(end - out.data()));
 }
 
 nlohmann::ordered_json json_cell(const Column& c, const RankedRow& r) {

@@ -7,6 +7,7 @@
 // of columns.cpp, and its place in the layouts (original_order, pretty_order).
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -65,6 +66,33 @@ struct CsvOptions {
 
 /// A placement for the screen: runs of one node type, "A10x2 A6000x5 A10x1".
 [[nodiscard]] std::string compress_placement(const Cluster& cluster, const Placement& placement);
+
+/// Writes the CSV cells of rows into a caller's buffer without building a string per cell: the
+/// CSV writer's path. Keeps the text of each run's placements (the rotations of one node list
+/// are substrings of that list written twice), so a placement cell is one copy.
+class CsvCellWriter {
+public:
+  /// Bytes enough for the cells of `columns` in row `r`, separators and newline included.
+  [[nodiscard]] std::size_t max_row_size(const std::vector<Column>& columns, const RankedRow& r);
+  /// Writes the cell at `out` (room for max_row_size) as append_csv_cell does; returns the end.
+  char* write(char* out, const Column& c, const RankedRow& r);
+
+private:
+  struct RunText {
+    const RunResult* run = nullptr;
+    std::size_t nodes = 0;
+    /// "'A10', 'A10', 'A6000', " for the first placement, twice.
+    std::string text;
+    /// Where node i of the doubled list starts in `text`; 2 * nodes + 1 entries.
+    std::vector<std::size_t> offsets;
+  };
+  const RunText& text_of(const RunResult& run);
+  /// The placement's Python list without its brackets: "'A10', 'A6000'".
+  std::string_view placement_text(const RankedRow& r);
+  std::vector<RunText> runs_;
+  const RunText* last_ = nullptr;
+  std::string scratch_;
+};
 
 /// Appends the column's cell of `r` in the original's CSV format (pandas to_csv, Python repr
 /// of floats and lists), quoted as Python's csv module does.
