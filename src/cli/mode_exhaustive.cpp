@@ -49,8 +49,8 @@ int run_exhaustive_mode(const Options& o, const char* argv0) {
   // The row in the original's CSV format, for --record and -o.
   std::vector<RunResult> runs(1);
   runs[0].cluster = cluster;
-  runs[0].placements = {placement};
-  runs[0].rows = {ResultRow{p, 0, e}};
+  runs[0].placements = PlacementSet(placement);
+  runs[0].rows = {ResultRow{p, 0, 1, e}};
   runs[0].profile_source = profile_source_text(ctx);
   const auto ranked = rank_results(runs);
   std::vector<std::string> type_names;

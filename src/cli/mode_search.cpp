@@ -57,10 +57,17 @@ int run_search_mode(const Options& o, const char* argv0) {
   SearchOptions so;
   so.threads = threads;
   so.on_progress = [&bar](const SearchProgress& p) { bar.update(p); };
+  // Keep only the rows the outputs show (--top, --feasible, distinct rows) while searching.
+  so.keep = search_filter(output, !o.rank.empty() || !o.emit.empty() || !o.timeline.empty() ||
+                                      !o.html.empty());
   std::vector<RunResult> runs(1);
   runs[0].cluster = plan.context.cluster;
   runs[0].placements = placements(plan.context.cluster);
-  runs[0].rows = run_search(plan.context, points, runs[0].placements, so);
+  SearchResult found = search(plan.context, points, runs[0].placements, so);
+  runs[0].rows = std::move(found.rows);
+  runs[0].left_out = std::move(found.left_out);
+  runs[0].estimates = found.estimates;
+  runs[0].oom = found.oom;
   runs[0].profile_source = profile_source_text(plan.context);
   bar.finish();
   const auto ranked = rank_results(runs);
@@ -75,7 +82,7 @@ int run_search_mode(const Options& o, const char* argv0) {
                      ranked, "search",
                      {fmt::format("{} on {} GPUs, global batch {}: {} estimates in {:.1f} s",
                                   plan.context.model.name, plan.context.cluster.world_size(),
-                                  plan.context.global_batch, ranked.size(), seconds)});
+                                  plan.context.global_batch, runs[0].estimates, seconds)});
   write_outputs(output, ranked, type_names, [&](std::ostream& out) {
     print_summary(out, plan, runs[0], ranked, summary_rows(output, ranked), seconds);
   });

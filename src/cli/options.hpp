@@ -42,6 +42,7 @@ struct Options {
   std::string format;                         // --format csv|json|table; empty: summary
   std::string top;                            // --top N; empty: all rows
   bool feasible = false;                      // --feasible: drop OOM rows
+  bool distinct = false;                      // --distinct: CSV and JSON rows collapsed too
   bool quiet = false;                         // -q/--quiet
 
   // One design point (--exhaustive).

@@ -1,5 +1,6 @@
 #include "zerosearch/io/columns.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstring>
@@ -14,7 +15,7 @@ namespace zerosearch {
 namespace {
 
 // The one table of output columns (docs/model.md §5 for the original's CSV).
-constexpr std::array<ColumnDef, 22> kColumns{{
+constexpr std::array<ColumnDef, 24> kColumns{{
     {ColumnId::m, "m", "", false},
     {ColumnId::mbs, "mbs", "", false},
     {ColumnId::tp, "tp", "", false},
@@ -37,23 +38,11 @@ constexpr std::array<ColumnDef, 22> kColumns{{
     {ColumnId::rank, "rank", "", false},
     {ColumnId::real_rank, "real_rank", "", false},
     {ColumnId::pareto, "pareto", "", true},
+    {ColumnId::placement_runs, "placement", "", true},
+    {ColumnId::placements, "placements", "", false},
 }};
 
-/// p == base[k:] + base[:k]
-bool is_rotation(const Placement& p, const Placement& base, std::size_t k) {
-  const std::size_t n = base.size();
-  if (p.size() != n || k >= n) {
-    return false;
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    if (p[i] != base[(i + k) % n]) {
-      return false;
-    }
-  }
-  return true;
-}
-
-const Placement& placement_of(const RankedRow& r) {
+Placement placement_of(const RankedRow& r) {
   return r.run->placements[static_cast<std::size_t>(r.row->placement)];
 }
 
@@ -118,11 +107,27 @@ std::vector<Column> csv_layout(const std::vector<std::string>& type_names,
   if (options.pareto_column) {
     add({C::pareto});
   }
+  if (options.distinct) {
+    const auto at = std::find_if(cols.begin(), cols.end(), [](const Column& c) {
+      return c.def->id == C::node_placement;
+    });
+    const auto i = at - cols.begin();
+    cols[static_cast<std::size_t>(i)] = Column(C::placement_runs);
+    cols.insert(cols.begin() + i + 1, Column(C::placements));
+  }
   return cols;
 }
 
-std::vector<Column> table_layout(const std::vector<std::string>& type_names) {
-  return csv_layout(type_names, CsvOptions{true, false});
+std::vector<Column> table_layout(const std::vector<std::string>& type_names, bool distinct) {
+  std::vector<Column> cols = csv_layout(type_names, CsvOptions{true, false, false});
+  if (distinct) {
+    // The table's node placement is compact already: the count follows it.
+    const auto at = std::find_if(cols.begin(), cols.end(), [](const Column& c) {
+      return c.def->id == ColumnId::node_placement;
+    });
+    cols.insert(at + 1, Column(ColumnId::placements));
+  }
+  return cols;
 }
 
 namespace {
@@ -183,7 +188,7 @@ const CsvCellWriter::RunText& CsvCellWriter::text_of(const RunResult& run) {
   // rotation's text as one substring.
   RunText t;
   t.run = &run;
-  const Placement& base = run.placements.front();
+  const Placement& base = run.placements.base();
   t.nodes = base.size();
   t.offsets.reserve(2 * base.size() + 1);
   for (int copy = 0; copy < 2; ++copy) {
@@ -202,13 +207,8 @@ const CsvCellWriter::RunText& CsvCellWriter::text_of(const RunResult& run) {
 
 std::string_view CsvCellWriter::placement_text(const RankedRow& r) {
   const RunText& t = text_of(*r.run);
+  // Placement k is the base list rotated by k (PlacementSet).
   const auto k = static_cast<std::size_t>(r.row->placement);
-  const Placement& p = r.run->placements[k];
-  if (!is_rotation(p, r.run->placements.front(), k)) {
-    // Not a rotation of the first placement: write it on its own.
-    scratch_ = placement_to_python(r.run->cluster, p);
-    return std::string_view(scratch_).substr(1, scratch_.size() - 2);
-  }
   const std::size_t first = t.offsets[k % t.nodes];
   const std::size_t last = t.offsets[k % t.nodes + t.nodes] - 2; // without the trailing ", "
   return std::string_view(t.text).substr(first, last - first);
@@ -219,6 +219,8 @@ std::size_t CsvCellWriter::max_row_size(const std::vector<Column>& columns, cons
   for (const Column& c : columns) {
     if (c.def->id == ColumnId::node_placement) {
       n += placement_text(r).size();
+    } else if (c.def->id == ColumnId::placement_runs) {
+      n += 24 * r.run->placements.base().size();
     }
   }
   return n;
@@ -265,6 +267,11 @@ char* CsvCellWriter::write(char* out, const Column& c, const RankedRow& r) {
   case ColumnId::rank: return put_int(out, r.rank);
   case ColumnId::real_rank: return put_int(out, r.real_rank);
   case ColumnId::pareto: return put_bool(out, r.on_front);
+  case ColumnId::placement_runs: {
+    const std::string runs = compress_placement(r.run->cluster, placement_of(r));
+    return put(out, runs); // node type names have no comma or quote (hardware.json)
+  }
+  case ColumnId::placements: return put_int(out, static_cast<long long>(r.placements));
   }
   return out;
 }
@@ -310,6 +317,8 @@ nlohmann::ordered_json json_cell(const Column& c, const RankedRow& r) {
   case ColumnId::rank: return r.rank;
   case ColumnId::real_rank: return r.real_rank;
   case ColumnId::pareto: return r.on_front;
+  case ColumnId::placement_runs: return compress_placement(r.run->cluster, placement_of(r));
+  case ColumnId::placements: return r.placements;
   }
   return nullptr;
 }
@@ -318,7 +327,8 @@ std::string table_cell(const Column& c, const RankedRow& r) {
   const ResultRow& row = *r.row;
   const Estimate& e = row.estimate;
   switch (c.def->id) {
-  case ColumnId::node_placement: return compress_placement(r.run->cluster, placement_of(r));
+  case ColumnId::node_placement:
+  case ColumnId::placement_runs: return compress_placement(r.run->cluster, placement_of(r));
   case ColumnId::partition: return fmt::format("[{}]", fmt::join(e.partition, ","));
   case ColumnId::step_time: return fmt::format("{:.4f}", e.step_s);
   case ColumnId::pipeline_time: return fmt::format("{:.4f}", e.pipeline_s);

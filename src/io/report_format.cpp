@@ -53,8 +53,8 @@ std::vector<std::string> table_columns(const std::vector<std::string>& type_name
 }
 
 void write_table(std::ostream& out, const std::vector<RankedRow>& rows,
-                 const std::vector<std::string>& type_names) {
-  write_table(out, rows, table_layout(type_names));
+                 const std::vector<std::string>& type_names, bool distinct) {
+  write_table(out, rows, table_layout(type_names, distinct));
 }
 
 void write_table(std::ostream& out, const std::vector<RankedRow>& rows,

@@ -136,7 +136,7 @@ TEST_CASE("lists and partitions as the original writes them", "[report]") {
 TEST_CASE("ranks: ties share the lowest rank, OOM rows get real_rank 0", "[report]") {
   RunResult run;
   run.cluster = Cluster{{{"A10", 1}}, 4, {}};
-  run.placements = {{0}};
+  run.placements = PlacementSet(Placement{0});
   const auto add = [&](double t, bool oom) {
     ResultRow r;
     r.estimate.step_s = t;
@@ -182,12 +182,12 @@ TEST_CASE("placement cells: each rotation, a single node, a placement of its own
   }
   RunResult single;
   single.cluster = Cluster{{{"A10", 1}}, 4, {}};
-  single.placements = {{0}};
+  single.placements = PlacementSet(Placement{0});
   single.rows.resize(1);
   single.rows[0].estimate.partition = {40};
   RunResult own; // --exhaustive --placement: not a rotation of anything
   own.cluster = run.cluster;
-  own.placements = {{1, 0, 0}};
+  own.placements = PlacementSet(Placement{1, 0, 0});
   own.rows.resize(1);
   own.rows[0].estimate.partition = {20, 20};
   const Column c(ColumnId::node_placement);

@@ -14,7 +14,7 @@ namespace {
 RunResult sample_run() {
   RunResult run;
   run.cluster = Cluster{{{"A10", 3}, {"A6000", 1}}, 4, {}};
-  run.placements = {{0, 0, 0, 1}, {1, 0, 0, 0}};
+  run.placements = PlacementSet::rotations({0, 0, 0, 1}); // placement 3: {1, 0, 0, 0}
   const auto add = [&](double t, bool oom, int placement, std::vector<int> partition) {
     ResultRow r;
     r.point = DesignPoint{DpMethod::zero1, 1, 2, static_cast<int>(partition.size()), 2, 16};
@@ -31,8 +31,8 @@ RunResult sample_run() {
     run.rows.push_back(r);
   };
   add(21.69929885864258, false, 0, {22, 20});
-  add(20.5, true, 1, {21, 21});
-  add(30.0, false, 1, {11, 10, 10, 11});
+  add(20.5, true, 3, {21, 21});
+  add(30.0, false, 3, {11, 10, 10, 11});
   add(25.0, false, 0, {42});
   return run;
 }

@@ -19,7 +19,10 @@ namespace zerosearch {
 enum class ColumnId {
   m, mbs, tp, pp, dp, dp_method, overlap_comm, node_placement, partition, step_time,
   pipeline_time, dp_sync_time, embedding_sync_time, is_oom, gpumem, train_cost, price_per_step,
-  exp_partition, node_count, rank, real_rank, pareto
+  exp_partition, node_count, rank, real_rank, pareto,
+  /// Distinct rows (--distinct): the row's placement as runs of one node type, "A10x3 A6000x5",
+  /// and how many placements the row stands for.
+  placement_runs, placements
 };
 
 struct ColumnDef {
@@ -55,14 +58,19 @@ struct CsvOptions {
   bool pretty = false;
   /// Adds a last column `pareto` (True/False: the row is on the price/step-time front).
   bool pareto_column = false;
+  /// Distinct rows (--distinct): `node placement` gives way to `placement` (runs, compact) and
+  /// `placements` (how many placements the row stands for).
+  bool distinct = false;
 };
 
 /// The original's CSV column order (or its --pretty order); `type_names` are the node-count
 /// columns in command-line order.
 [[nodiscard]] std::vector<Column> csv_layout(const std::vector<std::string>& type_names,
                                              const CsvOptions& options = {});
-/// The table's columns: the original's --pretty order.
-[[nodiscard]] std::vector<Column> table_layout(const std::vector<std::string>& type_names);
+/// The table's columns: the original's --pretty order (with `distinct`, `placements` after the
+/// node placement, which the table writes compactly anyway).
+[[nodiscard]] std::vector<Column> table_layout(const std::vector<std::string>& type_names,
+                                               bool distinct = false);
 
 /// A placement for the screen: runs of one node type, "A10x2 A6000x5 A10x1".
 [[nodiscard]] std::string compress_placement(const Cluster& cluster, const Placement& placement);
@@ -91,7 +99,6 @@ private:
   std::string_view placement_text(const RankedRow& r);
   std::vector<RunText> runs_;
   const RunText* last_ = nullptr;
-  std::string scratch_;
 };
 
 /// Appends the column's cell of `r` in the original's CSV format (pandas to_csv, Python repr
