@@ -38,6 +38,8 @@ struct Case {
   PartitionMethod method = PartitionMethod::minmax;
   /// Time the writers on the rows instead of the search.
   bool writers = false;
+  /// What the search keeps (the default: every row, ranked).
+  RowFilter keep = {};
 };
 
 // The issue's two reference cases, then larger clusters and batches.
@@ -48,6 +50,11 @@ const Case kCases[] = {
     {"gpus1024_gbs1024", 128, 128, 1024},
     {"gpus4096", 512, 512, 64},
     {"gpus4096_gbs4096", 512, 512, 4096},
+    // Issue 13: 8,192 GPUs, every row kept; then only what the summary needs (10 distinct rows
+    // that fit, streamed), as `--top 10` or a plain run keeps.
+    {"gpus8192_gbs2048", 1024, 1024, 2048},
+    {"gpus8192_gbs2048_top10", 1024, 1024, 2048, PartitionMethod::minmax, false,
+     RowFilter{true, true, 10}},
     // The writers alone on the rows of a real search (the issue's 99 MB CSV and a small one).
     {"writers_gpus128", 16, 16, 64, PartitionMethod::minmax, true},
     {"writers_gpus1024_gbs1024", 128, 128, 1024, PartitionMethod::minmax, true},
@@ -175,11 +182,14 @@ int main(int argc, char** argv) {
         result[0].placements = placements(plan.context.cluster);
         SearchOptions so;
         so.threads = threads;
-        result[0].rows = run_search(plan.context, points, result[0].placements, so);
+        so.keep = c.keep;
+        SearchResult found = search(plan.context, points, result[0].placements, so);
+        result[0].rows = std::move(found.rows);
+        result[0].left_out = std::move(found.left_out);
         const auto ranked = rank_results(result);
         const auto t1 = std::chrono::steady_clock::now();
         ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-        estimates = ranked.size();
+        estimates = found.estimates;
         bytes = row_bytes(result[0].rows) + ranked.capacity() * sizeof(RankedRow);
       }
       const double med = median(ms);
