@@ -174,7 +174,7 @@ char* put_exp_partition(char* out, const std::vector<int>& partition) noexcept {
 
 } // namespace
 
-const CsvCellWriter::RunText& CsvCellWriter::text_of(const RunResult& run) {
+const CellWriter::RunText& CellWriter::text_of(const RunResult& run) {
   if (last_ != nullptr && last_->run == &run) {
     return *last_;
   }
@@ -191,21 +191,30 @@ const CsvCellWriter::RunText& CsvCellWriter::text_of(const RunResult& run) {
   const Placement& base = run.placements.base();
   t.nodes = base.size();
   t.offsets.reserve(2 * base.size() + 1);
+  t.json_offsets.reserve(2 * base.size() + 1);
+  std::vector<std::string> json_names;
+  for (const NodeGroup& g : run.cluster.groups) {
+    json_names.push_back(json_string(g.gpu));
+  }
   for (int copy = 0; copy < 2; ++copy) {
     for (const int g : base) {
       t.offsets.push_back(t.text.size());
       t.text += '\'';
       t.text += run.cluster.groups[static_cast<std::size_t>(g)].gpu;
       t.text += "', ";
+      t.json_offsets.push_back(t.json.size());
+      t.json += json_names[static_cast<std::size_t>(g)];
+      t.json += ',';
     }
   }
   t.offsets.push_back(t.text.size());
+  t.json_offsets.push_back(t.json.size());
   runs_.push_back(std::move(t));
   last_ = nullptr;
   return runs_.back();
 }
 
-std::string_view CsvCellWriter::placement_text(const RankedRow& r) {
+std::string_view CellWriter::placement_text(const RankedRow& r) {
   const RunText& t = text_of(*r.run);
   // Placement k is the base list rotated by k (PlacementSet).
   const auto k = static_cast<std::size_t>(r.row->placement);
@@ -214,11 +223,20 @@ std::string_view CsvCellWriter::placement_text(const RankedRow& r) {
   return std::string_view(t.text).substr(first, last - first);
 }
 
-std::size_t CsvCellWriter::max_row_size(const std::vector<Column>& columns, const RankedRow& r) {
+std::string_view CellWriter::placement_json(const RankedRow& r) {
+  const RunText& t = text_of(*r.run);
+  const auto k = static_cast<std::size_t>(r.row->placement);
+  const std::size_t first = t.json_offsets[k % t.nodes];
+  const std::size_t last = t.json_offsets[k % t.nodes + t.nodes] - 1; // without the last ','
+  return std::string_view(t.json).substr(first, last - first);
+}
+
+std::size_t CellWriter::max_row_size(std::span<const Column> columns, const RankedRow& r) {
   std::size_t n = 64 * columns.size() + 32 * r.row->estimate.partition.size();
   for (const Column& c : columns) {
+    n += 8 * c.name().size() + 8; // the JSON key, escaped
     if (c.def->id == ColumnId::node_placement) {
-      n += placement_text(r).size();
+      n += std::max(placement_text(r).size(), placement_json(r).size());
     } else if (c.def->id == ColumnId::placement_runs) {
       n += 24 * r.run->placements.base().size();
     }
@@ -226,7 +244,7 @@ std::size_t CsvCellWriter::max_row_size(const std::vector<Column>& columns, cons
   return n;
 }
 
-char* CsvCellWriter::write(char* out, const Column& c, const RankedRow& r) {
+char* CellWriter::write(char* out, const Column& c, const RankedRow& r) {
   const ResultRow& row = *r.row;
   const DesignPoint& p = row.point;
   const Estimate& e = row.estimate;
@@ -276,10 +294,85 @@ char* CsvCellWriter::write(char* out, const Column& c, const RankedRow& r) {
   return out;
 }
 
+std::string json_string(std::string_view text) {
+  return nlohmann::ordered_json(std::string(text)).dump();
+}
+
+namespace {
+
+/// nlohmann's number text (Grisu2, ".0" on integral values), or null when not finite: what
+/// json_cell(...).dump() writes for a figure.
+char* put_json_number(char* out, double v) noexcept {
+  if (!std::isfinite(v)) {
+    return put(out, "null");
+  }
+  return nlohmann::detail::to_chars(out, out + 64, v);
+}
+
+char* put_json_bool(char* out, bool v) noexcept { return put(out, v ? "true" : "false"); }
+
+} // namespace
+
+char* CellWriter::write_json(char* out, const Column& c, const RankedRow& r) {
+  const ResultRow& row = *r.row;
+  const DesignPoint& p = row.point;
+  const Estimate& e = row.estimate;
+  switch (c.def->id) {
+  case ColumnId::m: return put_int(out, p.num_micro_batches);
+  case ColumnId::mbs: return put_int(out, p.mbs);
+  case ColumnId::tp: return put_int(out, p.tp);
+  case ColumnId::pp: return put_int(out, p.pp);
+  case ColumnId::dp: return put_int(out, p.dp);
+  case ColumnId::dp_method: // method names are plain ASCII (kDpMethods)
+    *out++ = '"';
+    out = put(out, to_string(p.method));
+    *out++ = '"';
+    return out;
+  case ColumnId::overlap_comm: return put_json_bool(out, false);
+  case ColumnId::node_placement:
+    *out++ = '[';
+    out = put(out, placement_json(r));
+    *out++ = ']';
+    return out;
+  case ColumnId::partition:
+    *out++ = '[';
+    for (std::size_t i = 0; i < e.partition.size(); ++i) {
+      if (i) {
+        *out++ = ',';
+      }
+      out = put_int(out, e.partition[i]);
+    }
+    *out++ = ']';
+    return out;
+  case ColumnId::step_time: return put_json_number(out, e.step_s);
+  case ColumnId::pipeline_time: return put_json_number(out, e.pipeline_s);
+  case ColumnId::dp_sync_time: return put_json_number(out, e.dp_sync_s);
+  case ColumnId::embedding_sync_time: return put_json_number(out, e.embedding_sync_s);
+  case ColumnId::is_oom: return put_json_bool(out, e.oom);
+  case ColumnId::gpumem: return put_json_number(out, e.gpumem_gib);
+  case ColumnId::train_cost: return put_json_number(out, e.train_cost_usd);
+  case ColumnId::price_per_step: return put_json_number(out, e.price_per_step_usd);
+  case ColumnId::exp_partition:
+    *out++ = '"';
+    out = put_exp_partition(out, e.partition);
+    *out++ = '"';
+    return out;
+  case ColumnId::node_count: return put_int(out, node_count(r, c.node_type));
+  case ColumnId::rank: return put_int(out, r.rank);
+  case ColumnId::real_rank: return put_int(out, r.real_rank);
+  case ColumnId::pareto: return put_json_bool(out, r.on_front);
+  case ColumnId::placement_runs:
+    scratch_ = json_string(compress_placement(r.run->cluster, placement_of(r)));
+    return put(out, scratch_);
+  case ColumnId::placements: return put_int(out, static_cast<long long>(r.placements));
+  }
+  return out;
+}
+
 void append_csv_cell(std::string& out, const Column& c, const RankedRow& r) {
-  CsvCellWriter writer;
+  CellWriter writer;
   const std::size_t old = out.size();
-  out.resize(old + writer.max_row_size({c}, r));
+  out.resize(old + writer.max_row_size(std::span<const Column>(&c, 1), r));
   char* const end = writer.write(out.data() + old, c, r);
   out.resize(static_cast<std::size_t>(end - out.data()));
 }

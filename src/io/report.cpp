@@ -159,7 +159,7 @@ void write_csv(std::ostream& out, const std::vector<RankedRow>& rows,
   // Rows are written into one buffer, cell by cell with no string per cell, and go out in
   // blocks of about 1 MiB.
   constexpr std::size_t kFlushBytes = std::size_t{1} << 20;
-  CsvCellWriter cells;
+  CellWriter cells;
   std::size_t used = buffer.size();
   for (const RankedRow& r : rows) {
     const std::size_t room = cells.max_row_size(columns, r);

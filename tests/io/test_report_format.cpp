@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -125,4 +126,52 @@ TEST_CASE("the table aligns columns in the original's pretty order", "[report_fo
       "          21.1993                  0.2500                         0.1250         20.38  "
       "False   A10x3 A6000x1   21-19          [22,20]             2712412               0.21699\n";
   CHECK(out.str() == expected);
+}
+
+namespace {
+
+/// The JSON of rows as nlohmann writes an object of json_cell values: what write_json wrote
+/// before it wrote cells straight into its buffer.
+std::string reference_json(const std::vector<RankedRow>& rows,
+                           const std::vector<std::string>& type_names, const CsvOptions& options) {
+  if (rows.empty()) return "[]\n";
+  std::string out = "[\n";
+  const auto layout = csv_layout(type_names, options);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    nlohmann::ordered_json object = nlohmann::ordered_json::object();
+    for (const Column& c : layout) object[c.name()] = json_cell(c, rows[i]);
+    if (!rows[i].run->profile_source.empty()) object["profile_source"] = rows[i].run->profile_source;
+    out += "  " + object.dump() + (i + 1 < rows.size() ? ",\n" : "\n");
+  }
+  return out + "]\n";
+}
+
+} // namespace
+
+TEST_CASE("write_json writes what nlohmann's dump of the cells writes", "[report_format]") {
+  RunResult run = sample_run();
+  // Names that need escaping, figures that are not finite or need an exponent.
+  run.cluster.groups[0].gpu = "A10 \"x\"\\y\xc3\xa9\t";
+  run.profile_source = "measured \"a\"";
+  run.rows[0].estimate.pipeline_s = std::nan("");
+  run.rows[1].estimate.dp_sync_s = HUGE_VAL;
+  run.rows[2].estimate.embedding_sync_s = 1e-7;
+  run.rows[3].estimate.train_cost_usd = 1e22;
+  run.rows[3].estimate.gpumem_gib = -0.0;
+  const std::vector<RunResult> runs{run};
+  const auto ranked = rank_results(runs);
+  const std::vector<std::string> types{run.cluster.groups[0].gpu, "A6000"};
+  for (const CsvOptions options : {CsvOptions{}, CsvOptions{true, false, false},
+                                   CsvOptions{false, true, false}, CsvOptions{false, false, true}}) {
+    std::ostringstream got;
+    write_json(got, ranked, types, options);
+    CHECK(got.str() == reference_json(ranked, types, options));
+    const auto distinct = distinct_rows(ranked);
+    std::ostringstream got_distinct;
+    write_json(got_distinct, distinct, types, options);
+    CHECK(got_distinct.str() == reference_json(distinct, types, options));
+  }
+  std::ostringstream empty;
+  write_json(empty, {}, types);
+  CHECK(empty.str() == "[]\n");
 }

@@ -75,15 +75,20 @@ struct CsvOptions {
 /// A placement for the screen: runs of one node type, "A10x2 A6000x5 A10x1".
 [[nodiscard]] std::string compress_placement(const Cluster& cluster, const Placement& placement);
 
-/// Writes the CSV cells of rows into a caller's buffer without building a string per cell: the
-/// CSV writer's path. Keeps the text of each run's placements (the rotations of one node list
-/// are substrings of that list written twice), so a placement cell is one copy.
-class CsvCellWriter {
+/// Writes the CSV and JSON cells of rows into a caller's buffer without building a string per
+/// cell: the writers' path. Keeps the text of each run's placements (the rotations of one node
+/// list are substrings of that list written twice), so a placement cell is one copy.
+class CellWriter {
 public:
-  /// Bytes enough for the cells of `columns` in row `r`, separators and newline included.
-  [[nodiscard]] std::size_t max_row_size(const std::vector<Column>& columns, const RankedRow& r);
-  /// Writes the cell at `out` (room for max_row_size) as append_csv_cell does; returns the end.
+  /// Bytes enough for the CSV or JSON cells of `columns` in row `r` (keys, separators and
+  /// newline included).
+  [[nodiscard]] std::size_t max_row_size(std::span<const Column> columns, const RankedRow& r);
+  /// Writes the CSV cell at `out` (room for max_row_size) as append_csv_cell does; returns the
+  /// end.
   char* write(char* out, const Column& c, const RankedRow& r);
+  /// Writes the JSON value of the cell at `out` exactly as json_cell(c, r).dump() would;
+  /// returns the end.
+  char* write_json(char* out, const Column& c, const RankedRow& r);
 
 private:
   struct RunText {
@@ -93,13 +98,22 @@ private:
     std::string text;
     /// Where node i of the doubled list starts in `text`; 2 * nodes + 1 entries.
     std::vector<std::size_t> offsets;
+    /// The same in JSON: "\"A10\",\"A10\",\"A6000\"," twice.
+    std::string json;
+    std::vector<std::size_t> json_offsets;
   };
   const RunText& text_of(const RunResult& run);
   /// The placement's Python list without its brackets: "'A10', 'A6000'".
   std::string_view placement_text(const RankedRow& r);
+  /// Its JSON array without the brackets: "\"A10\",\"A6000\"".
+  std::string_view placement_json(const RankedRow& r);
   std::vector<RunText> runs_;
   const RunText* last_ = nullptr;
+  std::string scratch_;
 };
+
+/// JSON text of a string, as nlohmann's dump writes it (quoted, escaped).
+[[nodiscard]] std::string json_string(std::string_view text);
 
 /// Appends the column's cell of `r` in the original's CSV format (pandas to_csv, Python repr
 /// of floats and lists), quoted as Python's csv module does.
