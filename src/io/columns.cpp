@@ -238,7 +238,8 @@ std::size_t CellWriter::max_row_size(std::span<const Column> columns, const Rank
     if (c.def->id == ColumnId::node_placement) {
       n += std::max(placement_text(r).size(), placement_json(r).size());
     } else if (c.def->id == ColumnId::placement_runs) {
-      n += 24 * r.run->placements.base().size();
+      // Quoted or escaped, a character takes at most 6 (JSON's \u00XX).
+      n += 6 * compress_placement(r.run->cluster, placement_of(r)).size() + 2;
     }
   }
   return n;
@@ -285,10 +286,10 @@ char* CellWriter::write(char* out, const Column& c, const RankedRow& r) {
   case ColumnId::rank: return put_int(out, r.rank);
   case ColumnId::real_rank: return put_int(out, r.real_rank);
   case ColumnId::pareto: return put_bool(out, r.on_front);
-  case ColumnId::placement_runs: {
-    const std::string runs = compress_placement(r.run->cluster, placement_of(r));
-    return put(out, runs); // node type names have no comma or quote (hardware.json)
-  }
+  case ColumnId::placement_runs:
+    scratch_.clear();
+    append_csv_field(scratch_, compress_placement(r.run->cluster, placement_of(r)));
+    return put(out, scratch_);
   case ColumnId::placements: return put_int(out, static_cast<long long>(r.placements));
   }
   return out;

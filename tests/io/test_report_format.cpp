@@ -175,3 +175,24 @@ TEST_CASE("write_json writes what nlohmann's dump of the cells writes", "[report
   write_json(empty, {}, types);
   CHECK(empty.str() == "[]\n");
 }
+
+TEST_CASE("distinct CSV: placement as runs, quoted when a name needs it, and the count",
+          "[report_format]") {
+  RunResult run = sample_run();
+  const std::vector<RunResult> runs{run};
+  auto distinct = distinct_rows(rank_results(runs));
+  distinct[0].placements = 3;
+  std::ostringstream csv;
+  write_csv(csv, distinct, {"A10", "A6000"}, CsvOptions{false, false, true});
+  const std::string text = csv.str();
+  CHECK(text.substr(0, text.find('\n')).find(",overlap_comm,placement,placements,partition,") !=
+        std::string::npos);
+  CHECK(text.find(",False,A6000x1 A10x3,3,\"[21, 21]\",") != std::string::npos);
+  RunResult comma = sample_run();
+  comma.cluster.groups[0].gpu = "A,10";
+  const std::vector<RunResult> comma_runs{comma};
+  std::ostringstream quoted;
+  write_csv(quoted, distinct_rows(rank_results(comma_runs)), {"A,10", "A6000"},
+            CsvOptions{false, false, true});
+  CHECK(quoted.str().find(",False,\"A6000x1 A,10x3\",1,") != std::string::npos);
+}

@@ -3,8 +3,9 @@
 // share. Each column has the original's name (CSV header and JSON key), its unit, how the
 // table aligns it and one cell function per format.
 //
-// Adding a column: a ColumnId, a row in kColumns, a case in each of the three cell functions
-// of columns.cpp, and its place in the layouts (original_order, pretty_order).
+// Adding a column: a ColumnId, a row in kColumns, a case in each of the cell functions of
+// columns.cpp (CellWriter::write and write_json, json_cell, table_cell), and its place in the
+// layouts (csv_layout, table_layout).
 #include <span>
 #include <string>
 #include <string_view>
