@@ -1,16 +1,20 @@
 // zerosearch_bench: times the search (enumerate + estimate every point on every placement +
 // rank) in-process, as the median of several runs, for clusters from 128 to 4,096 GPUs, and
-// the exact `optimal` partitioner on 128 GPUs.
+// the exact `optimal` partitioner on 128 GPUs; and the writers alone.
 //
-//   zerosearch_bench [--profiledb DIR] [--runs N] [--threads T] [--case NAME]
+//   zerosearch_bench [--profiledb DIR] [--runs N] [--threads T] [--case NAME] [--writers]
 //
 // Prints one line per case and thread count: estimates, median / min / max wall time,
-// estimates per second, and the bytes the result rows hold. Figures are medians so a stray
+// estimates per second, and the bytes the result rows hold. The `writers_*` cases search once,
+// keep the ranked rows in memory, then time each writer alone (CSV in the original's format,
+// JSON, the table) writing all rows to /dev/null: median ms and MB/s (10^6 bytes per second). Figures are medians so a stray
 // slow run (another process on a 2-core machine) does not move them.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,6 +23,7 @@
 #include "zerosearch/io/catalogs.hpp"
 #include "zerosearch/search/plan.hpp"
 #include "zerosearch/io/report.hpp"
+#include "zerosearch/io/report_format.hpp"
 #include "zerosearch/search/search.hpp"
 
 using namespace zerosearch;
@@ -31,6 +36,10 @@ struct Case {
   int a6000_nodes;
   int global_batch;
   PartitionMethod method = PartitionMethod::minmax;
+  /// Time the writers on the rows instead of the search.
+  bool writers = false;
+  /// What the search keeps (the default: every row, ranked).
+  RowFilter keep = {};
 };
 
 // The issue's two reference cases, then larger clusters and batches.
@@ -41,6 +50,14 @@ const Case kCases[] = {
     {"gpus1024_gbs1024", 128, 128, 1024},
     {"gpus4096", 512, 512, 64},
     {"gpus4096_gbs4096", 512, 512, 4096},
+    // Issue 13: 8,192 GPUs, every row kept; then only what the summary needs (10 distinct rows
+    // that fit, streamed), as `--top 10` or a plain run keeps.
+    {"gpus8192_gbs2048", 1024, 1024, 2048},
+    {"gpus8192_gbs2048_top10", 1024, 1024, 2048, PartitionMethod::minmax, false,
+     RowFilter{true, true, 10}},
+    // The writers alone on the rows of a real search (the issue's 99 MB CSV and a small one).
+    {"writers_gpus128", 16, 16, 64, PartitionMethod::minmax, true},
+    {"writers_gpus1024_gbs1024", 128, 128, 1024, PartitionMethod::minmax, true},
 };
 
 double median(std::vector<double> v) {
@@ -57,6 +74,60 @@ std::size_t row_bytes(const std::vector<ResultRow>& rows) {
   return bytes;
 }
 
+/// Bytes `write` produces, counted without keeping them.
+std::size_t bytes_written(const std::function<void(std::ostream&)>& write) {
+  struct Counter : std::streambuf {
+    std::size_t n = 0;
+    std::streamsize xsputn(const char*, std::streamsize k) override {
+      n += static_cast<std::size_t>(k);
+      return k;
+    }
+    int_type overflow(int_type c) override {
+      ++n;
+      return c;
+    }
+  } counter;
+  std::ostream out(&counter);
+  write(out);
+  return counter.n;
+}
+
+/// Times the CSV, JSON and table writers on the ranked rows of one search.
+void bench_writers(const Case& c, const SearchPlan& plan, int runs) {
+  std::vector<RunResult> result(1);
+  result[0].cluster = plan.context.cluster;
+  result[0].placements = placements(plan.context.cluster);
+  result[0].rows = run_search(plan.context, plan.design_points(), result[0].placements, {});
+  const auto ranked = rank_results(result);
+  std::vector<std::string> type_names;
+  for (const auto& g : plan.context.cluster.groups) {
+    type_names.push_back(g.gpu);
+  }
+  const std::pair<const char*, std::function<void(std::ostream&)>> writers[] = {
+      {"csv", [&](std::ostream& out) { write_csv(out, ranked, type_names); }},
+      {"json", [&](std::ostream& out) { write_json(out, ranked, type_names); }},
+      {"table", [&](std::ostream& out) { write_table(out, ranked, type_names); }},
+  };
+  for (const auto& [name, write] : writers) {
+    const std::size_t bytes = bytes_written(write);
+    std::vector<double> ms;
+    for (int r = 0; r < runs; ++r) {
+      std::ofstream null("/dev/null", std::ios::binary);
+      const auto t0 = std::chrono::steady_clock::now();
+      write(null);
+      null.flush();
+      const auto t1 = std::chrono::steady_clock::now();
+      ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    }
+    const double med = median(ms);
+    fmt::print("{:<26} {:>5} {:>9} rows {:>9.1f} MB {:>9.2f} ms (min {:.2f}, max {:.2f}) {:>8.1f} MB/s\n",
+               c.name, name, ranked.size(), static_cast<double>(bytes) / 1e6, med,
+               *std::min_element(ms.begin(), ms.end()), *std::max_element(ms.begin(), ms.end()),
+               static_cast<double>(bytes) / 1e6 / (med / 1000.0));
+    std::fflush(stdout);
+  }
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -64,22 +135,24 @@ int main(int argc, char** argv) {
   int runs = 7;
   std::vector<unsigned> thread_counts{1, 0};
   std::string only;
+  bool with_writers = false; // the writers_* cases run with --writers or --case
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--profiledb" && i + 1 < argc) profiledb = argv[++i];
     else if (a == "--runs" && i + 1 < argc) runs = std::max(1, std::atoi(argv[++i]));
     else if (a == "--threads" && i + 1 < argc) thread_counts = {static_cast<unsigned>(std::atoi(argv[++i]))};
     else if (a == "--case" && i + 1 < argc) only = argv[++i];
+    else if (a == "--writers") with_writers = true;
     else {
-      std::fprintf(stderr, "usage: zerosearch_bench [--profiledb DIR] [--runs N] [--threads T] [--case NAME]\n");
+      std::fprintf(stderr, "usage: zerosearch_bench [--profiledb DIR] [--runs N] [--threads T] [--case NAME] [--writers]\n");
       return 2;
     }
   }
   const Catalogs catalogs = load_catalogs(profiledb);
-  fmt::print("{:<18} {:>4} {:>7} {:>9} {:>10} {:>10} {:>10} {:>12} {:>10}\n", "case", "thr", "gpus",
-             "estimates", "median ms", "min ms", "max ms", "estimates/s", "rows MiB");
+  bool header_printed = false;
   for (const Case& c : kCases) {
     if (!only.empty() && only != c.name) continue;
+    if (only.empty() && c.writers && !with_writers) continue;
     PlanInput in;
     in.model = "llama2_13B";
     in.cluster.groups = {{"A10", c.a10_nodes}, {"A6000", c.a6000_nodes}};
@@ -88,6 +161,15 @@ int main(int argc, char** argv) {
     in.global_batch = c.global_batch;
     in.partition_method = c.method;
     const SearchPlan plan = make_plan(in, catalogs);
+    if (c.writers) {
+      bench_writers(c, plan, runs);
+      continue;
+    }
+    if (!header_printed) {
+      fmt::print("{:<18} {:>4} {:>7} {:>9} {:>10} {:>10} {:>10} {:>12} {:>10}\n", "case", "thr", "gpus",
+                 "estimates", "median ms", "min ms", "max ms", "estimates/s", "rows MiB");
+      header_printed = true;
+    }
     for (const unsigned threads : thread_counts) {
       std::vector<double> ms;
       std::size_t estimates = 0;
@@ -100,11 +182,14 @@ int main(int argc, char** argv) {
         result[0].placements = placements(plan.context.cluster);
         SearchOptions so;
         so.threads = threads;
-        result[0].rows = run_search(plan.context, points, result[0].placements, so);
+        so.keep = c.keep;
+        SearchResult found = search(plan.context, points, result[0].placements, so);
+        result[0].rows = std::move(found.rows);
+        result[0].left_out = std::move(found.left_out);
         const auto ranked = rank_results(result);
         const auto t1 = std::chrono::steady_clock::now();
         ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-        estimates = ranked.size();
+        estimates = found.estimates;
         bytes = row_bytes(result[0].rows) + ranked.capacity() * sizeof(RankedRow);
       }
       const double med = median(ms);

@@ -13,6 +13,11 @@ echo "== in-process search (enumerate + estimate + rank), $(nproc) cores"
 "$build/zerosearch_bench" --runs 7
 
 echo
+echo "== the writers alone (CSV, JSON, table of the rows of one search, to /dev/null)"
+"$build/zerosearch_bench" --runs 7 --case writers_gpus128
+"$build/zerosearch_bench" --runs 5 --case writers_gpus1024_gbs1024
+
+echo
 echo "== whole command line, end to end (load data, search, rank, print summary)"
 cases=(
   "--node_type A10 A6000 --node_type_num_node 16 16 --type llama2_13B -f d"

@@ -51,7 +51,7 @@ T single(const std::vector<T>& values, T fallback, const char* flag) {
 }
 
 /// --exhaustive with the native estimator: the time and memory components of every stage.
-void exhaustive_native(const Options& o, Session& session, SearchResult& result,
+void exhaustive_native(const Options& o, Session& session, SessionResult& result,
                        const Placement& placement) {
   const SearchPlan& plan = result.plans.front();
   const EstimateContext& ctx = plan.context;
@@ -78,8 +78,8 @@ void exhaustive_native(const Options& o, Session& session, SearchResult& result,
 
   result.runs.resize(1);
   result.runs[0].cluster = cluster;
-  result.runs[0].placements = {placement};
-  result.runs[0].rows = {ResultRow{p, 0, e}};
+  result.runs[0].placements = PlacementSet(placement);
+  result.runs[0].rows = {ResultRow{p, 0, 1, e}};
   result.runs[0].profile_source = profile_source_text(ctx);
   result.runs[0].estimator = ctx.estimator;
   result.ranked = rank_results(result.runs);
@@ -163,7 +163,7 @@ int run_exhaustive_mode(const Options& o, const char* argv0) {
   PlanInput in = make_plan_input(o, cluster_of(o));
   // The point names its own method: search-wide framework choices do not apply.
   in.framework = Framework::automatic;
-  SearchResult result;
+  SessionResult result;
   result.plans.push_back(session.plan(in));
   session.announce(result.plans, {}, false);
   const EstimateContext& ctx = result.plans.front().context;
@@ -183,8 +183,8 @@ int run_exhaustive_mode(const Options& o, const char* argv0) {
   // The row in the original's CSV format, for --record and -o.
   result.runs.resize(1);
   result.runs[0].cluster = cluster;
-  result.runs[0].placements = {placement};
-  result.runs[0].rows = {ResultRow{p, 0, e}};
+  result.runs[0].placements = PlacementSet(placement);
+  result.runs[0].rows = {ResultRow{p, 0, 1, e}};
   result.runs[0].profile_source = profile_source_text(ctx);
   result.runs[0].estimator = ctx.estimator;
   result.ranked = rank_results(result.runs);

@@ -41,7 +41,7 @@ std::string profile_sources(const std::vector<SearchPlan>& plans) {
   return fmt::format("{}", fmt::join(sources, ", "));
 }
 
-void print_summary(std::ostream& out, const ParetoSweep& sweep, const SearchResult& result,
+void print_summary(std::ostream& out, const ParetoSweep& sweep, const SessionResult& result,
                    const ParetoLimits& limits, const std::vector<std::string>& type_names) {
   const auto& ranked = result.ranked;
   std::size_t feasible = 0, on_front = 0;
@@ -85,7 +85,7 @@ int run_pareto_mode(const Options& o, const char* argv0) {
                     plans.size()};
   session.announce(plans, fmt::format("Pareto sweep: 0..{} {} and 0..{} {} nodes", o.num_node,
                                       o.node_types[0], o.num_node, o.node_types[1]));
-  SearchResult result = session.search(std::move(plans));
+  SessionResult result = session.search(std::move(plans));
   mark_pareto_front(result.ranked);
 
   std::string chart;

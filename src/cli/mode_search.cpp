@@ -12,7 +12,7 @@ int run_search_mode(const Options& o, const char* argv0) {
   std::vector<SearchPlan> plans;
   plans.push_back(session.plan(cluster_of(o)));
   session.announce(plans);
-  const SearchResult result = session.search(std::move(plans));
+  const SessionResult result = session.search(std::move(plans));
   const EstimateContext& ctx = result.plans.front().context;
   session.write(result, "search",
                 {fmt::format("{} on {} GPUs, global batch {}: {} estimates in {:.1f} s",

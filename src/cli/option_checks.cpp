@@ -91,7 +91,8 @@ std::vector<std::string> check_mode_flags(const RawOptions& o) {
     // --no_clobber applies to --write_profile's file; --search_space writes none.
     const std::pair<const char*, bool> outputs[] = {
         {"-o", o.output_given}, {"--record", o.record}, {"--top", !o.top.empty()},
-        {"--feasible", o.feasible}, {"--no_clobber", o.no_clobber && o.search_space}};
+        {"--feasible", o.feasible}, {"--distinct", o.distinct},
+        {"--no_clobber", o.no_clobber && o.search_space}};
     for (const auto& [flag, given] : outputs) {
       if (given) {
         throw InputError(fmt::format("{} does not apply to {}: it writes no ranked rows{}", flag,
@@ -306,6 +307,7 @@ void check_outputs(const RawOptions& raw, Options& o) {
   }
   o.output = raw.output;
   o.feasible = raw.feasible;
+  o.distinct = raw.distinct;
   o.pretty = raw.pretty;
   o.quiet = raw.quiet;
   o.record = raw.record;

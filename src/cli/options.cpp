@@ -184,6 +184,12 @@ ParseResult parse_options(int argc, const char* const* argv) {
   app.add_flag("--feasible", o.feasible,
                "Leave out design points that do not fit in GPU memory; default: keep them")
       ->group(output);
+  app.add_flag("--distinct", o.distinct,
+               "One row per design point and distinct estimate in the CSV and JSON too, with its "
+               "placement as runs (A10x3 A6000x5) and the number of placements it stands for "
+               "(the summary and the table always show distinct rows); default: one row per "
+               "placement, the original's format")
+      ->group(output);
   app.add_option("-o,--output", o.output,
                  "Also write the ranked CSV to FILE, atomically; '-' = standard output")
       ->type_name("FILE")->group(output);

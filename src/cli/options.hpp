@@ -49,6 +49,7 @@ struct RawOptions {
   std::string format;
   std::string top;
   bool feasible = false;
+  bool distinct = false;
   bool quiet = false;
   std::string dp_method;
   std::string tp, pp, dp, mbs;
@@ -148,6 +149,7 @@ struct Options {
   std::optional<Format> format;               // empty: the summary
   std::optional<std::size_t> top;             // >= 1; empty: all rows
   bool feasible = false;
+  bool distinct = false;                      // --distinct: CSV and JSON rows collapsed too
   bool pretty = false;
   bool quiet = false;
   bool record = false;

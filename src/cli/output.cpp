@@ -33,6 +33,7 @@ OutputPlan make_output_plan(const Options& o, const fs::path& record_file) {
   OutputPlan plan;
   plan.quiet = o.quiet;
   plan.csv.pretty = o.pretty;
+  plan.csv.distinct = o.distinct;
   plan.selection.feasible_only = o.feasible;
   plan.selection.top = o.top.value_or(0);
   const std::string hint = "; remove it, or choose another name (--add_exp_name for --record)";
@@ -109,9 +110,42 @@ void say_wrote(const OutputPlan& plan, const OutputTarget& t, bool replaced) {
 
 } // namespace
 
+RowFilter search_filter(const OutputPlan& plan, bool all_rows) {
+  if (all_rows) {
+    return {};
+  }
+  const bool full_stdout =
+      plan.to_stdout == StdoutFormat::csv || plan.to_stdout == StdoutFormat::json;
+  const bool any_full = !plan.csv_files.empty() || full_stdout;
+  // Outputs of one row per placement: the CSV files, and csv or json on standard output.
+  const bool per_placement = any_full && !plan.csv.distinct;
+  // Outputs of distinct rows: the summary, the table, and the others with --distinct.
+  const bool distinct = plan.to_stdout == StdoutFormat::summary ||
+                        plan.to_stdout == StdoutFormat::table || (any_full && plan.csv.distinct);
+  RowFilter f;
+  f.distinct = !per_placement;
+  f.feasible_only = plan.selection.feasible_only;
+  if (per_placement && distinct) {
+    // --top counts each output's own rows: N distinct rows may need more than N placements.
+    return f;
+  }
+  f.top = plan.selection.top;
+  if (!any_full && plan.to_stdout != StdoutFormat::table && f.top == 0) {
+    f.feasible_only = true; // the summary's 10 best that fit
+    f.top = 10;
+  }
+  return f;
+}
+
 void write_outputs(const OutputPlan& plan, const std::vector<RankedRow>& ranked,
                    const std::vector<std::string>& type_names, const SummaryWriter& summary) {
-  const std::vector<RankedRow> rows = select_rows(ranked, plan.selection);
+  const bool distinct_rows_needed = plan.csv.distinct ||
+                                    plan.to_stdout == StdoutFormat::table;
+  const std::vector<RankedRow> distinct =
+      distinct_rows_needed ? select_rows(distinct_rows(ranked), plan.selection)
+                           : std::vector<RankedRow>();
+  const std::vector<RankedRow> rows =
+      plan.csv.distinct ? distinct : select_rows(ranked, plan.selection);
   for (std::size_t i = 0; i < plan.csv_files.size(); ++i) {
     const OutputTarget& file = plan.csv_files[i];
     const bool replaced = file.kind == OutputKind::regular_file;
@@ -137,7 +171,7 @@ void write_outputs(const OutputPlan& plan, const std::vector<RankedRow>& ranked,
   case StdoutFormat::summary: summary(std::cout); break;
   case StdoutFormat::csv: write_csv(std::cout, rows, type_names, plan.csv); break;
   case StdoutFormat::json: write_json(std::cout, rows, type_names, plan.csv); break;
-  case StdoutFormat::table: write_table(std::cout, rows, type_names); break;
+  case StdoutFormat::table: write_table(std::cout, distinct, type_names, true); break;
   case StdoutFormat::none: break;
   }
   std::cout.flush();
@@ -155,9 +189,9 @@ void write_extra_output(const OutputPlan& plan, const OutputTarget& target,
 
 std::vector<RankedRow> summary_rows(const OutputPlan& plan, const std::vector<RankedRow>& ranked) {
   if (plan.selection.top != 0) {
-    return select_rows(ranked, plan.selection);
+    return select_rows(distinct_rows(ranked), plan.selection);
   }
-  return select_rows(ranked, RowSelection{true, 10});
+  return select_rows(distinct_rows(ranked), RowSelection{true, 10});
 }
 
 namespace {
@@ -267,10 +301,8 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
                    const std::vector<RankedRow>& ranked, const std::vector<RankedRow>& rows,
                    double seconds) {
   const EstimateContext& ctx = plan.context;
-  std::size_t oom = 0;
-  for (const auto& r : ranked) {
-    oom += r.row->estimate.oom ? 1 : 0;
-  }
+  const std::uint64_t estimates = run.estimates;
+  const std::uint64_t oom = run.oom;
   out << fmt::format("zerosearch: {} on {} ({} GPUs, {} per node), global batch {}\n",
                      ctx.model.name, cluster_text(ctx.cluster), ctx.cluster.world_size(),
                      ctx.cluster.gpus_per_node, ctx.global_batch);
@@ -289,9 +321,9 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
   }
   out << fmt::format("searched {} design points x {} placement{} = {} estimates ({}) in {:.3f} s: "
                      "{} fit in memory, {} OOM\n",
-                     ranked.size() / std::max<std::size_t>(run.placements.size(), 1),
-                     run.placements.size(), run.placements.size() == 1 ? "" : "s", ranked.size(),
-                     methods, seconds, ranked.size() - oom, oom);
+                     estimates / std::max<std::uint64_t>(run.placements.size(), 1),
+                     run.placements.size(), run.placements.size() == 1 ? "" : "s", estimates,
+                     methods, seconds, estimates - oom, oom);
   if (rows.empty()) {
     out << "no design point fits in GPU memory; try more nodes, GPUs with more memory, or a "
            "smaller --custom_gbs\n";
@@ -334,6 +366,7 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
   layout.emplace_back(C::partition);
   if (ctx.cluster.types_present() > 1) {
     layout.emplace_back(C::node_placement);
+    layout.emplace_back(C::placements);
   }
   out << '\n';
   write_table(out, rows, layout);

@@ -29,7 +29,8 @@ struct OutputPlan {
   bool record_replaces = false;
   /// --feasible and --top, applied to every output.
   RowSelection selection;
-  /// --pretty: the original's report column order in CSV and JSON.
+  /// --pretty: the original's report column order in CSV and JSON; --distinct: distinct rows
+  /// (csv.distinct) in CSV and JSON.
   CsvOptions csv;
   /// -q: no summary, notes, progress or "wrote" lines; errors and --format output only.
   bool quiet = false;
@@ -70,13 +71,19 @@ void write_outputs(const OutputPlan& plan, const std::vector<RankedRow>& ranked,
 void write_extra_output(const OutputPlan& plan, const OutputTarget& target,
                         const std::function<void(std::ostream&)>& write);
 
-/// The rows the summary lists: with --top, the rows of every other output; without, the 10
+/// The rows the search must keep for the outputs of `plan` (search.hpp): the distinct rows when
+/// every output shows distinct rows, --top and --feasible applied while searching when every
+/// output can take them, the 10 best that fit when the summary is all. `all_rows`: an output
+/// needs every row (--rank, --emit, --timeline, --html).
+[[nodiscard]] RowFilter search_filter(const OutputPlan& plan, bool all_rows);
+
+/// The rows the summary lists (distinct rows): with --top, the --top best; without, the 10
 /// best that fit.
 [[nodiscard]] std::vector<RankedRow> summary_rows(const OutputPlan& plan,
                                                   const std::vector<RankedRow>& ranked);
 
 /// The default, short report: what was searched, how many points fit, the `top` best that fit.
-/// `rows` are summary_rows(); `ranked` all rows (for the counts).
+/// `rows` are summary_rows(); the counts are the run's (RunResult::estimates, oom).
 void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& run,
                    const std::vector<RankedRow>& ranked, const std::vector<RankedRow>& rows,
                    double seconds);

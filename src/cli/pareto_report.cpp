@@ -24,7 +24,7 @@ std::string composition_text(const Cluster& c) {
 
 namespace {
 
-const Placement& placement_of(const RankedRow& r) {
+Placement placement_of(const RankedRow& r) {
   return r.run->placements[static_cast<std::size_t>(r.row->placement)];
 }
 

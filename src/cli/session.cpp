@@ -17,7 +17,7 @@ namespace zerosearch::cli {
 
 namespace fs = std::filesystem;
 
-const EstimateContext& SearchResult::context_of(const RankedRow& r) const {
+const EstimateContext& SessionResult::context_of(const RankedRow& r) const {
   return plans[static_cast<std::size_t>(r.run - runs.data())].context;
 }
 
@@ -73,8 +73,8 @@ unsigned search_threads(unsigned requested, const SearchSize& size) {
   return threads_within_limit(size, threads);
 }
 
-SearchResult Session::search(std::vector<SearchPlan> plans) const {
-  SearchResult result;
+SessionResult Session::search(std::vector<SearchPlan> plans) const {
+  SessionResult result;
   std::vector<std::vector<DesignPoint>> points;
   SearchSize size;
   for (const SearchPlan& p : plans) {
@@ -88,6 +88,13 @@ SearchResult Session::search(std::vector<SearchPlan> plans) const {
   check_search_size(size);
   SearchOptions so;
   so.threads = search_threads(options.threads, size);
+  // Keep only the rows the outputs show (--top, --feasible, distinct rows) while searching; a
+  // sweep, a plan output (--rank, --emit, --timeline, --html) and the native estimator's
+  // summary (which names the settings that make faster OOM plans fit) need every row.
+  const bool all_rows = plans.size() != 1 || options.rank || !options.emit.empty() ||
+                        !options.timeline.empty() || !options.html.empty() ||
+                        plans.front().context.estimator == Estimator::native;
+  so.keep = search_filter(output, all_rows);
 
   const auto t0 = std::chrono::steady_clock::now();
   result.runs.resize(plans.size());
@@ -102,10 +109,15 @@ SearchResult Session::search(std::vector<SearchPlan> plans) const {
       RunResult& run = result.runs[i];
       run.cluster = plans[i].context.cluster;
       run.placements = placements(run.cluster);
-      run.rows = run_search(plans[i].context, points[i], run.placements, so);
+      zerosearch::SearchResult found = zerosearch::search(plans[i].context, points[i],
+                                                          run.placements, so);
+      run.rows = std::move(found.rows);
+      run.left_out = std::move(found.left_out);
+      run.estimates = found.estimates;
+      run.oom = found.oom;
       run.profile_source = profile_source_text(plans[i].context);
       run.estimator = plans[i].context.estimator;
-      done_before += run.rows.size();
+      done_before += static_cast<std::size_t>(found.estimates);
     }
     bar.finish();
   }
@@ -123,7 +135,7 @@ std::vector<std::string> Session::type_names() const {
   return out;
 }
 
-void Session::write(const SearchResult& result, const std::string& origin,
+void Session::write(const SessionResult& result, const std::string& origin,
                     const std::vector<std::string>& summary_lines, const SummaryWriter& summary,
                     const std::string& pareto_svg) const {
   write_plan_outputs(

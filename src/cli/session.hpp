@@ -16,18 +16,18 @@
 namespace zerosearch::cli {
 
 /// The plans of a run, their rows and all rows ranked together. `ranked` points into `runs`,
-/// so a SearchResult is moved, never copied.
-struct SearchResult {
+/// so a SessionResult is moved, never copied.
+struct SessionResult {
   std::vector<SearchPlan> plans;   // one per run, in the same order
   std::vector<RunResult> runs;
   std::vector<RankedRow> ranked;
   double seconds = 0.0;            // search and ranking
 
-  SearchResult() = default;
-  SearchResult(const SearchResult&) = delete;
-  SearchResult& operator=(const SearchResult&) = delete;
-  SearchResult(SearchResult&&) = default;
-  SearchResult& operator=(SearchResult&&) = default;
+  SessionResult() = default;
+  SessionResult(const SessionResult&) = delete;
+  SessionResult& operator=(const SessionResult&) = delete;
+  SessionResult(SessionResult&&) = default;
+  SessionResult& operator=(SessionResult&&) = default;
 
   /// The estimate context of the run `r` belongs to.
   [[nodiscard]] const EstimateContext& context_of(const RankedRow& r) const;
@@ -54,12 +54,12 @@ public:
   /// Refuses a search too large for memory or time, then searches every plan on all its
   /// placements (one progress bar for all) and ranks all rows together. A single plan without
   /// any design point is an InputError saying why.
-  [[nodiscard]] SearchResult search(std::vector<SearchPlan> plans) const;
+  [[nodiscard]] SessionResult search(std::vector<SearchPlan> plans) const;
 
   /// Writes the plan outputs (--emit, --timeline, --html; `origin` and `summary_lines` describe
   /// the run, `pareto_svg` goes into the report), then the ranked rows to the CSV files and
   /// standard output, where `summary` is the mode's summary.
-  void write(const SearchResult& result, const std::string& origin,
+  void write(const SessionResult& result, const std::string& origin,
              const std::vector<std::string>& summary_lines, const SummaryWriter& summary,
              const std::string& pareto_svg = {}) const;
 

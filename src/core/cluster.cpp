@@ -37,19 +37,42 @@ Placement base_placement(const Cluster& cluster) {
   return base;
 }
 
-std::vector<Placement> placements(const Cluster& cluster) {
-  const Placement base = base_placement(cluster);
-  if (cluster.types_present() <= 1) {
-    return {base};
-  }
-  std::vector<Placement> out;
-  out.reserve(base.size());
-  for (std::size_t i = 0; i < base.size(); ++i) {
-    Placement p(base.begin() + static_cast<std::ptrdiff_t>(i), base.end());
-    p.insert(p.end(), base.begin(), base.begin() + static_cast<std::ptrdiff_t>(i));
-    out.push_back(std::move(p));
+PlacementSet PlacementSet::rotations(Placement base) {
+  PlacementSet set(std::move(base));
+  set.rotated_ = true;
+  return set;
+}
+
+std::size_t PlacementSet::size() const noexcept {
+  return rotated_ ? base_.size() : (base_.empty() ? 0 : 1);
+}
+
+void PlacementSet::get(std::size_t k, Placement& out) const {
+  const auto at = base_.begin() + static_cast<std::ptrdiff_t>(k);
+  out.assign(at, base_.end());
+  out.insert(out.end(), base_.begin(), at);
+}
+
+Placement PlacementSet::operator[](std::size_t k) const {
+  Placement p;
+  get(k, p);
+  return p;
+}
+
+std::vector<Placement> PlacementSet::to_vector() const {
+  std::vector<Placement> out(size());
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    get(k, out[k]);
   }
   return out;
+}
+
+PlacementSet placements(const Cluster& cluster) {
+  Placement base = base_placement(cluster);
+  if (cluster.types_present() <= 1) {
+    return PlacementSet(std::move(base));
+  }
+  return PlacementSet::rotations(std::move(base));
 }
 
 std::string placement_to_python(const Cluster& cluster, const Placement& p) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
+#include <cstring>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -13,7 +15,7 @@ namespace zerosearch {
 namespace {
 
 // The one table of output columns (docs/model.md §5 for the original's CSV).
-constexpr std::array<ColumnDef, 38> kColumns{{
+constexpr std::array<ColumnDef, 40> kColumns{{
     {ColumnId::m, "m", "", false},
     {ColumnId::mbs, "mbs", "", false},
     {ColumnId::tp, "tp", "", false},
@@ -36,6 +38,8 @@ constexpr std::array<ColumnDef, 38> kColumns{{
     {ColumnId::rank, "rank", "", false},
     {ColumnId::real_rank, "real_rank", "", false},
     {ColumnId::pareto, "pareto", "", true},
+    {ColumnId::placement_runs, "placement", "", true},
+    {ColumnId::placements, "placements", "", false},
     {ColumnId::estimator, "estimator", "", true},
     {ColumnId::recompute, "recompute", "", true},
     {ColumnId::offload, "offload", "", true},
@@ -60,7 +64,7 @@ static_assert([] {
   return true;
 }(), "kColumns rows must follow the ColumnId enum's order");
 
-const Placement& placement_of(const RankedRow& r) {
+Placement placement_of(const RankedRow& r) {
   return r.run->placements[static_cast<std::size_t>(r.row->placement)];
 }
 
@@ -72,9 +76,6 @@ int node_count(const RankedRow& r, const std::string& name) {
   }
   return 0;
 }
-
-void append_int(std::string& out, long long v) { fmt::format_to(std::back_inserter(out), "{}", v); }
-
 
 nlohmann::ordered_json number(double v) {
   return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
@@ -128,11 +129,19 @@ std::vector<Column> csv_layout(const std::vector<std::string>& type_names,
   if (options.pareto_column) {
     add({C::pareto});
   }
+  if (options.distinct) {
+    const auto at = std::find_if(cols.begin(), cols.end(), [](const Column& c) {
+      return c.def->id == C::node_placement;
+    });
+    const auto i = at - cols.begin();
+    cols[static_cast<std::size_t>(i)] = Column(C::placement_runs);
+    cols.insert(cols.begin() + i + 1, Column(C::placements));
+  }
   if (options.native) {
     add({C::estimator, C::schedule, C::recompute, C::offload, C::virtual_stages, C::dtype,
-         C::slices, C::optimizer_time,
-         C::offload_time, C::host_memory, C::mem_weights, C::mem_gradients, C::mem_optimizer,
-         C::mem_activations, C::mem_buffers, C::mem_overhead});
+         C::slices, C::optimizer_time, C::offload_time, C::host_memory, C::mem_weights,
+         C::mem_gradients, C::mem_optimizer, C::mem_activations, C::mem_buffers,
+         C::mem_overhead});
   }
   return cols;
 }
@@ -142,8 +151,16 @@ bool has_native_rows(const std::vector<RankedRow>& rows) noexcept {
                      [](const RankedRow& r) { return r.run->estimator == Estimator::native; });
 }
 
-std::vector<Column> table_layout(const std::vector<std::string>& type_names, bool native) {
+std::vector<Column> table_layout(const std::vector<std::string>& type_names, bool distinct,
+                                 bool native) {
   std::vector<Column> cols = csv_layout(type_names, CsvOptions{true, false, false});
+  if (distinct) {
+    // The table's node placement is compact already: the count follows it.
+    const auto at = std::find_if(cols.begin(), cols.end(), [](const Column& c) {
+      return c.def->id == ColumnId::node_placement;
+    });
+    cols.insert(at + 1, Column(ColumnId::placements));
+  }
   if (native) {
     auto at = std::find_if(cols.begin(), cols.end(),
                            [](const Column& c) { return c.def->id == ColumnId::dp_method; });
@@ -155,72 +172,279 @@ std::vector<Column> table_layout(const std::vector<std::string>& type_names, boo
   return cols;
 }
 
-void append_csv_cell(std::string& out, const Column& c, const RankedRow& r) {
+namespace {
+
+char* put(char* out, std::string_view text) noexcept {
+  std::memcpy(out, text.data(), text.size());
+  return out + text.size();
+}
+
+char* put_int(char* out, long long v) noexcept { return std::to_chars(out, out + 24, v).ptr; }
+
+char* put_bool(char* out, bool v) noexcept { return put(out, v ? "True" : "False"); }
+
+/// "[6, 5, 5]", quoted when it has a comma (two or more entries).
+char* put_int_list(char* out, const std::vector<int>& v) noexcept {
+  const bool quoted = v.size() > 1;
+  if (quoted) {
+    *out++ = '"';
+  }
+  *out++ = '[';
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i) {
+      out = put(out, ", ");
+    }
+    out = put_int(out, v[i]);
+  }
+  *out++ = ']';
+  if (quoted) {
+    *out++ = '"';
+  }
+  return out;
+}
+
+/// exp_partition(): "5-5-4".
+char* put_exp_partition(char* out, const std::vector<int>& partition) noexcept {
+  out = put_int(out, partition.front() - 1);
+  for (std::size_t i = 1; i + 1 < partition.size(); ++i) {
+    *out++ = '-';
+    out = put_int(out, partition[i]);
+  }
+  *out++ = '-';
+  return put_int(out, partition.back() - 1);
+}
+
+} // namespace
+
+const CellWriter::RunText& CellWriter::text_of(const RunResult& run) {
+  if (last_ != nullptr && last_->run == &run) {
+    return *last_;
+  }
+  for (RunText& t : runs_) {
+    if (t.run == &run) {
+      last_ = &t;
+      return t;
+    }
+  }
+  // The placements are rotations of one base list: the base list written twice holds every
+  // rotation's text as one substring.
+  RunText t;
+  t.run = &run;
+  const Placement& base = run.placements.base();
+  t.nodes = base.size();
+  t.offsets.reserve(2 * base.size() + 1);
+  t.json_offsets.reserve(2 * base.size() + 1);
+  std::vector<std::string> json_names;
+  for (const NodeGroup& g : run.cluster.groups) {
+    json_names.push_back(json_string(g.gpu));
+  }
+  for (int copy = 0; copy < 2; ++copy) {
+    for (const int g : base) {
+      t.offsets.push_back(t.text.size());
+      t.text += '\'';
+      t.text += run.cluster.groups[static_cast<std::size_t>(g)].gpu;
+      t.text += "', ";
+      t.json_offsets.push_back(t.json.size());
+      t.json += json_names[static_cast<std::size_t>(g)];
+      t.json += ',';
+    }
+  }
+  t.offsets.push_back(t.text.size());
+  t.json_offsets.push_back(t.json.size());
+  runs_.push_back(std::move(t));
+  last_ = nullptr;
+  return runs_.back();
+}
+
+std::string_view CellWriter::placement_text(const RankedRow& r) {
+  const RunText& t = text_of(*r.run);
+  // Placement k is the base list rotated by k (PlacementSet).
+  const auto k = static_cast<std::size_t>(r.row->placement);
+  const std::size_t first = t.offsets[k % t.nodes];
+  const std::size_t last = t.offsets[k % t.nodes + t.nodes] - 2; // without the trailing ", "
+  return std::string_view(t.text).substr(first, last - first);
+}
+
+std::string_view CellWriter::placement_json(const RankedRow& r) {
+  const RunText& t = text_of(*r.run);
+  const auto k = static_cast<std::size_t>(r.row->placement);
+  const std::size_t first = t.json_offsets[k % t.nodes];
+  const std::size_t last = t.json_offsets[k % t.nodes + t.nodes] - 1; // without the last ','
+  return std::string_view(t.json).substr(first, last - first);
+}
+
+std::size_t CellWriter::max_row_size(std::span<const Column> columns, const RankedRow& r) {
+  std::size_t n = 64 * columns.size() + 32 * r.row->estimate.partition.size() +
+                  16 * r.row->estimate.slices.size();
+  for (const Column& c : columns) {
+    n += 8 * c.name().size() + 8; // the JSON key, escaped
+    if (c.def->id == ColumnId::node_placement) {
+      n += std::max(placement_text(r).size(), placement_json(r).size());
+    } else if (c.def->id == ColumnId::placement_runs) {
+      // Quoted or escaped, a character takes at most 6 (JSON's \u00XX).
+      n += 6 * compress_placement(r.run->cluster, placement_of(r)).size() + 2;
+    }
+  }
+  return n;
+}
+
+char* CellWriter::write(char* out, const Column& c, const RankedRow& r) {
   const ResultRow& row = *r.row;
   const DesignPoint& p = row.point;
   const Estimate& e = row.estimate;
   switch (c.def->id) {
-  case ColumnId::m: append_int(out, p.num_micro_batches); return;
-  case ColumnId::mbs: append_int(out, p.mbs); return;
-  case ColumnId::tp: append_int(out, p.tp); return;
-  case ColumnId::pp: append_int(out, p.pp); return;
-  case ColumnId::dp: append_int(out, p.dp); return;
-  case ColumnId::dp_method: out += to_string(p.method); return;
-  case ColumnId::overlap_comm: out += "False"; return;
+  case ColumnId::m: return put_int(out, p.num_micro_batches);
+  case ColumnId::mbs: return put_int(out, p.mbs);
+  case ColumnId::tp: return put_int(out, p.tp);
+  case ColumnId::pp: return put_int(out, p.pp);
+  case ColumnId::dp: return put_int(out, p.dp);
+  case ColumnId::dp_method: return put(out, to_string(p.method));
+  case ColumnId::overlap_comm: return put(out, "False");
   case ColumnId::node_placement: {
     // "['A10', 'A6000']": quoted as soon as it has two nodes (a comma).
-    const Placement& placement = placement_of(r);
-    const auto& groups = r.run->cluster.groups;
-    if (placement.size() > 1) {
-      out += '"';
+    const std::string_view text = placement_text(r);
+    const bool quoted = text.find(',') != std::string_view::npos;
+    if (quoted) {
+      *out++ = '"';
     }
-    out += '[';
-    for (std::size_t i = 0; i < placement.size(); ++i) {
-      out += i == 0 ? "'" : ", '";
-      out += groups[static_cast<std::size_t>(placement[i])].gpu;
-      out += '\'';
+    *out++ = '[';
+    out = put(out, text);
+    *out++ = ']';
+    if (quoted) {
+      *out++ = '"';
     }
-    out += ']';
-    if (placement.size() > 1) {
-      out += '"';
-    }
-    return;
+    return out;
   }
-  case ColumnId::partition: append_csv_field(out, python_int_list(e.partition)); return;
-  case ColumnId::step_time: out += python_float(e.step_s); return;
-  case ColumnId::pipeline_time: out += python_float(e.pipeline_s); return;
-  case ColumnId::dp_sync_time: out += python_float(e.dp_sync_s); return;
-  case ColumnId::embedding_sync_time: out += python_float(e.embedding_sync_s); return;
-  case ColumnId::is_oom: out += e.oom ? "True" : "False"; return;
-  case ColumnId::gpumem: out += python_float(e.gpumem_gib); return;
-  case ColumnId::train_cost: out += python_float(e.train_cost_usd); return;
-  case ColumnId::price_per_step: out += python_float(e.price_per_step_usd); return;
-  case ColumnId::exp_partition: out += exp_partition(e.partition); return;
-  case ColumnId::node_count: append_int(out, node_count(r, c.node_type)); return;
-  case ColumnId::rank: append_int(out, r.rank); return;
-  case ColumnId::real_rank: append_int(out, r.real_rank); return;
-  case ColumnId::pareto: out += r.on_front ? "True" : "False"; return;
-  case ColumnId::estimator: out += to_string(r.run->estimator); return;
-  case ColumnId::recompute: out += to_string(p.recompute); return;
-  case ColumnId::offload: out += to_string(p.offload); return;
-  case ColumnId::virtual_stages: append_int(out, p.virtual_stages); return;
-  case ColumnId::dtype: out += to_string(p.dtype); return;
-  case ColumnId::optimizer_time: out += python_float(e.optimizer_s); return;
-  case ColumnId::offload_time: out += python_float(e.offload_s); return;
-  case ColumnId::host_memory: out += python_float(e.host_gib_per_node); return;
-  case ColumnId::mem_weights: out += python_float(e.peak_memory[0]); return;
-  case ColumnId::mem_gradients: out += python_float(e.peak_memory[1]); return;
-  case ColumnId::mem_optimizer: out += python_float(e.peak_memory[2]); return;
-  case ColumnId::mem_activations: out += python_float(e.peak_memory[3]); return;
-  case ColumnId::mem_buffers: out += python_float(e.peak_memory[4]); return;
-  case ColumnId::mem_overhead: out += python_float(e.peak_memory[5]); return;
-  case ColumnId::schedule: out += to_string(p.schedule); return;
+  case ColumnId::partition: return put_int_list(out, e.partition);
+  case ColumnId::step_time: return write_python_float(out, e.step_s);
+  case ColumnId::pipeline_time: return write_python_float(out, e.pipeline_s);
+  case ColumnId::dp_sync_time: return write_python_float(out, e.dp_sync_s);
+  case ColumnId::embedding_sync_time: return write_python_float(out, e.embedding_sync_s);
+  case ColumnId::is_oom: return put_bool(out, e.oom);
+  case ColumnId::gpumem: return write_python_float(out, e.gpumem_gib);
+  case ColumnId::train_cost: return write_python_float(out, e.train_cost_usd);
+  case ColumnId::price_per_step: return write_python_float(out, e.price_per_step_usd);
+  case ColumnId::exp_partition: return put_exp_partition(out, e.partition);
+  case ColumnId::node_count: return put_int(out, node_count(r, c.node_type));
+  case ColumnId::rank: return put_int(out, r.rank);
+  case ColumnId::real_rank: return put_int(out, r.real_rank);
+  case ColumnId::pareto: return put_bool(out, r.on_front);
+  case ColumnId::placement_runs:
+    scratch_.clear();
+    append_csv_field(scratch_, compress_placement(r.run->cluster, placement_of(r)));
+    return put(out, scratch_);
+  case ColumnId::placements: return put_int(out, static_cast<long long>(r.placements));
+  case ColumnId::estimator: return put(out, to_string(r.run->estimator));
+  case ColumnId::recompute: return put(out, to_string(p.recompute));
+  case ColumnId::offload: return put(out, to_string(p.offload));
+  case ColumnId::virtual_stages: return put_int(out, p.virtual_stages);
+  case ColumnId::dtype: return put(out, to_string(p.dtype));
+  case ColumnId::schedule: return put(out, to_string(p.schedule));
   case ColumnId::slices: {
-    std::vector<int> v(e.slices.begin(), e.slices.end());
-    append_csv_field(out, python_int_list(v));
-    return;
+    const std::vector<int> v(e.slices.begin(), e.slices.end());
+    if (v.size() > 1) *out++ = '"';
+    out = put_int_list(out, v);
+    if (v.size() > 1) *out++ = '"';
+    return out;
   }
+  case ColumnId::optimizer_time: return write_python_float(out, static_cast<double>(e.optimizer_s));
+  case ColumnId::offload_time: return write_python_float(out, static_cast<double>(e.offload_s));
+  case ColumnId::host_memory: return write_python_float(out, static_cast<double>(e.host_gib_per_node));
+  case ColumnId::mem_weights: return write_python_float(out, static_cast<double>(e.peak_memory[0]));
+  case ColumnId::mem_gradients: return write_python_float(out, static_cast<double>(e.peak_memory[1]));
+  case ColumnId::mem_optimizer: return write_python_float(out, static_cast<double>(e.peak_memory[2]));
+  case ColumnId::mem_activations: return write_python_float(out, static_cast<double>(e.peak_memory[3]));
+  case ColumnId::mem_buffers: return write_python_float(out, static_cast<double>(e.peak_memory[4]));
+  case ColumnId::mem_overhead: return write_python_float(out, static_cast<double>(e.peak_memory[5]));
   }
+  return out;
+}
+
+std::string json_string(std::string_view text) {
+  return nlohmann::ordered_json(std::string(text)).dump();
+}
+
+namespace {
+
+/// nlohmann's number text (Grisu2, ".0" on integral values), or null when not finite: what
+/// json_cell(...).dump() writes for a figure.
+char* put_json_number(char* out, double v) noexcept {
+  if (!std::isfinite(v)) {
+    return put(out, "null");
+  }
+  return nlohmann::detail::to_chars(out, out + 64, v);
+}
+
+char* put_json_bool(char* out, bool v) noexcept { return put(out, v ? "true" : "false"); }
+
+} // namespace
+
+char* CellWriter::write_json(char* out, const Column& c, const RankedRow& r) {
+  const ResultRow& row = *r.row;
+  const DesignPoint& p = row.point;
+  const Estimate& e = row.estimate;
+  switch (c.def->id) {
+  case ColumnId::m: return put_int(out, p.num_micro_batches);
+  case ColumnId::mbs: return put_int(out, p.mbs);
+  case ColumnId::tp: return put_int(out, p.tp);
+  case ColumnId::pp: return put_int(out, p.pp);
+  case ColumnId::dp: return put_int(out, p.dp);
+  case ColumnId::dp_method: // method names are plain ASCII (kDpMethods)
+    *out++ = '"';
+    out = put(out, to_string(p.method));
+    *out++ = '"';
+    return out;
+  case ColumnId::overlap_comm: return put_json_bool(out, false);
+  case ColumnId::node_placement:
+    *out++ = '[';
+    out = put(out, placement_json(r));
+    *out++ = ']';
+    return out;
+  case ColumnId::partition:
+    *out++ = '[';
+    for (std::size_t i = 0; i < e.partition.size(); ++i) {
+      if (i) {
+        *out++ = ',';
+      }
+      out = put_int(out, e.partition[i]);
+    }
+    *out++ = ']';
+    return out;
+  case ColumnId::step_time: return put_json_number(out, e.step_s);
+  case ColumnId::pipeline_time: return put_json_number(out, e.pipeline_s);
+  case ColumnId::dp_sync_time: return put_json_number(out, e.dp_sync_s);
+  case ColumnId::embedding_sync_time: return put_json_number(out, e.embedding_sync_s);
+  case ColumnId::is_oom: return put_json_bool(out, e.oom);
+  case ColumnId::gpumem: return put_json_number(out, e.gpumem_gib);
+  case ColumnId::train_cost: return put_json_number(out, e.train_cost_usd);
+  case ColumnId::price_per_step: return put_json_number(out, e.price_per_step_usd);
+  case ColumnId::exp_partition:
+    *out++ = '"';
+    out = put_exp_partition(out, e.partition);
+    *out++ = '"';
+    return out;
+  case ColumnId::node_count: return put_int(out, node_count(r, c.node_type));
+  case ColumnId::rank: return put_int(out, r.rank);
+  case ColumnId::real_rank: return put_int(out, r.real_rank);
+  case ColumnId::pareto: return put_json_bool(out, r.on_front);
+  case ColumnId::placement_runs:
+    scratch_ = json_string(compress_placement(r.run->cluster, placement_of(r)));
+    return put(out, scratch_);
+  case ColumnId::placements: return put_int(out, static_cast<long long>(r.placements));
+  default:
+    // The native columns: few rows' worth, through nlohmann.
+    scratch_ = json_cell(c, r).dump();
+    return put(out, scratch_);
+  }
+  return out;
+}
+
+void append_csv_cell(std::string& out, const Column& c, const RankedRow& r) {
+  CellWriter writer;
+  const std::size_t old = out.size();
+  out.resize(old + writer.max_row_size(std::span<const Column>(&c, 1), r));
+  char* const end = writer.write(out.data() + old, c, r);
+  out.resize(static_cast<std::size_t>(end - out.data()));
 }
 
 nlohmann::ordered_json json_cell(const Column& c, const RankedRow& r) {
@@ -256,22 +480,24 @@ nlohmann::ordered_json json_cell(const Column& c, const RankedRow& r) {
   case ColumnId::rank: return r.rank;
   case ColumnId::real_rank: return r.real_rank;
   case ColumnId::pareto: return r.on_front;
+  case ColumnId::placement_runs: return compress_placement(r.run->cluster, placement_of(r));
+  case ColumnId::placements: return r.placements;
   case ColumnId::estimator: return to_string(r.run->estimator);
   case ColumnId::recompute: return to_string(p.recompute);
   case ColumnId::offload: return to_string(p.offload);
   case ColumnId::virtual_stages: return p.virtual_stages;
   case ColumnId::dtype: return to_string(p.dtype);
-  case ColumnId::optimizer_time: return number(e.optimizer_s);
-  case ColumnId::offload_time: return number(e.offload_s);
-  case ColumnId::host_memory: return number(e.host_gib_per_node);
-  case ColumnId::mem_weights: return number(e.peak_memory[0]);
-  case ColumnId::mem_gradients: return number(e.peak_memory[1]);
-  case ColumnId::mem_optimizer: return number(e.peak_memory[2]);
-  case ColumnId::mem_activations: return number(e.peak_memory[3]);
-  case ColumnId::mem_buffers: return number(e.peak_memory[4]);
-  case ColumnId::mem_overhead: return number(e.peak_memory[5]);
   case ColumnId::schedule: return to_string(p.schedule);
   case ColumnId::slices: return e.slices;
+  case ColumnId::optimizer_time: return number(static_cast<double>(e.optimizer_s));
+  case ColumnId::offload_time: return number(static_cast<double>(e.offload_s));
+  case ColumnId::host_memory: return number(static_cast<double>(e.host_gib_per_node));
+  case ColumnId::mem_weights: return number(static_cast<double>(e.peak_memory[0]));
+  case ColumnId::mem_gradients: return number(static_cast<double>(e.peak_memory[1]));
+  case ColumnId::mem_optimizer: return number(static_cast<double>(e.peak_memory[2]));
+  case ColumnId::mem_activations: return number(static_cast<double>(e.peak_memory[3]));
+  case ColumnId::mem_buffers: return number(static_cast<double>(e.peak_memory[4]));
+  case ColumnId::mem_overhead: return number(static_cast<double>(e.peak_memory[5]));
   }
   return nullptr;
 }
@@ -280,7 +506,8 @@ std::string table_cell(const Column& c, const RankedRow& r) {
   const ResultRow& row = *r.row;
   const Estimate& e = row.estimate;
   switch (c.def->id) {
-  case ColumnId::node_placement: return compress_placement(r.run->cluster, placement_of(r));
+  case ColumnId::node_placement:
+  case ColumnId::placement_runs: return compress_placement(r.run->cluster, placement_of(r));
   case ColumnId::partition: return fmt::format("[{}]", fmt::join(e.partition, ","));
   case ColumnId::step_time: return fmt::format("{:.4f}", e.step_s);
   case ColumnId::pipeline_time: return fmt::format("{:.4f}", e.pipeline_s);

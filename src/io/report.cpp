@@ -4,52 +4,104 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 #include <fmt/format.h>
 
 namespace zerosearch {
 
-std::string python_float(double v) {
+namespace {
+
+char* copy_text(char* out, std::string_view text) noexcept {
+  std::memcpy(out, text.data(), text.size());
+  return out + text.size();
+}
+
+char* fill(char* out, std::size_t n, char c) noexcept {
+  std::memset(out, c, n);
+  return out + n;
+}
+
+} // namespace
+
+char* write_python_float(char* out, double v) noexcept {
   if (std::isnan(v)) {
-    return "nan";
+    return copy_text(out, "nan");
   }
   if (std::isinf(v)) {
-    return v > 0 ? "inf" : "-inf";
+    return copy_text(out, v > 0 ? "inf" : "-inf");
   }
   if (v == 0.0) {
-    return std::signbit(v) ? "-0.0" : "0.0";
+    return copy_text(out, std::signbit(v) ? "-0.0" : "0.0");
   }
-  // Shortest round-trip digits in scientific form: d.ddde[+-]X
-  char buf[64];
-  const auto res = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
-  std::string sci(buf, res.ptr);
-  std::string sign;
-  if (sci[0] == '-') {
-    sign = "-";
-    sci.erase(0, 1);
+  // Shortest round-trip digits in scientific form, "-d.ddde-XX": the digits Python's repr uses
+  // (both are the shortest string that reads back as v, ties to the nearest of them).
+  char sci[40];
+  const char* const sci_end = std::to_chars(sci, sci + sizeof sci, v,
+                                            std::chars_format::scientific).ptr;
+  const char* p = sci;
+  if (*p == '-') {
+    *out++ = '-';
+    ++p;
   }
-  const auto epos = sci.find('e');
-  std::string digits = sci.substr(0, epos);
-  digits.erase(std::remove(digits.begin(), digits.end(), '.'), digits.end());
-  const int exponent = std::atoi(sci.c_str() + epos + 1);
-  const int decpt = exponent + 1; // value = 0.DIGITS * 10^decpt
-  const int nd = static_cast<int>(digits.size());
-  std::string out;
-  if (decpt <= -4 || decpt > 16) {
-    out = digits.substr(0, 1);
-    if (nd > 1) {
-      out += "." + digits.substr(1);
+  char digits[24];
+  int nd = 0;
+  for (; *p != 'e'; ++p) {
+    if (*p != '.') {
+      digits[nd++] = *p;
     }
-    out += fmt::format("e{}{:02d}", exponent < 0 ? '-' : '+', std::abs(exponent));
-  } else if (decpt <= 0) {
-    out = "0." + std::string(static_cast<std::size_t>(-decpt), '0') + digits;
-  } else if (decpt >= nd) {
-    out = digits + std::string(static_cast<std::size_t>(decpt - nd), '0') + ".0";
-  } else {
-    out = digits.substr(0, static_cast<std::size_t>(decpt)) + "." +
-          digits.substr(static_cast<std::size_t>(decpt));
   }
-  return sign + out;
+  ++p; // 'e'
+  const bool negative_exponent = *p == '-';
+  ++p; // sign
+  int exponent = 0;
+  for (; p != sci_end; ++p) {
+    exponent = exponent * 10 + (*p - '0');
+  }
+  if (negative_exponent) {
+    exponent = -exponent;
+  }
+  const int decpt = exponent + 1; // value = 0.DIGITS * 10^decpt
+  const auto n = static_cast<std::size_t>(nd);
+  if (decpt <= -4 || decpt > 16) {
+    // Python's repr switches to exponent form outside 1e-4 <= |v| < 1e16: "1.5e-07", "1e+16".
+    *out++ = digits[0];
+    if (nd > 1) {
+      *out++ = '.';
+      out = copy_text(out, std::string_view(digits + 1, n - 1));
+    }
+    *out++ = 'e';
+    *out++ = exponent < 0 ? '-' : '+';
+    const int e = exponent < 0 ? -exponent : exponent;
+    if (e < 10) {
+      *out++ = '0';
+    }
+    return std::to_chars(out, out + 4, e).ptr;
+  }
+  if (decpt <= 0) {
+    out = copy_text(out, "0.");
+    out = fill(out, static_cast<std::size_t>(-decpt), '0');
+    return copy_text(out, std::string_view(digits, n));
+  }
+  const auto point = static_cast<std::size_t>(decpt);
+  if (point >= n) {
+    out = copy_text(out, std::string_view(digits, n));
+    out = fill(out, point - n, '0');
+    return copy_text(out, ".0");
+  }
+  out = copy_text(out, std::string_view(digits, point));
+  *out++ = '.';
+  return copy_text(out, std::string_view(digits + point, n - point));
+}
+
+void append_python_float(std::string& out, double v) {
+  char buf[kPythonFloatMaxChars];
+  out.append(buf, write_python_float(buf, v));
+}
+
+std::string python_float(double v) {
+  char buf[kPythonFloatMaxChars];
+  return std::string(buf, write_python_float(buf, v));
 }
 
 std::string python_int_list(const std::vector<int>& v) {
@@ -106,22 +158,32 @@ void write_csv(std::ostream& out, const std::vector<RankedRow>& rows,
     buffer += csv_field(columns[i].name());
   }
   buffer += '\n';
-  // Rows go out in blocks of about 1 MiB: one buffer, no string per cell.
+  // Rows are written into one buffer, cell by cell with no string per cell, and go out in
+  // blocks of about 1 MiB.
   constexpr std::size_t kFlushBytes = std::size_t{1} << 20;
+  CellWriter cells;
+  std::size_t used = buffer.size();
   for (const RankedRow& r : rows) {
+    const std::size_t room = cells.max_row_size(columns, r);
+    if (buffer.size() < used + room) {
+      buffer.resize(std::max(used + room, kFlushBytes + kFlushBytes / 2));
+    }
+    char* const first = buffer.data();
+    char* p = first + used;
     for (std::size_t i = 0; i < columns.size(); ++i) {
       if (i) {
-        buffer += ',';
+        *p++ = ',';
       }
-      append_csv_cell(buffer, columns[i], r);
+      p = cells.write(p, columns[i], r);
     }
-    buffer += '\n';
-    if (buffer.size() >= kFlushBytes) {
-      out.write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-      buffer.clear();
+    *p++ = '\n';
+    used = static_cast<std::size_t>(p - first);
+    if (used >= kFlushBytes) {
+      out.write(first, static_cast<std::streamsize>(used));
+      used = 0;
     }
   }
-  out.write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+  out.write(buffer.data(), static_cast<std::streamsize>(used));
 }
 
 } // namespace zerosearch

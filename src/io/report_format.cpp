@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -29,20 +30,63 @@ void write_json(std::ostream& out, const std::vector<RankedRow>& rows,
     out << "[]\n";
     return;
   }
+  // One object per row, as nlohmann's dump() of {key: json_cell(...)} writes it, but written
+  // straight into one buffer (CellWriter::write_json) and flushed in blocks of about 1 MiB.
   CsvOptions with_native = options;
   with_native.native = options.native || has_native_rows(rows);
   const std::vector<Column> layout = csv_layout(type_names, with_native);
-  out << "[\n";
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    nlohmann::ordered_json object = nlohmann::ordered_json::object();
-    for (const Column& c : layout) {
-      object[c.name()] = json_cell(c, rows[i]);
-    }
-    if (!rows[i].run->profile_source.empty()) {
-      object["profile_source"] = rows[i].run->profile_source;
-    }
-    out << "  " << object.dump() << (i + 1 < rows.size() ? ",\n" : "\n");
+  std::vector<std::string> keys;
+  for (const Column& c : layout) {
+    keys.push_back(json_string(c.name()) + ':');
   }
+  const std::string source_key = json_string("profile_source") + ':';
+  constexpr std::size_t kFlushBytes = std::size_t{1} << 20;
+  CellWriter cells;
+  std::string buffer = "[\n";
+  std::size_t used = buffer.size();
+  std::string source;
+  const RunResult* source_run = nullptr;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const RankedRow& r = rows[i];
+    if (r.run != source_run) {
+      source_run = r.run;
+      source = r.run->profile_source.empty() ? std::string()
+                                              : source_key + json_string(r.run->profile_source);
+    }
+    const std::size_t room = cells.max_row_size(layout, r) + source.size() + 16;
+    if (buffer.size() < used + room) {
+      buffer.resize(std::max(used + room, kFlushBytes + kFlushBytes / 2));
+    }
+    char* const first = buffer.data();
+    char* p = first + used;
+    *p++ = ' ';
+    *p++ = ' ';
+    *p++ = '{';
+    for (std::size_t c = 0; c < layout.size(); ++c) {
+      if (c) {
+        *p++ = ',';
+      }
+      std::memcpy(p, keys[c].data(), keys[c].size());
+      p += keys[c].size();
+      p = cells.write_json(p, layout[c], r);
+    }
+    if (!source.empty()) {
+      *p++ = ',';
+      std::memcpy(p, source.data(), source.size());
+      p += source.size();
+    }
+    *p++ = '}';
+    if (i + 1 < rows.size()) {
+      *p++ = ',';
+    }
+    *p++ = '\n';
+    used = static_cast<std::size_t>(p - first);
+    if (used >= kFlushBytes) {
+      out.write(first, static_cast<std::streamsize>(used));
+      used = 0;
+    }
+  }
+  out.write(buffer.data(), static_cast<std::streamsize>(used));
   out << "]\n";
 }
 
@@ -55,8 +99,8 @@ std::vector<std::string> table_columns(const std::vector<std::string>& type_name
 }
 
 void write_table(std::ostream& out, const std::vector<RankedRow>& rows,
-                 const std::vector<std::string>& type_names) {
-  write_table(out, rows, table_layout(type_names, has_native_rows(rows)));
+                 const std::vector<std::string>& type_names, bool distinct) {
+  write_table(out, rows, table_layout(type_names, distinct, has_native_rows(rows)));
 }
 
 void write_table(std::ostream& out, const std::vector<RankedRow>& rows,

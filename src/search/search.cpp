@@ -1,7 +1,9 @@
 #include "zerosearch/search/search.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -10,38 +12,131 @@
 
 namespace zerosearch {
 
+bool same_estimate(const Estimate& a, const Estimate& b) noexcept {
+  const auto same = [](double x, double y) {
+    return std::bit_cast<std::uint64_t>(x) == std::bit_cast<std::uint64_t>(y);
+  };
+  return a.oom == b.oom && same(a.step_s, b.step_s) && same(a.pipeline_s, b.pipeline_s) &&
+         same(a.dp_sync_s, b.dp_sync_s) && same(a.embedding_sync_s, b.embedding_sync_s) &&
+         same(a.gpumem_gib, b.gpumem_gib) && same(a.price_per_step_usd, b.price_per_step_usd) &&
+         same(a.train_cost_usd, b.train_cost_usd) && a.partition == b.partition &&
+         a.slices == b.slices && a.peak_memory == b.peak_memory;
+}
+
+std::size_t estimate_hash(const Estimate& e) noexcept {
+  std::uint64_t h = e.oom ? 0x9e3779b97f4a7c15ULL : 0;
+  const auto mix = [&h](std::uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  };
+  for (const double v : {e.step_s, e.pipeline_s, e.dp_sync_s, e.embedding_sync_s, e.gpumem_gib,
+                         e.price_per_step_usd, e.train_cost_usd}) {
+    mix(std::bit_cast<std::uint64_t>(v));
+  }
+  for (const int v : e.partition) {
+    mix(static_cast<std::uint64_t>(v));
+  }
+  return static_cast<std::size_t>(h);
+}
+
 namespace {
 
-/// One design point on every placement with the native estimator; placements whose stages
-/// run on the same node types with the same node crossings share an estimate.
-void estimate_native_point(const EstimateContext& ctx, const DesignPoint& p,
-                           const std::vector<Placement>& placements, ResultRow* out) {
+/// A kept row and its place in enumeration order (point * placements + placement).
+struct Keyed {
+  std::uint64_t key = 0;
+  ResultRow row;
+};
+
+/// Rank order: step time, then enumeration order (the stable sort of rank_results).
+bool before(double a_s, std::uint64_t a_key, double b_s, std::uint64_t b_key) noexcept {
+  return a_s < b_s || (!(b_s < a_s) && a_key < b_key);
+}
+
+bool before(const Keyed& a, const Keyed& b) noexcept {
+  return before(a.row.estimate.step_s, a.key, b.row.estimate.step_s, b.key);
+}
+
+/// Sorts by step time and merges equal times; drops times >= `limit`.
+void compact(std::vector<LeftOutTime>& times, double limit) {
+  std::sort(times.begin(), times.end(),
+            [](const LeftOutTime& a, const LeftOutTime& b) { return a.step_s < b.step_s; });
+  std::size_t n = 0;
+  for (const LeftOutTime& t : times) {
+    if (!(t.step_s < limit)) {
+      break;
+    }
+    if (n > 0 && times[n - 1].step_s == t.step_s) {
+      times[n - 1].rows += t.rows;
+    } else {
+      times[n++] = t;
+    }
+  }
+  times.resize(n);
+}
+
+/// What one worker keeps of a filtered search.
+struct WorkerRows {
+  /// With top: a max-heap in rank order (front: the last kept row); without: every kept row.
+  std::vector<Keyed> kept;
+  std::vector<LeftOutTime> left_out;
+  std::size_t left_out_compacted = 0;
+  std::uint64_t estimates = 0;
+  std::uint64_t oom = 0;
+};
+
+/// One estimate of a design point and the placements that give it.
+struct Group {
+  Estimate estimate;
+  int first = 0;
+  std::uint32_t count = 0;
+};
+
+/// The native estimator's groups of one design point: placements whose stages run on the
+/// same node types with the same node crossings share an estimate.
+void native_groups(const EstimateContext& ctx, const DesignPoint& p, const PlacementSet& placements,
+                   Placement& placement, std::vector<Group>& groups,
+                   std::vector<std::uint32_t>& group_of) {
   const NativeContext& n = *ctx.native;
-  std::vector<std::pair<NativePlacement, std::size_t>> seen;
+  std::vector<NativePlacement> seen;
   for (std::size_t k = 0; k < placements.size(); ++k) {
-    ResultRow& row = out[k];
-    row.point = p;
-    row.placement = static_cast<int>(k);
-    NativePlacement where = native_placement(n, p, placements[k]);
-    const auto it = std::find_if(seen.begin(), seen.end(),
-                                 [&](const auto& s) { return s.first == where; });
+    placements.get(k, placement);
+    NativePlacement where = native_placement(n, p, placement);
+    const auto it = std::find(seen.begin(), seen.end(), where);
     if (it != seen.end()) {
-      row.estimate = out[it->second].estimate;
+      const auto g = static_cast<std::uint32_t>(it - seen.begin());
+      group_of[k] = g;
+      ++groups[g].count;
       continue;
     }
-    row.estimate = to_estimate(ctx, native_estimate(n, p, where));
-    seen.emplace_back(std::move(where), k);
+    group_of[k] = static_cast<std::uint32_t>(groups.size());
+    groups.push_back(Group{to_estimate(ctx, native_estimate(n, p, where)), static_cast<int>(k), 1});
+    seen.push_back(std::move(where));
   }
 }
 
 } // namespace
 
-std::vector<ResultRow> run_search(const EstimateContext& ctx, const std::vector<DesignPoint>& points,
-                                  const std::vector<Placement>& placements,
-                                  const SearchOptions& options) {
+SearchResult search(const EstimateContext& ctx, const std::vector<DesignPoint>& points,
+                    const PlacementSet& placements, const SearchOptions& options) {
+  const RowFilter& keep = options.keep;
+  const bool keep_all = !keep.feasible_only && keep.top == 0;
   const std::size_t per_point = placements.size();
   const std::size_t total = points.size() * per_point;
-  std::vector<ResultRow> rows(total);
+  SearchResult result;
+  // Every row: one slot per row, or per point for distinct rows (written by whichever worker
+  // takes the point, so the result does not depend on the thread count).
+  if (keep_all && !keep.distinct) {
+    result.rows.resize(total);
+  }
+  std::vector<std::vector<ResultRow>> distinct_rows(keep_all && keep.distinct ? points.size() : 0);
+
+  unsigned threads = options.threads != 0 ? options.threads : std::thread::hardware_concurrency();
+  threads = std::max(1U, std::min<unsigned>(threads, static_cast<unsigned>(points.size())));
+  // Small searches finish before a thread would start; run them inline.
+  if (total < 256) {
+    threads = 1;
+  }
+  std::vector<WorkerRows> workers(threads);
+
   std::atomic<std::size_t> next_point{0};
   std::atomic<std::size_t> done{0};
   std::exception_ptr failure;
@@ -51,30 +146,126 @@ std::vector<ResultRow> run_search(const EstimateContext& ctx, const std::vector<
   unsigned workers_left = 0;
 
   bool report_inline = false;
-  const auto work = [&] {
+  const auto work = [&](WorkerRows& mine) {
     try {
+      Placement placement;
+      std::vector<Group> groups;
+      std::vector<std::uint32_t> group_of(per_point);
+      std::vector<std::uint32_t> distinct_of;
+      std::vector<Group> distinct;
       for (std::size_t i = next_point.fetch_add(1); i < points.size(); i = next_point.fetch_add(1)) {
         const DesignPoint& p = points[i];
+        groups.clear();
         if (ctx.estimator == Estimator::native) {
-          estimate_native_point(ctx, p, placements, &rows[i * per_point]);
-          done.fetch_add(per_point, std::memory_order_relaxed);
-          continue;
-        }
+          native_groups(ctx, p, placements, placement, groups, group_of);
+        } else {
         const LayerCosts costs = layer_costs(ctx, p);
         // Placements with the same features get the same estimate: compute each once.
-        std::unordered_map<PlacementFeatures, std::size_t, PlacementFeaturesHash> seen;
+        std::unordered_map<PlacementFeatures, std::uint32_t, PlacementFeaturesHash> seen;
         PartitionMemo memo; // this point's memory table, shared by the searching partitioners
         for (std::size_t k = 0; k < per_point; ++k) {
-          ResultRow& row = rows[i * per_point + k];
-          row.point = p;
-          row.placement = static_cast<int>(k);
-          PlacementFeatures features = placement_features(ctx, p, placements[k]);
+          placements.get(k, placement);
+          PlacementFeatures features = placement_features(ctx, p, placement);
           const auto it = seen.find(features);
           if (it != seen.end()) {
-            row.estimate = rows[i * per_point + it->second].estimate;
+            group_of[k] = it->second;
+            ++groups[it->second].count;
           } else {
-            row.estimate = estimate(ctx, p, costs, features, {}, nullptr, &memo);
-            seen.emplace(std::move(features), k);
+            const auto g = static_cast<std::uint32_t>(groups.size());
+            groups.push_back(Group{estimate(ctx, p, costs, features, {}, nullptr, &memo),
+                                   static_cast<int>(k), 1});
+            seen.emplace(std::move(features), g);
+            group_of[k] = g;
+          }
+        }
+        }
+        const std::uint64_t base_key = static_cast<std::uint64_t>(i) * per_point;
+        if (keep_all && !keep.distinct) {
+          for (std::size_t k = 0; k < per_point; ++k) {
+            ResultRow& row = result.rows[base_key + k];
+            row.point = p;
+            row.placement = static_cast<int>(k);
+            row.estimate = groups[group_of[k]].estimate;
+          }
+        } else {
+          if (keep.distinct) {
+            // Groups of different features may still give the same estimate: merge them, the
+            // first placement standing for all.
+            distinct.clear();
+            std::unordered_multimap<std::size_t, std::uint32_t> by_hash;
+            for (Group& g : groups) {
+              const std::size_t h = estimate_hash(g.estimate);
+              const auto [lo, hi] = by_hash.equal_range(h);
+              auto it = lo;
+              while (it != hi && !same_estimate(distinct[it->second].estimate, g.estimate)) {
+                ++it;
+              }
+              if (it == hi) {
+                by_hash.emplace(h, static_cast<std::uint32_t>(distinct.size()));
+                distinct.push_back(std::move(g));
+              } else {
+                distinct[it->second].count += g.count;
+              }
+            }
+          }
+          const auto make_row = [&](const Group& g, int k, std::uint32_t count) {
+            return ResultRow{p, k, count, g.estimate};
+          };
+          if (keep_all) {
+            auto& out = distinct_rows[i];
+            for (const Group& g : distinct) {
+              out.push_back(make_row(g, g.first, g.count));
+            }
+          } else {
+            // A filtered search: count every row, keep the candidates.
+            const std::vector<Group>& candidates = keep.distinct ? distinct : groups;
+            const auto offer = [&](const Group& g, int k, std::uint32_t count) {
+              const std::uint64_t key = base_key + static_cast<std::uint64_t>(k);
+              if (keep.top == 0) {
+                mine.kept.push_back(Keyed{key, make_row(g, k, count)});
+                return;
+              }
+              if (mine.kept.size() == keep.top) {
+                const Keyed& last = mine.kept.front();
+                if (!before(g.estimate.step_s, key, last.row.estimate.step_s, last.key)) {
+                  return;
+                }
+                std::pop_heap(mine.kept.begin(), mine.kept.end(),
+                              [](const Keyed& a, const Keyed& b) { return before(a, b); });
+                mine.kept.back() = Keyed{key, make_row(g, k, count)};
+              } else {
+                mine.kept.push_back(Keyed{key, make_row(g, k, count)});
+              }
+              std::push_heap(mine.kept.begin(), mine.kept.end(),
+                             [](const Keyed& a, const Keyed& b) { return before(a, b); });
+            };
+            for (const Group& g : candidates) {
+              mine.estimates += g.count;
+              if (g.estimate.oom) {
+                mine.oom += g.count;
+                if (keep.feasible_only) {
+                  mine.left_out.push_back(LeftOutTime{g.estimate.step_s, g.count});
+                  continue;
+                }
+              }
+              if (keep.distinct) {
+                offer(g, g.first, g.count);
+              }
+            }
+            if (!keep.distinct) {
+              for (std::size_t k = 0; k < per_point; ++k) {
+                const Group& g = groups[group_of[k]];
+                if (!(keep.feasible_only && g.estimate.oom)) {
+                  offer(g, static_cast<int>(k), 1);
+                }
+              }
+            }
+            if (mine.left_out.size() > 2 * mine.left_out_compacted + 4096) {
+              // Times at or past this worker's last kept row cannot rank before a kept row.
+              const bool full = keep.top != 0 && mine.kept.size() == keep.top;
+              compact(mine.left_out, full ? mine.kept.front().row.estimate.step_s : HUGE_VAL);
+              mine.left_out_compacted = mine.left_out.size();
+            }
           }
         }
         done.fetch_add(per_point, std::memory_order_relaxed);
@@ -95,21 +286,15 @@ std::vector<ResultRow> run_search(const EstimateContext& ctx, const std::vector<
     }
   };
 
-  unsigned threads = options.threads != 0 ? options.threads : std::thread::hardware_concurrency();
-  threads = std::max(1U, std::min<unsigned>(threads, static_cast<unsigned>(points.size())));
-  // Small searches finish before a thread would start; run them inline.
-  if (total < 256) {
-    threads = 1;
-  }
   if (threads == 1) {
     report_inline = true;
-    work();
+    work(workers[0]);
   } else {
     std::vector<std::thread> pool;
     pool.reserve(threads);
     workers_left = threads;
     for (unsigned t = 0; t < threads; ++t) {
-      pool.emplace_back(work);
+      pool.emplace_back(work, std::ref(workers[t]));
     }
     // The calling thread reports progress every 100 ms while the pool works, and returns as
     // soon as the last worker stops (not at the next tick).
@@ -129,10 +314,59 @@ std::vector<ResultRow> run_search(const EstimateContext& ctx, const std::vector<
   if (failure) {
     std::rethrow_exception(failure);
   }
+
+  if (keep_all) {
+    result.estimates = total;
+    if (keep.distinct) {
+      for (auto& rows : distinct_rows) {
+        result.rows.insert(result.rows.end(), std::make_move_iterator(rows.begin()),
+                           std::make_move_iterator(rows.end()));
+        rows = {};
+      }
+    }
+    for (const ResultRow& r : result.rows) {
+      result.oom += r.estimate.oom ? r.placements : 0;
+    }
+  } else {
+    // Merge the workers: the `top` first rows of all in rank order, then enumeration order.
+    std::vector<Keyed> kept;
+    for (WorkerRows& w : workers) {
+      result.estimates += w.estimates;
+      result.oom += w.oom;
+      kept.insert(kept.end(), std::make_move_iterator(w.kept.begin()),
+                  std::make_move_iterator(w.kept.end()));
+      result.left_out.insert(result.left_out.end(), w.left_out.begin(), w.left_out.end());
+      w = {};
+    }
+    if (keep.top != 0 && kept.size() > keep.top) {
+      std::nth_element(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(keep.top - 1),
+                       kept.end(), [](const Keyed& a, const Keyed& b) { return before(a, b); });
+      kept.resize(keep.top);
+    }
+    double last_kept_s = -HUGE_VAL;
+    for (const Keyed& k : kept) {
+      last_kept_s = std::max(last_kept_s, k.row.estimate.step_s);
+    }
+    // Only left-out times below the last kept row's can rank before a kept row.
+    compact(result.left_out, last_kept_s);
+    std::sort(kept.begin(), kept.end(),
+              [](const Keyed& a, const Keyed& b) { return a.key < b.key; });
+    result.rows.reserve(kept.size());
+    for (Keyed& k : kept) {
+      result.rows.push_back(std::move(k.row));
+    }
+  }
   if (options.on_progress) {
     options.on_progress(SearchProgress{total, total});
   }
-  return rows;
+  return result;
+}
+
+std::vector<ResultRow> run_search(const EstimateContext& ctx, const std::vector<DesignPoint>& points,
+                                  const PlacementSet& placements, const SearchOptions& options) {
+  SearchOptions all = options;
+  all.keep = RowFilter{};
+  return search(ctx, points, placements, all).rows;
 }
 
 } // namespace zerosearch

@@ -16,7 +16,7 @@ RunResult three_rows() {
   RunResult run;
   run.cluster.groups = {{"A10", 1}, {"A6000", 0}};
   run.cluster.gpus_per_node = 4;
-  run.placements = {Placement{0}};
+  run.placements = PlacementSet(Placement{0});
   const auto row = [](double step_s, double price, bool oom) {
     ResultRow r;
     r.point.method = DpMethod::zero1;

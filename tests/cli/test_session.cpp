@@ -24,13 +24,15 @@ Options options(std::vector<const char*> extra) {
 } // namespace
 
 TEST_CASE("a session searches one plan and ranks every row", "[session]") {
-  const Options o = options({"--node_type", "A10", "A6000", "--node_type_num_node", "1", "1"});
+  // CSV on standard output shows every row, so the search keeps every row.
+  const Options o = options({"--node_type", "A10", "A6000", "--node_type_num_node", "1", "1",
+                             "--format", "csv"});
   Session session(o, "zerosearch");
   std::vector<SearchPlan> plans;
   plans.push_back(session.plan(cluster_of(o)));
   const std::size_t points = plans.front().design_points().size();
   const std::size_t places = placements(plans.front().context.cluster).size();
-  const SearchResult r = session.search(std::move(plans));
+  const SessionResult r = session.search(std::move(plans));
   REQUIRE(r.runs.size() == 1);
   CHECK(r.ranked.size() == points * places);
   for (std::size_t i = 1; i < r.ranked.size(); ++i) {
@@ -52,7 +54,7 @@ TEST_CASE("a session ranks the runs of a sweep together", "[session]") {
   for (const SearchPlan& p : plans) {
     rows += p.design_points().size() * placements(p.context.cluster).size();
   }
-  const SearchResult r = session.search(std::move(plans));
+  const SessionResult r = session.search(std::move(plans));
   CHECK(r.ranked.size() == rows);
   // Every row's context is its own composition's.
   for (const RankedRow& row : r.ranked) {

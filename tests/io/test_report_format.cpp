@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -14,7 +15,7 @@ namespace {
 RunResult sample_run() {
   RunResult run;
   run.cluster = Cluster{{{"A10", 3}, {"A6000", 1}}, 4, {}};
-  run.placements = {{0, 0, 0, 1}, {1, 0, 0, 0}};
+  run.placements = PlacementSet::rotations({0, 0, 0, 1}); // placement 3: {1, 0, 0, 0}
   const auto add = [&](double t, bool oom, int placement, std::vector<int> partition) {
     ResultRow r;
     r.point = DesignPoint{DpMethod::zero1, 1, 2, static_cast<int>(partition.size()), 2, 16};
@@ -31,8 +32,8 @@ RunResult sample_run() {
     run.rows.push_back(r);
   };
   add(21.69929885864258, false, 0, {22, 20});
-  add(20.5, true, 1, {21, 21});
-  add(30.0, false, 1, {11, 10, 10, 11});
+  add(20.5, true, 3, {21, 21});
+  add(30.0, false, 3, {11, 10, 10, 11});
   add(25.0, false, 0, {42});
   return run;
 }
@@ -125,4 +126,73 @@ TEST_CASE("the table aligns columns in the original's pretty order", "[report_fo
       "          21.1993                  0.2500                         0.1250         20.38  "
       "False   A10x3 A6000x1   21-19          [22,20]             2712412               0.21699\n";
   CHECK(out.str() == expected);
+}
+
+namespace {
+
+/// The JSON of rows as nlohmann writes an object of json_cell values: what write_json wrote
+/// before it wrote cells straight into its buffer.
+std::string reference_json(const std::vector<RankedRow>& rows,
+                           const std::vector<std::string>& type_names, const CsvOptions& options) {
+  if (rows.empty()) return "[]\n";
+  std::string out = "[\n";
+  const auto layout = csv_layout(type_names, options);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    nlohmann::ordered_json object = nlohmann::ordered_json::object();
+    for (const Column& c : layout) object[c.name()] = json_cell(c, rows[i]);
+    if (!rows[i].run->profile_source.empty()) object["profile_source"] = rows[i].run->profile_source;
+    out += "  " + object.dump() + (i + 1 < rows.size() ? ",\n" : "\n");
+  }
+  return out + "]\n";
+}
+
+} // namespace
+
+TEST_CASE("write_json writes what nlohmann's dump of the cells writes", "[report_format]") {
+  RunResult run = sample_run();
+  // Names that need escaping, figures that are not finite or need an exponent.
+  run.cluster.groups[0].gpu = "A10 \"x\"\\y\xc3\xa9\t";
+  run.profile_source = "measured \"a\"";
+  run.rows[0].estimate.pipeline_s = std::nan("");
+  run.rows[1].estimate.dp_sync_s = HUGE_VAL;
+  run.rows[2].estimate.embedding_sync_s = 1e-7;
+  run.rows[3].estimate.train_cost_usd = 1e22;
+  run.rows[3].estimate.gpumem_gib = -0.0;
+  const std::vector<RunResult> runs{run};
+  const auto ranked = rank_results(runs);
+  const std::vector<std::string> types{run.cluster.groups[0].gpu, "A6000"};
+  for (const CsvOptions options : {CsvOptions{}, CsvOptions{true, false, false},
+                                   CsvOptions{false, true, false}, CsvOptions{false, false, true}}) {
+    std::ostringstream got;
+    write_json(got, ranked, types, options);
+    CHECK(got.str() == reference_json(ranked, types, options));
+    const auto distinct = distinct_rows(ranked);
+    std::ostringstream got_distinct;
+    write_json(got_distinct, distinct, types, options);
+    CHECK(got_distinct.str() == reference_json(distinct, types, options));
+  }
+  std::ostringstream empty;
+  write_json(empty, {}, types);
+  CHECK(empty.str() == "[]\n");
+}
+
+TEST_CASE("distinct CSV: placement as runs, quoted when a name needs it, and the count",
+          "[report_format]") {
+  RunResult run = sample_run();
+  const std::vector<RunResult> runs{run};
+  auto distinct = distinct_rows(rank_results(runs));
+  distinct[0].placements = 3;
+  std::ostringstream csv;
+  write_csv(csv, distinct, {"A10", "A6000"}, CsvOptions{false, false, true});
+  const std::string text = csv.str();
+  CHECK(text.substr(0, text.find('\n')).find(",overlap_comm,placement,placements,partition,") !=
+        std::string::npos);
+  CHECK(text.find(",False,A6000x1 A10x3,3,\"[21, 21]\",") != std::string::npos);
+  RunResult comma = sample_run();
+  comma.cluster.groups[0].gpu = "A,10";
+  const std::vector<RunResult> comma_runs{comma};
+  std::ostringstream quoted;
+  write_csv(quoted, distinct_rows(rank_results(comma_runs)), {"A,10", "A6000"},
+            CsvOptions{false, false, true});
+  CHECK(quoted.str().find(",False,\"A6000x1 A,10x3\",1,") != std::string::npos);
 }

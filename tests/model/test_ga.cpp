@@ -82,7 +82,7 @@ TEST_CASE("the GA never reports a slower step than minmax where minmax fits", "[
       continue;
     }
     const LayerCosts costs = layer_costs(minmax.context, p);
-    for (const Placement& place : places) {
+    for (const Placement& place : places.to_vector()) {
       const Estimate a = estimate(minmax.context, p, costs, place);
       StepModel m = step_model(minmax.context, p, costs, place);
       const Estimate b = estimate(ga.context, p, costs, place);

@@ -260,7 +260,7 @@ TEST_CASE("optimal equals brute force on real profiles (pp 2 and 4, every placem
     }
     const LayerCosts costs = layer_costs(plan.context, p);
     const StageMemoryTable table(plan.context.model, p, 4, 64);
-    for (const Placement& place : places) {
+    for (const Placement& place : places.to_vector()) {
       StepModel m = step_model(plan.context, p, costs, place);
       m.memory = &table;
       double best = std::numeric_limits<double>::infinity();
@@ -292,7 +292,7 @@ TEST_CASE("optimal is never slower than minmax, and fits wherever minmax fits", 
   int rescued = 0;
   for (const DesignPoint& p : minmax.design_points()) {
     const LayerCosts costs = layer_costs(minmax.context, p);
-    for (const Placement& place : places) {
+    for (const Placement& place : places.to_vector()) {
       const Estimate a = estimate(minmax.context, p, costs, place);
       const Estimate b = estimate(optimal.context, p, costs, place);
       CHECK(valid_partition(b.partition, p.pp, minmax.context.model.pipeline_layers()));

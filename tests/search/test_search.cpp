@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "zerosearch/search/plan.hpp"
+#include "zerosearch/search/ranking.hpp"
 #include "zerosearch/search/search.hpp"
 
 using namespace zerosearch;
@@ -32,10 +33,10 @@ TEST_CASE("results do not depend on threads or on a progress callback", "[search
   const SearchPlan plan = mixed_plan();
   const auto points = plan.design_points();
   const auto places = placements(plan.context.cluster);
-  const auto one = run_search(plan.context, points, places, SearchOptions{1, {}});
+  const auto one = run_search(plan.context, points, places, SearchOptions{1, {}, {}});
   REQUIRE(one.size() == points.size() * places.size());
   std::vector<SearchProgress> seen;
-  SearchOptions with_progress{2, [&](const SearchProgress& p) { seen.push_back(p); }};
+  SearchOptions with_progress{2, [&](const SearchProgress& p) { seen.push_back(p); }, {}};
   const auto two = run_search(plan.context, points, places, with_progress);
   CHECK(same_rows(one, two));
   // Rows come in enumeration order: point-major, then placement.
@@ -54,7 +55,7 @@ TEST_CASE("memoized placements get the estimate a direct evaluation gives", "[se
   const SearchPlan plan = mixed_plan();
   const auto points = plan.design_points();
   const auto places = placements(plan.context.cluster);
-  const auto rows = run_search(plan.context, points, places, SearchOptions{1, {}});
+  const auto rows = run_search(plan.context, points, places, SearchOptions{1, {}, {}});
   // Every 37th row, evaluated on its own, without the search's memo.
   for (std::size_t i = 0; i < rows.size(); i += 37) {
     const DesignPoint& p = rows[i].point;
@@ -64,4 +65,115 @@ TEST_CASE("memoized placements get the estimate a direct evaluation gives", "[se
     CHECK(e.partition == rows[i].estimate.partition);
     CHECK(e.gpumem_gib == rows[i].estimate.gpumem_gib);
   }
+}
+
+namespace {
+
+/// rank_results of one run.
+std::vector<RankedRow> ranked_of(const std::vector<RunResult>& runs) { return rank_results(runs); }
+
+/// The first `top` rows (0: all), OOM rows left out when `feasible`.
+std::vector<RankedRow> take(const std::vector<RankedRow>& rows, bool feasible, std::size_t top) {
+  std::vector<RankedRow> out;
+  for (const RankedRow& r : rows) {
+    if (top != 0 && out.size() == top) break;
+    if (feasible && r.row->estimate.oom) continue;
+    out.push_back(r);
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("a filtered search keeps the rows, ranks and counts of the full search's selection",
+          "[search]") {
+  // 8 + 8 nodes: rotations that give the same estimate, OOM rows faster than feasible ones.
+  const SearchPlan plan = test::llama_deepspeed_plan({{"A10", 8}, {"A6000", 8}});
+  const auto points = plan.design_points();
+  std::vector<RunResult> full(1);
+  full[0].cluster = plan.context.cluster;
+  full[0].placements = placements(plan.context.cluster);
+  full[0].rows = run_search(plan.context, points, full[0].placements, SearchOptions{1, {}, {}});
+  const auto all = ranked_of(full);
+  const auto all_distinct = distinct_rows(all);
+  REQUIRE(all_distinct.size() < all.size());
+  std::uint64_t oom = 0;
+  for (const auto& r : all) oom += r.row->estimate.oom ? 1 : 0;
+  REQUIRE(oom > 0);
+
+  for (const bool distinct : {false, true}) {
+    for (const bool feasible : {false, true}) {
+      for (const std::size_t top : {std::size_t{0}, std::size_t{1}, std::size_t{7},
+                                    std::size_t{100}}) {
+        for (const unsigned threads : {1U, 2U}) {
+          INFO("distinct " << distinct << " feasible " << feasible << " top " << top
+                           << " threads " << threads);
+          SearchOptions so{threads, {}, RowFilter{distinct, feasible, top}};
+          SearchResult found = search(plan.context, points, full[0].placements, so);
+          CHECK(found.estimates == all.size());
+          CHECK(found.oom == oom);
+          std::vector<RunResult> runs(1);
+          runs[0].cluster = full[0].cluster;
+          runs[0].placements = full[0].placements;
+          runs[0].rows = std::move(found.rows);
+          runs[0].left_out = std::move(found.left_out);
+          const auto got = ranked_of(runs);
+          const auto expected = take(distinct ? all_distinct : all, feasible, top);
+          REQUIRE(got.size() == expected.size());
+          for (std::size_t i = 0; i < got.size(); ++i) {
+            const ResultRow& g = *got[i].row;
+            const ResultRow& e = *expected[i].row;
+            CHECK(got[i].rank == expected[i].rank);
+            CHECK(got[i].real_rank == expected[i].real_rank);
+            CHECK(got[i].placements == expected[i].placements);
+            CHECK(g.placement == e.placement);
+            CHECK(g.point.method == e.point.method);
+            CHECK(g.point.tp == e.point.tp);
+            CHECK(g.point.dp == e.point.dp);
+            CHECK(g.point.mbs == e.point.mbs);
+            CHECK(same_estimate(g.estimate, e.estimate));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("distinct rows: one per design point and estimate, counts add up to every placement",
+          "[search]") {
+  const SearchPlan plan = test::llama_deepspeed_plan({{"A10", 8}, {"A6000", 8}});
+  const auto points = plan.design_points();
+  const PlacementSet places = placements(plan.context.cluster);
+  const SearchResult d = search(plan.context, points, places, SearchOptions{2, {}, {true, false, 0}});
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < d.rows.size(); ++i) {
+    total += d.rows[i].placements;
+    // The representative is the first placement that gives the estimate.
+    const DesignPoint& p = d.rows[i].point;
+    const auto costs = layer_costs(plan.context, p);
+    for (int k = 0; k < d.rows[i].placement; ++k) {
+      const auto e = estimate(plan.context, p, costs, places[static_cast<std::size_t>(k)]);
+      CHECK_FALSE(same_estimate(e, d.rows[i].estimate));
+    }
+    if (i > 0 && d.rows[i - 1].point.method == p.method && d.rows[i - 1].point.tp == p.tp &&
+        d.rows[i - 1].point.dp == p.dp && d.rows[i - 1].point.mbs == p.mbs) {
+      CHECK_FALSE(same_estimate(d.rows[i - 1].estimate, d.rows[i].estimate));
+    }
+  }
+  CHECK(total == points.size() * places.size());
+  CHECK(d.estimates == total);
+}
+
+TEST_CASE("placements are made on demand: rotations of one base list", "[search]") {
+  const Cluster c{{{"A10", 2}, {"A6000", 1}}, 4, {}};
+  const PlacementSet set = placements(c);
+  REQUIRE(set.size() == 3);
+  CHECK(set.base() == Placement{0, 0, 1});
+  CHECK(set[1] == Placement{0, 1, 0});
+  CHECK(set[2] == Placement{1, 0, 0});
+  Placement reused{9, 9, 9, 9, 9};
+  set.get(2, reused);
+  CHECK(reused == Placement{1, 0, 0});
+  CHECK(PlacementSet(Placement{1, 0}).size() == 1);
+  CHECK(PlacementSet().empty());
 }

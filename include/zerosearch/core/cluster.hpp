@@ -1,7 +1,9 @@
 #pragma once
 // The cluster: node types in command-line order, node counts, GPUs per node, and the node
 // placements (orders of nodes) the search tries.
+#include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace zerosearch {
@@ -35,9 +37,36 @@ using Placement = std::vector<int>;
 /// The base node list: each group's nodes together, groups in `node_order` (default: type order).
 [[nodiscard]] Placement base_placement(const Cluster& cluster);
 
+/// The placements a search tries, made on demand: one base node list and, when `rotated`, its
+/// rotations l[k:] + l[:k] for k = 0..N-1. Holds N node indices, not N lists of N.
+class PlacementSet {
+public:
+  PlacementSet() = default;
+  /// The one placement `one` (--exhaustive --placement).
+  explicit PlacementSet(Placement one) : base_(std::move(one)) {}
+  /// `base` and all its rotations.
+  [[nodiscard]] static PlacementSet rotations(Placement base);
+
+  [[nodiscard]] std::size_t size() const noexcept;
+  [[nodiscard]] bool empty() const noexcept { return size() == 0; }
+  /// Placement k: base[k:] + base[:k]. k < size().
+  [[nodiscard]] Placement operator[](std::size_t k) const;
+  /// The same into `out`, reusing its memory.
+  void get(std::size_t k, Placement& out) const;
+  [[nodiscard]] Placement front() const { return (*this)[0]; }
+  /// Every placement as its own list: N lists of N nodes, for tests and small clusters.
+  [[nodiscard]] std::vector<Placement> to_vector() const;
+  /// Placement 0; placement k is its rotation by k.
+  [[nodiscard]] const Placement& base() const noexcept { return base_; }
+
+private:
+  Placement base_;
+  bool rotated_ = false;
+};
+
 /// The base node list, and for a cluster of more than one present type all its rotations
 /// l[i:] + l[:i] for i = 0..N-1 (the original's cyclic placements).
-[[nodiscard]] std::vector<Placement> placements(const Cluster& cluster);
+[[nodiscard]] PlacementSet placements(const Cluster& cluster);
 
 /// Placement written as the original's Python list: ['A10', 'A10', 'A6000'].
 [[nodiscard]] std::string placement_to_python(const Cluster& cluster, const Placement& p);

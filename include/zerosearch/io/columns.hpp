@@ -3,10 +3,12 @@
 // share. Each column has the original's name (CSV header and JSON key), its unit, how the
 // table aligns it and one cell function per format.
 //
-// Adding a column: a ColumnId, a row in kColumns, a case in each of the three cell functions
-// of columns.cpp, and its place in the layouts (original_order, pretty_order).
+// Adding a column: a ColumnId, a row in kColumns, a case in each of the cell functions of
+// columns.cpp (CellWriter::write and write_json, json_cell, table_cell), and its place in the
+// layouts (csv_layout, table_layout).
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -19,6 +21,9 @@ enum class ColumnId {
   m, mbs, tp, pp, dp, dp_method, overlap_comm, node_placement, partition, step_time,
   pipeline_time, dp_sync_time, embedding_sync_time, is_oom, gpumem, train_cost, price_per_step,
   exp_partition, node_count, rank, real_rank, pareto,
+  /// Distinct rows (--distinct): the row's placement as runs of one node type, "A10x3 A6000x5",
+  /// and how many placements the row stands for.
+  placement_runs, placements,
   // Native estimator (docs/native.md): its dimensions and the parts of its estimate.
   estimator, recompute, offload, virtual_stages, dtype, optimizer_time, offload_time,
   host_memory, mem_weights, mem_gradients, mem_optimizer, mem_activations, mem_buffers,
@@ -58,6 +63,9 @@ struct CsvOptions {
   bool pretty = false;
   /// Adds a last column `pareto` (True/False: the row is on the price/step-time front).
   bool pareto_column = false;
+  /// Distinct rows (--distinct): `node placement` gives way to `placement` (runs, compact) and
+  /// `placements` (how many placements the row stands for).
+  bool distinct = false;
   /// Adds the native estimator's columns after the original's (rows of --estimator native).
   bool native = false;
 };
@@ -68,13 +76,54 @@ struct CsvOptions {
 /// columns in command-line order.
 [[nodiscard]] std::vector<Column> csv_layout(const std::vector<std::string>& type_names,
                                              const CsvOptions& options = {});
-/// The table's columns: the original's --pretty order; native rows add their recompute,
-/// offload, virtual stages and dtype after the method.
+/// The table's columns: the original's --pretty order (with `distinct`, `placements` after the
+/// node placement, which the table writes compactly anyway).
+/// Native rows add their recompute, offload, virtual stages and dtype after the method.
 [[nodiscard]] std::vector<Column> table_layout(const std::vector<std::string>& type_names,
-                                               bool native = false);
+                                               bool distinct = false, bool native = false);
 
 /// A placement for the screen: runs of one node type, "A10x2 A6000x5 A10x1".
 [[nodiscard]] std::string compress_placement(const Cluster& cluster, const Placement& placement);
+
+/// Writes the CSV and JSON cells of rows into a caller's buffer without building a string per
+/// cell: the writers' path. Keeps the text of each run's placements (the rotations of one node
+/// list are substrings of that list written twice), so a placement cell is one copy.
+class CellWriter {
+public:
+  /// Bytes enough for the CSV or JSON cells of `columns` in row `r` (keys, separators and
+  /// newline included).
+  [[nodiscard]] std::size_t max_row_size(std::span<const Column> columns, const RankedRow& r);
+  /// Writes the CSV cell at `out` (room for max_row_size) as append_csv_cell does; returns the
+  /// end.
+  char* write(char* out, const Column& c, const RankedRow& r);
+  /// Writes the JSON value of the cell at `out` exactly as json_cell(c, r).dump() would;
+  /// returns the end.
+  char* write_json(char* out, const Column& c, const RankedRow& r);
+
+private:
+  struct RunText {
+    const RunResult* run = nullptr;
+    std::size_t nodes = 0;
+    /// "'A10', 'A10', 'A6000', " for the first placement, twice.
+    std::string text;
+    /// Where node i of the doubled list starts in `text`; 2 * nodes + 1 entries.
+    std::vector<std::size_t> offsets;
+    /// The same in JSON: "\"A10\",\"A10\",\"A6000\"," twice.
+    std::string json;
+    std::vector<std::size_t> json_offsets;
+  };
+  const RunText& text_of(const RunResult& run);
+  /// The placement's Python list without its brackets: "'A10', 'A6000'".
+  std::string_view placement_text(const RankedRow& r);
+  /// Its JSON array without the brackets: "\"A10\",\"A6000\"".
+  std::string_view placement_json(const RankedRow& r);
+  std::vector<RunText> runs_;
+  const RunText* last_ = nullptr;
+  std::string scratch_;
+};
+
+/// JSON text of a string, as nlohmann's dump writes it (quoted, escaped).
+[[nodiscard]] std::string json_string(std::string_view text);
 
 /// Appends the column's cell of `r` in the original's CSV format (pandas to_csv, Python repr
 /// of floats and lists), quoted as Python's csv module does.

@@ -1,5 +1,6 @@
 #pragma once
 // The original's CSV format and the Python formatting it needs (docs/model.md §5).
+#include <cstddef>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -13,6 +14,13 @@ namespace zerosearch {
 
 /// Python's repr() of a float64: shortest round-trip digits, "0.0" style for integral values.
 [[nodiscard]] std::string python_float(double v);
+/// The most characters write_python_float writes ("-1.2345678901234567e-308" is 24).
+inline constexpr std::size_t kPythonFloatMaxChars = 32;
+/// python_float(v) written at `out` (room for kPythonFloatMaxChars); returns the end. No
+/// allocation: the CSV writer's per-cell path.
+char* write_python_float(char* out, double v) noexcept;
+/// python_float(v) appended to `out`.
+void append_python_float(std::string& out, double v);
 /// "[6, 5, 5]"
 [[nodiscard]] std::string python_int_list(const std::vector<int>& v);
 /// "16-24": partition[0]-1, the middle entries, partition[-1]-1.

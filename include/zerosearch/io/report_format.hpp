@@ -35,9 +35,10 @@ void write_json(std::ostream& out, const std::vector<RankedRow>& rows,
 
 /// Writes `rows` as a table with aligned columns in the original's --pretty column order:
 /// times in seconds to 4 decimals, memory in GiB to 2, prices in dollars, placements
-/// compressed. Numbers are right-aligned, text left-aligned.
+/// compressed. Numbers are right-aligned, text left-aligned. `distinct`: the distinct layout
+/// (CsvOptions::distinct), for rows of distinct_rows.
 void write_table(std::ostream& out, const std::vector<RankedRow>& rows,
-                 const std::vector<std::string>& type_names);
+                 const std::vector<std::string>& type_names, bool distinct = false);
 /// The same with the given columns (the summary's subset, say).
 void write_table(std::ostream& out, const std::vector<RankedRow>& rows,
                  const std::vector<Column>& layout);

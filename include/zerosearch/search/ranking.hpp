@@ -1,5 +1,6 @@
 #pragma once
 // Ranking of result rows by step time (docs/model.md §5).
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -11,8 +12,14 @@ namespace zerosearch {
 /// The rows of one cluster composition (one run of the search), with what names them.
 struct RunResult {
   Cluster cluster;
-  std::vector<Placement> placements;
+  PlacementSet placements;
+  /// The rows the search kept, in enumeration order.
   std::vector<ResultRow> rows;
+  /// Rows the search left out (--feasible) that rank before kept rows: they count in ranks.
+  std::vector<LeftOutTime> left_out;
+  /// Every estimate of the run, kept or not, and how many of them are OOM (SearchResult's).
+  std::uint64_t estimates = 0;
+  std::uint64_t oom = 0;
   /// Where the per-layer profiles came from (profile_source_text); a field of JSON rows.
   std::string profile_source;
   /// The model that estimated the rows; native rows carry more columns (columns.hpp).
@@ -29,10 +36,20 @@ struct RankedRow {
   int real_rank = 0;
   /// On the front of price per step against step time (set by mark_pareto_front).
   bool on_front = false;
+  /// Placements the row stands for: the row's own count (ResultRow::placements), or after
+  /// distinct_rows the rows it collapsed.
+  /// (uint32, in the padding after on_front: ranked rows take no more memory.)
+  std::uint32_t placements = 1;
 };
 
 /// All rows of all runs, sorted by step time (stable: enumeration order breaks ties), with
-/// rank and real_rank assigned.
+/// rank and real_rank assigned. A row standing for several placements counts as that many
+/// rows in the ranks of the rows after it, and so do the runs' left-out rows.
 [[nodiscard]] std::vector<RankedRow> rank_results(const std::vector<RunResult>& runs);
+
+/// The distinct rows of `ranked`: rows of one run and design point with the same estimate
+/// (same_estimate) collapse into the first of them, which stands for the placements of all
+/// (RankedRow::placements) and keeps its rank. Order is kept.
+[[nodiscard]] std::vector<RankedRow> distinct_rows(const std::vector<RankedRow>& ranked);
 
 } // namespace zerosearch

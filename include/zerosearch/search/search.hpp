@@ -1,7 +1,9 @@
 #pragma once
-// The search: every design point on every placement, estimated in parallel.
+// The search: every design point on every placement, estimated in parallel, keeping the rows
+// the outputs need (all, or the --top, --feasible or distinct ones) while it runs.
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -11,9 +13,35 @@ namespace zerosearch {
 
 struct ResultRow {
   DesignPoint point;
-  /// Index into the placements list the search was given.
+  /// Index into the placements the search was given.
   int placement = 0;
+  /// Placements this row stands for: 1, or for a distinct row (RowFilter::distinct) the number
+  /// of placements of its design point with this very estimate; `placement` is the first.
+  /// (In the padding before `estimate`: rows take no more memory.)
+  std::uint32_t placements = 1;
   Estimate estimate;
+};
+
+/// Estimates are the same to the bit (every figure, the partition, the OOM flag).
+[[nodiscard]] bool same_estimate(const Estimate& a, const Estimate& b) noexcept;
+/// A hash consistent with same_estimate.
+[[nodiscard]] std::size_t estimate_hash(const Estimate& e) noexcept;
+
+/// Which rows the search keeps. The default keeps every row.
+struct RowFilter {
+  /// One row per design point and distinct estimate, standing for every placement that gives it.
+  bool distinct = false;
+  /// Leave out rows that do not fit in GPU memory.
+  bool feasible_only = false;
+  /// Keep the `top` first rows in rank order (step time, then enumeration order); 0: all.
+  std::size_t top = 0;
+};
+
+/// Step times of rows left out by RowFilter::feasible_only, with how many rows each stands
+/// for: they still count in the ranks of the kept rows.
+struct LeftOutTime {
+  double step_s = 0.0;
+  std::uint64_t rows = 0;
 };
 
 struct SearchProgress {
@@ -26,13 +54,31 @@ struct SearchOptions {
   unsigned threads = 0;
   /// Called from the calling thread every few milliseconds while the search runs (may be empty).
   std::function<void(const SearchProgress&)> on_progress;
+  /// The rows to keep. Each worker keeps only its candidates (a bounded heap for `top`), so
+  /// memory grows with the rows kept, not with the estimates.
+  RowFilter keep;
 };
 
-/// Estimates every point on every placement. Rows come back in enumeration order (point-major,
-/// then placement), independent of the thread count.
+struct SearchResult {
+  /// The kept rows in enumeration order (point-major, then placement).
+  std::vector<ResultRow> rows;
+  /// Every estimate of the search, kept or not, and how many of them do not fit in memory.
+  std::uint64_t estimates = 0;
+  std::uint64_t oom = 0;
+  /// OOM rows left out (feasible_only) faster than the slowest kept row, by step time, equal
+  /// times merged.
+  std::vector<LeftOutTime> left_out;
+};
+
+/// Estimates every point on every placement and keeps the rows of `options.keep`. The result
+/// does not depend on the thread count.
+[[nodiscard]] SearchResult search(const EstimateContext& ctx, const std::vector<DesignPoint>& points,
+                                  const PlacementSet& placements, const SearchOptions& options = {});
+
+/// Every row (options.keep is ignored), in enumeration order.
 [[nodiscard]] std::vector<ResultRow> run_search(const EstimateContext& ctx,
                                                 const std::vector<DesignPoint>& points,
-                                                const std::vector<Placement>& placements,
+                                                const PlacementSet& placements,
                                                 const SearchOptions& options = {});
 
 } // namespace zerosearch
