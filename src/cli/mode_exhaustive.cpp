@@ -133,6 +133,31 @@ void exhaustive_native(const Options& o, Session& session, SessionResult& result
                          st.recompute_s, st.sharded_comm_s, st.send_s, st.dp_sync_s,
                          st.optimizer_s);
     }
+    if (!n.slices.empty()) {
+      // Per slice: its tokens and, on the first and the slowest stage, its forward and
+      // backward time (attention over the earlier tokens makes later slices dearer).
+      const TokenPipeline pipe = native_token_pipeline(*ctx.native, p, n);
+      std::size_t slow = 0;
+      for (std::size_t j = 0; j < n.stages.size(); ++j) {
+        if (n.stages[j].forward_s + n.stages[j].backward_s >
+            n.stages[slow].forward_s + n.stages[slow].backward_s) {
+          slow = j;
+        }
+      }
+      out << fmt::format("\ntoken slices (forward and backward of one slice of one micro-batch, "
+                         "stage 0 and the slowest stage {}), s:\n", slow);
+      out << fmt::format("{:>5} {:>7} {:>13} {:>11} {:>11} {:>11} {:>11}\n", "slice", "tokens",
+                         "from-to", "fwd st 0", "bwd st 0", "fwd slow", "bwd slow");
+      std::int64_t c = 0;
+      for (std::size_t k = 0; k < n.slices.size(); ++k) {
+        const std::int64_t l = n.slices[k];
+        out << fmt::format("{:>5} {:>7} {:>13} {:>11.6f} {:>11.6f} {:>11.6f} {:>11.6f}\n", k, l,
+                           fmt::format("{}-{}", c, c + l - 1), pipe.stages[0].forward_s(l, c),
+                           pipe.stages[0].backward_s(l, c), pipe.stages[slow].forward_s(l, c),
+                           pipe.stages[slow].backward_s(l, c));
+        c += l;
+      }
+    }
     out << "\nmemory per GPU by stage, GiB:\n";
     out << fmt::format("{:>5} {:>8} {:>9} {:>9} {:>9} {:>11} {:>9} {:>9} {:>16}\n", "stage",
                        "weights", "grads", "optimizer", "in flight", "activations", "buffers",
