@@ -365,7 +365,6 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
   }();
 
   out.stages.resize(static_cast<std::size_t>(pp));
-  int first_entry = 0;
   double largest_layer_params = params.layer;
   for (int j = 0; j < pp; ++j) {
     NativeStage& st = out.stages[static_cast<std::size_t>(j)];
@@ -377,7 +376,6 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
     const bool first = j == 0;
     const bool last = j == pp - 1;
     const int n_layers = st.layers - (first ? 1 : 0) - (last ? 1 : 0);
-    first_entry += st.layers;
 
     // Time of one micro-batch through this stage (all its chunks when interleaved).
     const AnalyticLayerTimes t = layer_times(ctx, p, g);
