@@ -40,6 +40,18 @@ void check_point_on_model(const Options& o, const EstimateContext& ctx) {
   }
 }
 
+/// The mode's one row (for --format, -o, --record and the plan outputs), ranked.
+void set_single_row(SessionResult& result, const EstimateContext& ctx, const DesignPoint& p,
+                    const Placement& placement, const Estimate& e) {
+  result.runs.resize(1);
+  result.runs[0].cluster = ctx.cluster;
+  result.runs[0].placements = PlacementSet(placement);
+  result.runs[0].rows = {ResultRow{p, 0, 1, e}};
+  result.runs[0].profile_source = profile_source_text(ctx);
+  result.runs[0].estimator = ctx.estimator;
+  result.ranked = rank_results(result.runs);
+}
+
 /// One value of a native dimension for --exhaustive (the default when the flag is absent).
 template <typename T>
 T single(const std::vector<T>& values, T fallback, const char* flag) {
@@ -76,13 +88,7 @@ void exhaustive_native(const Options& o, Session& session, SessionResult& result
   NativeEstimate n;
   const Estimate e = estimate_native(ctx, p, placement, given, &n);
 
-  result.runs.resize(1);
-  result.runs[0].cluster = cluster;
-  result.runs[0].placements = PlacementSet(placement);
-  result.runs[0].rows = {ResultRow{p, 0, 1, e}};
-  result.runs[0].profile_source = profile_source_text(ctx);
-  result.runs[0].estimator = ctx.estimator;
-  result.ranked = rank_results(result.runs);
+  set_single_row(result, ctx, p, placement, e);
   const auto gpu_name = [&](int g) { return cluster.groups[static_cast<std::size_t>(g)].gpu; };
   const auto report = [&](std::ostream& out) {
     out << fmt::format("zerosearch: {} on {} ({} GPUs, {} per node), global batch {}\n",
@@ -206,13 +212,7 @@ int run_exhaustive_mode(const Options& o, const char* argv0) {
   const Estimate e = estimate(ctx, p, costs, placement, given, &d);
 
   // The row in the original's CSV format, for --record and -o.
-  result.runs.resize(1);
-  result.runs[0].cluster = cluster;
-  result.runs[0].placements = PlacementSet(placement);
-  result.runs[0].rows = {ResultRow{p, 0, 1, e}};
-  result.runs[0].profile_source = profile_source_text(ctx);
-  result.runs[0].estimator = ctx.estimator;
-  result.ranked = rank_results(result.runs);
+  set_single_row(result, ctx, p, placement, e);
   // The detailed report is this mode's summary; --format, -o and --record write the row.
   const auto report = [&](std::ostream& out) {
     out << fmt::format("zerosearch: {} on {} ({} GPUs, {} per node), global batch {}\n",

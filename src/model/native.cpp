@@ -123,9 +123,12 @@ AnalyticLayerTimes layer_times(const NativeContext& ctx, const DesignPoint& p, i
   return analytic_layer_times(ctx.model, gpu.spec, gpu.calibration, st);
 }
 
-/// The matmuls of one layer in execution order, as weights (rows x columns of the weight, so
-/// FLOPs are proportional): q, k, v, o, then the MLP (gate, up, down or fc1, fc2).
-std::vector<double> layer_matmuls(const ModelSpec& m) {
+/// Hidden size, attention heads, key/value heads, head size and the FFN width a token passes
+/// through (an MoE layer: its top-k experts and the shared one).
+struct LayerDims {
+  double h, a, g, d, f;
+};
+LayerDims layer_dims(const ModelSpec& m) noexcept {
   const double h = static_cast<double>(m.hidden_size);
   const double a = static_cast<double>(m.num_attention_heads);
   const double g = static_cast<double>(m.num_key_value_heads > 0 ? m.num_key_value_heads
@@ -134,6 +137,13 @@ std::vector<double> layer_matmuls(const ModelSpec& m) {
   const double f = m.is_moe() ? static_cast<double>(m.experts_per_token * m.moe_ffn_hidden_size +
                                                     m.shared_expert_ffn_hidden_size)
                               : static_cast<double>(m.ffn_hidden_size);
+  return {h, a, g, d, f};
+}
+
+/// The matmuls of one layer in execution order, as weights (rows x columns of the weight, so
+/// FLOPs are proportional): q, k, v, o, then the MLP (gate, up, down or fc1, fc2).
+std::vector<double> layer_matmuls(const ModelSpec& m) {
+  const auto [h, a, g, d, f] = layer_dims(m);
   std::vector<double> mm{h * a * d, h * g * d, h * g * d, a * d * h};
   if (m.gated_mlp) {
     mm.insert(mm.end(), {h * f, h * f, f * h});
@@ -259,14 +269,7 @@ double layer_activation_bytes(const ModelSpec& m, const DesignPoint& p,
   const double s = static_cast<double>(m.sequence_length);
   const double b = p.mbs;
   const double t = p.tp;
-  const double h = static_cast<double>(m.hidden_size);
-  const double a = static_cast<double>(m.num_attention_heads);
-  const double g = static_cast<double>(m.num_key_value_heads > 0 ? m.num_key_value_heads
-                                                                 : m.num_attention_heads);
-  const double d = m.head_dim > 0 ? static_cast<double>(m.head_dim) : h / a;
-  const double f = m.is_moe() ? static_cast<double>(m.experts_per_token * m.moe_ffn_hidden_size +
-                                                    m.shared_expert_ffn_hidden_size)
-                              : static_cast<double>(m.ffn_hidden_size);
+  const auto [h, a, g, d, f] = layer_dims(m);
   const bool dropout = m.architecture == "gpt2" || m.architecture == "gpt3";
   const double scale = elem_bytes(p.dtype) / 2.0;
   const double sp = st.sequence_parallel && p.tp > 1 ? t : 1.0;
