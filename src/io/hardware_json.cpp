@@ -1,5 +1,7 @@
 #include "zerosearch/io/hardware_json.hpp"
 
+#include <tuple>
+
 #include <fmt/format.h>
 
 #include "zerosearch/io/json_util.hpp"
@@ -63,6 +65,17 @@ GpuBenchmark parse_benchmark(const Json& b, const std::string& where) {
   return out;
 }
 
+MatmulBenchmark parse_mamf(const Json& m, const std::string& where) {
+  using namespace json_util;
+  require_object(m, where);
+  reject_unknown_keys(m, {"bf16", "fp8", "source"}, where);
+  MatmulBenchmark out;
+  out.bf16_tflops = optional_positive(m, "bf16", where);
+  out.fp8_tflops = optional_positive(m, "fp8", where);
+  out.source = get_string(m, "source", where);
+  return out;
+}
+
 void parse_specs(const Json& g, GpuSpec& spec, const std::string& where) {
   using namespace json_util;
   spec.has_specs = true;
@@ -97,6 +110,18 @@ void parse_specs(const Json& g, GpuSpec& spec, const std::string& where) {
   if (g.contains("benchmark") && !g.at("benchmark").is_null()) {
     spec.benchmark = parse_benchmark(g.at("benchmark"), where + ": benchmark");
   }
+  if (g.contains("mamf_tflops") && !g.at("mamf_tflops").is_null()) {
+    spec.mamf = parse_mamf(g.at("mamf_tflops"), where + ": mamf_tflops");
+    for (const auto& [dtype, v, top] :
+         {std::tuple{"bf16", spec.mamf->bf16_tflops, spec.peak_tflops.bf16},
+          std::tuple{"fp8", spec.mamf->fp8_tflops, spec.peak_tflops.fp8}}) {
+      if (v && (!top || *v > *top)) {
+        throw InputError(fmt::format("{}: mamf_tflops: '{}' must be at most the peak_tflops "
+                                     "'{}' of the GPU, not {}",
+                                     where, dtype, dtype, *v));
+      }
+    }
+  }
 }
 
 } // namespace
@@ -118,7 +143,8 @@ HardwareCatalog parse_hardware_catalog(const std::string& text, const std::strin
     reject_unknown_keys(g, {"memory_gib", "price_per_gpu_hour_usd", "comment", "class",
                             "peak_tflops", "memory_gbps", "intra_node", "gpus_per_node",
                             "inter_node_gbit_per_node", "flash_attention_efficiency",
-                            "price_source", "price_date", "spec_source", "benchmark"},
+                            "price_source", "price_date", "spec_source", "benchmark",
+                            "mamf_tflops"},
                         where);
     GpuSpec spec;
     spec.name = name;

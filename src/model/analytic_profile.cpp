@@ -39,9 +39,16 @@ Shape shape_of(const ModelSpec& m, int sequence_length) noexcept {
   return x;
 }
 
-double gemm_efficiency(const AnalyticCalibration& c, double flops) noexcept {
-  return std::max(1e-3, c.gemm_e_max * (1.0 - std::exp(-flops / c.gemm_x0_flops)));
+double gemm_efficiency(double e_max, const AnalyticCalibration& c, double flops) noexcept {
+  return std::max(1e-3, e_max * (1.0 - std::exp(-flops / c.gemm_x0_flops)));
 }
+
+/// The HBM class prior's large-GEMM efficiency (0.7, LM head 0.8) is A100's. A100 SXM's
+/// maximum achievable matmul rate is 271.2 of 312 TFLOPS (stas00/ml-engineering
+/// compute/accelerator/README.md, "Maximum Achievable Matmul FLOPS comparison table"); another
+/// HBM GPU with a measured rate gets the prior scaled by its own fraction over this one
+/// (docs/native.md §3.1).
+constexpr double kReferenceMamfFraction = 271.2 / 312.0;
 
 /// The fit for group size n: exact, else the largest smaller one, else the smallest.
 const CollectiveFit* collective_for(const std::map<int, CollectiveFit>& m, int n) noexcept {
@@ -113,6 +120,21 @@ AnalyticCalibration prior_calibration(const GpuSpec& gpu) {
     c.embedding_overhead_s = 3e-4;
   }
   c.post_overhead_s = 8e-5;
+  if (gpu.gpu_class != "gddr-pcie" && gpu.mamf) {
+    const MatmulBenchmark& m = *gpu.mamf;
+    const auto fraction = [](std::optional<double> tflops, std::optional<double> peak) {
+      return tflops && peak ? *tflops / *peak / kReferenceMamfFraction : 0.0;
+    };
+    const double r16 = fraction(m.bf16_tflops, gpu.peak_tflops.bf16);
+    if (r16 > 0) {
+      c.gemm_e_max *= r16;
+      c.lm_head_efficiency *= r16;
+    }
+    const double r8 = fraction(m.fp8_tflops, gpu.peak_tflops.fp8);
+    if (r8 > 0) {
+      c.gemm_e_max_fp8 = c.gemm_e_max / (r16 > 0 ? r16 : 1.0) * r8;
+    }
+  }
   const double bus = link_bus_prior(gpu);
   for (const int n : {2, 4, 8, 16}) {
     c.tp_allreduce[n] = CollectiveFit{kAlphaPrior_s, bus};
@@ -121,6 +143,10 @@ AnalyticCalibration prior_calibration(const GpuSpec& gpu) {
   c.source = "class prior " + gpu.gpu_class;
   if (gpu.benchmark) {
     const GpuBenchmark& b = *gpu.benchmark;
+    if (c.gemm_e_max_fp8 > 0) {
+      // keep the matmul benchmark's fp8-to-16-bit ratio
+      c.gemm_e_max_fp8 *= b.gemm_e_max / c.gemm_e_max;
+    }
     c.gemm_e_max = b.gemm_e_max;
     c.gemm_x0_flops = b.gemm_x0_flops;
     c.lm_head_efficiency = b.gemm_e_max;
@@ -146,7 +172,11 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   // Activations stay in 16 bits with fp8 GEMMs (fp8 training casts each GEMM's inputs).
   const double elem = st.dtype == Dtype::fp32 || st.dtype == Dtype::tf32 ? 4.0 : 2.0;
   const double bw = gpu.memory_gbps * 1e9 * c.memory_efficiency;
-  const auto gemm_s = [&](double flops) { return flops / (P * gemm_efficiency(c, flops)); };
+  const double e_max =
+      st.dtype == Dtype::fp8 && c.gemm_e_max_fp8 > 0 ? c.gemm_e_max_fp8 : c.gemm_e_max;
+  const auto gemm_s = [&](double flops) {
+    return flops / (P * gemm_efficiency(e_max, c, flops));
+  };
 
   // Transformer layer, forward.
   double gemm = gemm_s(2 * tokens * x.h * (x.a * x.d + 2 * x.g * x.d) / t) // q, k, v

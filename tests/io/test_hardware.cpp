@@ -146,3 +146,29 @@ TEST_CASE("hardware catalog errors name the file, entry and key", "[hardware]") 
         "hardware.json:2: malformed JSON: syntax error while parsing object key - unexpected '}'; "
         "expected string literal");
 }
+
+TEST_CASE("a GPU's maximum achievable matmul rate is read and checked against its peak",
+          "[hardware]") {
+  const HardwareCatalog c = load_hardware_catalog(ZEROSEARCH_TEST_PROFILEDB "/hardware.json");
+  // stas00/ml-engineering's table: H100 SXM 794.5 bf16 and 1402.6 fp8 TFLOPS.
+  REQUIRE(c.gpu("H100-SXM").mamf.has_value());
+  CHECK(*c.gpu("H100-SXM").mamf->bf16_tflops == 794.5);
+  CHECK(*c.gpu("H100-SXM").mamf->fp8_tflops == 1402.6);
+  CHECK_FALSE(c.gpu("H100-SXM").mamf->source.empty());
+  CHECK_FALSE(c.gpu("A100-80GB").mamf->fp8_tflops.has_value());
+  CHECK_FALSE(c.gpu("A10").mamf.has_value());
+  const std::string spec =
+      R"("class": "hbm-nvlink", "peak_tflops": {"fp32": 10, "fp16": 100, "bf16": 100}, "memory_gbps": 600, "intra_node": {"link": "nvlink", "p2p": true, "gbps_per_dir": 300}, "gpus_per_node": 8, "inter_node_gbit_per_node": 100, "price_per_gpu_hour_usd": 1, "spec_source": "s")";
+  CHECK(error_of(hardware(R"({"memory_gib": 24, "mamf_tflops": {"bf16": 120, "source": "x"}, )" +
+                          spec + "}")) ==
+        "hardware.json: gpu 'A10': mamf_tflops: 'bf16' must be at most the peak_tflops 'bf16' "
+        "of the GPU, not 120");
+  CHECK(error_of(hardware(R"({"memory_gib": 24, "mamf_tflops": {"fp8": 50, "source": "x"}, )" +
+                          spec + "}")) ==
+        "hardware.json: gpu 'A10': mamf_tflops: 'fp8' must be at most the peak_tflops 'fp8' "
+        "of the GPU, not 50");
+  CHECK(error_of(hardware(R"({"memory_gib": 24, "mamf_tflops": {"bf16": 80}, )" + spec + "}")) ==
+        "hardware.json: gpu 'A10': mamf_tflops: missing key 'source'");
+  CHECK(error_of(hardware(R"({"memory_gib": 24, "mamf_tflops": {"bf16": 80, "source": "x"}, )" +
+                          spec + "}")) == "no error");
+}

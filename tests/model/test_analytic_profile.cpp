@@ -165,3 +165,33 @@ TEST_CASE("the Megatron-LM flavour keeps the LM head whole, as measured", "[anal
   CHECK(mp.layer_times_s.at(4).back() == mp.layer_times_s.at(1).back());
   CHECK(dp.layer_times_s.at(4).back() < dp.layer_times_s.at(1).back());
 }
+
+TEST_CASE("a matmul benchmark scales the HBM prior relative to A100's", "[analytic]") {
+  // A100 SXM's maximum achievable rate is the reference: its prior is the class prior.
+  const AnalyticCalibration a100 = prior_calibration(catalog().gpu("A100-80GB"));
+  CHECK(a100.gemm_e_max == 0.7);
+  CHECK(a100.lm_head_efficiency == 0.8);
+  CHECK(a100.gemm_e_max_fp8 == 0.0);
+  // H100 SXM reaches 794.5 of 989.4 TFLOPS in bf16 and 1402.6 of 1978.9 in fp8.
+  const GpuSpec& h = catalog().gpu("H100-SXM");
+  const AnalyticCalibration h100 = prior_calibration(h);
+  const double ref = 271.2 / 312.0;
+  CHECK(h100.gemm_e_max == Approx(0.7 * (794.5 / 989.4) / ref));
+  CHECK(h100.lm_head_efficiency == Approx(0.8 * (794.5 / 989.4) / ref));
+  CHECK(h100.gemm_e_max_fp8 == Approx(0.7 * (1402.6 / 1978.9) / ref));
+  // Without the benchmark, the class prior.
+  GpuSpec bare = h;
+  bare.mamf.reset();
+  CHECK(prior_calibration(bare).gemm_e_max == 0.7);
+  // fp8 GEMMs use their own efficiency: a linear layer takes longer than half its bf16 time.
+  const ModelSpec& m = models().find("llama2_13B");
+  AnalyticSettings s16;
+  s16.dtype = Dtype::bf16;
+  AnalyticSettings s8 = s16;
+  s8.dtype = Dtype::fp8;
+  const double g16 = analytic_layer_times(m, h, h100, s16).gemm_forward_s;
+  const double g8 = analytic_layer_times(m, h, h100, s8).gemm_forward_s;
+  CHECK(g8 == Approx(g16 * (989.4 / 1978.9) * h100.gemm_e_max / h100.gemm_e_max_fp8)
+                  .epsilon(1e-9));
+  CHECK(g8 > g16 / 2);
+}

@@ -41,6 +41,15 @@ struct GpuBenchmark {
   std::string source;
 };
 
+/// Maximum achievable matmul throughput measured on the GPU (a published micro-benchmark: the
+/// best `torch.matmul` rate over a search of shapes), TFLOPS. It sets the GPU's GEMM efficiency
+/// prior relative to A100's (docs/native.md §3.1).
+struct MatmulBenchmark {
+  std::optional<double> bf16_tflops;
+  std::optional<double> fp8_tflops;
+  std::string source;
+};
+
 struct GpuSpec {
   std::string name;
   /// Usable memory per GPU in GiB; empty when the catalog does not know it.
@@ -68,6 +77,7 @@ struct GpuSpec {
   std::string price_date;
   std::string spec_source;
   std::optional<GpuBenchmark> benchmark;
+  std::optional<MatmulBenchmark> mamf;
 
   /// $ per hour of one node of `gpus_per_node` GPUs: the GPU price times the GPUs.
   [[nodiscard]] double node_price_per_hour_usd(int gpus_per_node) const noexcept;

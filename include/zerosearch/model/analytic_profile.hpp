@@ -32,6 +32,8 @@ struct AnalyticCalibration {
   std::string source;
   /// GEMM efficiency e(F) = gemm_e_max * (1 - exp(-F / gemm_x0_flops)) of the dtype's peak.
   double gemm_e_max = 0.6;
+  /// gemm_e_max of fp8 GEMMs (of the fp8 peak); 0: the same as gemm_e_max.
+  double gemm_e_max_fp8 = 0.0;
   double gemm_x0_flops = 1e10;
   /// Attention core (QK^T, PV) as a fraction of the peak.
   double attention_efficiency = 0.3;
