@@ -398,7 +398,17 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
     // ZeRO-3 / FSDP: parameters gathered for forward and again for backward, gradients
     // reduce-scattered, every micro-batch; prefetching hides them behind compute except the
     // first layer's gather.
-    if (shards_parameters(p.method) && p.dp > 1) {
+    // With a pipeline, torchtitan's FSDP2 keeps the parameters gathered and the gradients
+    // unsharded over the micro-batches (docs/native.md §3): one gather before the first
+    // forward, one reduce-scatter during the last backward, both charged once per step.
+    const bool unsharded = fw.unsharded_with_pp && pp > 1 && p.dp > 1;
+    if (shards_parameters(p.method) && unsharded) {
+      const double gather = dp_half_s(group, wb * local);
+      const double reduce = dp_half_s(group, fw.grad_reduce_bytes * local);
+      const double first_gather = n_layers > 0 ? gather / std::max(1, st.layers) : gather;
+      st.dp_sync_s = first_gather + std::max(0.0, gather - st.forward_s) +
+                     std::max(0.0, reduce - fw.dp_overlap * st.backward_s);
+    } else if (shards_parameters(p.method) && p.dp > 1) {
       const double gather = dp_half_s(group, wb * local);
       const double reduce = dp_half_s(group, fw.grad_reduce_bytes * local);
       const double first_gather = n_layers > 0 ? gather / std::max(1, st.layers) : gather;
@@ -447,8 +457,14 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
       mem.weights = 4.0 * local / d;
       mem.gradients = 4.0 * local / d;
       mem.optimizer = 8.0 * local / d;
-      // bf16 copies of the layers being computed (current and prefetched)
-      mem.buffers += (mixed ? 2.0 * wb * largest_layer_params / p.tp : 0.0);
+      if (unsharded) {
+        // the gathered training-dtype parameters and the unsharded gradient accumulators
+        mem.weights += wb * local;
+        mem.gradients += fw.grad_reduce_bytes * local;
+      } else {
+        // bf16 copies of the layers being computed (current and prefetched)
+        mem.buffers += (mixed ? 2.0 * wb * largest_layer_params / p.tp : 0.0);
+      }
     } else {
       mem.weights = shards_parameters(p.method) ? wb * local / d : wb * local;
       mem.gradients = (grad_sharded ? fw.grad_bytes * local / d : fw.grad_bytes * local);

@@ -289,3 +289,39 @@ TEST_CASE("terapipe needs a pipeline and does not interleave", "[native][terapip
   CHECK(native_invalid_reason(c, q, same_node_type(c, q, 1)) ==
         "the terapipe schedule does not interleave (--virtual_stages 1)");
 }
+
+TEST_CASE("FSDP with a pipeline keeps parameters gathered and gradients unsharded", "[native]") {
+  // torchtitan's apply_fsdp: reshard_after_forward=False with pp > 1; the pipeline schedule
+  // syncs gradients after the last micro-batch only.
+  const NativeContext c = context(llama(), {gpu()});
+  const DesignPoint piped = point(DpMethod::fsdp, 1, 2, 4, 1, 32);
+  const NativeEstimate e = native_estimate(c, piped, same_node_type(c, piped, 1));
+  const NativeStage& s = e.stages[1];
+  const double gib = 1024.0 * 1024 * 1024;
+  // per GPU before sharding: the last stage's layers and the LM head (and final norm)
+  const double local = s.memory.optimizer * gib / 8.0 * 4; // fp32 Adam m and v over dp 4
+  CHECK(s.memory.weights == Approx((4.0 * local / 4 + 2.0 * local) / gib));
+  CHECK(s.memory.gradients == Approx((4.0 * local / 4 + 4.0 * local) / gib));
+  CHECK(s.sharded_comm_s == 0.0); // no per-micro-batch gathers
+  CHECK(s.dp_sync_s > 0.0);       // one gather and one reduce-scatter per step
+  // Without a pipeline: sharded states, per-micro-batch gathers.
+  const DesignPoint flat = point(DpMethod::fsdp, 1, 1, 8, 1, 32);
+  const NativeEstimate f = native_estimate(c, flat, same_node_type(c, flat, 1));
+  CHECK(f.stages[0].memory.weights == Approx(f.stages[0].memory.gradients));
+  CHECK(f.stages[0].dp_sync_s == 0.0);
+}
+
+TEST_CASE("sequence parallelism and FlashAttention are settings of the native model",
+          "[native]") {
+  NativeContext c = context(llama(), {gpu()});
+  const DesignPoint p = point(DpMethod::dp, 4, 1, 2, 1, 8);
+  const NativeEstimate on = native_estimate(c, p, same_node_type(c, p, 1));
+  c.settings.sequence_parallel = false;
+  const NativeEstimate no_sp = native_estimate(c, p, same_node_type(c, p, 1));
+  CHECK(no_sp.stages[0].memory.activations > on.stages[0].memory.activations);
+  CHECK(no_sp.step_s == on.step_s);
+  c.settings.flash_attention = false;
+  const NativeEstimate unfused = native_estimate(c, p, same_node_type(c, p, 1));
+  CHECK(unfused.step_s > no_sp.step_s);
+  CHECK(unfused.stages[0].memory.activations > no_sp.stages[0].memory.activations);
+}

@@ -73,6 +73,10 @@ struct NativeTraits {
   /// The most the framework offloads to the host (DeepSpeed: the optimizer from ZeRO-1 on,
   /// parameters with ZeRO-3).
   Offload max_offload;
+  /// With a pipeline, parameters stay gathered from the first micro-batch's forward to the
+  /// end of the step and gradients accumulate unsharded (in the reduction's dtype), reduced
+  /// once after the last micro-batch: torchtitan's FSDP2 with pp > 1.
+  bool unsharded_with_pp = false;
 };
 
 /// How a 1F1B stage's time splits between forward and backward (docs/model.md §4): the original
@@ -113,7 +117,7 @@ inline constexpr auto kDpMethods = std::to_array<DpMethodInfo>({
      {"megatron", 0, 4.0, 4.0, false, 0.0, false, Offload::none}},
     {DpMethod::fsdp, "fsdp", Flavour::megatron, 3.0, ForwardShare::third, true, true, false,
      "PyTorch FSDP under Megatron-LM: optimizer states and gradients sharded",
-     {"fsdp", 3, 4.0, 4.0, true, 1.0, true, Offload::none}},
+     {"fsdp", 3, 4.0, 4.0, true, 1.0, true, Offload::none, true}},
     {DpMethod::zero0, "zero0", Flavour::deepspeed, 4.0, ForwardShare::quarter, true, true, true,
      "DeepSpeed without ZeRO sharding: gradients all-reduced",
      {"deepspeed", 0, 2.0, 2.0, false, 0.0, false, Offload::none}},
