@@ -26,6 +26,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <fcntl.h>
@@ -95,6 +96,8 @@ std::vector<std::map<std::string, std::string>> read_tsv(const fs::path& file) {
 struct Case {
   int row = 0;
   std::string source, model, gpu, catalog_gpu, method, recompute = "none", dtype = "bf16";
+  /// "on", "off" or empty (the estimator's default); "yes", "no" or empty (by architecture).
+  std::string sequence_parallel, flash_attention, tied_embeddings;
   long long layers = 0, hidden = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0, seq = 0;
   int num_gpus = 0, gpn = 0, tp = 1, pp = 1, dp = 1, cp = 1, mbs = 0, gbs = 0, v = 1;
   double measured_s = 0, measured_gib = 0;
@@ -153,6 +156,18 @@ Case make_case(int index, std::map<std::string, std::string>& r) {
   c.recompute = r["recompute"].empty() ? "none" : r["recompute"];
   c.dtype = has(r["precision"], "fp8") ? "fp8" : has(r["precision"], "fp16") ? "fp16" : "bf16";
   c.measured_gib = to_real(r["memory_gib_per_gpu"]);
+  c.sequence_parallel = r["sequence_parallel"];
+  c.flash_attention = r["flash_attention"];
+  c.tied_embeddings = r["tied_embeddings"];
+  for (const auto& [key, value, a, b] :
+       {std::tuple{"sequence_parallel", c.sequence_parallel, "on", "off"},
+        std::tuple{"flash_attention", c.flash_attention, "on", "off"},
+        std::tuple{"tied_embeddings", c.tied_embeddings, "yes", "no"}}) {
+    if (!value.empty() && value != a && value != b) {
+      throw BadInput(fmt::format("row {}: {} '{}' must be {}, {} or empty", index, key, value,
+                                 a, b));
+    }
+  }
   const std::string& sched = r["schedule"];
   if (sched.rfind("interleaved", 0) == 0) {
     const auto colon = sched.find(':');
@@ -209,7 +224,7 @@ nlohmann::json model_file(const Case& c) {
   m["architecture"] = gpt ? "gpt3" : "llama";
   m["memory_formula"] = gpt ? "gpt" : "llama";
   m["gated_mlp"] = !gpt;
-  m["tied_embeddings"] = gpt;
+  m["tied_embeddings"] = c.tied_embeddings.empty() ? gpt : c.tied_embeddings == "yes";
   m["norm"] = gpt ? "layernorm" : "rmsnorm";
   m["qkv_bias"] = gpt;
   m["attention_output_bias"] = gpt;
@@ -262,6 +277,12 @@ std::vector<std::string> contract(const Case& c, const fs::path& exe, const fs::
                                 "--recompute", c.recompute,
                                 "--virtual_stages", std::to_string(c.v), "--dtype", c.dtype,
                                 "--format", "json", "-q"};
+  if (!c.sequence_parallel.empty()) {
+    a.insert(a.end() - 3, {"--sequence_parallel", c.sequence_parallel});
+  }
+  if (!c.flash_attention.empty()) {
+    a.insert(a.end() - 3, {"--flash_attention", c.flash_attention});
+  }
   // The runs split the layers evenly (Megatron-LM's and torchtitan's default); the uniform
   // partition is given when the layers divide, else the native model's own.
   if (c.pp > 1 && c.v == 1 && c.layers % c.pp == 0) {

@@ -450,6 +450,14 @@ std::vector<T> parse_list(const std::string& flag, const std::string& text, Pars
   return out;
 }
 
+/// A switch given as on or off.
+bool parse_on_off(const char* flag, const std::string& text) {
+  if (text != "on" && text != "off") {
+    throw InputError(fmt::format("{} '{}' must be on or off", flag, text));
+  }
+  return text == "on";
+}
+
 /// The native estimator's flags (docs/native.md): --estimator, and the flags only it has,
 /// which select it and are an error beside --estimator zerosearch.
 void check_native(const RawOptions& raw, Options& o) {
@@ -457,7 +465,9 @@ void check_native(const RawOptions& raw, Options& o) {
       {"--recompute", &raw.recompute},       {"--offload", &raw.offload},
       {"--virtual_stages", &raw.virtual_stages}, {"--dtype", &raw.dtype},
       {"--schedule", &raw.schedule},         {"--host_memory_gib", &raw.host_memory_gib},
-      {"--framework_overhead_gib", &raw.framework_overhead_gib}};
+      {"--framework_overhead_gib", &raw.framework_overhead_gib},
+      {"--sequence_parallel", &raw.sequence_parallel},
+      {"--flash_attention", &raw.flash_attention}};
   const char* given = nullptr;
   for (const auto& [flag, value] : only_native) {
     if (!value->empty() && given == nullptr) given = flag;
@@ -495,6 +505,12 @@ void check_native(const RawOptions& raw, Options& o) {
   if (!raw.framework_overhead_gib.empty()) {
     o.native.framework_overhead_gib =
         parse_positive_real("--framework_overhead_gib", raw.framework_overhead_gib);
+  }
+  if (!raw.sequence_parallel.empty()) {
+    o.native.sequence_parallel = parse_on_off("--sequence_parallel", raw.sequence_parallel);
+  }
+  if (!raw.flash_attention.empty()) {
+    o.native.flash_attention = parse_on_off("--flash_attention", raw.flash_attention);
   }
 }
 

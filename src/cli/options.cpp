@@ -300,6 +300,14 @@ ParseResult parse_options(int argc, const char* const* argv) {
   app.add_option("--framework_overhead_gib", o.framework_overhead_gib,
                  "Per-GPU memory besides model states and activations, GiB (default: 2)")
       ->type_name("G")->group(native);
+  app.add_option("--sequence_parallel", o.sequence_parallel,
+                 "Megatron-LM sequence parallelism with tp > 1 (norm and dropout activations "
+                 "split over the tp ranks): on (default) or off")
+      ->type_name("on|off")->group(native);
+  app.add_option("--flash_attention", o.flash_attention,
+                 "Fused (FlashAttention-style) attention: on (default) or off (the scores and "
+                 "softmax written to memory, as before 2022)")
+      ->type_name("on|off")->group(native);
   app.add_flag("--search_space", o.search_space,
                "Print the size of the search space and exit")
       ->group(modes);

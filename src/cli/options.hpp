@@ -72,6 +72,8 @@ struct RawOptions {
   std::string schedule;
   std::string host_memory_gib;
   std::string framework_overhead_gib;
+  std::string sequence_parallel;
+  std::string flash_attention;
   std::string seed = "0";
   bool no_clobber = false;
   // Which flags were given (flags that do not apply to a mode are errors or notes).
