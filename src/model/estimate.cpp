@@ -92,7 +92,7 @@ namespace {
 
 /// The partition `method` chooses, with the stage times the schedule uses.
 PartitionResult choose_partition(const EstimateContext& ctx, const DesignPoint& p,
-                                 const std::vector<int>& stage_gpu, StepModel& model,
+                                 const std::vector<int>& stage_gpu, const StepModel& model,
                                  PartitionMemo* memo) {
   if (ctx.partition_method == PartitionMethod::minmax || p.pp == 1) {
     return minmax_partition(model.problem);
@@ -108,32 +108,29 @@ PartitionResult choose_partition(const EstimateContext& ctx, const DesignPoint& 
     }
   }
   std::unique_ptr<StageMemoryTable> own;
-  if (memo != nullptr) {
-    model.memory = &memo->memory(ctx, p);
-  } else {
+  if (memo == nullptr) {
     own = std::make_unique<StageMemoryTable>(ctx.model, p, ctx.cluster.gpus_per_node,
                                              ctx.global_batch);
-    model.memory = own.get();
   }
+  const StageMemoryTable& memory = memo != nullptr ? memo->memory(ctx, p) : *own;
   PartitionResult minmax = minmax_partition(model.problem);
   PartitionResult out;
   if (ctx.partition_method == PartitionMethod::ga) {
-    out.partition = ga_partition(model, ga_point_seed(ctx.seed, p), {minmax.partition});
+    out.partition = ga_partition(model, memory, ga_point_seed(ctx.seed, p), {minmax.partition});
     out.times = stage_times(model.problem, out.partition);
   } else {
     // Only a fitting partition strictly faster than minmax's estimate replaces it, so optimal
     // never reports a slower step time than minmax for a point minmax fits.
-    const double to_beat = model.fits(minmax.partition)
+    const double to_beat = model.fits(minmax.partition, memory)
                                ? model.step_from_times(minmax.partition[0], minmax.times)
                                : std::numeric_limits<double>::infinity();
-    if (auto best = optimal_partition(model, to_beat)) {
+    if (auto best = optimal_partition(model, memory, to_beat)) {
       out.partition = std::move(*best);
       out.times = stage_times(model.problem, out.partition);
     } else {
       out = std::move(minmax);
     }
   }
-  model.memory = nullptr;
   if (memo != nullptr) {
     memo->store(std::move(key), out);
   }

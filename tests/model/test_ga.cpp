@@ -27,20 +27,19 @@ TEST_CASE("the GA: same seed, same partition; always a valid partition", "[ga]")
     }
     const LayerCosts costs = layer_costs(plan.context, p);
     const StageMemoryTable table(plan.context.model, p, 4, 64);
-    StepModel m = step_model(plan.context, p, costs, places[1]);
-    m.memory = &table;
+    const StepModel m = step_model(plan.context, p, costs, places[1]);
     const auto mm = minmax_partition(m.problem).partition;
     for (const std::uint64_t seed : {0ULL, 1ULL, 12345ULL}) {
-      const auto a = ga_partition(m, seed, {mm});
-      const auto b = ga_partition(m, seed, {mm});
+      const auto a = ga_partition(m, table, seed, {mm});
+      const auto b = ga_partition(m, table, seed, {mm});
       CHECK(a == b);
       CHECK(valid_partition(a, p.pp, m.layers()));
       // Its population starts with minmax's partition and keeps the best: never worse.
-      if (m.fits(mm)) {
-        CHECK(m.fits(a));
+      if (m.fits(mm, table)) {
+        CHECK(m.fits(a, table));
         CHECK(m.step_s(a) <= m.step_s(mm));
       }
-      differs += a != ga_partition(m, seed + 1, {mm}) ? 1 : 0;
+      differs += a != ga_partition(m, table, seed + 1, {mm}) ? 1 : 0;
     }
   }
   CHECK(differs > 0); // the seed matters
@@ -84,7 +83,7 @@ TEST_CASE("the GA never reports a slower step than minmax where minmax fits", "[
     const LayerCosts costs = layer_costs(minmax.context, p);
     for (const Placement& place : places.to_vector()) {
       const Estimate a = estimate(minmax.context, p, costs, place);
-      StepModel m = step_model(minmax.context, p, costs, place);
+      const StepModel m = step_model(minmax.context, p, costs, place);
       const Estimate b = estimate(ga.context, p, costs, place);
       if (!a.oom) {
         // Against minmax's partition with its own stage times.
