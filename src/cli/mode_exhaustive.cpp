@@ -12,6 +12,7 @@
 #include "setup.hpp"
 #include "zerosearch/core/error.hpp"
 #include "zerosearch/search/enumerate.hpp"
+#include "zerosearch/search/partition_choice.hpp"
 #include "zerosearch/io/report.hpp"
 #include "zerosearch/io/report_format.hpp"
 
@@ -209,7 +210,9 @@ int run_exhaustive_mode(const Options& o, const char* argv0) {
   }
   const LayerCosts costs = layer_costs(ctx, p); // InputError when the method or tp has no profile
   EstimateDetail d;
-  const Estimate e = estimate(ctx, p, costs, placement, given, &d);
+  // A given partition is evaluated as given; otherwise --search_method chooses it.
+  const Estimate e = given.empty() ? choose_and_estimate(ctx, p, costs, placement, nullptr, &d)
+                                   : estimate(ctx, p, costs, placement, given, &d);
 
   // The row in the original's CSV format, for --record and -o.
   set_single_row(result, ctx, p, placement, e);

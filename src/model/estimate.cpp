@@ -1,16 +1,13 @@
 #include "zerosearch/model/estimate.hpp"
 
 #include <algorithm>
-#include <limits>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "zerosearch/core/error.hpp"
 #include "zerosearch/core/parity.hpp"
-#include "zerosearch/model/ga.hpp"
 #include "zerosearch/model/memory.hpp"
-#include "zerosearch/model/optimal.hpp"
 #include "zerosearch/model/pipeline.hpp"
 
 namespace zerosearch {
@@ -66,81 +63,6 @@ LayerCosts layer_costs(const EstimateContext& ctx, const DesignPoint& p) {
   }
   return out;
 }
-
-const StageMemoryTable& PartitionMemo::memory(const EstimateContext& ctx, const DesignPoint& p) {
-  if (!memory_) {
-    memory_ = std::make_unique<StageMemoryTable>(ctx.model, p, ctx.cluster.gpus_per_node,
-                                                 ctx.global_batch);
-  }
-  return *memory_;
-}
-
-const PartitionResult* PartitionMemo::find(const std::vector<double>& key) const noexcept {
-  for (const Entry& e : entries_) {
-    if (e.key == key) {
-      return &e.result;
-    }
-  }
-  return nullptr;
-}
-
-void PartitionMemo::store(std::vector<double> key, PartitionResult result) {
-  entries_.push_back(Entry{std::move(key), std::move(result)});
-}
-
-namespace {
-
-/// The partition `method` chooses, with the stage times the schedule uses.
-PartitionResult choose_partition(const EstimateContext& ctx, const DesignPoint& p,
-                                 const std::vector<int>& stage_gpu, StepModel& model,
-                                 PartitionMemo* memo) {
-  if (ctx.partition_method == PartitionMethod::minmax || p.pp == 1) {
-    return minmax_partition(model.problem);
-  }
-  std::vector<double> key;
-  if (memo != nullptr) {
-    key.assign(stage_gpu.begin(), stage_gpu.end());
-    key.insert(key.end(), model.problem.link_s.begin(), model.problem.link_s.end());
-    key.push_back(static_cast<double>(model.ring_bps));
-    key.push_back(static_cast<double>(model.embedding_sync_s));
-    if (const PartitionResult* known = memo->find(key)) {
-      return *known;
-    }
-  }
-  std::unique_ptr<StageMemoryTable> own;
-  if (memo != nullptr) {
-    model.memory = &memo->memory(ctx, p);
-  } else {
-    own = std::make_unique<StageMemoryTable>(ctx.model, p, ctx.cluster.gpus_per_node,
-                                             ctx.global_batch);
-    model.memory = own.get();
-  }
-  PartitionResult minmax = minmax_partition(model.problem);
-  PartitionResult out;
-  if (ctx.partition_method == PartitionMethod::ga) {
-    out.partition = ga_partition(model, ga_point_seed(ctx.seed, p), {minmax.partition});
-    out.times = stage_times(model.problem, out.partition);
-  } else {
-    // Only a fitting partition strictly faster than minmax's estimate replaces it, so optimal
-    // never reports a slower step time than minmax for a point minmax fits.
-    const double to_beat = model.fits(minmax.partition)
-                               ? model.step_from_times(minmax.partition[0], minmax.times)
-                               : std::numeric_limits<double>::infinity();
-    if (auto best = optimal_partition(model, to_beat)) {
-      out.partition = std::move(*best);
-      out.times = stage_times(model.problem, out.partition);
-    } else {
-      out = std::move(minmax);
-    }
-  }
-  model.memory = nullptr;
-  if (memo != nullptr) {
-    memo->store(std::move(key), out);
-  }
-  return out;
-}
-
-} // namespace
 
 std::size_t PlacementFeaturesHash::operator()(const PlacementFeatures& f) const noexcept {
   std::size_t h = std::hash<float>{}(f.ring_bps) ^ (std::hash<float>{}(f.embedding_sync_s) << 1);
@@ -208,29 +130,28 @@ StepModel step_model(const EstimateContext& ctx, const DesignPoint& p, const Lay
 
 Estimate estimate(const EstimateContext& ctx, const DesignPoint& p, const LayerCosts& costs,
                   const Placement& placement, const std::vector<int>& partition,
-                  EstimateDetail* detail, PartitionMemo* memo) {
-  return estimate(ctx, p, costs, placement_features(ctx, p, placement), partition, detail, memo);
+                  EstimateDetail* detail) {
+  return estimate(ctx, p, costs, placement_features(ctx, p, placement), partition, detail);
 }
 
 Estimate estimate(const EstimateContext& ctx, const DesignPoint& p, const LayerCosts& costs,
                   const PlacementFeatures& features, const std::vector<int>& partition,
-                  EstimateDetail* detail, PartitionMemo* memo) {
-  const std::vector<int>& stage_gpu = features.stage_gpu;
-  StepModel model = step_model(ctx, p, costs, features);
-
-  PartitionResult part;
-  if (!partition.empty()) {
-    if (!valid_partition(partition, p.pp, model.layers())) {
-      throw InputError(fmt::format("partition {} is not {} stages of at least one layer summing "
-                                   "to {}",
-                                   fmt::join(partition, ","), p.pp, model.layers()));
-    }
-    part.partition = partition;
-    part.times = stage_times(model.problem, partition);
-  } else {
-    part = choose_partition(ctx, p, stage_gpu, model, memo);
+                  EstimateDetail* detail) {
+  const StepModel model = step_model(ctx, p, costs, features);
+  if (!valid_partition(partition, p.pp, model.layers())) {
+    throw InputError(fmt::format("partition {} is not {} stages of at least one layer summing "
+                                 "to {}",
+                                 fmt::join(partition, ","), p.pp, model.layers()));
   }
+  PartitionResult part;
+  part.partition = partition;
+  part.times = stage_times(model.problem, partition);
+  return evaluate_partition(ctx, p, model, features.stage_gpu, std::move(part), detail);
+}
 
+Estimate evaluate_partition(const EstimateContext& ctx, const DesignPoint& p,
+                            const StepModel& model, const std::vector<int>& stage_gpu,
+                            PartitionResult part, EstimateDetail* detail) {
   std::vector<double> stage_end;
   const double step = model.step_from_times(part.partition[0], part.times, &stage_end);
   const MemoryEstimate mem = estimate_memory(ctx.model, p, part.partition, model.stage_limit_gib,
@@ -247,8 +168,8 @@ Estimate estimate(const EstimateContext& ctx, const DesignPoint& p, const LayerC
   e.train_cost_usd = e.price_per_step_usd * static_cast<double>(ctx.iterations);
   if (detail != nullptr) {
     detail->stage_gpu = stage_gpu;
-    detail->times = part.times;
-    detail->stage_end_s = stage_end;
+    detail->times = std::move(part.times);
+    detail->stage_end_s = std::move(stage_end);
     detail->link_s.assign(model.problem.link_s.begin(), model.problem.link_s.end());
     detail->stage_mem_gib = stage_memory_gib(ctx.model, p, part.partition,
                                              ctx.cluster.gpus_per_node, ctx.global_batch);

@@ -88,7 +88,7 @@ bool ranks_before(const Individual& a, const Individual& b) noexcept {
 
 class Evaluator {
 public:
-  explicit Evaluator(const StepModel& m) : m_(m) {}
+  Evaluator(const StepModel& m, const StageMemoryTable& memory) : m_(m), memory_(memory) {}
   Fitness operator()(const std::vector<int>& partition) {
     const auto it = cache_.find(partition);
     if (it != cache_.end()) {
@@ -98,12 +98,12 @@ public:
     double overflow = 0.0;
     int first = 0;
     for (std::size_t s = 0; s < partition.size(); ++s) {
-      const double over = static_cast<double>(m_.memory->gib(first, partition[s])) -
+      const double over = static_cast<double>(memory_.gib(first, partition[s])) -
                           static_cast<double>(m_.stage_limit_gib[s]);
       overflow = std::max(overflow, over);
       first += partition[s];
     }
-    f.fits = m_.fits(partition);
+    f.fits = m_.fits(partition, memory_);
     f.value = f.fits ? m_.step_s(partition) : overflow;
     cache_.emplace(partition, f);
     return f;
@@ -111,6 +111,7 @@ public:
 
 private:
   const StepModel& m_;
+  const StageMemoryTable& memory_;
   std::map<std::vector<int>, Fitness> cache_;
 };
 
@@ -210,12 +211,13 @@ std::uint64_t ga_point_seed(std::uint64_t seed, const DesignPoint& p) noexcept {
   return h;
 }
 
-std::vector<int> ga_partition(const StepModel& model, std::uint64_t seed,
+std::vector<int> ga_partition(const StepModel& model, const StageMemoryTable& memory,
+                              std::uint64_t seed,
                               const std::vector<std::vector<int>>& seeds, const GaParams& params) {
   const int stages = model.stages();
   const int layers = model.layers();
   Rng rng(seed);
-  Evaluator evaluate(model);
+  Evaluator evaluate(model, memory);
   const auto size = static_cast<std::size_t>(std::max(params.population, 2));
 
   std::vector<Individual> pop;

@@ -18,7 +18,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 /// stage from every first layer.
 class Segments {
 public:
-  explicit Segments(const StepModel& m) : n_(m.layers()), stages_(m.stages()) {
+  Segments(const StepModel& m, const StageMemoryTable& memory)
+      : n_(m.layers()), stages_(m.stages()) {
     const auto n = static_cast<std::size_t>(n_);
     type_of_.resize(static_cast<std::size_t>(stages_));
     reach_of_.resize(static_cast<std::size_t>(stages_));
@@ -45,7 +46,7 @@ public:
         limits_.push_back(limit);
         std::vector<int> reach(n);
         for (int i = 0; i < n_; ++i) {
-          reach[static_cast<std::size_t>(i)] = m.memory->max_layers(i, limit);
+          reach[static_cast<std::size_t>(i)] = memory.max_layers(i, limit);
         }
         reach_.push_back(std::move(reach));
       }
@@ -500,8 +501,9 @@ struct Search {
 
 } // namespace
 
-std::optional<std::vector<int>> min_bottleneck_partition(const StepModel& model) {
-  const Segments seg(model);
+std::optional<std::vector<int>> min_bottleneck_partition(const StepModel& model,
+                                                         const StageMemoryTable& memory) {
+  const Segments seg(model, memory);
   const int pp = seg.stages();
   const int n = seg.layers();
   // best[s][i]: least bottleneck of layers [i, n) on stages s..pp-1; choice: stage s's end.
@@ -544,8 +546,9 @@ std::optional<std::vector<int>> min_bottleneck_partition(const StepModel& model)
   return out;
 }
 
-double step_lower_bound(const StepModel& model, const std::vector<int>& prefix) {
-  const Segments seg(model);
+double step_lower_bound(const StepModel& model, const StageMemoryTable& memory,
+                        const std::vector<int>& prefix) {
+  const Segments seg(model, memory);
   const PipelineBound pb(model, true);
   const TailBounds tail = tail_bounds(seg, pb);
   Prefix fixed;
@@ -564,9 +567,10 @@ double step_lower_bound(const StepModel& model, const std::vector<int>& prefix) 
                     model.dp_sync_s(prefix.empty() ? 1 : prefix[0]));
 }
 
-std::optional<std::vector<int>> optimal_partition(const StepModel& model, double to_beat_s,
+std::optional<std::vector<int>> optimal_partition(const StepModel& model,
+                                                  const StageMemoryTable& memory, double to_beat_s,
                                                   OptimalStats* stats, std::int64_t node_budget) {
-  const Segments seg(model);
+  const Segments seg(model, memory);
   const PipelineBound pb(model, true);
   const TailBounds tail = tail_bounds(seg, pb);
   const PipelineBound key_pb(model, false);
@@ -579,7 +583,7 @@ std::optional<std::vector<int>> optimal_partition(const StepModel& model, double
   }
   Search search{model, seg, pb, tail, key_pb, key_tail, st, node_budget, std::move(dp_by_first), to_beat_s, {}, {}, true, {}, {}, {}, {}, {}, {}, {}};
   // The least-bottleneck partition is usually close to the optimum: start from it.
-  if (const auto start = min_bottleneck_partition(model)) {
+  if (const auto start = min_bottleneck_partition(model, memory)) {
     ++st.simulations;
     const double t = model.step_s(*start);
     if (t < search.best_s) {

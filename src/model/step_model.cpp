@@ -34,10 +34,11 @@ double StepModel::step_from_times(int first_stage_layers, const StageTimes& time
   return static_cast<double>(slowest + embedding_sync_s);
 }
 
-bool StepModel::fits(const std::vector<int>& partition) const noexcept {
+bool StepModel::fits(const std::vector<int>& partition,
+                     const StageMemoryTable& memory) const noexcept {
   int first = 0;
   for (std::size_t s = 0; s < partition.size(); ++s) {
-    if (memory->gib(first, partition[s]) > stage_limit_gib[s]) {
+    if (memory.gib(first, partition[s]) > stage_limit_gib[s]) {
       return false;
     }
     first += partition[s];

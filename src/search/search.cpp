@@ -10,6 +10,8 @@
 #include <thread>
 #include <unordered_map>
 
+#include "zerosearch/search/partition_choice.hpp"
+
 namespace zerosearch {
 
 bool same_estimate(const Estimate& a, const Estimate& b) noexcept {
@@ -172,7 +174,7 @@ SearchResult search(const EstimateContext& ctx, const std::vector<DesignPoint>& 
             ++groups[it->second].count;
           } else {
             const auto g = static_cast<std::uint32_t>(groups.size());
-            groups.push_back(Group{estimate(ctx, p, costs, features, {}, nullptr, &memo),
+            groups.push_back(Group{choose_and_estimate(ctx, p, costs, features, &memo),
                                    static_cast<int>(k), 1});
             seen.emplace(std::move(features), g);
             group_of[k] = g;

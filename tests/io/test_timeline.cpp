@@ -5,6 +5,7 @@
 #include "zerosearch/io/catalogs.hpp"
 #include "zerosearch/io/html_report.hpp"
 #include "zerosearch/io/timeline.hpp"
+#include "zerosearch/search/partition_choice.hpp"
 #include "zerosearch/search/plan.hpp"
 
 using namespace zerosearch;
@@ -42,7 +43,7 @@ TEST_CASE("timeline of the golden heterogeneous plan", "[timeline]") {
   const SearchPlan plan = make_plan(in, catalogs);
   DesignPoint p{DpMethod::zero1, 1, 4, 8, 1, 16};
   const Placement placement{0, 0, 1, 1, 1, 1, 1, 0};
-  const Estimate e = estimate(plan.context, p, layer_costs(plan.context, p), placement);
+  const Estimate e = choose_and_estimate(plan.context, p, layer_costs(plan.context, p), placement);
   const TimelineInput t = timeline_input(plan.context, p, placement, e);
   CHECK(t.step_s == e.step_s);
   CHECK(t.stage_gpu == std::vector<std::string>{"A10", "A10", "A6000", "A6000", "A6000", "A6000",

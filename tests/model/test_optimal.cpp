@@ -12,7 +12,6 @@
 #include "zerosearch/model/estimate.hpp"
 #include "zerosearch/model/optimal.hpp"
 #include "zerosearch/search/plan.hpp"
-#include "zerosearch/search/search.hpp"
 
 using namespace zerosearch;
 
@@ -103,7 +102,6 @@ struct Synthetic {
     model.vocab = 500.0F;
     model.ring_bps = 1e6F;
     model.embedding_sync_s = 0.01F;
-    model.memory = table.get();
   }
 };
 
@@ -122,16 +120,17 @@ TEST_CASE("optimal and the least bottleneck equal brute force on small problems"
     const int layers = std::uniform_int_distribution<int>(stages, 9)(rng);
     Synthetic syn(rng, stages, layers);
     const StepModel& m = syn.model;
+    const StageMemoryTable& table = *syn.table;
     double best_step = std::numeric_limits<double>::infinity();
     double best_bottleneck = std::numeric_limits<double>::infinity();
     for_each_partition(m.layers(), stages, [&](const std::vector<int>& p) {
-      if (m.fits(p)) {
+      if (m.fits(p, table)) {
         best_step = std::min(best_step, m.step_s(p));
         best_bottleneck = std::min(best_bottleneck, bottleneck(m, p));
       }
     });
-    const auto opt = optimal_partition(m, std::numeric_limits<double>::infinity());
-    const auto mb = min_bottleneck_partition(m);
+    const auto opt = optimal_partition(m, table, std::numeric_limits<double>::infinity());
+    const auto mb = min_bottleneck_partition(m, table);
     INFO("trial " << trial << ", " << stages << " stages, " << m.layers() << " layers, m "
                   << m.micro_batches);
     if (best_step == std::numeric_limits<double>::infinity()) {
@@ -142,13 +141,13 @@ TEST_CASE("optimal and the least bottleneck equal brute force on small problems"
     ++with_fit;
     REQUIRE(opt);
     CHECK(valid_partition(*opt, stages, m.layers()));
-    CHECK(m.fits(*opt));
+    CHECK(m.fits(*opt, table));
     CHECK(m.step_s(*opt) == best_step);
     REQUIRE(mb);
-    CHECK(m.fits(*mb));
+    CHECK(m.fits(*mb, table));
     CHECK(bottleneck(m, *mb) == best_bottleneck);
     // Asked to beat the optimum itself, it finds nothing.
-    CHECK_FALSE(optimal_partition(m, best_step));
+    CHECK_FALSE(optimal_partition(m, table, best_step));
   }
   CHECK(with_fit > 200); // the limits leave most problems solvable, not all
 }
@@ -159,16 +158,17 @@ TEST_CASE("the lower bound never exceeds the simulated step time", "[optimal]") 
     const int stages = std::uniform_int_distribution<int>(2, 5)(rng);
     Synthetic syn(rng, stages, std::uniform_int_distribution<int>(stages, 8)(rng));
     const StepModel& m = syn.model;
-    const double root = step_lower_bound(m, {});
+    const StageMemoryTable& table = *syn.table;
+    const double root = step_lower_bound(m, table, {});
     for_each_partition(m.layers(), stages, [&](const std::vector<int>& p) {
-      if (!m.fits(p)) {
-        CHECK(step_lower_bound(m, p) == std::numeric_limits<double>::infinity());
+      if (!m.fits(p, table)) {
+        CHECK(step_lower_bound(m, table, p) == std::numeric_limits<double>::infinity());
         return;
       }
       const double t = m.step_s(p);
       CHECK(root <= t);
       for (std::size_t k = 1; k <= p.size(); ++k) {
-        CHECK(step_lower_bound(m, std::vector<int>(p.begin(), p.begin() + static_cast<long>(k))) <= t);
+        CHECK(step_lower_bound(m, table, std::vector<int>(p.begin(), p.begin() + static_cast<long>(k))) <= t);
       }
     });
   }
@@ -184,6 +184,7 @@ TEST_CASE("the lower bound holds on deeper synthetic pipelines (pivot paths, sen
     const int stages = std::uniform_int_distribution<int>(6, 12)(rng);
     Synthetic syn(rng, stages, std::uniform_int_distribution<int>(stages, 16)(rng));
     const StepModel& m = syn.model;
+    const StageMemoryTable& table = *syn.table;
     for (int draw = 0; draw < 20; ++draw) {
       std::vector<int> cut(static_cast<std::size_t>(m.layers() - 1));
       std::iota(cut.begin(), cut.end(), 1);
@@ -197,12 +198,12 @@ TEST_CASE("the lower bound holds on deeper synthetic pipelines (pivot paths, sen
         prev = c;
       }
       part.push_back(m.layers() - prev);
-      if (!m.fits(part)) {
+      if (!m.fits(part, table)) {
         continue;
       }
       const double t = m.step_s(part);
       for (std::size_t k = 0; k <= part.size(); ++k) {
-        CHECK(step_lower_bound(m, std::vector<int>(part.begin(), part.begin() + static_cast<long>(k))) <= t);
+        CHECK(step_lower_bound(m, table, std::vector<int>(part.begin(), part.begin() + static_cast<long>(k))) <= t);
       }
       ++checked;
     }
@@ -221,8 +222,7 @@ TEST_CASE("the lower bound holds on the real profiles, pp up to 32", "[optimal]"
     const LayerCosts costs = layer_costs(plan.context, p);
     const StageMemoryTable table(plan.context.model, p, 4, 64);
     for (std::size_t k = 0; k < places.size(); k += 3) {
-      StepModel m = step_model(plan.context, p, costs, places[k]);
-      m.memory = &table;
+      const StepModel m = step_model(plan.context, p, costs, places[k]);
       for (int draw = 0; draw < 20; ++draw) {
         // A random partition: stage boundaries drawn without repetition.
         std::vector<int> cut(static_cast<std::size_t>(m.layers() - 1));
@@ -237,14 +237,14 @@ TEST_CASE("the lower bound holds on the real profiles, pp up to 32", "[optimal]"
           prev = c;
         }
         part.push_back(m.layers() - prev);
-        if (!m.fits(part)) {
+        if (!m.fits(part, table)) {
           continue;
         }
         const double t = m.step_s(part);
         for (std::size_t j = 0; j <= part.size(); j += 4) {
-          CHECK(step_lower_bound(m, std::vector<int>(part.begin(), part.begin() + static_cast<long>(j))) <= t);
+          CHECK(step_lower_bound(m, table, std::vector<int>(part.begin(), part.begin() + static_cast<long>(j))) <= t);
         }
-        CHECK(step_lower_bound(m, part) <= t);
+        CHECK(step_lower_bound(m, table, part) <= t);
       }
     }
   }
@@ -261,15 +261,14 @@ TEST_CASE("optimal equals brute force on real profiles (pp 2 and 4, every placem
     const LayerCosts costs = layer_costs(plan.context, p);
     const StageMemoryTable table(plan.context.model, p, 4, 64);
     for (const Placement& place : places.to_vector()) {
-      StepModel m = step_model(plan.context, p, costs, place);
-      m.memory = &table;
+      const StepModel m = step_model(plan.context, p, costs, place);
       double best = std::numeric_limits<double>::infinity();
       for_each_partition(m.layers(), p.pp, [&](const std::vector<int>& part) {
-        if (m.fits(part)) {
+        if (m.fits(part, table)) {
           best = std::min(best, m.step_s(part));
         }
       });
-      const auto opt = optimal_partition(m, std::numeric_limits<double>::infinity());
+      const auto opt = optimal_partition(m, table, std::numeric_limits<double>::infinity());
       INFO(to_string(p.method) << " tp " << p.tp << " pp " << p.pp << " dp " << p.dp << " mbs " << p.mbs);
       if (best == std::numeric_limits<double>::infinity()) {
         CHECK_FALSE(opt);
@@ -283,36 +282,7 @@ TEST_CASE("optimal equals brute force on real profiles (pp 2 and 4, every placem
   CHECK(checked >= 40);
 }
 
-TEST_CASE("optimal is never slower than minmax, and fits wherever minmax fits", "[optimal]") {
-  const std::vector<NodeGroup> cluster{{"A10", 2}, {"A6000", 2}};
-  const SearchPlan minmax = llama_plan(cluster, PartitionMethod::minmax);
-  const SearchPlan optimal = llama_plan(cluster, PartitionMethod::optimal);
-  const auto places = placements(minmax.context.cluster);
-  int faster = 0;
-  int rescued = 0;
-  for (const DesignPoint& p : minmax.design_points()) {
-    const LayerCosts costs = layer_costs(minmax.context, p);
-    for (const Placement& place : places.to_vector()) {
-      const Estimate a = estimate(minmax.context, p, costs, place);
-      const Estimate b = estimate(optimal.context, p, costs, place);
-      CHECK(valid_partition(b.partition, p.pp, minmax.context.model.pipeline_layers()));
-      if (!a.oom) {
-        CHECK_FALSE(b.oom);
-        CHECK(b.step_s <= a.step_s);
-        faster += b.step_s < a.step_s ? 1 : 0;
-      } else if (!b.oom) {
-        ++rescued;
-      } else {
-        CHECK(b.partition == a.partition); // nothing fits: minmax's row, unchanged
-        CHECK(b.step_s == a.step_s);
-      }
-    }
-  }
-  CHECK(faster > 0);
-  CHECK(rescued > 0);
-}
-
-TEST_CASE("a search's memo changes nothing; a node budget keeps a valid best", "[optimal]") {
+TEST_CASE("a node budget keeps a valid best", "[optimal]") {
   const SearchPlan plan = llama_plan({{"A10", 3}, {"A6000", 5}}, PartitionMethod::optimal);
   const auto places = placements(plan.context.cluster);
   std::vector<DesignPoint> points;
@@ -321,31 +291,21 @@ TEST_CASE("a search's memo changes nothing; a node budget keeps a valid best", "
       points.push_back(p);
     }
   }
-  SearchOptions one;
-  one.threads = 1;
-  const auto rows = run_search(plan.context, points, places, one); // with a memo per point
-  for (const ResultRow& r : rows) {
-    const Estimate e = estimate(plan.context, r.point, layer_costs(plan.context, r.point),
-                                places[static_cast<std::size_t>(r.placement)]);
-    CHECK(e.partition == r.estimate.partition);
-    CHECK(e.step_s == r.estimate.step_s);
-  }
   // A tiny budget: not exact, but what it returns is a fitting partition no slower than the
   // least-bottleneck one it starts from.
   const DesignPoint& p = points.front();
   const LayerCosts costs = layer_costs(plan.context, p);
   const StageMemoryTable table(plan.context.model, p, 4, 64);
-  StepModel m = step_model(plan.context, p, costs, places[2]);
-  m.memory = &table;
+  const StepModel m = step_model(plan.context, p, costs, places[2]);
   OptimalStats full;
   OptimalStats cut;
-  const auto best = optimal_partition(m, std::numeric_limits<double>::infinity(), &full);
-  const auto quick = optimal_partition(m, std::numeric_limits<double>::infinity(), &cut, 3);
+  const auto best = optimal_partition(m, table, std::numeric_limits<double>::infinity(), &full);
+  const auto quick = optimal_partition(m, table, std::numeric_limits<double>::infinity(), &cut, 3);
   CHECK(full.exact);
   CHECK_FALSE(cut.exact);
   REQUIRE(best);
   REQUIRE(quick);
-  CHECK(m.fits(*quick));
+  CHECK(m.fits(*quick, table));
   CHECK(m.step_s(*quick) >= m.step_s(*best));
-  CHECK(m.step_s(*quick) <= m.step_s(*min_bottleneck_partition(m)));
+  CHECK(m.step_s(*quick) <= m.step_s(*min_bottleneck_partition(m, table)));
 }

@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "zerosearch/search/partition_choice.hpp"
 #include "zerosearch/search/plan.hpp"
 #include "zerosearch/search/ranking.hpp"
 #include "zerosearch/search/search.hpp"
@@ -59,8 +60,8 @@ TEST_CASE("memoized placements get the estimate a direct evaluation gives", "[se
   // Every 37th row, evaluated on its own, without the search's memo.
   for (std::size_t i = 0; i < rows.size(); i += 37) {
     const DesignPoint& p = rows[i].point;
-    const auto e = estimate(plan.context, p, layer_costs(plan.context, p),
-                            places[static_cast<std::size_t>(rows[i].placement)]);
+    const auto e = choose_and_estimate(plan.context, p, layer_costs(plan.context, p),
+                                       places[static_cast<std::size_t>(rows[i].placement)]);
     CHECK(e.step_s == rows[i].estimate.step_s);
     CHECK(e.partition == rows[i].estimate.partition);
     CHECK(e.gpumem_gib == rows[i].estimate.gpumem_gib);
@@ -152,7 +153,7 @@ TEST_CASE("distinct rows: one per design point and estimate, counts add up to ev
     const DesignPoint& p = d.rows[i].point;
     const auto costs = layer_costs(plan.context, p);
     for (int k = 0; k < d.rows[i].placement; ++k) {
-      const auto e = estimate(plan.context, p, costs, places[static_cast<std::size_t>(k)]);
+      const auto e = choose_and_estimate(plan.context, p, costs, places[static_cast<std::size_t>(k)]);
       CHECK_FALSE(same_estimate(e, d.rows[i].estimate));
     }
     if (i > 0 && d.rows[i - 1].point.method == p.method && d.rows[i - 1].point.tp == p.tp &&

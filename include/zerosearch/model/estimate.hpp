@@ -1,6 +1,8 @@
 #pragma once
 // One estimate (docs/model.md §4): step time, its parts, peak memory and cost of a design point on
-// a placement. Pure functions of the inputs below; nothing here reads files or prints.
+// a placement with a given layer partition. Pure functions of the inputs below; nothing here
+// reads files or prints. Which partition a point gets is the search's choice
+// (search/partition_choice.hpp).
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -18,7 +20,7 @@
 
 namespace zerosearch {
 
-/// How the layer partition is chosen.
+/// How the search chooses the layer partition (search/partition_choice.hpp).
 enum class PartitionMethod { minmax, ga, optimal };
 [[nodiscard]] const char* to_string(PartitionMethod m) noexcept;
 /// Throws InputError listing minmax, ga, optimal.
@@ -141,29 +143,6 @@ struct PlacementFeaturesHash {
                                    const LayerCosts& costs, const Placement& placement,
                                    std::vector<int>* stage_gpu = nullptr);
 
-/// What the searching partitioners (ga, optimal) found for one design point, keyed by
-/// everything their choice depends on besides the point (stage GPU types, link times, ring
-/// bandwidth, embedding sync): placements that agree on all of these reuse the partition
-/// without searching again, and get exactly what a search would give. Also keeps the point's
-/// memory table. One per design point; not shared between threads.
-class PartitionMemo {
-public:
-  struct Entry {
-    std::vector<double> key;
-    PartitionResult result;
-  };
-  /// The memory table of `p`, built on first use. `p` must be the same on every call.
-  const StageMemoryTable& memory(const EstimateContext& ctx, const DesignPoint& p);
-  [[nodiscard]] const PartitionResult* find(const std::vector<double>& key) const noexcept;
-  void store(std::vector<double> key, PartitionResult result);
-
-private:
-  std::unique_ptr<StageMemoryTable> memory_;
-  std::vector<Entry> entries_;
-};
-
-
-
 /// The native estimate of `p` on `placement` (docs/native.md) in the Estimate shape; `detail`,
 /// when given, receives the per-stage breakdown. `partition` empty: native_partition.
 /// Throws InputError when the point is invalid for the native model (native_invalid_reason).
@@ -174,20 +153,30 @@ private:
 /// The Estimate shape of a native estimate.
 [[nodiscard]] Estimate to_estimate(const EstimateContext& ctx, const NativeEstimate& n);
 
-/// Estimates design point `p` from its placement's features; see the overload below.
+/// The estimate of design point `p` with the partition `part` (and the stage times the schedule
+/// uses) on a placement whose step-time model is `model` (step_model(ctx, p, costs, features))
+/// and whose stages run on the node types `stage_gpu`: step time and its parts, the memory and
+/// OOM of that partition, cost. part.partition must be valid (valid_partition). `detail`, when
+/// given, receives the per-stage breakdown. The search chooses the partition
+/// (search/partition_choice.hpp).
+[[nodiscard]] Estimate evaluate_partition(const EstimateContext& ctx, const DesignPoint& p,
+                                          const StepModel& model,
+                                          const std::vector<int>& stage_gpu, PartitionResult part,
+                                          EstimateDetail* detail = nullptr);
+
+/// Estimates design point `p` from its placement's features with `partition`; see the overload
+/// below.
 [[nodiscard]] Estimate estimate(const EstimateContext& ctx, const DesignPoint& p,
                                 const LayerCosts& costs, const PlacementFeatures& features,
-                                const std::vector<int>& partition = {},
-                                EstimateDetail* detail = nullptr, PartitionMemo* memo = nullptr);
+                                const std::vector<int>& partition,
+                                EstimateDetail* detail = nullptr);
 
-/// Estimates design point `p` on `placement`. `costs` must come from layer_costs(ctx, p).
-/// When `partition` is non-empty it is used as given instead of searching one (InputError when
-/// it is not pp stages of at least one layer summing to the layer count); otherwise
-/// ctx.partition_method chooses it (minmax, ga or optimal). `memo`, when given, must belong to
-/// this design point (see PartitionMemo); results are the same with or without it.
+/// Estimates design point `p` on `placement` with the layer partition `partition`, as given.
+/// `costs` must come from layer_costs(ctx, p). Throws InputError when `partition` is not pp
+/// stages of at least one layer summing to the layer count.
 [[nodiscard]] Estimate estimate(const EstimateContext& ctx, const DesignPoint& p,
                                 const LayerCosts& costs, const Placement& placement,
-                                const std::vector<int>& partition = {},
-                                EstimateDetail* detail = nullptr, PartitionMemo* memo = nullptr);
+                                const std::vector<int>& partition,
+                                EstimateDetail* detail = nullptr);
 
 } // namespace zerosearch

@@ -33,10 +33,11 @@ struct GaParams {
 };
 
 /// The best partition the GA finds: feasible (fits in memory) partitions rank by step time,
-/// infeasible ones after them by how far their worst stage exceeds its limit. Needs
-/// model.memory; model.stages() >= 2. `seed` fixes every random choice: the same seed and
-/// inputs give the same partition.
-[[nodiscard]] std::vector<int> ga_partition(const StepModel& model, std::uint64_t seed,
+/// infeasible ones after them by how far their worst stage exceeds its limit (`memory`: the
+/// figures of the design point's runs of layers). model.stages() >= 2. `seed` fixes every random
+/// choice: the same seed and inputs give the same partition.
+[[nodiscard]] std::vector<int> ga_partition(const StepModel& model, const StageMemoryTable& memory,
+                                            std::uint64_t seed,
                                             const std::vector<std::vector<int>>& seeds,
                                             const GaParams& params = {});
 

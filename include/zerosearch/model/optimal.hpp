@@ -14,14 +14,16 @@ namespace zerosearch {
 /// stage time (compute of the stage's layers on its GPU type plus the link time a middle stage
 /// carries: StageTimes::stage_time), by dynamic programming. Ties go to the partition that is
 /// first in lexicographic order of (stage 0 count, stage 1 count, ...) smallest first. Nothing
-/// when no partition fits. Needs model.memory.
-[[nodiscard]] std::optional<std::vector<int>> min_bottleneck_partition(const StepModel& model);
+/// when no partition fits. `memory`: the figures of the design point's runs of layers.
+[[nodiscard]] std::optional<std::vector<int>> min_bottleneck_partition(
+    const StepModel& model, const StageMemoryTable& memory);
 
 /// A lower bound on model.step_s(p) for every partition p that starts with the stage counts of
 /// `prefix` (empty: any partition); +infinity when no fitting partition starts so. Valid for
 /// the 1F1B schedule: one micro-batch crosses every stage forward and back, and a stage whose
 /// warm-up leaves it a steady phase runs its m forward and m backward passes one at a time.
-[[nodiscard]] double step_lower_bound(const StepModel& model, const std::vector<int>& prefix);
+[[nodiscard]] double step_lower_bound(const StepModel& model, const StageMemoryTable& memory,
+                                      const std::vector<int>& prefix);
 
 struct OptimalStats {
   /// Partial partitions visited and full partitions simulated.
@@ -43,9 +45,10 @@ inline constexpr std::int64_t kOptimalNodeBudget = 5'000'000;
 /// it is among them, else the first in the search order (a fixed order: children by the bound
 /// of the original terms, then by fewer layers; pruning uses tighter terms, which changes what
 /// is visited, not the order). Leaves are simulated only until they are known not to win
-/// (simulate_1f1b_into). Needs model.memory; model.stages() >= 2.
+/// (simulate_1f1b_into). `memory`: the figures of the design point's runs of layers;
+/// model.stages() >= 2.
 [[nodiscard]] std::optional<std::vector<int>> optimal_partition(
-    const StepModel& model, double to_beat_s, OptimalStats* stats = nullptr,
+    const StepModel& model, const StageMemoryTable& memory, double to_beat_s, OptimalStats* stats = nullptr,
     std::int64_t node_budget = kOptimalNodeBudget);
 
 } // namespace zerosearch

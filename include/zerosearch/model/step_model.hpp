@@ -30,10 +30,8 @@ struct StepModel {
   float ring_bps = 0.0F;
   float embedding_sync_s = 0.0F;
 
-  /// Memory limit (GiB) of each stage's GPU type, and the figures of every run of layers (may
-  /// be null when only estimate_memory is used).
+  /// Memory limit (GiB) of each stage's GPU type.
   std::vector<float> stage_limit_gib;
-  const StageMemoryTable* memory = nullptr;
 
   [[nodiscard]] int stages() const noexcept { return problem.stages(); }
   [[nodiscard]] int layers() const noexcept { return problem.layers(); }
@@ -53,8 +51,10 @@ struct StepModel {
     return step_from_times(partition[0], stage_times(problem, partition));
   }
 
-  /// True when every stage of `partition` fits its GPU's memory. Needs `memory`.
-  [[nodiscard]] bool fits(const std::vector<int>& partition) const noexcept;
+  /// True when every stage of `partition` fits its GPU's memory; `memory` holds the figures of
+  /// every run of layers of this design point.
+  [[nodiscard]] bool fits(const std::vector<int>& partition,
+                          const StageMemoryTable& memory) const noexcept;
 };
 
 /// True when `partition` has problem.stages() entries, each >= 1, summing to problem.layers().
