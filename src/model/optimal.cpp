@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 namespace zerosearch {
 
@@ -356,6 +357,9 @@ struct Search {
   /// (a simulation can stop once it is known to reach it), valid while stop_for == best_s.
   std::vector<double> stop_at;
   std::vector<double> stop_for;
+  /// The leaves' simulations: consecutive leaves share their first stages, and so the warm-up
+  /// events that depend on those stages only.
+  std::optional<OneFOneBSequence> sequence;
 
   void prepare() {
     const auto pp = static_cast<std::size_t>(seg.stages());
@@ -374,6 +378,7 @@ struct Search {
     stop_at.assign(n + 1, 0.0);
     stop_for.assign(n + 1, std::numeric_limits<double>::quiet_NaN());
     current.reserve(pp);
+    sequence.emplace(model.micro_batches, seg.stages(), for_send, back_send, model.share);
   }
 
   /// The least pipeline time L >= 0 with step_bound(L) >= best_s (step_bound is monotone in L).
@@ -418,8 +423,7 @@ struct Search {
       comp[static_cast<std::size_t>(s)] = seg.comp(s, first, end);
       first = end;
     }
-    if (!simulate_1f1b_into(model.micro_batches, pp, comp.data(), for_send.data(),
-                            back_send.data(), model.share, stop_time(current[0]), ends.data())) {
+    if (!sequence->simulate(comp.data(), stop_time(current[0]), ends.data())) {
       return kInf;
     }
     // As StepModel::step_from_times: each stage's end plus the data-parallel time in float32,
@@ -577,7 +581,7 @@ std::optional<std::vector<int>> optimal_partition(const StepModel& model, double
   for (int k = 1; k <= seg.layers(); ++k) {
     dp_by_first[static_cast<std::size_t>(k)] = model.dp_sync_s(k);
   }
-  Search search{model, seg, pb, tail, key_pb, key_tail, st, node_budget, std::move(dp_by_first), to_beat_s, {}, {}, true, {}, {}, {}, {}, {}, {}, {}};
+  Search search{model, seg, pb, tail, key_pb, key_tail, st, node_budget, std::move(dp_by_first), to_beat_s, {}, {}, true, {}, {}, {}, {}, {}, {}, {}, {}};
   // The least-bottleneck partition is usually close to the optimum: start from it.
   if (const auto start = min_bottleneck_partition(model)) {
     ++st.simulations;
