@@ -48,10 +48,10 @@ double& at(const StageEvents::Row& v, int i) {
 /// Step 1: each stage's forward and backward pass (its compute split by the forward share)
 /// and its warm-up forwards, min(pp - 1 - i, m).
 void fill_stage_passes(int m, int pp, const double* comp_s, ForwardShare share, double* fwd,
-                       double* bwd, int* warm) noexcept {
+                       double* bwd, int* warm, int from = 0) noexcept {
   const double fwbw = share == ForwardShare::quarter ? 3.0 : 2.0;
   const double parts = share == ForwardShare::quarter ? 4.0 : 3.0;
-  for (int i = 0; i < pp; ++i) {
+  for (int i = from; i < pp; ++i) {
     const auto u = static_cast<std::size_t>(i);
     fwd[u] = comp_s[u] / parts;
     bwd[u] = fwbw * comp_s[u] / parts;
@@ -60,20 +60,18 @@ void fill_stage_passes(int m, int pp, const double* comp_s, ForwardShare share, 
 }
 
 /// Step 2: the sums the early stop's lower bounds use (see Simulation::hopeless_*). Returns the
-/// slowest backward pass.
+/// slowest backward pass. `from`: up and slow_up before it are in place (from the same
+/// backward passes before from - 1).
 double fill_stop_bounds(int pp, const double* fwd, const double* bwd, double* up,
-                        double* slow_up, double* down) noexcept {
+                        double* slow_up, double* down, std::size_t from = 0) noexcept {
   const auto ppu = static_cast<std::size_t>(pp);
-  for (std::size_t u = 0; u < ppu; ++u) {
+  for (std::size_t u = from; u < ppu; ++u) {
     up[u] = u == 0 ? 0.0 : up[u - 1] + bwd[u - 1];
     slow_up[u] = u == 0 ? 0.0 : std::max(slow_up[u - 1], bwd[u - 1]);
   }
-  double slowest_bwd = 0.0;
-  double all_bwd = 0.0;
-  for (std::size_t u = 0; u < ppu; ++u) {
-    slowest_bwd = std::max(slowest_bwd, bwd[u]);
-    all_bwd += bwd[u];
-  }
+  // Every backward pass, summed from stage 0 on (up's order), and the slowest of them.
+  const double all_bwd = up[ppu - 1] + bwd[ppu - 1];
+  const double slowest_bwd = std::max(slow_up[ppu - 1], bwd[ppu - 1]);
   for (std::size_t u = ppu; u-- > 0;) {
     down[u] = u + 1 == ppu ? all_bwd : down[u + 1] + fwd[u + 1];
   }
@@ -140,13 +138,13 @@ public:
     warm_ = ws.warm.data();
   }
 
-  /// The stage constants of `comp_s`.
-  void fill(const double* comp_s, ForwardShare share) {
-    fill_stage_passes(m_, pp_, comp_s, share, fwd_, bwd_, warm_);
-    fill_bounds();
+  /// The stage constants of `comp_s`; those of the stages before `from` are in place (from the
+  /// same compute).
+  void fill(const double* comp_s, ForwardShare share, int from = 0) {
+    fill_stage_passes(m_, pp_, comp_s, share, fwd_, bwd_, warm_, from);
+    slowest_bwd_ = fill_stop_bounds(pp_, fwd_, bwd_, up_, slow_up_, down_,
+                                    static_cast<std::size_t>(from));
   }
-  /// The early stop's sums, from the forward and backward passes already in place.
-  void fill_bounds() { slowest_bwd_ = fill_stop_bounds(pp_, fwd_, bwd_, up_, slow_up_, down_); }
 
   /// Warm-up: stage i runs its first warm[i] forwards.
   bool warm_up() {
@@ -532,7 +530,7 @@ bool OneFOneBSequence::simulate(const double* comp_s, double stop_at, double* en
   std::copy(comp_s + changed, comp_s + d.pp, d.comp_s.begin() + changed);
   Simulation<false, true> sim(d.ws, d.m, d.pp, d.for_send_s.data(), d.back_send_s.data(), stop_at,
                               &d.log);
-  sim.fill(comp_s, d.share);
+  sim.fill(comp_s, d.share, std::min(changed, d.valid));
   // The warm-up events that depend on a changed stage, in an order that computes each after
   // every event it reads (those that depend on earlier stages only are as they were). Without
   // the early stop: it would leave later events unset; the steady phase's checks still stop.
