@@ -109,7 +109,11 @@ struct Workspace {
 
 /// The event times a simulation overwrites, with their earlier values, so that they can be put
 /// back (OneFOneBSequence keeps its warm-up events between simulations).
-using UndoLog = std::vector<std::pair<double*, double>>;
+/// Sized once for every write of the steady and cool-down phases (at most 4 per pass).
+struct UndoLog {
+  std::vector<std::pair<double*, double>> entries;
+  std::size_t size = 0;
+};
 
 /// One simulation; `Record` (a timeline was asked for) also keeps every pass's start and hands
 /// the event rows to `events`; `Logged` records in an UndoLog what the steady and cool-down
@@ -349,7 +353,7 @@ private:
   /// Writes an event time of the steady or cool-down phase (logged when Logged).
   void put(double& slot, double value) {
     if constexpr (Logged) {
-      log_->emplace_back(&slot, slot);
+      log_->entries[log_->size++] = {&slot, slot};
     }
     slot = value;
   }
@@ -449,6 +453,8 @@ struct OneFOneBSequence::Impl {
     const auto mu = static_cast<std::size_t>(m);
     const auto ppu = static_cast<std::size_t>(pp);
     ws.layout(m, pp, false, true);
+    // Each pass of the steady and cool-down phases writes at most 4 event times.
+    log.entries.resize(8 * ppu * mu);
     comp_s.assign(ppu, 0.0);
     // Each warm-up event's rank: the last stage whose compute it depends on, through the event
     // times it reads (following Simulation::warm_up_event exactly), and at least that of every
@@ -538,14 +544,14 @@ bool OneFOneBSequence::simulate(const double* comp_s, double stop_at, double* en
     sim.template warm_up_event<false>(d.events[k].first, d.events[k].second);
   }
   d.valid = d.pp;
-  d.log.clear();
+  d.log.size = 0;
   const bool done = sim.steady() && sim.cool_down();
   if (done) {
     sim.finish(ends, nullptr);
   }
   // Put back what the steady and cool-down phases wrote: the next simulation reads them unset.
-  for (auto it = d.log.rbegin(); it != d.log.rend(); ++it) {
-    *it->first = it->second;
+  for (std::size_t k = d.log.size; k-- > 0;) {
+    *d.log.entries[k].first = d.log.entries[k].second;
   }
   return done;
 }
