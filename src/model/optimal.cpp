@@ -447,7 +447,30 @@ struct Search {
     const int pp = seg.stages();
     const int n = seg.layers();
     const int last = seg.last_end(s, i);
-    const int first_end = s == pp - 1 ? n : i + 1;
+    if (s == pp - 1) {
+      // The last stage takes the rest: one child at most, a leaf, with no order to keep (the
+      // same tests as the loop below).
+      if (last < n) {
+        return;
+      }
+      const Prefix next = extend(pb, fixed, s, seg.comp(s, i, n));
+      const float dp_s = dp_by_first[static_cast<std::size_t>(current[0])];
+      if (step_bound(model, next.reach, dp_s) >= best_s ||
+          step_bound(model, pipeline_bound(tail, next, static_cast<std::size_t>(s) + 1, n),
+                     dp_s) >= best_s) {
+        return;
+      }
+      current.push_back(n - i);
+      ++stats.simulations;
+      const double t = step_of_current();
+      if (t < best_s) {
+        best_s = t;
+        best = current;
+      }
+      current.pop_back();
+      return;
+    }
+    const int first_end = i + 1;
     // Children with their bounds, most promising first by the ordering terms (ties: fewer
     // layers first), so that good partitions are found early and prune the rest. Only
     // partitions strictly faster than the best so far are looked for; the tighter bound prunes.
@@ -487,16 +510,7 @@ struct Search {
         continue;
       }
       current.push_back(child.end - i);
-      if (s == pp - 1) {
-        ++stats.simulations;
-        const double t = step_of_current();
-        if (t < best_s) {
-          best_s = t;
-          best = current;
-        }
-      } else {
-        visit(s + 1, child.end, child.prefix);
-      }
+      visit(s + 1, child.end, child.prefix);
       current.pop_back();
     }
   }
