@@ -61,7 +61,7 @@ void fill_stage_passes(int m, int pp, const double* comp_s, ForwardShare share, 
 
 /// Step 2: the sums the early stop's lower bounds use (see Simulation::hopeless_*). Returns the
 /// slowest backward pass. `from`: up and slow_up before it are in place (from the same
-/// backward passes before from - 1).
+/// backward passes before from - 1). `down` may be null (not filled).
 double fill_stop_bounds(int pp, const double* fwd, const double* bwd, double* up,
                         double* slow_up, double* down, std::size_t from = 0) noexcept {
   const auto ppu = static_cast<std::size_t>(pp);
@@ -72,6 +72,9 @@ double fill_stop_bounds(int pp, const double* fwd, const double* bwd, double* up
   // Every backward pass, summed from stage 0 on (up's order), and the slowest of them.
   const double all_bwd = up[ppu - 1] + bwd[ppu - 1];
   const double slowest_bwd = std::max(slow_up[ppu - 1], bwd[ppu - 1]);
+  if (down == nullptr) {
+    return slowest_bwd;
+  }
   for (std::size_t u = ppu; u-- > 0;) {
     down[u] = u + 1 == ppu ? all_bwd : down[u + 1] + fwd[u + 1];
   }
@@ -146,7 +149,8 @@ public:
   /// same compute).
   void fill(const double* comp_s, ForwardShare share, int from = 0) {
     fill_stage_passes(m_, pp_, comp_s, share, fwd_, bwd_, warm_, from);
-    slowest_bwd_ = fill_stop_bounds(pp_, fwd_, bwd_, up_, slow_up_, down_,
+    // Logged (OneFOneBSequence) has no forward checks, which use down only.
+    slowest_bwd_ = fill_stop_bounds(pp_, fwd_, bwd_, up_, slow_up_, Logged ? nullptr : down_,
                                     static_cast<std::size_t>(from));
   }
 
@@ -238,8 +242,12 @@ public:
         if constexpr (Record) {
           at(s.fcs, fid) = start;
         }
-        if (hopeless_forward(i, fid, end)) {
-          return false;
+        // OneFOneBSequence (Logged) leaves out the forward checks: on the partitioner's leaves
+        // the backward checks stop first, and a check left out only stops later.
+        if constexpr (!Logged) {
+          if (hopeless_forward(i, fid, end)) {
+            return false;
+          }
         }
         if (i < pp - 1) {
           auto& next = S(i + 1);

@@ -40,9 +40,9 @@ bool simulate_1f1b_into(int micro_batches, int pp, const double* comp_s, const d
 /// micro-batches, stages, sends and forward share, such as the leaves of a depth-first search
 /// over partitions: the warm-up events that depend only on the stages whose compute is the same,
 /// bit for bit, as in the previous call are kept, not recomputed. The results (ends, and whether
-/// it stops early) are those of simulate_1f1b_into, bit for bit, except that the warm-up phase
-/// never stops early (the steady and cool-down phases still do; a warm-up stop would only have
-/// said earlier that the simulation ends at stop_at or later). Not thread safe: one per thread.
+/// it stops early) are those of simulate_1f1b_into, bit for bit, except that it checks only
+/// backward passes for an early stop (a check left out can only make it stop later, or finish
+/// at stop_at or later). Not thread safe: one per thread.
 class OneFOneBSequence {
 public:
   OneFOneBSequence(int micro_batches, int pp, std::vector<double> for_send_s,
