@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 namespace zerosearch {
 
@@ -357,6 +358,9 @@ struct Search {
   /// (a simulation can stop once it is known to reach it), valid while stop_for == best_s.
   std::vector<double> stop_at;
   std::vector<double> stop_for;
+  /// The leaves' simulations: consecutive leaves share their first stages, and so the warm-up
+  /// events that depend on those stages only.
+  std::optional<OneFOneBSequence> sequence;
 
   void prepare() {
     const auto pp = static_cast<std::size_t>(seg.stages());
@@ -375,6 +379,7 @@ struct Search {
     stop_at.assign(n + 1, 0.0);
     stop_for.assign(n + 1, std::numeric_limits<double>::quiet_NaN());
     current.reserve(pp);
+    sequence.emplace(model.micro_batches, seg.stages(), for_send, back_send, model.share);
   }
 
   /// The least pipeline time L >= 0 with step_bound(L) >= best_s (step_bound is monotone in L).
@@ -419,8 +424,7 @@ struct Search {
       comp[static_cast<std::size_t>(s)] = seg.comp(s, first, end);
       first = end;
     }
-    if (!simulate_1f1b_into(model.micro_batches, pp, comp.data(), for_send.data(),
-                            back_send.data(), model.share, stop_time(current[0]), ends.data())) {
+    if (!sequence->simulate(comp.data(), stop_time(current[0]), ends.data())) {
       return kInf;
     }
     // As StepModel::step_from_times: each stage's end plus the data-parallel time in float32,
@@ -444,7 +448,30 @@ struct Search {
     const int pp = seg.stages();
     const int n = seg.layers();
     const int last = seg.last_end(s, i);
-    const int first_end = s == pp - 1 ? n : i + 1;
+    if (s == pp - 1) {
+      // The last stage takes the rest: one child at most, a leaf, with no order to keep (the
+      // same tests as the loop below).
+      if (last < n) {
+        return;
+      }
+      const Prefix next = extend(pb, fixed, s, seg.comp(s, i, n));
+      const float dp_s = dp_by_first[static_cast<std::size_t>(current[0])];
+      if (step_bound(model, next.reach, dp_s) >= best_s ||
+          step_bound(model, pipeline_bound(tail, next, static_cast<std::size_t>(s) + 1, n),
+                     dp_s) >= best_s) {
+        return;
+      }
+      current.push_back(n - i);
+      ++stats.simulations;
+      const double t = step_of_current();
+      if (t < best_s) {
+        best_s = t;
+        best = current;
+      }
+      current.pop_back();
+      return;
+    }
+    const int first_end = i + 1;
     // Children with their bounds, most promising first by the ordering terms (ties: fewer
     // layers first), so that good partitions are found early and prune the rest. Only
     // partitions strictly faster than the best so far are looked for; the tighter bound prunes.
@@ -484,16 +511,7 @@ struct Search {
         continue;
       }
       current.push_back(child.end - i);
-      if (s == pp - 1) {
-        ++stats.simulations;
-        const double t = step_of_current();
-        if (t < best_s) {
-          best_s = t;
-          best = current;
-        }
-      } else {
-        visit(s + 1, child.end, child.prefix);
-      }
+      visit(s + 1, child.end, child.prefix);
       current.pop_back();
     }
   }
@@ -581,7 +599,7 @@ std::optional<std::vector<int>> optimal_partition(const StepModel& model,
   for (int k = 1; k <= seg.layers(); ++k) {
     dp_by_first[static_cast<std::size_t>(k)] = model.dp_sync_s(k);
   }
-  Search search{model, seg, pb, tail, key_pb, key_tail, st, node_budget, std::move(dp_by_first), to_beat_s, {}, {}, true, {}, {}, {}, {}, {}, {}, {}};
+  Search search{model, seg, pb, tail, key_pb, key_tail, st, node_budget, std::move(dp_by_first), to_beat_s, {}, {}, true, {}, {}, {}, {}, {}, {}, {}, {}};
   // The least-bottleneck partition is usually close to the optimum: start from it.
   if (const auto start = min_bottleneck_partition(model, memory)) {
     ++st.simulations;

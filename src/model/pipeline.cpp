@@ -4,7 +4,10 @@
 #include "zerosearch/model/pipeline.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
+#include <memory>
+#include <utility>
 
 namespace zerosearch {
 
@@ -45,10 +48,10 @@ double& at(const StageEvents::Row& v, int i) {
 /// Step 1: each stage's forward and backward pass (its compute split by the forward share)
 /// and its warm-up forwards, min(pp - 1 - i, m).
 void fill_stage_passes(int m, int pp, const double* comp_s, ForwardShare share, double* fwd,
-                       double* bwd, int* warm) noexcept {
+                       double* bwd, int* warm, int from = 0) noexcept {
   const double fwbw = share == ForwardShare::quarter ? 3.0 : 2.0;
   const double parts = share == ForwardShare::quarter ? 4.0 : 3.0;
-  for (int i = 0; i < pp; ++i) {
+  for (int i = from; i < pp; ++i) {
     const auto u = static_cast<std::size_t>(i);
     fwd[u] = comp_s[u] / parts;
     bwd[u] = fwbw * comp_s[u] / parts;
@@ -57,19 +60,20 @@ void fill_stage_passes(int m, int pp, const double* comp_s, ForwardShare share, 
 }
 
 /// Step 2: the sums the early stop's lower bounds use (see Simulation::hopeless_*). Returns the
-/// slowest backward pass.
+/// slowest backward pass. `from`: up and slow_up before it are in place (from the same
+/// backward passes before from - 1). `down` may be null (not filled).
 double fill_stop_bounds(int pp, const double* fwd, const double* bwd, double* up,
-                        double* slow_up, double* down) noexcept {
+                        double* slow_up, double* down, std::size_t from = 0) noexcept {
   const auto ppu = static_cast<std::size_t>(pp);
-  for (std::size_t u = 0; u < ppu; ++u) {
+  for (std::size_t u = from; u < ppu; ++u) {
     up[u] = u == 0 ? 0.0 : up[u - 1] + bwd[u - 1];
     slow_up[u] = u == 0 ? 0.0 : std::max(slow_up[u - 1], bwd[u - 1]);
   }
-  double slowest_bwd = 0.0;
-  double all_bwd = 0.0;
-  for (std::size_t u = 0; u < ppu; ++u) {
-    slowest_bwd = std::max(slowest_bwd, bwd[u]);
-    all_bwd += bwd[u];
+  // Every backward pass, summed from stage 0 on (up's order), and the slowest of them.
+  const double all_bwd = up[ppu - 1] + bwd[ppu - 1];
+  const double slowest_bwd = std::max(slow_up[ppu - 1], bwd[ppu - 1]);
+  if (down == nullptr) {
+    return slowest_bwd;
   }
   for (std::size_t u = ppu; u-- > 0;) {
     down[u] = u + 1 == ppu ? all_bwd : down[u + 1] + fwd[u + 1];
@@ -77,32 +81,60 @@ double fill_stop_bounds(int pp, const double* fwd, const double* bwd, double* up
   return slowest_bwd;
 }
 
-/// One simulation; `Record` (a timeline was asked for) also keeps every pass's start and hands
-/// the event rows to `events`. A template, so that the search's simulations pay nothing for it.
-/// The steps, in order: the stage constants (fill_stage_passes, fill_stop_bounds, in the
-/// constructor), warm_up(), steady(), cool_down(), finish(). Each phase returns false once the
-/// simulation is known to end at `stop_at` or later.
-template <bool Record>
-class Simulation {
-public:
-  Simulation(int m, int pp, const double* comp_s, const double* for_send_s,
-             const double* back_send_s, ForwardShare share, double stop_at)
-      : m_(m), pp_(pp), for_send_s_(for_send_s), back_send_s_(back_send_s), stop_at_(stop_at) {
-    // One buffer per thread, reused: the event rows, then the per-stage constants. Unset event
-    // times read as 0, as in the original's zero-initialised lists.
-    thread_local std::vector<double> buffer;
-    thread_local std::vector<StageEvents> st;
-    thread_local std::vector<int> warm;
+/// The storage of a simulation: the event rows of every stage, then the per-stage constants
+/// (forward and backward pass, the early stop's sums), and the warm-up counts.
+struct Workspace {
+  std::vector<double> buffer;
+  std::vector<StageEvents> st;
+  std::vector<int> warm;
+
+  /// Sizes the storage for m micro-batches on pp stages; `zero`: every event time reads 0.
+  void layout(int m, int pp, bool with_starts, bool zero) {
     const auto mu = static_cast<std::size_t>(m);
     const auto ppu = static_cast<std::size_t>(pp);
-    const std::size_t rows = StageEvents::rows(Record);
-    buffer.assign(ppu * rows * mu + 5 * ppu, 0.0);
+    const std::size_t rows = StageEvents::rows(with_starts);
+    if (zero) {
+      buffer.assign(ppu * rows * mu + 5 * ppu, 0.0);
+    } else {
+      buffer.resize(ppu * rows * mu + 5 * ppu, 0.0);
+    }
     st.clear();
     for (std::size_t i = 0; i < ppu; ++i) {
-      st.emplace_back(buffer.data() + i * rows * mu, mu, Record);
+      st.emplace_back(buffer.data() + i * rows * mu, mu, with_starts);
     }
-    st_ = st.data();
-    fwd_ = buffer.data() + ppu * rows * mu;
+    warm.resize(ppu);
+  }
+  [[nodiscard]] double* constants(int m, int pp, bool with_starts) noexcept {
+    return buffer.data() + static_cast<std::size_t>(pp) * StageEvents::rows(with_starts) *
+                               static_cast<std::size_t>(m);
+  }
+};
+
+/// The event times a simulation overwrites, with their earlier values, so that they can be put
+/// back (OneFOneBSequence keeps its warm-up events between simulations).
+/// Sized once for every write of the steady and cool-down phases (at most 4 per pass).
+struct UndoLog {
+  std::vector<std::pair<double*, double>> entries;
+  std::size_t size = 0;
+};
+
+/// One simulation; `Record` (a timeline was asked for) also keeps every pass's start and hands
+/// the event rows to `events`; `Logged` records in an UndoLog what the steady and cool-down
+/// phases write. Templates, so that the search's simulations pay nothing for them.
+/// The steps, in order: the stage constants (fill_stage_passes, fill_stop_bounds), warm_up(),
+/// steady(), cool_down(), finish(). Each phase returns false once the simulation is known to
+/// end at `stop_at` or later.
+template <bool Record, bool Logged = false>
+class Simulation {
+public:
+  /// On `ws`, laid out for m and pp; the stage constants are filled by the caller (fill()).
+  Simulation(Workspace& ws, int m, int pp, const double* for_send_s, const double* back_send_s,
+             double stop_at, UndoLog* log = nullptr)
+      : m_(m), pp_(pp), for_send_s_(for_send_s), back_send_s_(back_send_s), stop_at_(stop_at),
+        log_(log) {
+    const auto ppu = static_cast<std::size_t>(pp);
+    st_ = ws.st.data();
+    fwd_ = ws.constants(m, pp, Record);
     bwd_ = fwd_ + ppu;
     // up[i]: the backward passes of stages 0..i-1; slow_up[i]: the longest of them (0 if
     // none); down[i]: the forward passes of stages i+1..pp-1 and the backward passes of every
@@ -110,50 +142,71 @@ public:
     up_ = bwd_ + ppu;
     slow_up_ = up_ + ppu;
     down_ = slow_up_ + ppu;
-    warm.resize(ppu);
-    warm_ = warm.data();
-    fill_stage_passes(m, pp, comp_s, share, fwd_, bwd_, warm_);
-    slowest_bwd_ = fill_stop_bounds(pp, fwd_, bwd_, up_, slow_up_, down_);
+    warm_ = ws.warm.data();
+  }
+
+  /// The stage constants of `comp_s`; those of the stages before `from` are in place (from the
+  /// same compute).
+  void fill(const double* comp_s, ForwardShare share, int from = 0) {
+    fill_stage_passes(m_, pp_, comp_s, share, fwd_, bwd_, warm_, from);
+    // Logged (OneFOneBSequence) has no forward checks, which use down only.
+    slowest_bwd_ = fill_stop_bounds(pp_, fwd_, bwd_, up_, slow_up_, Logged ? nullptr : down_,
+                                    static_cast<std::size_t>(from));
   }
 
   /// Warm-up: stage i runs its first warm[i] forwards.
   bool warm_up() {
     const int m = m_;
     const int pp = pp_;
+    // warm[i] = min(pp - 1 - i, m) falls with i: the loops below start and end at the stages
+    // that have a pass in step j (their checks stay, for the stages in between).
     for (int j = 0; j < m; ++j) {
-      for (int i = 0; i < pp; ++i) {
-        const int w = warm_[static_cast<std::size_t>(i)];
-        if (j >= w) {
+      for (int i = 0; i < std::min(pp, pp - 1 - j); ++i) {
+        if (j >= warm_[static_cast<std::size_t>(i)]) {
           continue;
         }
-        auto& s = S(i);
-        double start = 0.0;
-        if (i == 0) {
-          start = j == 0 ? 0.0 : at(s.fse, j - 1);
-        } else if (j == 0 || i == pp - 1) {
-          start = at(s.fre, j);
-        } else {
-          start = std::max(at(s.fse, j - 1), at(s.fre, j));
-        }
-        const double end = start + fwd_[static_cast<std::size_t>(i)];
-        at(s.fce, j) = end;
-        if constexpr (Record) {
-          at(s.fcs, j) = start;
-        }
-        if (hopeless_forward(i, j, end)) {
+        if (!warm_up_event<true>(i, j)) {
           return false;
         }
-        if (i > 0 && j < w - 1) {
-          at(s.frs, j + 1) = end;
-        }
-        if (i < pp - 1) {
-          auto& next = S(i + 1);
-          const double send_end =
-              j == 0 ? end + send_for(i) : std::max(end, at(next.frs, j)) + send_for(i);
-          at(s.fse, j) = send_end;
-          at(next.fre, j) = send_end;
-        }
       }
+    }
+    return true;
+  }
+
+  /// Stage i's warm-up forward j (j < warm[i]) and its send. With `Check`, returns false (and
+  /// stops) once the simulation is known to end at `stop_at` or later.
+  template <bool Check>
+  bool warm_up_event(int i, int j) {
+    const int pp = pp_;
+    const int w = warm_[static_cast<std::size_t>(i)];
+    auto& s = S(i);
+    double start = 0.0;
+    if (i == 0) {
+      start = j == 0 ? 0.0 : at(s.fse, j - 1);
+    } else if (j == 0 || i == pp - 1) {
+      start = at(s.fre, j);
+    } else {
+      start = std::max(at(s.fse, j - 1), at(s.fre, j));
+    }
+    const double end = start + fwd_[static_cast<std::size_t>(i)];
+    at(s.fce, j) = end;
+    if constexpr (Record) {
+      at(s.fcs, j) = start;
+    }
+    if constexpr (Check) {
+      if (hopeless_forward(i, j, end)) {
+        return false;
+      }
+    }
+    if (i > 0 && j < w - 1) {
+      at(s.frs, j + 1) = end;
+    }
+    if (i < pp - 1) {
+      auto& next = S(i + 1);
+      const double send_end =
+          j == 0 ? end + send_for(i) : std::max(end, at(next.frs, j)) + send_for(i);
+      at(s.fse, j) = send_end;
+      at(next.fre, j) = send_end;
     }
     return true;
   }
@@ -164,7 +217,9 @@ public:
     const int m = m_;
     const int pp = pp_;
     for (int j = 0; j < m; ++j) {
-      for (int i = 0; i < pp; ++i) {
+      // Stages before pp - m + j have no forward and no backward in step j.
+      const int first = std::max(0, pp - m + j);
+      for (int i = first; i < pp; ++i) {
         const int w = warm_[static_cast<std::size_t>(i)];
         const int fid = j + w;
         if (fid > m - 1) {
@@ -183,25 +238,29 @@ public:
           start = std::max(at(s.bse, prev_id), at(s.fre, fid));
         }
         const double end = start + fwd_[static_cast<std::size_t>(i)];
-        at(s.fce, fid) = end;
+        put(at(s.fce, fid), end);
         if constexpr (Record) {
           at(s.fcs, fid) = start;
         }
-        if (hopeless_forward(i, fid, end)) {
-          return false;
+        // OneFOneBSequence (Logged) leaves out the forward checks: on the partitioner's leaves
+        // the backward checks stop first, and a check left out only stops later.
+        if constexpr (!Logged) {
+          if (hopeless_forward(i, fid, end)) {
+            return false;
+          }
         }
         if (i < pp - 1) {
           auto& next = S(i + 1);
-          at(s.brs, j) = end;
+          put(at(s.brs, j), end);
           const double next_recv_start =
               (first_steady && prev_id < 0) ? 0.0 : at(next.frs, fid);
           const double send_end = std::max(end, next_recv_start) + send_for(i);
-          at(s.fse, fid) = send_end;
-          at(next.fre, fid) = send_end;
+          put(at(s.fse, fid), send_end);
+          put(at(next.fre, fid), send_end);
         }
       }
       const int bid = j;
-      for (int i = pp - 1; i >= 0; --i) {
+      for (int i = pp - 1; i >= first; --i) {
         const int w = warm_[static_cast<std::size_t>(i)];
         if (bid > m - w - 1) {
           continue;
@@ -211,7 +270,7 @@ public:
         const double prev_send_end = i > 0 ? at(s.fse, fid) : 0.0;
         const double start = std::max({prev_send_end, at(s.bre, bid), at(s.fce, fid)});
         const double end = start + bwd_[static_cast<std::size_t>(i)];
-        at(s.bce, bid) = end;
+        put(at(s.bce, bid), end);
         if constexpr (Record) {
           at(s.bcs, bid) = start;
         }
@@ -221,27 +280,28 @@ public:
         if (i > 0) {
           auto& prev = S(i - 1);
           if (fid + 1 < m) {
-            at(s.frs, fid + 1) = end;
+            put(at(s.frs, fid + 1), end);
           } else if (bid + 1 < m) {
-            at(s.brs, bid + 1) = end;
+            put(at(s.brs, bid + 1), end);
           }
           const double send_end = std::max(end, at(prev.brs, bid)) + send_back(i);
-          at(s.bse, bid) = send_end;
-          at(prev.bre, bid) = send_end;
+          put(at(s.bse, bid), send_end);
+          put(at(prev.bre, bid), send_end);
         } else if (bid == m - 1 - w && bid + 1 < m) {
-          at(s.brs, bid + 1) = end;
+          put(at(s.brs, bid + 1), end);
         }
       }
     }
     return true;
   }
 
-  /// Cool-down: stage i runs its last warm[i] backwards.
+  /// Cool-down: stage i runs its last warm[i] backwards (stages after pp - 1 - m + j have none
+  /// in step j).
   bool cool_down() {
     const int m = m_;
     const int pp = pp_;
     for (int j = 0; j < m; ++j) {
-      for (int i = pp - 1; i >= 0; --i) {
+      for (int i = std::min(pp - 1, pp - 1 - m + j); i >= 0; --i) {
         const int w = warm_[static_cast<std::size_t>(i)];
         const int bid = j;
         if (bid < m - w) {
@@ -250,7 +310,7 @@ public:
         auto& s = S(i);
         const double start = std::max({at(s.bce, bid - 1), at(s.bre, bid), at(s.bse, bid - 1)});
         const double end = start + bwd_[static_cast<std::size_t>(i)];
-        at(s.bce, bid) = end;
+        put(at(s.bce, bid), end);
         if constexpr (Record) {
           at(s.bcs, bid) = start;
         }
@@ -258,13 +318,13 @@ public:
           return false;
         }
         if (bid < m - 1) {
-          at(s.brs, bid + 1) = end;
+          put(at(s.brs, bid + 1), end);
         }
         if (i > 0) {
           auto& prev = S(i - 1);
           const double send_end = std::max(end, at(prev.brs, bid)) + send_back(i);
-          at(s.bse, bid) = send_end;
-          at(prev.bre, bid) = send_end;
+          put(at(s.bse, bid), send_end);
+          put(at(prev.bre, bid), send_end);
         }
       }
     }
@@ -298,6 +358,13 @@ public:
   }
 
 private:
+  /// Writes an event time of the steady or cool-down phase (logged when Logged).
+  void put(double& slot, double value) {
+    if constexpr (Logged) {
+      log_->entries[log_->size++] = {&slot, slot};
+    }
+    slot = value;
+  }
   StageEvents& S(int i) const { return st_[static_cast<std::size_t>(i)]; }
   double send_for(int i) const { return for_send_s_[static_cast<std::size_t>(i)]; }
   double send_back(int i) const { return back_send_s_[static_cast<std::size_t>(i)]; }
@@ -329,6 +396,7 @@ private:
   const double* for_send_s_;
   const double* back_send_s_;
   double stop_at_;
+  UndoLog* log_;
   StageEvents* st_ = nullptr;
   double* fwd_ = nullptr;
   double* bwd_ = nullptr;
@@ -343,7 +411,12 @@ template <bool Record>
 bool simulate(int m, int pp, const double* comp_s, const double* for_send_s,
               const double* back_send_s, ForwardShare share, double stop_at, double* ends,
               OneFOneBEvents* events) {
-  Simulation<Record> sim(m, pp, comp_s, for_send_s, back_send_s, share, stop_at);
+  // One workspace per thread, reused: unset event times read as 0, as in the original's
+  // zero-initialised lists.
+  thread_local Workspace ws;
+  ws.layout(m, pp, Record, true);
+  Simulation<Record> sim(ws, m, pp, for_send_s, back_send_s, stop_at);
+  sim.fill(comp_s, share);
   if (!sim.warm_up() || !sim.steady() || !sim.cool_down()) {
     return false;
   }
@@ -360,6 +433,135 @@ bool simulate_1f1b_into(int m, int pp, const double* comp_s, const double* for_s
              ? simulate<true>(m, pp, comp_s, for_send_s, back_send_s, share, stop_at, ends, events)
              : simulate<false>(m, pp, comp_s, for_send_s, back_send_s, share, stop_at, ends,
                                nullptr);
+}
+
+/// The warm-up events in the order the sequence recomputes them, and the first of them that
+/// depends on each stage's compute.
+struct OneFOneBSequence::Impl {
+  int m;
+  int pp;
+  ForwardShare share;
+  std::vector<double> for_send_s;
+  std::vector<double> back_send_s;
+  Workspace ws;
+  UndoLog log;
+  /// The compute of the previous simulation's stages, and how many of them its warm-up events
+  /// still hold (0: none).
+  std::vector<double> comp_s;
+  int valid = 0;
+  /// Warm-up events (stage, micro-batch), by the last stage whose compute they depend on, then in
+  /// the simulation's order; from_stage[d]: the first that depends on stage d or a later one.
+  std::vector<std::pair<int, int>> events;
+  std::vector<std::size_t> from_stage;
+
+  Impl(int micro_batches, int stages, std::vector<double> for_send, std::vector<double> back_send,
+       ForwardShare forward_share)
+      : m(micro_batches), pp(stages), share(forward_share), for_send_s(std::move(for_send)),
+        back_send_s(std::move(back_send)) {
+    const auto mu = static_cast<std::size_t>(m);
+    const auto ppu = static_cast<std::size_t>(pp);
+    ws.layout(m, pp, false, true);
+    // Each pass of the steady and cool-down phases writes at most 4 event times.
+    log.entries.resize(8 * ppu * mu);
+    comp_s.assign(ppu, 0.0);
+    // Each warm-up event's rank: the last stage whose compute it depends on, through the event
+    // times it reads (following Simulation::warm_up_event exactly), and at least that of every
+    // event it reads from, so that ranks sort each event after those. -1: unset (a constant 0).
+    std::vector<int> fce(ppu * mu, -1);
+    std::vector<int> fse(ppu * mu, -1);
+    std::vector<int> frs(ppu * mu, -1);
+    std::vector<int> fre(ppu * mu, -1);
+    const auto at = [mu](std::vector<int>& row, int i, int j) -> int& {
+      return row[static_cast<std::size_t>(i) * mu + static_cast<std::size_t>(j)];
+    };
+    struct Ranked {
+      int depends_on;
+      int i;
+      int j;
+    };
+    std::vector<Ranked> ranked;
+    for (int j = 0; j < m; ++j) {
+      for (int i = 0; i < pp; ++i) {
+        const int w = std::min(pp - i - 1, m);
+        if (j >= w) {
+          continue;
+        }
+        int rank = i;
+        if (i == 0) {
+          rank = std::max(rank, j == 0 ? -1 : at(fse, 0, j - 1));
+        } else if (j == 0 || i == pp - 1) {
+          rank = std::max(rank, at(fre, i, j));
+        } else {
+          rank = std::max({rank, at(fse, i, j - 1), at(fre, i, j)});
+        }
+        if (i < pp - 1 && j > 0) {
+          rank = std::max(rank, at(frs, i + 1, j));
+        }
+        at(fce, i, j) = rank;
+        if (i > 0 && j < w - 1) {
+          at(frs, i, j + 1) = rank;
+        }
+        if (i < pp - 1) {
+          at(fse, i, j) = rank;
+          at(fre, i + 1, j) = rank;
+        }
+        ranked.push_back(Ranked{rank, i, j});
+      }
+    }
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const Ranked& a, const Ranked& b) { return a.depends_on < b.depends_on; });
+    from_stage.resize(ppu + 1);
+    for (int d = 0; d <= pp; ++d) {
+      from_stage[static_cast<std::size_t>(d)] = static_cast<std::size_t>(
+          std::partition_point(ranked.begin(), ranked.end(),
+                               [d](const Ranked& r) { return r.depends_on < d; }) -
+          ranked.begin());
+    }
+    for (const Ranked& r : ranked) {
+      events.emplace_back(r.i, r.j);
+    }
+  }
+};
+
+OneFOneBSequence::OneFOneBSequence(int micro_batches, int pp, std::vector<double> for_send_s,
+                                   std::vector<double> back_send_s, ForwardShare share)
+    : impl_(std::make_unique<Impl>(micro_batches, pp, std::move(for_send_s),
+                                   std::move(back_send_s), share)) {}
+
+OneFOneBSequence::~OneFOneBSequence() = default;
+OneFOneBSequence::OneFOneBSequence(OneFOneBSequence&&) noexcept = default;
+OneFOneBSequence& OneFOneBSequence::operator=(OneFOneBSequence&&) noexcept = default;
+
+bool OneFOneBSequence::simulate(const double* comp_s, double stop_at, double* ends) {
+  Impl& d = *impl_;
+  // The first stage whose compute differs, bit for bit, from the previous simulation's.
+  int changed = 0;
+  while (changed < d.valid &&
+         std::memcmp(&comp_s[changed], &d.comp_s[static_cast<std::size_t>(changed)],
+                     sizeof(double)) == 0) {
+    ++changed;
+  }
+  std::copy(comp_s + changed, comp_s + d.pp, d.comp_s.begin() + changed);
+  Simulation<false, true> sim(d.ws, d.m, d.pp, d.for_send_s.data(), d.back_send_s.data(), stop_at,
+                              &d.log);
+  sim.fill(comp_s, d.share, std::min(changed, d.valid));
+  // The warm-up events that depend on a changed stage, in an order that computes each after
+  // every event it reads (those that depend on earlier stages only are as they were). Without
+  // the early stop: it would leave later events unset; the steady phase's checks still stop.
+  for (std::size_t k = d.from_stage[static_cast<std::size_t>(changed)]; k < d.events.size(); ++k) {
+    sim.template warm_up_event<false>(d.events[k].first, d.events[k].second);
+  }
+  d.valid = d.pp;
+  d.log.size = 0;
+  const bool done = sim.steady() && sim.cool_down();
+  if (done) {
+    sim.finish(ends, nullptr);
+  }
+  // Put back what the steady and cool-down phases wrote: the next simulation reads them unset.
+  for (std::size_t k = d.log.size; k-- > 0;) {
+    *d.log.entries[k].first = d.log.entries[k].second;
+  }
+  return done;
 }
 
 StagePasses stage_passes(int micro_batches, int pp, const double* comp_s, ForwardShare share) {

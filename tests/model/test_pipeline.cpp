@@ -176,3 +176,74 @@ TEST_CASE("the phases: warm-up forwards, then one forward one backward, then coo
     }
   }
 }
+
+TEST_CASE("OneFOneBSequence equals simulate_1f1b_into bit for bit on random sequences",
+          "[pipeline]") {
+  // Sequences like a depth-first search's leaves: each next vector changes the stages from a
+  // random one on (sometimes none, sometimes all), so that kept warm-up events are exercised.
+  std::mt19937 rng(1313);
+  const double inf = std::numeric_limits<double>::infinity();
+  int compared = 0;
+  int stopped = 0;
+  for (int trial = 0; trial < 120; ++trial) {
+    const int pp = std::uniform_int_distribution<int>(2, 36)(rng);
+    const int m = std::uniform_int_distribution<int>(1, 40)(rng);
+    const ForwardShare share =
+        std::uniform_int_distribution<int>(0, 1)(rng) != 0 ? ForwardShare::quarter
+                                                           : ForwardShare::third;
+    std::uniform_real_distribution<double> comp(0.01, 2.0);
+    std::uniform_real_distribution<double> link(0.0, 0.5);
+    // Only stage 0 sends forward and only the last stage sends backward, as in stage_times();
+    // half of the trials give every stage a send, which the simulation also allows.
+    const bool every = trial % 2 == 0;
+    std::vector<double> for_send(static_cast<std::size_t>(pp), 0.0);
+    std::vector<double> back_send(static_cast<std::size_t>(pp), 0.0);
+    for (int s = 0; s < pp; ++s) {
+      if (every || s == 0) {
+        for_send[static_cast<std::size_t>(s)] = s + 1 < pp ? link(rng) : 0.0;
+      }
+      if (every || s == pp - 1) {
+        back_send[static_cast<std::size_t>(s)] = s > 0 ? link(rng) : 0.0;
+      }
+    }
+    OneFOneBSequence seq(m, pp, for_send, back_send, share);
+    std::vector<double> c(static_cast<std::size_t>(pp));
+    for (auto& x : c) {
+      x = comp(rng);
+    }
+    for (int step = 0; step < 60; ++step) {
+      const int from = std::uniform_int_distribution<int>(0, pp)(rng);
+      for (int s = from; s < pp; ++s) {
+        c[static_cast<std::size_t>(s)] = comp(rng);
+      }
+      std::vector<double> want(static_cast<std::size_t>(pp), -1.0);
+      REQUIRE(simulate_1f1b_into(m, pp, c.data(), for_send.data(), back_send.data(), share, inf,
+                                 want.data()));
+      // No limit, a limit above the end, at it, and below it (an early stop).
+      const double limits[] = {inf, want[0] * 1.5, want[0],
+                               want[0] * std::uniform_real_distribution<double>(0.3, 1.0)(rng)};
+      for (const double stop_at : limits) {
+        std::vector<double> ref(static_cast<std::size_t>(pp), -1.0);
+        std::vector<double> got(static_cast<std::size_t>(pp), -1.0);
+        const bool ref_done = simulate_1f1b_into(m, pp, c.data(), for_send.data(),
+                                                 back_send.data(), share, stop_at, ref.data());
+        const bool got_done = seq.simulate(c.data(), stop_at, got.data());
+        INFO("pp " << pp << " m " << m << " every " << every << " step " << step << " from " << from
+                   << " stop_at " << stop_at << " want " << want[0]);
+        if (ref_done) {
+          REQUIRE(got_done);
+          REQUIRE(got == ref);
+          ++compared;
+        } else if (got_done) {
+          // Stopped in the warm-up, which the sequence runs to its end: it ends past the limit.
+          REQUIRE(got == want);
+          REQUIRE(got[0] >= stop_at);
+        } else {
+          ++stopped;
+        }
+      }
+    }
+  }
+  CHECK(compared > 5000);
+  CHECK(stopped > 1000);
+}

@@ -44,9 +44,9 @@ inline constexpr std::int64_t kOptimalNodeBudget = 5'000'000;
 /// found so far (stats->exact is then false). Among equal step times the first found wins: the least-bottleneck partition if
 /// it is among them, else the first in the search order (a fixed order: children by the bound
 /// of the original terms, then by fewer layers; pruning uses tighter terms, which changes what
-/// is visited, not the order). Leaves are simulated only until they are known not to win
-/// (simulate_1f1b_into). `memory`: the figures of the design point's runs of layers;
-/// model.stages() >= 2.
+/// is visited, not the order). Leaves are simulated only until they are known not to win, each
+/// keeping the warm-up events of the stages it shares with the leaf before (OneFOneBSequence).
+/// `memory`: the figures of the design point's runs of layers; model.stages() >= 2.
 [[nodiscard]] std::optional<std::vector<int>> optimal_partition(
     const StepModel& model, const StageMemoryTable& memory, double to_beat_s, OptimalStats* stats = nullptr,
     std::int64_t node_budget = kOptimalNodeBudget);

@@ -1,5 +1,6 @@
 #pragma once
 // 1F1B pipeline schedule simulation (the original's PPGroup in src/stage.py).
+#include <memory>
 #include <vector>
 
 #include "zerosearch/core/dp_method.hpp"
@@ -34,6 +35,32 @@ struct OneFOneBEvents {
 bool simulate_1f1b_into(int micro_batches, int pp, const double* comp_s, const double* for_send_s,
                         const double* back_send_s, ForwardShare share, double stop_at,
                         double* ends, OneFOneBEvents* events = nullptr);
+
+/// simulate_1f1b_into (no events) for a sequence of stage compute vectors with the same
+/// micro-batches, stages, sends and forward share, such as the leaves of a depth-first search
+/// over partitions: the warm-up events that depend only on the stages whose compute is the same,
+/// bit for bit, as in the previous call are kept, not recomputed. The results (ends, and whether
+/// it stops early) are those of simulate_1f1b_into, bit for bit, except that it checks only
+/// backward passes for an early stop (a check left out can only make it stop later, or finish
+/// at stop_at or later). Not thread safe: one per thread.
+class OneFOneBSequence {
+public:
+  OneFOneBSequence(int micro_batches, int pp, std::vector<double> for_send_s,
+                   std::vector<double> back_send_s, ForwardShare share);
+  ~OneFOneBSequence();
+  OneFOneBSequence(OneFOneBSequence&&) noexcept;
+  OneFOneBSequence& operator=(OneFOneBSequence&&) noexcept;
+  OneFOneBSequence(const OneFOneBSequence&) = delete;
+  OneFOneBSequence& operator=(const OneFOneBSequence&) = delete;
+
+  /// As simulate_1f1b_into(micro_batches, pp, comp_s, for_send_s, back_send_s, share, stop_at,
+  /// ends): comp_s has pp entries.
+  bool simulate(const double* comp_s, double stop_at, double* ends);
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // The first steps of every simulation, exposed for tests (the simulation runs them on its
 // per-thread buffer).
