@@ -1,5 +1,8 @@
 #include "zerosearch/model/estimate.hpp"
 
+#include <cstdint>
+#include <cstring>
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -64,16 +67,34 @@ LayerCosts layer_costs(const EstimateContext& ctx, const DesignPoint& p) {
   return out;
 }
 
+namespace {
+
+/// The bits of a float for hashing, with -0 as +0 (they compare equal).
+std::uint64_t float_bits(float v) noexcept {
+  if (v == 0.0F) {
+    return 0;
+  }
+  std::uint32_t u = 0;
+  std::memcpy(&u, &v, sizeof u);
+  return u;
+}
+
+} // namespace
+
+// Called once per placement of every design point: an inline mix of the raw values, not
+// std::hash (which runs a byte-wise hash per float).
 std::size_t PlacementFeaturesHash::operator()(const PlacementFeatures& f) const noexcept {
-  std::size_t h = std::hash<float>{}(f.ring_bps) ^ (std::hash<float>{}(f.embedding_sync_s) << 1);
-  const auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  std::uint64_t h = float_bits(f.ring_bps) * 0x9e3779b97f4a7c15ULL ^ float_bits(f.embedding_sync_s);
+  const auto mix = [&h](std::uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  };
   for (const int g : f.stage_gpu) {
-    mix(std::hash<int>{}(g));
+    mix(static_cast<std::uint32_t>(g));
   }
   for (const float l : f.link_s) {
-    mix(std::hash<float>{}(l));
+    mix(float_bits(l));
   }
-  return h;
+  return static_cast<std::size_t>(h ^ (h >> 29));
 }
 
 PlacementFeatures placement_features(const EstimateContext& ctx, const DesignPoint& p,
