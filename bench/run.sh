@@ -23,6 +23,10 @@ cases=(
   "--node_type A10 A6000 --node_type_num_node 16 16 --type llama2_13B -f d"
   "--node_type A10 A6000 --node_type_num_node 128 128 --type llama2_13B -f d"
   "--node_type A10 A6000 --node_type_num_node 16 16 --type llama2_13B -f d --search_method optimal"
+  # issue 13's "full CSV" case: every row in the original's format, to the null device (the
+  # tool's own cost) and to a file on this disk (adds the write, fsync and rename)
+  "--node_type A10 A6000 --node_type_num_node 16 16 --type llama2_13B -f d -o /dev/null"
+  "--node_type A10 A6000 --node_type_num_node 16 16 --type llama2_13B -f d -o $build/bench_g128.csv"
 )
 for args in "${cases[@]}"; do
   if command -v hyperfine >/dev/null; then
