@@ -84,10 +84,7 @@ SessionResult Session::search(std::vector<SearchPlan> plans) const {
   if (plans.size() == 1 && points.front().empty()) {
     throw InputError(no_design_point_message(plans.front()));
   }
-  // Refuse before building placements or rows: a search that cannot fit or finish.
-  check_search_size(size);
   SearchOptions so;
-  so.threads = search_threads(options.threads, size);
   // Keep only the rows the outputs show (--top, --feasible, distinct rows) while searching; a
   // sweep, a plan output (--rank, --emit, --timeline, --html) and the native estimator's
   // summary (which names the settings that make faster OOM plans fit) need every row.
@@ -95,6 +92,11 @@ SessionResult Session::search(std::vector<SearchPlan> plans) const {
                         !options.timeline.empty() || !options.html.empty() ||
                         plans.front().context.estimator == Estimator::native;
   so.keep = search_filter(output, all_rows);
+  // A search that streams its --top rows holds only those (and one point's groups per worker).
+  size.keep_top(so.keep.top, search_threads(options.threads, size));
+  // Refuse before building placements or rows: a search that cannot fit or finish.
+  check_search_size(size);
+  so.threads = search_threads(options.threads, size);
 
   const auto t0 = std::chrono::steady_clock::now();
   result.runs.resize(plans.size());

@@ -61,7 +61,24 @@ SearchSize& SearchSize::operator+=(const SearchSize& other) noexcept {
     scratch_micro_batches = other.scratch_micro_batches;
   }
   cpu_s += other.cpu_s;
+  max_pp = std::max(max_pp, other.max_pp);
+  kept_rows = add_sat(kept_rows, other.kept_rows);
   return *this;
+}
+
+void SearchSize::keep_top(std::uint64_t top, unsigned threads) noexcept {
+  if (top == 0) {
+    return;
+  }
+  const std::uint64_t workers = std::max(1U, threads);
+  const std::uint64_t rows = add_sat(saturate(static_cast<double>(top) * static_cast<double>(workers + 1)),
+                                     saturate(static_cast<double>(placements) * static_cast<double>(workers)));
+  if (rows >= estimates) {
+    return;
+  }
+  kept_rows = rows;
+  rows_bytes = std::min(rows_bytes, saturate(static_cast<double>(rows) *
+                                             static_cast<double>(row_bytes(max_pp))));
 }
 
 std::uint64_t SearchSize::memory_bytes(unsigned threads) const noexcept {
@@ -91,6 +108,7 @@ SearchSize measure_search(const Cluster& cluster, const std::vector<DesignPoint>
                                                             saturate(nodes * sizeof(int)))));
   double cpu_s = 0.0;
   for (const DesignPoint& p : points) {
+    size.max_pp = std::max(size.max_pp, p.pp);
     rows_bytes += placements * static_cast<double>(row_bytes(p.pp));
     double point_s = kRowCpuS + kGpuCpuS * gpus;
     if (p.pp > 1) {
@@ -132,10 +150,18 @@ void check_search_size(const SearchSize& size, const SearchLimits& limits) {
   const std::string what =
       fmt::format("{} ({} x {})", plural(size.estimates, "estimate"),
                   plural(size.design_points, "design point"), plural(size.placements, "placement"));
-  const char* advice = "--top and --feasible do not reduce it (every estimate is ranked); use "
-                       "fewer nodes or a smaller --custom_gbs";
+  // --top N bounds the rows a search keeps, not the estimates it computes or its simulations.
+  const char* cpu_advice = "--top and --feasible do not reduce it (every estimate is computed); "
+                           "use fewer nodes or a smaller --custom_gbs";
+  const bool rows_dominate = size.rows_bytes >= size.scratch_bytes;
+  const char* memory_advice =
+      size.kept_rows != 0 || !rows_dominate
+          ? "use fewer nodes or a smaller --custom_gbs"
+          : "--top N keeps only the N best rows while searching (not with a file of every "
+            "placement: -o, --record); or use fewer nodes or a smaller --custom_gbs";
   if (size.memory_bytes(1) > limits.max_memory_bytes) {
-    std::string parts = fmt::format("{} of rows", format_bytes(size.rows_bytes));
+    std::string parts = format_bytes(size.rows_bytes) +
+                        (size.kept_rows != 0 ? " for the kept rows" : " of rows");
     if (size.scratch_bytes > 0) {
       parts += fmt::format(" + {} to simulate {} stages x {} micro-batches",
                            format_bytes(size.scratch_bytes), size.scratch_pp,
@@ -144,11 +170,11 @@ void check_search_size(const SearchSize& size, const SearchLimits& limits) {
     throw InputError(fmt::format("search too large: {} need {} of memory ({}), above the limit "
                                  "of {}; {}",
                                  what, format_bytes(size.memory_bytes(1)), parts,
-                                 format_bytes(limits.max_memory_bytes), advice));
+                                 format_bytes(limits.max_memory_bytes), memory_advice));
   }
   if (size.cpu_s > limits.max_cpu_s) {
     throw InputError(fmt::format("search too large: {} need about {}, above the limit of {}; {}",
-                                 what, hours(size.cpu_s), hours(limits.max_cpu_s), advice));
+                                 what, hours(size.cpu_s), hours(limits.max_cpu_s), cpu_advice));
   }
 }
 

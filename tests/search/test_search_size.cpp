@@ -88,9 +88,9 @@ TEST_CASE("a search above the memory limit is refused with the limit named", "[s
   size.rows_bytes = std::uint64_t{20} << 30;
   CHECK(message_of(size) ==
         "search too large: 100000000 estimates (1000 design points x 100000 placements) need "
-        "20.0 GiB of memory (20.0 GiB of rows), above the limit of 16.0 GiB; --top and "
-        "--feasible do not reduce it (every estimate is ranked); use fewer nodes or a smaller "
-        "--custom_gbs");
+        "20.0 GiB of memory (20.0 GiB of rows), above the limit of 16.0 GiB; --top N keeps only "
+        "the N best rows while searching (not with a file of every placement: -o, --record); or "
+        "use fewer nodes or a smaller --custom_gbs");
 }
 
 TEST_CASE("one simulation too large for memory is refused", "[search_size]") {
@@ -98,8 +98,7 @@ TEST_CASE("one simulation too large for memory is refused", "[search_size]") {
   CHECK(message_of(size) ==
         "search too large: 1 estimate (1 design point x 1 placement) need 32.0 GiB of memory "
         "(472 B of rows + 32.0 GiB to simulate 32 stages x 16777216 micro-batches), above the "
-        "limit of 16.0 GiB; --top and --feasible do not reduce it (every estimate is ranked); "
-        "use fewer nodes or a smaller --custom_gbs");
+        "limit of 16.0 GiB; use fewer nodes or a smaller --custom_gbs");
 }
 
 TEST_CASE("a search above the CPU limit is refused", "[search_size]") {
@@ -111,7 +110,7 @@ TEST_CASE("a search above the CPU limit is refused", "[search_size]") {
   CHECK(message_of(size) ==
         "search too large: 10 estimates (10 design points x 1 placement) need about 20 "
         "CPU-hours, above the limit of 8 CPU-hours; --top and --feasible do not reduce it "
-        "(every estimate is ranked); use fewer nodes or a smaller --custom_gbs");
+        "(every estimate is computed); use fewer nodes or a smaller --custom_gbs");
 }
 
 TEST_CASE("workers are reduced until their simulations fit", "[search_size]") {
@@ -128,4 +127,26 @@ TEST_CASE("bytes are written for people", "[search_size]") {
   CHECK(format_bytes(12 * 1024) == "12 KiB");
   CHECK(format_bytes(std::uint64_t{340} << 20) == "340 MiB");
   CHECK(format_bytes(std::uint64_t{3} << 29) == "1.5 GiB");
+}
+
+TEST_CASE("a search that keeps its --top rows is sized by them, not by every estimate",
+          "[search_size]") {
+  SearchSize size;
+  size.design_points = 1000;
+  size.placements = 100000;
+  size.estimates = 100'000'000;
+  size.max_pp = 8;
+  size.rows_bytes = std::uint64_t{20} << 30;
+  size.keep_top(10, 2);
+  CHECK(size.kept_rows == 10 * 3 + 100000 * 2);
+  CHECK(size.rows_bytes == size.kept_rows * row_bytes(8));
+  CHECK(message_of(size).empty());
+  // Keeping more rows than the search has changes nothing.
+  SearchSize small;
+  small.placements = 4;
+  small.estimates = 40;
+  small.rows_bytes = 40 * row_bytes(2);
+  small.keep_top(100, 2);
+  CHECK(small.kept_rows == 0);
+  CHECK(small.rows_bytes == 40 * row_bytes(2));
 }

@@ -15,10 +15,14 @@ struct SearchSize {
   std::uint64_t design_points = 0;
   /// Placements per design point (summed over runs when sizes are added).
   std::uint64_t placements = 0;
-  /// One result row per estimate; every row is kept in memory and ranked.
+  /// One result row per estimate; a search that keeps every row holds and ranks them all.
   std::uint64_t estimates = 0;
   /// Memory of the rows, their ranking and the placement lists, bytes.
   std::uint64_t rows_bytes = 0;
+  /// The deepest pipeline of the design points (the largest row).
+  int max_pp = 0;
+  /// Set by keep_top: the search keeps at most this many rows (0: every row).
+  std::uint64_t kept_rows = 0;
   /// Scratch memory of the largest single estimate (its 1F1B simulation), bytes per worker.
   std::uint64_t scratch_bytes = 0;
   /// The largest simulation's shape, for messages.
@@ -31,6 +35,10 @@ struct SearchSize {
   SearchSize& operator+=(const SearchSize& other) noexcept;
   /// Memory with `threads` workers simulating at once, bytes.
   [[nodiscard]] std::uint64_t memory_bytes(unsigned threads) const noexcept;
+  /// A search that keeps only its `top` first rows (RowFilter::top, streaming) with up to
+  /// `threads` workers: each worker's best, the merged best and one design point's placement
+  /// groups per worker, instead of every row.
+  void keep_top(std::uint64_t top, unsigned threads) noexcept;
 };
 
 /// The number of placements `placements(cluster)` returns, without building them.
