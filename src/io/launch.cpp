@@ -275,6 +275,15 @@ std::string ds_config_text(const Facts& f) {
   return j.dump(2) + "\n";
 }
 
+/// Megatron's sequence parallelism when the native estimate assumed it (tp > 1 and
+/// --sequence_parallel on, the default): its activation memory depends on it.
+void sequence_parallel_arg(Args& a, const Facts& f) {
+  if (f.ctx.estimator == Estimator::native && f.ctx.native && f.p.tp > 1 &&
+      f.ctx.native->settings.sequence_parallel) {
+    a.add("--sequence-parallel");
+  }
+}
+
 Args megatron_deepspeed_args(const Facts& f) {
   Args a;
   a.add("--tensor-model-parallel-size", f.p.tp);
@@ -296,6 +305,7 @@ Args megatron_deepspeed_args(const Facts& f) {
   a.add("--data-impl", "mmap");
   a.add("--split", "949,50,1");
   recompute_args(a, f.p, true);
+  sequence_parallel_arg(a, f);
   training_args(a, true);
   a.add("--deepspeed");
   a.add("--deepspeed_config", "\"$PLAN_DIR/ds_config.json\"");
@@ -331,6 +341,7 @@ Args megatron_lm_args(const Facts& f) {
   if (f.p.virtual_stages > 1) {
     a.add("--num-virtual-stages-per-pipeline-rank", f.p.virtual_stages);
   }
+  sequence_parallel_arg(a, f);
   training_args(a, false);
   return a;
 }
