@@ -10,8 +10,10 @@ namespace {
 // config dataclasses it generates flags from. --pipeline-model-parallel-layout needs core >= 0.13,
 // --use-torch-fsdp2 core >= 0.10.
 // Recompute: --recompute-granularity/-method/-num-layers (TransformerConfig); interleaving:
-// --num-virtual-stages-per-pipeline-rank (megatron/training/arguments.py:925-939).
-constexpr std::array<const char*, 44> kMegatronLm{
+// --num-virtual-stages-per-pipeline-rank (megatron/training/arguments.py:925-939); sequence
+// parallelism: --sequence-parallel (ModelParallelConfig.sequence_parallel, turned off with a
+// warning when tp == 1: arguments.py:1430-1439).
+constexpr std::array<const char*, 45> kMegatronLm{
     "--tensor-model-parallel-size", "--pipeline-model-parallel-size",
     "--pipeline-model-parallel-layout", "--use-distributed-optimizer", "--use-torch-fsdp2",
     "--ckpt-format", "--micro-batch-size", "--global-batch-size", "--num-layers",
@@ -23,10 +25,11 @@ constexpr std::array<const char*, 44> kMegatronLm{
     "--data-path", "--split", "--train-iters", "--lr", "--min-lr", "--lr-decay-style",
     "--lr-warmup-iters", "--weight-decay", "--clip-grad", "--adam-beta1", "--adam-beta2",
     "--log-interval", "--eval-iters", "--recompute-granularity", "--recompute-method",
-    "--recompute-num-layers", "--num-virtual-stages-per-pipeline-rank"};
+    "--recompute-num-layers", "--num-virtual-stages-per-pipeline-rank", "--sequence-parallel"};
 
-// deepspeedai/Megatron-DeepSpeed 4efb479d (master): megatron/arguments.py.
-constexpr std::array<const char*, 46> kMegatronDeepSpeed{
+// deepspeedai/Megatron-DeepSpeed 4efb479d (master): megatron/arguments.py (--sequence-parallel:
+// Megatron's sequence parallelism with tp > 1, research/LAUNCH.md's capability table).
+constexpr std::array<const char*, 47> kMegatronDeepSpeed{
     "--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--no-pipeline-parallel",
     "--num-layers", "--hidden-size", "--ffn-hidden-size", "--num-attention-heads",
     "--num-key-value-heads", "--seq-length", "--max-position-embeddings", "--micro-batch-size",
@@ -38,7 +41,7 @@ constexpr std::array<const char*, 46> kMegatronDeepSpeed{
     "--weight-decay", "--clip-grad", "--adam-beta1", "--adam-beta2", "--train-iters",
     "--log-interval", "--eval-iters", "--deepspeed", "--deepspeed_config", "--zero-stage",
     "--recompute-granularity", "--recompute-method", "--recompute-num-layers",
-    "--deepspeed-activation-checkpointing"};
+    "--deepspeed-activation-checkpointing", "--sequence-parallel"};
 
 // deepspeedai/DeepSpeed edaa7221 (0.19.6): deepspeed/launcher/runner.py.
 constexpr std::array<const char*, 5> kDeepSpeedLauncher{"--hostfile", "--master_addr",
