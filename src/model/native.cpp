@@ -402,21 +402,20 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
     // unsharded over the micro-batches (docs/native.md §3): one gather before the first
     // forward, one reduce-scatter during the last backward, both charged once per step.
     const bool unsharded = fw.unsharded_with_pp && pp > 1 && p.dp > 1;
-    if (shards_parameters(p.method) && unsharded) {
+    if (shards_parameters(p.method) && p.dp > 1) {
       const double gather = dp_half_s(group, wb * local);
       const double reduce = dp_half_s(group, fw.grad_reduce_bytes * local);
       const double first_gather = n_layers > 0 ? gather / std::max(1, st.layers) : gather;
-      st.dp_sync_s = first_gather + std::max(0.0, gather - st.forward_s) +
-                     std::max(0.0, reduce - fw.dp_overlap * st.backward_s);
-    } else if (shards_parameters(p.method) && p.dp > 1) {
-      const double gather = dp_half_s(group, wb * local);
-      const double reduce = dp_half_s(group, fw.grad_reduce_bytes * local);
-      const double first_gather = n_layers > 0 ? gather / std::max(1, st.layers) : gather;
-      const double fwd = std::max(st.forward_s, gather) + first_gather;
-      const double bwd = std::max(st.backward_s, gather + reduce);
-      st.sharded_comm_s = (fwd - st.forward_s) + (bwd - st.backward_s);
-      st.forward_s = fwd;
-      st.backward_s = bwd;
+      if (unsharded) {
+        st.dp_sync_s = first_gather + std::max(0.0, gather - st.forward_s) +
+                       std::max(0.0, reduce - fw.dp_overlap * st.backward_s);
+      } else {
+        const double fwd = std::max(st.forward_s, gather) + first_gather;
+        const double bwd = std::max(st.backward_s, gather + reduce);
+        st.sharded_comm_s = (fwd - st.forward_s) + (bwd - st.backward_s);
+        st.forward_s = fwd;
+        st.backward_s = bwd;
+      }
     }
     // ZeRO-Infinity: parameters come over PCIe for each forward and backward.
     if (p.offload == Offload::optimizer_params) {
