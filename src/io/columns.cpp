@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 #include <cstring>
+#include <ostream>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -437,6 +438,32 @@ char* CellWriter::write_json(char* out, const Column& c, const RankedRow& r) {
     return put(out, scratch_);
   }
   return out;
+}
+
+namespace {
+constexpr std::size_t kFlushBytes = std::size_t{1} << 20;
+} // namespace
+
+BlockWriter::BlockWriter(std::ostream& out, std::string head)
+    : out_(out), buffer_(std::move(head)), used_(buffer_.size()) {}
+
+char* BlockWriter::reserve(std::size_t room) {
+  if (buffer_.size() < used_ + room) {
+    buffer_.resize(std::max(used_ + room, kFlushBytes + kFlushBytes / 2));
+  }
+  return buffer_.data() + used_;
+}
+
+void BlockWriter::commit(const char* end) {
+  used_ = static_cast<std::size_t>(end - buffer_.data());
+  if (used_ >= kFlushBytes) {
+    finish();
+  }
+}
+
+void BlockWriter::finish() {
+  out_.write(buffer_.data(), static_cast<std::streamsize>(used_));
+  used_ = 0;
 }
 
 void append_csv_cell(std::string& out, const Column& c, const RankedRow& r) {

@@ -152,24 +152,17 @@ void write_csv(std::ostream& out, const std::vector<RankedRow>& rows,
   CsvOptions with_native = options;
   with_native.native = options.native || has_native_rows(rows);
   const std::vector<Column> columns = csv_layout(type_names, with_native);
-  std::string buffer;
+  std::string header;
   for (std::size_t i = 0; i < columns.size(); ++i) {
-    buffer += i ? "," : "";
-    buffer += csv_field(columns[i].name());
+    header += i ? "," : "";
+    header += csv_field(columns[i].name());
   }
-  buffer += '\n';
-  // Rows are written into one buffer, cell by cell with no string per cell, and go out in
-  // blocks of about 1 MiB.
-  constexpr std::size_t kFlushBytes = std::size_t{1} << 20;
+  header += '\n';
+  // Rows are written into one buffer, cell by cell with no string per cell.
+  BlockWriter block(out, std::move(header));
   CellWriter cells;
-  std::size_t used = buffer.size();
   for (const RankedRow& r : rows) {
-    const std::size_t room = cells.max_row_size(columns, r);
-    if (buffer.size() < used + room) {
-      buffer.resize(std::max(used + room, kFlushBytes + kFlushBytes / 2));
-    }
-    char* const first = buffer.data();
-    char* p = first + used;
+    char* p = block.reserve(cells.max_row_size(columns, r));
     for (std::size_t i = 0; i < columns.size(); ++i) {
       if (i) {
         *p++ = ',';
@@ -177,13 +170,9 @@ void write_csv(std::ostream& out, const std::vector<RankedRow>& rows,
       p = cells.write(p, columns[i], r);
     }
     *p++ = '\n';
-    used = static_cast<std::size_t>(p - first);
-    if (used >= kFlushBytes) {
-      out.write(first, static_cast<std::streamsize>(used));
-      used = 0;
-    }
+    block.commit(p);
   }
-  out.write(buffer.data(), static_cast<std::streamsize>(used));
+  block.finish();
 }
 
 } // namespace zerosearch

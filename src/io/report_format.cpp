@@ -40,10 +40,8 @@ void write_json(std::ostream& out, const std::vector<RankedRow>& rows,
     keys.push_back(json_string(c.name()) + ':');
   }
   const std::string source_key = json_string("profile_source") + ':';
-  constexpr std::size_t kFlushBytes = std::size_t{1} << 20;
   CellWriter cells;
-  std::string buffer = "[\n";
-  std::size_t used = buffer.size();
+  BlockWriter block(out, "[\n");
   std::string source;
   const RunResult* source_run = nullptr;
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -53,12 +51,7 @@ void write_json(std::ostream& out, const std::vector<RankedRow>& rows,
       source = r.run->profile_source.empty() ? std::string()
                                               : source_key + json_string(r.run->profile_source);
     }
-    const std::size_t room = cells.max_row_size(layout, r) + source.size() + 16;
-    if (buffer.size() < used + room) {
-      buffer.resize(std::max(used + room, kFlushBytes + kFlushBytes / 2));
-    }
-    char* const first = buffer.data();
-    char* p = first + used;
+    char* p = block.reserve(cells.max_row_size(layout, r) + source.size() + 16);
     *p++ = ' ';
     *p++ = ' ';
     *p++ = '{';
@@ -80,13 +73,9 @@ void write_json(std::ostream& out, const std::vector<RankedRow>& rows,
       *p++ = ',';
     }
     *p++ = '\n';
-    used = static_cast<std::size_t>(p - first);
-    if (used >= kFlushBytes) {
-      out.write(first, static_cast<std::streamsize>(used));
-      used = 0;
-    }
+    block.commit(p);
   }
-  out.write(buffer.data(), static_cast<std::streamsize>(used));
+  block.finish();
   out << "]\n";
 }
 

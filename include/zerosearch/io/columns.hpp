@@ -6,6 +6,7 @@
 // Adding a column: a ColumnId, a row in kColumns, a case in each of the cell functions of
 // columns.cpp (CellWriter::write and write_json, json_cell, table_cell), and its place in the
 // layouts (csv_layout, table_layout).
+#include <iosfwd>
 #include <span>
 #include <string>
 #include <string_view>
@@ -120,6 +121,25 @@ private:
   std::vector<RunText> runs_;
   const RunText* last_ = nullptr;
   std::string scratch_;
+};
+
+/// The writers' output buffer: rows are written straight into it (CellWriter) and go out to
+/// the stream in blocks of about 1 MiB.
+class BlockWriter {
+public:
+  /// `head` goes out first (a CSV header, JSON's opening bracket).
+  BlockWriter(std::ostream& out, std::string head);
+  /// Where to write the next row, with room for `room` bytes.
+  [[nodiscard]] char* reserve(std::size_t room);
+  /// The row written at reserve() ends at `end`; a full block goes out.
+  void commit(const char* end);
+  /// Sends what is left.
+  void finish();
+
+private:
+  std::ostream& out_;
+  std::string buffer_;
+  std::size_t used_ = 0;
 };
 
 /// JSON text of a string, as nlohmann's dump writes it (quoted, escaped).
