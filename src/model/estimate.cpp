@@ -173,8 +173,26 @@ Estimate estimate(const EstimateContext& ctx, const DesignPoint& p, const LayerC
 Estimate evaluate_partition(const EstimateContext& ctx, const DesignPoint& p,
                             const StepModel& model, const std::vector<int>& stage_gpu,
                             PartitionResult part, EstimateDetail* detail) {
-  std::vector<double> stage_end;
-  const double step = model.step_from_times(part.partition[0], part.times, &stage_end);
+  std::vector<double> stage_end = model.pipeline_ends(part.times);
+  return evaluate_pipeline(ctx, p, model, stage_gpu, std::move(part), std::move(stage_end),
+                           detail);
+}
+
+bool same_pipeline(const DesignPoint& a, const DesignPoint& b) noexcept {
+  const DpMethodInfo& ia = info(a.method);
+  const DpMethodInfo& ib = info(b.method);
+  return ia.flavour == ib.flavour && ia.compute_factor == ib.compute_factor &&
+         ia.forward_share == ib.forward_share && a.tp == b.tp && a.dp == b.dp && a.pp == b.pp &&
+         a.mbs == b.mbs && a.num_micro_batches == b.num_micro_batches &&
+         a.recompute == b.recompute && a.offload == b.offload &&
+         a.virtual_stages == b.virtual_stages && a.dtype == b.dtype && a.schedule == b.schedule;
+}
+
+Estimate evaluate_pipeline(const EstimateContext& ctx, const DesignPoint& p,
+                           const StepModel& model, const std::vector<int>& stage_gpu,
+                           PartitionResult part, std::vector<double> stage_end,
+                           EstimateDetail* detail) {
+  const double step = model.step_from_ends(part.partition[0], stage_end);
   const MemoryEstimate mem = estimate_memory(ctx.model, p, part.partition, model.stage_limit_gib,
                                              ctx.cluster.gpus_per_node, ctx.global_batch);
 

@@ -9,16 +9,17 @@ float StepModel::dp_sync_s(int first_stage_layers) const noexcept {
   return dp_sync_time_s(method, dp, params, precision_bits, ring_bps, micro_batches_f32);
 }
 
-double StepModel::step_from_times(int first_stage_layers, const StageTimes& times,
-                                  std::vector<double>* stage_end_s) const {
+std::vector<double> StepModel::pipeline_ends(const StageTimes& times) const {
   // Pipeline: pp == 1 is m * compute in float32 (the original's micro-batch count is a float32
   // tensor); otherwise the 1F1B simulation in float64.
-  std::vector<double> ends;
   if (stages() == 1) {
-    ends.push_back(static_cast<double>(micro_batches_f32 * static_cast<float>(times.comp_s[0])));
-  } else {
-    ends = simulate_1f1b(micro_batches, times, share);
+    return {static_cast<double>(micro_batches_f32 * static_cast<float>(times.comp_s[0]))};
   }
+  return simulate_1f1b(micro_batches, times, share);
+}
+
+double StepModel::step_from_ends(int first_stage_layers,
+                                 const std::vector<double>& ends) const noexcept {
   const float dp_s = dp_sync_s(first_stage_layers);
   // Each stage's end plus the data-parallel time, in float32; the first maximum wins.
   float slowest = 0.0F;
@@ -28,10 +29,17 @@ double StepModel::step_from_times(int first_stage_layers, const StageTimes& time
       slowest = t;
     }
   }
+  return static_cast<double>(slowest + embedding_sync_s);
+}
+
+double StepModel::step_from_times(int first_stage_layers, const StageTimes& times,
+                                  std::vector<double>* stage_end_s) const {
+  std::vector<double> ends = pipeline_ends(times);
+  const double step = step_from_ends(first_stage_layers, ends);
   if (stage_end_s != nullptr) {
     *stage_end_s = std::move(ends);
   }
-  return static_cast<double>(slowest + embedding_sync_s);
+  return step;
 }
 
 bool StepModel::fits(const std::vector<int>& partition,

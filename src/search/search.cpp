@@ -115,6 +115,157 @@ void native_groups(const EstimateContext& ctx, const DesignPoint& p, const Place
   }
 }
 
+
+/// Merges groups of different features that still give the same estimate into `distinct`, the
+/// first placement standing for all.
+void merge_same_estimates(std::vector<Group>& groups, std::vector<Group>& distinct) {
+  distinct.clear();
+  std::unordered_multimap<std::size_t, std::uint32_t> by_hash;
+  for (Group& g : groups) {
+    const std::size_t h = estimate_hash(g.estimate);
+    const auto [lo, hi] = by_hash.equal_range(h);
+    auto it = lo;
+    while (it != hi && !same_estimate(distinct[it->second].estimate, g.estimate)) {
+      ++it;
+    }
+    if (it == hi) {
+      by_hash.emplace(h, static_cast<std::uint32_t>(distinct.size()));
+      distinct.push_back(std::move(g));
+    } else {
+      distinct[it->second].count += g.count;
+    }
+  }
+}
+
+/// A filtered search's step for point `p`: counts its rows and keeps those `keep` selects in
+/// `mine`. `candidates` are the point's distinct rows (keep.distinct) or its groups, whose
+/// placements `group_of` gives; `base_key` is the point's first place in enumeration order.
+void offer_rows(const RowFilter& keep, const DesignPoint& p, std::uint64_t base_key,
+                const std::vector<Group>& candidates, const std::vector<std::uint32_t>& group_of,
+                WorkerRows& mine) {
+  const auto offer = [&](const Group& g, int k, std::uint32_t count) {
+    const std::uint64_t key = base_key + static_cast<std::uint64_t>(k);
+    if (keep.top == 0) {
+      mine.kept.push_back(Keyed{key, ResultRow{p, k, count, g.estimate}});
+      return;
+    }
+    if (mine.kept.size() == keep.top) {
+      const Keyed& last = mine.kept.front();
+      if (!before(g.estimate.step_s, key, last.row.estimate.step_s, last.key)) {
+        return;
+      }
+      std::pop_heap(mine.kept.begin(), mine.kept.end(),
+                    [](const Keyed& a, const Keyed& b) { return before(a, b); });
+      mine.kept.back() = Keyed{key, ResultRow{p, k, count, g.estimate}};
+    } else {
+      mine.kept.push_back(Keyed{key, ResultRow{p, k, count, g.estimate}});
+    }
+    std::push_heap(mine.kept.begin(), mine.kept.end(),
+                   [](const Keyed& a, const Keyed& b) { return before(a, b); });
+  };
+  for (const Group& g : candidates) {
+    mine.estimates += g.count;
+    if (g.estimate.oom) {
+      mine.oom += g.count;
+      if (keep.feasible_only) {
+        mine.left_out.push_back(LeftOutTime{g.estimate.step_s, g.count});
+        continue;
+      }
+    }
+    if (keep.distinct) {
+      offer(g, g.first, g.count);
+    }
+  }
+  if (!keep.distinct) {
+    for (std::size_t k = 0; k < group_of.size(); ++k) {
+      const Group& g = candidates[group_of[k]];
+      if (!(keep.feasible_only && g.estimate.oom)) {
+        offer(g, static_cast<int>(k), 1);
+      }
+    }
+  }
+}
+
+/// The search's work units (see search()): the points the zerosearch estimator gives the same
+/// pipeline on every placement (same_pipeline) when the partition is minmax's, which does not
+/// depend on the data-parallel method; each other point alone. In order of their first points.
+std::vector<std::vector<std::size_t>> pipeline_units(const EstimateContext& ctx,
+                                                     const std::vector<DesignPoint>& points) {
+  std::vector<std::vector<std::size_t>> units;
+  const bool share = ctx.estimator == Estimator::zerosearch;
+  // Points with the same pipeline: by (tp, dp, pp, mbs), then checked in full.
+  std::unordered_multimap<std::uint64_t, std::size_t> unit_of;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const DesignPoint& p = points[i];
+    if (!share || (ctx.partition_method != PartitionMethod::minmax && p.pp != 1)) {
+      units.push_back({i});
+      continue;
+    }
+    const std::uint64_t key = (static_cast<std::uint64_t>(p.tp) * 0x9e3779b1U) ^
+                              (static_cast<std::uint64_t>(p.dp) << 20) ^
+                              (static_cast<std::uint64_t>(p.pp) << 40) ^
+                              (static_cast<std::uint64_t>(p.mbs) << 52);
+    const auto [lo, hi] = unit_of.equal_range(key);
+    auto it = lo;
+    while (it != hi && !same_pipeline(points[units[it->second].front()], p)) {
+      ++it;
+    }
+    if (it == hi) {
+      unit_of.emplace(key, units.size());
+      units.push_back({i});
+    } else {
+      units[it->second].push_back(i);
+    }
+  }
+  return units;
+}
+
+/// The zerosearch estimator's groups of each point of `unit`: placements with the same
+/// features share an estimate. The points of a unit share the layer costs, the features, the
+/// chosen partition and the pipeline's stage ends of each placement (pipeline_units), so
+/// those are computed once; `groups[j]` gets point unit[j]'s estimates, and group_of maps each
+/// placement to its group (the same index in every point).
+void unit_estimates(const EstimateContext& ctx, const std::vector<DesignPoint>& points,
+                    const std::vector<std::size_t>& unit, const PlacementSet& placements,
+                    Placement& placement, std::vector<std::vector<Group>>& groups,
+                    std::vector<std::uint32_t>& group_of) {
+  const DesignPoint& first = points[unit.front()];
+  const LayerCosts costs = layer_costs(ctx, first);
+  // Placements with the same features get the same estimate: compute each once.
+  std::unordered_map<PlacementFeatures, std::uint32_t, PlacementFeaturesHash> seen;
+  PartitionMemo memo; // the point's memory table, shared by the searching partitioners
+  for (std::size_t k = 0; k < placements.size(); ++k) {
+    placements.get(k, placement);
+    PlacementFeatures features = placement_features(ctx, first, placement);
+    const auto it = seen.find(features);
+    if (it != seen.end()) {
+      group_of[k] = it->second;
+      for (std::size_t j = 0; j < unit.size(); ++j) {
+        ++groups[j][it->second].count;
+      }
+      continue;
+    }
+    const auto g = static_cast<std::uint32_t>(groups[0].size());
+    if (unit.size() == 1) {
+      groups[0].push_back(Group{choose_and_estimate(ctx, first, costs, features, &memo),
+                                static_cast<int>(k), 1});
+    } else {
+      const StepModel model = step_model(ctx, first, costs, features);
+      const PartitionResult part = choose_partition(ctx, first, features.stage_gpu, model);
+      const std::vector<double> ends = model.pipeline_ends(part.times);
+      groups[0].push_back(Group{evaluate_pipeline(ctx, first, model, features.stage_gpu, part, ends),
+                                static_cast<int>(k), 1});
+      for (std::size_t j = 1; j < unit.size(); ++j) {
+        const DesignPoint& p = points[unit[j]];
+        groups[j].push_back(Group{evaluate_pipeline(ctx, p, step_model(ctx, p, costs, features),
+                                                    features.stage_gpu, part, ends),
+                                  static_cast<int>(k), 1});
+      }
+    }
+    seen.emplace(std::move(features), g);
+    group_of[k] = g;
+  }
+}
 } // namespace
 
 SearchResult search(const EstimateContext& ctx, const std::vector<DesignPoint>& points,
@@ -131,15 +282,20 @@ SearchResult search(const EstimateContext& ctx, const std::vector<DesignPoint>& 
   }
   std::vector<std::vector<ResultRow>> distinct_rows(keep_all && keep.distinct ? points.size() : 0);
 
+  // The work units: points the zerosearch estimator gives the same pipeline (same_pipeline)
+  // under minmax go together, so that each placement's partition and 1F1B simulation are
+  // computed once for all of them; every other point is a unit of its own.
+  const std::vector<std::vector<std::size_t>> units = pipeline_units(ctx, points);
+
   unsigned threads = options.threads != 0 ? options.threads : std::thread::hardware_concurrency();
-  threads = std::max(1U, std::min<unsigned>(threads, static_cast<unsigned>(points.size())));
+  threads = std::max(1U, std::min<unsigned>(threads, static_cast<unsigned>(units.size())));
   // Small searches finish before a thread would start; run them inline.
   if (total < 256) {
     threads = 1;
   }
   std::vector<WorkerRows> workers(threads);
 
-  std::atomic<std::size_t> next_point{0};
+  std::atomic<std::size_t> next_unit{0};
   std::atomic<std::size_t> done{0};
   std::exception_ptr failure;
   // Guards `failure` and `workers_left`; `finished` is signalled when the last worker stops.
@@ -151,127 +307,57 @@ SearchResult search(const EstimateContext& ctx, const std::vector<DesignPoint>& 
   const auto work = [&](WorkerRows& mine) {
     try {
       Placement placement;
-      std::vector<Group> groups;
+      // Per point of the unit: its groups; placements map to the same group in every point.
+      std::vector<std::vector<Group>> unit_groups;
       std::vector<std::uint32_t> group_of(per_point);
       std::vector<std::uint32_t> distinct_of;
       std::vector<Group> distinct;
-      for (std::size_t i = next_point.fetch_add(1); i < points.size(); i = next_point.fetch_add(1)) {
-        const DesignPoint& p = points[i];
-        groups.clear();
+      for (std::size_t u = next_unit.fetch_add(1); u < units.size(); u = next_unit.fetch_add(1)) {
+        const std::vector<std::size_t>& unit = units[u];
+        unit_groups.resize(std::max(unit_groups.size(), unit.size()));
+        for (std::size_t j = 0; j < unit.size(); ++j) {
+          unit_groups[j].clear();
+        }
         if (ctx.estimator == Estimator::native) {
-          native_groups(ctx, p, placements, placement, groups, group_of);
+          native_groups(ctx, points[unit[0]], placements, placement, unit_groups[0], group_of);
         } else {
-        const LayerCosts costs = layer_costs(ctx, p);
-        // Placements with the same features get the same estimate: compute each once.
-        std::unordered_map<PlacementFeatures, std::uint32_t, PlacementFeaturesHash> seen;
-        PartitionMemo memo; // this point's memory table, shared by the searching partitioners
-        for (std::size_t k = 0; k < per_point; ++k) {
-          placements.get(k, placement);
-          PlacementFeatures features = placement_features(ctx, p, placement);
-          const auto it = seen.find(features);
-          if (it != seen.end()) {
-            group_of[k] = it->second;
-            ++groups[it->second].count;
-          } else {
-            const auto g = static_cast<std::uint32_t>(groups.size());
-            groups.push_back(Group{choose_and_estimate(ctx, p, costs, features, &memo),
-                                   static_cast<int>(k), 1});
-            seen.emplace(std::move(features), g);
-            group_of[k] = g;
-          }
+          unit_estimates(ctx, points, unit, placements, placement, unit_groups, group_of);
         }
-        }
-        const std::uint64_t base_key = static_cast<std::uint64_t>(i) * per_point;
-        if (keep_all && !keep.distinct) {
-          for (std::size_t k = 0; k < per_point; ++k) {
-            ResultRow& row = result.rows[base_key + k];
-            row.point = p;
-            row.placement = static_cast<int>(k);
-            row.estimate = groups[group_of[k]].estimate;
-          }
-        } else {
-          if (keep.distinct) {
-            // Groups of different features may still give the same estimate: merge them, the
-            // first placement standing for all.
-            distinct.clear();
-            std::unordered_multimap<std::size_t, std::uint32_t> by_hash;
-            for (Group& g : groups) {
-              const std::size_t h = estimate_hash(g.estimate);
-              const auto [lo, hi] = by_hash.equal_range(h);
-              auto it = lo;
-              while (it != hi && !same_estimate(distinct[it->second].estimate, g.estimate)) {
-                ++it;
-              }
-              if (it == hi) {
-                by_hash.emplace(h, static_cast<std::uint32_t>(distinct.size()));
-                distinct.push_back(std::move(g));
-              } else {
-                distinct[it->second].count += g.count;
-              }
-            }
-          }
-          const auto make_row = [&](const Group& g, int k, std::uint32_t count) {
-            return ResultRow{p, k, count, g.estimate};
-          };
-          if (keep_all) {
-            auto& out = distinct_rows[i];
-            for (const Group& g : distinct) {
-              out.push_back(make_row(g, g.first, g.count));
+        for (std::size_t j = 0; j < unit.size(); ++j) {
+          const std::size_t i = unit[j];
+          const DesignPoint& p = points[i];
+          std::vector<Group>& groups = unit_groups[j];
+          const std::uint64_t base_key = static_cast<std::uint64_t>(i) * per_point;
+          if (keep_all && !keep.distinct) {
+            for (std::size_t k = 0; k < per_point; ++k) {
+              ResultRow& row = result.rows[base_key + k];
+              row.point = p;
+              row.placement = static_cast<int>(k);
+              row.estimate = groups[group_of[k]].estimate;
             }
           } else {
-            // A filtered search: count every row, keep the candidates.
-            const std::vector<Group>& candidates = keep.distinct ? distinct : groups;
-            const auto offer = [&](const Group& g, int k, std::uint32_t count) {
-              const std::uint64_t key = base_key + static_cast<std::uint64_t>(k);
-              if (keep.top == 0) {
-                mine.kept.push_back(Keyed{key, make_row(g, k, count)});
-                return;
-              }
-              if (mine.kept.size() == keep.top) {
-                const Keyed& last = mine.kept.front();
-                if (!before(g.estimate.step_s, key, last.row.estimate.step_s, last.key)) {
-                  return;
-                }
-                std::pop_heap(mine.kept.begin(), mine.kept.end(),
-                              [](const Keyed& a, const Keyed& b) { return before(a, b); });
-                mine.kept.back() = Keyed{key, make_row(g, k, count)};
-              } else {
-                mine.kept.push_back(Keyed{key, make_row(g, k, count)});
-              }
-              std::push_heap(mine.kept.begin(), mine.kept.end(),
-                             [](const Keyed& a, const Keyed& b) { return before(a, b); });
-            };
-            for (const Group& g : candidates) {
-              mine.estimates += g.count;
-              if (g.estimate.oom) {
-                mine.oom += g.count;
-                if (keep.feasible_only) {
-                  mine.left_out.push_back(LeftOutTime{g.estimate.step_s, g.count});
-                  continue;
-                }
-              }
-              if (keep.distinct) {
-                offer(g, g.first, g.count);
-              }
+            if (keep.distinct) {
+              merge_same_estimates(groups, distinct);
             }
-            if (!keep.distinct) {
-              for (std::size_t k = 0; k < per_point; ++k) {
-                const Group& g = groups[group_of[k]];
-                if (!(keep.feasible_only && g.estimate.oom)) {
-                  offer(g, static_cast<int>(k), 1);
-                }
+            if (keep_all) {
+              auto& out = distinct_rows[i];
+              for (const Group& g : distinct) {
+                out.push_back(ResultRow{p, g.first, g.count, g.estimate});
               }
-            }
-            if (mine.left_out.size() > 2 * mine.left_out_compacted + 4096) {
-              // Times at or past this worker's last kept row cannot rank before a kept row.
-              const bool full = keep.top != 0 && mine.kept.size() == keep.top;
-              compact(mine.left_out, full ? mine.kept.front().row.estimate.step_s : HUGE_VAL);
-              mine.left_out_compacted = mine.left_out.size();
+            } else {
+              // A filtered search: count every row, keep the candidates.
+              offer_rows(keep, p, base_key, keep.distinct ? distinct : groups, group_of, mine);
+              if (mine.left_out.size() > 2 * mine.left_out_compacted + 4096) {
+                // Times at or past this worker's last kept row cannot rank before a kept row.
+                const bool full = keep.top != 0 && mine.kept.size() == keep.top;
+                compact(mine.left_out, full ? mine.kept.front().row.estimate.step_s : HUGE_VAL);
+                mine.left_out_compacted = mine.left_out.size();
+              }
             }
           }
         }
-        done.fetch_add(per_point, std::memory_order_relaxed);
-        if (report_inline && options.on_progress && i % 16 == 0) {
+        done.fetch_add(per_point * unit.size(), std::memory_order_relaxed);
+        if (report_inline && options.on_progress && u % 16 == 0) {
           options.on_progress(SearchProgress{done.load(std::memory_order_relaxed), total});
         }
       }
@@ -280,7 +366,7 @@ SearchResult search(const EstimateContext& ctx, const std::vector<DesignPoint>& 
       if (!failure) {
         failure = std::current_exception();
       }
-      next_point.store(points.size());
+      next_unit.store(units.size());
     }
     const std::lock_guard lock(state_mutex);
     if (workers_left > 0 && --workers_left == 0) {

@@ -65,3 +65,42 @@ TEST_CASE("a given partition is used as given; an invalid one is refused", "[est
   CHECK_THROWS_AS(estimate(plan.context, p, costs, place, {6, 5, 5}), InputError);
   CHECK_THROWS_AS(estimate(plan.context, p, costs, place, {7, 5, 5, 5, 5, 5, 5, 5, 0}), InputError);
 }
+
+TEST_CASE("ZeRO 0 and 1 share a pipeline: same partition and stage ends, their own sync and "
+          "memory",
+          "[estimate]") {
+  const SearchPlan plan = test::llama_deepspeed_plan({{"A10", 3}, {"A6000", 5}});
+  const DesignPoint zero0{DpMethod::zero0, 1, 16, 2, 2, 2};
+  DesignPoint zero1 = zero0;
+  zero1.method = DpMethod::zero1;
+  DesignPoint zero2 = zero0;
+  zero2.method = DpMethod::zero2;
+  CHECK(same_pipeline(zero0, zero1));
+  CHECK_FALSE(same_pipeline(zero1, zero2)); // forward share: a quarter against a third
+  DesignPoint other_mbs = zero1;
+  other_mbs.mbs = 1;
+  CHECK_FALSE(same_pipeline(zero0, other_mbs));
+
+  const Placement place{1, 1, 1, 1, 1, 0, 0, 0};
+  const std::vector<int> partition{25, 17};
+  // zero1's estimate from zero0's pipeline equals its own evaluation, bit for bit.
+  const auto costs0 = layer_costs(plan.context, zero0);
+  const PlacementFeatures f = placement_features(plan.context, zero0, place);
+  const StepModel model0 = step_model(plan.context, zero0, costs0, f);
+  const StageTimes times = stage_times(model0.problem, partition);
+  const std::vector<double> ends = model0.pipeline_ends(times);
+  const StepModel model1 = step_model(plan.context, zero1, costs0, f);
+  const Estimate shared =
+      evaluate_pipeline(plan.context, zero1, model1, f.stage_gpu, {partition, times}, ends);
+  const Estimate own = estimate(plan.context, zero1, layer_costs(plan.context, zero1), place,
+                                partition);
+  CHECK(shared.step_s == own.step_s);
+  CHECK(shared.pipeline_s == own.pipeline_s);
+  CHECK(shared.dp_sync_s == own.dp_sync_s);
+  CHECK(shared.gpumem_gib == own.gpumem_gib);
+  CHECK(shared.oom == own.oom);
+  // The two methods differ in their sync and memory only.
+  const Estimate e0 = estimate(plan.context, zero0, costs0, place, partition);
+  CHECK(e0.pipeline_s == own.pipeline_s);
+  CHECK(e0.gpumem_gib != own.gpumem_gib);
+}

@@ -68,6 +68,30 @@ TEST_CASE("memoized placements get the estimate a direct evaluation gives", "[se
   }
 }
 
+TEST_CASE("points that share a pipeline get what a search of each alone gives", "[search]") {
+  // ZeRO 0 and 1 points are searched together (one partition and 1F1B simulation per
+  // placement); a search of the ZeRO 1 points alone evaluates each on its own.
+  const SearchPlan plan = mixed_plan();
+  const auto points = plan.design_points();
+  const auto places = placements(plan.context.cluster);
+  std::vector<DesignPoint> zero1;
+  for (const DesignPoint& p : points) {
+    if (p.method == DpMethod::zero1) zero1.push_back(p);
+  }
+  REQUIRE_FALSE(zero1.empty());
+  const auto all = run_search(plan.context, points, places, SearchOptions{2, {}, {}});
+  std::vector<ResultRow> from_all;
+  for (const ResultRow& r : all) {
+    if (r.point.method == DpMethod::zero1) from_all.push_back(r);
+  }
+  const auto alone = run_search(plan.context, zero1, places, SearchOptions{1, {}, {}});
+  CHECK(same_rows(from_all, alone));
+  for (std::size_t i = 0; i < alone.size(); ++i) {
+    CHECK(from_all[i].estimate.pipeline_s == alone[i].estimate.pipeline_s);
+    CHECK(from_all[i].estimate.dp_sync_s == alone[i].estimate.dp_sync_s);
+  }
+}
+
 namespace {
 
 /// rank_results of one run.

@@ -164,6 +164,21 @@ struct PlacementFeaturesHash {
                                           const std::vector<int>& stage_gpu, PartitionResult part,
                                           EstimateDetail* detail = nullptr);
 
+/// evaluate_partition with the pipeline's stage ends already known: `stage_end` must be
+/// model.pipeline_ends(part.times), for instance that of a point with the same pipeline.
+[[nodiscard]] Estimate evaluate_pipeline(const EstimateContext& ctx, const DesignPoint& p,
+                                         const StepModel& model,
+                                         const std::vector<int>& stage_gpu, PartitionResult part,
+                                         std::vector<double> stage_end,
+                                         EstimateDetail* detail = nullptr);
+
+/// True when the zerosearch estimator gives design points `a` and `b` the same layer costs,
+/// placement features, minmax partition and pipeline stage ends on every placement: they differ
+/// at most in a data-parallel method with the same profiles, compute factor and forward share
+/// (ZeRO 0 and 1; ZeRO 2 and 3). Their step times then differ only in the data-parallel sync,
+/// and their memory by method.
+[[nodiscard]] bool same_pipeline(const DesignPoint& a, const DesignPoint& b) noexcept;
+
 /// Estimates design point `p` from its placement's features with `partition`; see the overload
 /// below.
 [[nodiscard]] Estimate estimate(const EstimateContext& ctx, const DesignPoint& p,

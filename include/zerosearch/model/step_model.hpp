@@ -39,10 +39,19 @@ struct StepModel {
   /// Data-parallel sync time (float32 seconds) when stage 0 holds `first_stage_layers` layers.
   [[nodiscard]] float dp_sync_s(int first_stage_layers) const noexcept;
 
+  /// Each stage's end of the pipeline when the stages take `times`: the 1F1B schedule (pp > 1,
+  /// float64) or m * compute (pp == 1, float32). It does not depend on the data-parallel sync.
+  [[nodiscard]] std::vector<double> pipeline_ends(const StageTimes& times) const;
+  /// The step time (a float32 value) from the pipeline's stage ends when stage 0 holds
+  /// `first_stage_layers` layers: each end plus the data-parallel sync, the slowest (the first
+  /// maximum), plus the embedding sync.
+  [[nodiscard]] double step_from_ends(int first_stage_layers,
+                                      const std::vector<double>& ends) const noexcept;
   /// The step time (a float32 value) of a partition whose stage 0 holds `first_stage_layers`
   /// layers and whose stages take `times`: the 1F1B schedule (pp > 1) or m * compute (pp == 1),
-  /// each stage's end plus the data-parallel sync, the slowest, plus the embedding sync.
-  /// `stage_end_s`, when given, receives each stage's end of the pipeline.
+  /// each stage's end plus the data-parallel sync, the slowest, plus the embedding sync
+  /// (pipeline_ends, then step_from_ends). `stage_end_s`, when given, receives each stage's
+  /// end of the pipeline.
   [[nodiscard]] double step_from_times(int first_stage_layers, const StageTimes& times,
                                        std::vector<double>* stage_end_s = nullptr) const;
 
