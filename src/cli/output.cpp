@@ -34,6 +34,7 @@ OutputPlan make_output_plan(const Options& o, const fs::path& record_file) {
   plan.quiet = o.quiet;
   plan.csv.pretty = o.pretty;
   plan.csv.distinct = o.distinct;
+  plan.csv.threads = o.threads;
   plan.selection.feasible_only = o.feasible;
   plan.selection.top = o.top.value_or(0);
   const std::string hint = "; remove it, or choose another name (--add_exp_name for --record)";

@@ -4,6 +4,8 @@
 #include <array>
 #include <charconv>
 #include <cstring>
+#include <exception>
+#include <thread>
 #include <ostream>
 #include <cmath>
 
@@ -440,30 +442,72 @@ char* CellWriter::write_json(char* out, const Column& c, const RankedRow& r) {
   return out;
 }
 
-namespace {
-constexpr std::size_t kFlushBytes = std::size_t{1} << 20;
-} // namespace
-
-BlockWriter::BlockWriter(std::ostream& out, std::string head)
-    : out_(out), buffer_(std::move(head)), used_(buffer_.size()) {}
-
-char* BlockWriter::reserve(std::size_t room) {
-  if (buffer_.size() < used_ + room) {
-    buffer_.resize(std::max(used_ + room, kFlushBytes + kFlushBytes / 2));
+char* RowBuffer::reserve(std::size_t room) {
+  if (data_.size() < used_ + room) {
+    // Grows without writing zeros into every byte each time.
+    data_.resize(std::max(used_ + room, 2 * data_.size()));
   }
-  return buffer_.data() + used_;
+  return data_.data() + used_;
 }
 
-void BlockWriter::commit(const char* end) {
-  used_ = static_cast<std::size_t>(end - buffer_.data());
-  if (used_ >= kFlushBytes) {
-    finish();
-  }
+void RowBuffer::commit(const char* end) noexcept {
+  used_ = static_cast<std::size_t>(end - data_.data());
 }
 
-void BlockWriter::finish() {
-  out_.write(buffer_.data(), static_cast<std::streamsize>(used_));
-  used_ = 0;
+void write_rows(std::ostream& out, std::string_view head, std::size_t n, const RowFormat& format,
+                unsigned threads) {
+  constexpr std::size_t kChunkRows = 1024;
+  out.write(head.data(), static_cast<std::streamsize>(head.size()));
+  if (threads == 0) {
+    threads = std::min(4U, std::max(1U, std::thread::hardware_concurrency()));
+  }
+  // Rounds of one chunk per lane, of at most kChunkRows rows, as even as they can be.
+  const std::size_t lanes =
+      std::max<std::size_t>(1, std::min<std::size_t>(threads, (n + kChunkRows - 1) / kChunkRows));
+  const std::size_t rounds = (n + lanes * kChunkRows - 1) / (lanes * kChunkRows);
+  const std::size_t chunk_rows = std::max<std::size_t>(1, (n + rounds * lanes - 1) /
+                                                              std::max<std::size_t>(1, rounds * lanes));
+  const std::size_t chunks = (n + chunk_rows - 1) / chunk_rows;
+  std::vector<RowBuffer> buffers(lanes);
+  std::vector<CellWriter> cells(buffers.size());
+  const auto format_chunk = [&](std::size_t lane, std::size_t chunk) {
+    RowBuffer& buffer = buffers[lane];
+    buffer.clear();
+    const std::size_t end = std::min(n, (chunk + 1) * chunk_rows);
+    for (std::size_t i = chunk * chunk_rows; i < end; ++i) {
+      format(cells[lane], i, buffer);
+    }
+  };
+  for (std::size_t first = 0; first < chunks; first += buffers.size()) {
+    const std::size_t count = std::min(buffers.size(), chunks - first);
+    // Lanes 1.. on their own threads, lane 0 here; then the chunks go out in order.
+    std::vector<std::thread> pool;
+    std::vector<std::exception_ptr> failures(count);
+    for (std::size_t lane = 1; lane < count; ++lane) {
+      pool.emplace_back([&, lane] {
+        try {
+          format_chunk(lane, first + lane);
+        } catch (...) {
+          failures[lane] = std::current_exception();
+        }
+      });
+    }
+    try {
+      format_chunk(0, first);
+    } catch (...) {
+      failures[0] = std::current_exception();
+    }
+    for (std::thread& t : pool) {
+      t.join();
+    }
+    for (std::size_t lane = 0; lane < count; ++lane) {
+      if (failures[lane]) {
+        std::rethrow_exception(failures[lane]);
+      }
+      const std::string_view text = buffers[lane].text();
+      out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    }
+  }
 }
 
 void append_csv_cell(std::string& out, const Column& c, const RankedRow& r) {

@@ -158,21 +158,22 @@ void write_csv(std::ostream& out, const std::vector<RankedRow>& rows,
     header += csv_field(columns[i].name());
   }
   header += '\n';
-  // Rows are written into one buffer, cell by cell with no string per cell.
-  BlockWriter block(out, std::move(header));
-  CellWriter cells;
-  for (const RankedRow& r : rows) {
-    char* p = block.reserve(cells.max_row_size(columns, r));
-    for (std::size_t i = 0; i < columns.size(); ++i) {
-      if (i) {
-        *p++ = ',';
-      }
-      p = cells.write(p, columns[i], r);
-    }
-    *p++ = '\n';
-    block.commit(p);
-  }
-  block.finish();
+  // Rows are written cell by cell into each chunk's buffer, with no string per cell.
+  write_rows(
+      out, header, rows.size(),
+      [&](CellWriter& cells, std::size_t i, RowBuffer& buffer) {
+        const RankedRow& r = rows[i];
+        char* p = buffer.reserve(cells.max_row_size(columns, r));
+        for (std::size_t c = 0; c < columns.size(); ++c) {
+          if (c) {
+            *p++ = ',';
+          }
+          p = cells.write(p, columns[c], r);
+        }
+        *p++ = '\n';
+        buffer.commit(p);
+      },
+      options.threads);
 }
 
 } // namespace zerosearch

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -31,7 +32,7 @@ void write_json(std::ostream& out, const std::vector<RankedRow>& rows,
     return;
   }
   // One object per row, as nlohmann's dump() of {key: json_cell(...)} writes it, but written
-  // straight into one buffer (CellWriter::write_json) and flushed in blocks of about 1 MiB.
+  // straight into each chunk's buffer (CellWriter::write_json, write_rows).
   CsvOptions with_native = options;
   with_native.native = options.native || has_native_rows(rows);
   const std::vector<Column> layout = csv_layout(type_names, with_native);
@@ -40,42 +41,45 @@ void write_json(std::ostream& out, const std::vector<RankedRow>& rows,
     keys.push_back(json_string(c.name()) + ':');
   }
   const std::string source_key = json_string("profile_source") + ':';
-  CellWriter cells;
-  BlockWriter block(out, "[\n");
-  std::string source;
-  const RunResult* source_run = nullptr;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const RankedRow& r = rows[i];
-    if (r.run != source_run) {
-      source_run = r.run;
-      source = r.run->profile_source.empty() ? std::string()
-                                              : source_key + json_string(r.run->profile_source);
+  // Each run's profile_source member, written after the columns.
+  std::unordered_map<const RunResult*, std::string> sources;
+  for (const RankedRow& r : rows) {
+    if (sources.find(r.run) == sources.end()) {
+      sources.emplace(r.run, r.run->profile_source.empty()
+                                 ? std::string()
+                                 : source_key + json_string(r.run->profile_source));
     }
-    char* p = block.reserve(cells.max_row_size(layout, r) + source.size() + 16);
-    *p++ = ' ';
-    *p++ = ' ';
-    *p++ = '{';
-    for (std::size_t c = 0; c < layout.size(); ++c) {
-      if (c) {
-        *p++ = ',';
-      }
-      std::memcpy(p, keys[c].data(), keys[c].size());
-      p += keys[c].size();
-      p = cells.write_json(p, layout[c], r);
-    }
-    if (!source.empty()) {
-      *p++ = ',';
-      std::memcpy(p, source.data(), source.size());
-      p += source.size();
-    }
-    *p++ = '}';
-    if (i + 1 < rows.size()) {
-      *p++ = ',';
-    }
-    *p++ = '\n';
-    block.commit(p);
   }
-  block.finish();
+  write_rows(
+      out, "[\n", rows.size(),
+      [&](CellWriter& cells, std::size_t i, RowBuffer& buffer) {
+        const RankedRow& r = rows[i];
+        const std::string& source = sources.find(r.run)->second;
+        char* p = buffer.reserve(cells.max_row_size(layout, r) + source.size() + 16);
+        *p++ = ' ';
+        *p++ = ' ';
+        *p++ = '{';
+        for (std::size_t c = 0; c < layout.size(); ++c) {
+          if (c) {
+            *p++ = ',';
+          }
+          std::memcpy(p, keys[c].data(), keys[c].size());
+          p += keys[c].size();
+          p = cells.write_json(p, layout[c], r);
+        }
+        if (!source.empty()) {
+          *p++ = ',';
+          std::memcpy(p, source.data(), source.size());
+          p += source.size();
+        }
+        *p++ = '}';
+        if (i + 1 < rows.size()) {
+          *p++ = ',';
+        }
+        *p++ = '\n';
+        buffer.commit(p);
+      },
+      options.threads);
   out << "]\n";
 }
 

@@ -188,7 +188,8 @@ void offer_rows(const RowFilter& keep, const DesignPoint& p, std::uint64_t base_
 
 /// The search's work units (see search()): the points the zerosearch estimator gives the same
 /// pipeline on every placement (same_pipeline) when the partition is minmax's, which does not
-/// depend on the data-parallel method; each other point alone. In order of their first points.
+/// depend on the data-parallel method; each other point alone. Results do not depend on the
+/// order in which the workers take the units.
 std::vector<std::vector<std::size_t>> pipeline_units(const EstimateContext& ctx,
                                                      const std::vector<DesignPoint>& points) {
   std::vector<std::vector<std::size_t>> units;
@@ -217,6 +218,17 @@ std::vector<std::vector<std::size_t>> pipeline_units(const EstimateContext& ctx,
       units[it->second].push_back(i);
     }
   }
+  // Longest first, so that no worker is left with a long unit at the end: a unit's time grows
+  // with its 1F1B simulations (pp * m passes each) and placement features (pp stages each).
+  const auto cost = [&points](const std::vector<std::size_t>& unit) {
+    const DesignPoint& p = points[unit.front()];
+    return static_cast<std::uint64_t>(p.pp) *
+           static_cast<std::uint64_t>(p.num_micro_batches + p.pp);
+  };
+  std::stable_sort(units.begin(), units.end(),
+                   [&cost](const std::vector<std::size_t>& a, const std::vector<std::size_t>& b) {
+                     return cost(a) > cost(b);
+                   });
   return units;
 }
 

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -195,4 +196,38 @@ TEST_CASE("distinct CSV: placement as runs, quoted when a name needs it, and the
   write_csv(quoted, distinct_rows(rank_results(comma_runs)), {"A,10", "A6000"},
             CsvOptions{false, false, true});
   CHECK(quoted.str().find(",False,\"A6000x1 A,10x3\",1,") != std::string::npos);
+}
+
+TEST_CASE("CSV and JSON: the same bytes whatever the number of formatting threads",
+          "[report_format]") {
+  // 5,000 rows: five chunks of 1,024 rows and a partial one, formatted 1, 2, 3 and 4 at once.
+  RunResult run = sample_run();
+  const std::vector<ResultRow> base = run.rows;
+  run.rows.clear();
+  for (int i = 0; i < 5000; ++i) {
+    ResultRow r = base[static_cast<std::size_t>(i) % base.size()];
+    r.estimate.step_s += 0.001 * i;
+    run.rows.push_back(r);
+  }
+  const std::vector<RunResult> runs{run};
+  const auto ranked = rank_results(runs);
+  const std::vector<std::string> types{"A10", "A6000"};
+  CsvOptions one;
+  one.threads = 1;
+  std::ostringstream csv1;
+  std::ostringstream json1;
+  write_csv(csv1, ranked, types, one);
+  write_json(json1, ranked, types, one);
+  const std::string csv_text = csv1.str();
+  CHECK(std::count(csv_text.begin(), csv_text.end(), '\n') == 5001);
+  for (const unsigned threads : {2U, 3U, 4U}) {
+    CsvOptions many;
+    many.threads = threads;
+    std::ostringstream csv;
+    std::ostringstream json;
+    write_csv(csv, ranked, types, many);
+    write_json(json, ranked, types, many);
+    CHECK(csv.str() == csv1.str());
+    CHECK(json.str() == json1.str());
+  }
 }

@@ -6,6 +6,7 @@
 // Adding a column: a ColumnId, a row in kColumns, a case in each of the cell functions of
 // columns.cpp (CellWriter::write and write_json, json_cell, table_cell), and its place in the
 // layouts (csv_layout, table_layout).
+#include <functional>
 #include <iosfwd>
 #include <span>
 #include <string>
@@ -69,6 +70,8 @@ struct CsvOptions {
   bool distinct = false;
   /// Adds the native estimator's columns after the original's (rows of --estimator native).
   bool native = false;
+  /// Threads that format the rows (write_rows); 0: one per hardware thread, at most 4.
+  unsigned threads = 0;
 };
 /// True when any row comes from the native estimator.
 [[nodiscard]] bool has_native_rows(const std::vector<RankedRow>& rows) noexcept;
@@ -123,24 +126,30 @@ private:
   std::string scratch_;
 };
 
-/// The writers' output buffer: rows are written straight into it (CellWriter) and go out to
-/// the stream in blocks of about 1 MiB.
-class BlockWriter {
+/// A chunk of output rows: rows are written straight into it (CellWriter).
+class RowBuffer {
 public:
-  /// `head` goes out first (a CSV header, JSON's opening bracket).
-  BlockWriter(std::ostream& out, std::string head);
   /// Where to write the next row, with room for `room` bytes.
   [[nodiscard]] char* reserve(std::size_t room);
-  /// The row written at reserve() ends at `end`; a full block goes out.
-  void commit(const char* end);
-  /// Sends what is left.
-  void finish();
+  /// The row written at reserve() ends at `end`.
+  void commit(const char* end) noexcept;
+  [[nodiscard]] std::string_view text() const noexcept { return {data_.data(), used_}; }
+  void clear() noexcept { used_ = 0; }
 
 private:
-  std::ostream& out_;
-  std::string buffer_;
+  std::string data_;
   std::size_t used_ = 0;
 };
+
+/// Writes row i of n into `buffer` with `cells` (the calling thread's); must not depend on
+/// which thread calls it or in which order.
+using RowFormat = std::function<void(CellWriter& cells, std::size_t i, RowBuffer& buffer)>;
+
+/// Writes `head`, then rows 0..n-1 in order. The rows are formatted in chunks of at most 1,024
+/// rows, up to `threads` chunks at once (0: one per hardware thread, at most 4), each written
+/// whole in row order, so memory holds one chunk per thread.
+void write_rows(std::ostream& out, std::string_view head, std::size_t n, const RowFormat& format,
+                unsigned threads = 0);
 
 /// JSON text of a string, as nlohmann's dump writes it (quoted, escaped).
 [[nodiscard]] std::string json_string(std::string_view text);
