@@ -235,15 +235,25 @@ std::vector<std::string> fitting_settings(const EstimateContext& ctx, const RunR
 /// a recompute or offload setting makes fit: which settings, at what cost.
 void print_fit_hint(std::ostream& out, const EstimateContext& ctx, const RunResult& run,
                     const std::vector<RankedRow>& ranked, double limit_s) {
-  constexpr std::size_t kTried = 256; // OOM rows examined, fastest first
-  std::size_t tried = 0;
-  for (const RankedRow& r : ranked) {
-    const ResultRow& row = *r.row;
-    if (row.estimate.step_s >= limit_s || tried == kTried) {
-      return;
+  // The OOM rows examined, fastest first: those the search kept apart (RowFilter::oom_top),
+  // else those among the ranked rows (a search that kept every row).
+  std::vector<const ResultRow*> oom_rows;
+  if (!run.oom_rows.empty()) {
+    for (const ResultRow& row : run.oom_rows) {
+      oom_rows.push_back(&row);
     }
-    if (!row.estimate.oom) {
-      continue;
+  } else {
+    for (const RankedRow& r : ranked) {
+      if (r.row->estimate.oom) {
+        oom_rows.push_back(r.row);
+      }
+    }
+  }
+  std::size_t tried = 0;
+  for (const ResultRow* oom_row : oom_rows) {
+    const ResultRow& row = *oom_row;
+    if (row.estimate.step_s >= limit_s || tried == kFitHintRows) {
+      return;
     }
     ++tried;
     const std::vector<std::string> fits = fitting_settings(ctx, run, row);

@@ -71,6 +71,10 @@ void write_outputs(const OutputPlan& plan, const std::vector<RankedRow>& ranked,
 void write_extra_output(const OutputPlan& plan, const OutputTarget& target,
                         const std::function<void(std::ostream&)>& write);
 
+/// The native summary examines at most this many OOM rows, fastest first, for settings that
+/// make them fit (RowFilter::oom_top).
+inline constexpr std::size_t kFitHintRows = 256;
+
 /// The rows the search must keep for the outputs of `plan` (search.hpp): the distinct rows when
 /// every output shows distinct rows, --top and --feasible applied while searching when every
 /// output can take them, the 10 best that fit when the summary is all. `all_rows`: an output

@@ -86,12 +86,20 @@ SessionResult Session::search(std::vector<SearchPlan> plans) const {
   }
   SearchOptions so;
   // Keep only the rows the outputs show (--top, --feasible, distinct rows) while searching; a
-  // sweep, a plan output (--rank, --emit, --timeline, --html) and the native estimator's
-  // summary (which names the settings that make faster OOM plans fit) need every row.
+  // sweep, a plan output (--rank, --emit, --timeline, --html) and the comparison of TeraPipe's
+  // best plan with the best other plan need every row. The native estimator's summary also
+  // keeps its fastest OOM rows apart, to name the settings that make them fit.
+  const SearchPlan& first = plans.front();
+  const bool native = first.context.estimator == Estimator::native;
+  const bool terapipe = std::find(first.schedules.begin(), first.schedules.end(),
+                                  Schedule::terapipe) != first.schedules.end();
   const bool all_rows = plans.size() != 1 || options.rank || !options.emit.empty() ||
                         !options.timeline.empty() || !options.html.empty() ||
-                        plans.front().context.estimator == Estimator::native;
+                        (native && terapipe);
   so.keep = search_filter(output, all_rows);
+  if (native && !all_rows) {
+    so.keep.oom_top = kFitHintRows;
+  }
   // A search that streams its --top rows holds only those (and one point's groups per worker).
   size.keep_top(so.keep.top, search_threads(options.threads, size));
   // Refuse before building placements or rows: a search that cannot fit or finish.
@@ -115,6 +123,7 @@ SessionResult Session::search(std::vector<SearchPlan> plans) const {
                                                           run.placements, so);
       run.rows = std::move(found.rows);
       run.left_out = std::move(found.left_out);
+      run.oom_rows = std::move(found.oom_rows);
       run.estimates = found.estimates;
       run.oom = found.oom;
       run.profile_source = profile_source_text(plans[i].context);

@@ -79,6 +79,8 @@ void compact(std::vector<LeftOutTime>& times, double limit) {
 struct WorkerRows {
   /// With top: a max-heap in rank order (front: the last kept row); without: every kept row.
   std::vector<Keyed> kept;
+  /// With RowFilter::oom_top: the fastest OOM rows, a max-heap in rank order.
+  std::vector<Keyed> oom_kept;
   std::vector<LeftOutTime> left_out;
   std::size_t left_out_compacted = 0;
   std::uint64_t estimates = 0;
@@ -143,25 +145,33 @@ void merge_same_estimates(std::vector<Group>& groups, std::vector<Group>& distin
 void offer_rows(const RowFilter& keep, const DesignPoint& p, std::uint64_t base_key,
                 const std::vector<Group>& candidates, const std::vector<std::uint32_t>& group_of,
                 WorkerRows& mine) {
-  const auto offer = [&](const Group& g, int k, std::uint32_t count) {
+  // Keeps the row in `heap` (a max-heap in rank order) when it is among the `limit` first.
+  const auto offer_to = [&](std::vector<Keyed>& heap, std::size_t limit, const Group& g, int k,
+                            std::uint32_t count) {
     const std::uint64_t key = base_key + static_cast<std::uint64_t>(k);
-    if (keep.top == 0) {
-      mine.kept.push_back(Keyed{key, ResultRow{p, k, count, g.estimate}});
+    if (limit == 0) {
+      heap.push_back(Keyed{key, ResultRow{p, k, count, g.estimate}});
       return;
     }
-    if (mine.kept.size() == keep.top) {
-      const Keyed& last = mine.kept.front();
+    if (heap.size() == limit) {
+      const Keyed& last = heap.front();
       if (!before(g.estimate.step_s, key, last.row.estimate.step_s, last.key)) {
         return;
       }
-      std::pop_heap(mine.kept.begin(), mine.kept.end(),
+      std::pop_heap(heap.begin(), heap.end(),
                     [](const Keyed& a, const Keyed& b) { return before(a, b); });
-      mine.kept.back() = Keyed{key, ResultRow{p, k, count, g.estimate}};
+      heap.back() = Keyed{key, ResultRow{p, k, count, g.estimate}};
     } else {
-      mine.kept.push_back(Keyed{key, ResultRow{p, k, count, g.estimate}});
+      heap.push_back(Keyed{key, ResultRow{p, k, count, g.estimate}});
     }
-    std::push_heap(mine.kept.begin(), mine.kept.end(),
+    std::push_heap(heap.begin(), heap.end(),
                    [](const Keyed& a, const Keyed& b) { return before(a, b); });
+  };
+  const auto offer = [&](const Group& g, int k, std::uint32_t count) {
+    offer_to(mine.kept, keep.top, g, k, count);
+    if (keep.oom_top != 0 && g.estimate.oom) {
+      offer_to(mine.oom_kept, keep.oom_top, g, k, count);
+    }
   };
   for (const Group& g : candidates) {
     mine.estimates += g.count;
@@ -169,6 +179,9 @@ void offer_rows(const RowFilter& keep, const DesignPoint& p, std::uint64_t base_
       mine.oom += g.count;
       if (keep.feasible_only) {
         mine.left_out.push_back(LeftOutTime{g.estimate.step_s, g.count});
+        if (keep.distinct && keep.oom_top != 0) {
+          offer_to(mine.oom_kept, keep.oom_top, g, g.first, g.count);
+        }
         continue;
       }
     }
@@ -181,6 +194,8 @@ void offer_rows(const RowFilter& keep, const DesignPoint& p, std::uint64_t base_
       const Group& g = candidates[group_of[k]];
       if (!(keep.feasible_only && g.estimate.oom)) {
         offer(g, static_cast<int>(k), 1);
+      } else if (keep.oom_top != 0) {
+        offer_to(mine.oom_kept, keep.oom_top, g, static_cast<int>(k), 1);
       }
     }
   }
@@ -430,11 +445,14 @@ SearchResult search(const EstimateContext& ctx, const std::vector<DesignPoint>& 
   } else {
     // Merge the workers: the `top` first rows of all in rank order, then enumeration order.
     std::vector<Keyed> kept;
+    std::vector<Keyed> oom_kept;
     for (WorkerRows& w : workers) {
       result.estimates += w.estimates;
       result.oom += w.oom;
       kept.insert(kept.end(), std::make_move_iterator(w.kept.begin()),
                   std::make_move_iterator(w.kept.end()));
+      oom_kept.insert(oom_kept.end(), std::make_move_iterator(w.oom_kept.begin()),
+                      std::make_move_iterator(w.oom_kept.end()));
       result.left_out.insert(result.left_out.end(), w.left_out.begin(), w.left_out.end());
       w = {};
     }
@@ -442,6 +460,13 @@ SearchResult search(const EstimateContext& ctx, const std::vector<DesignPoint>& 
       std::nth_element(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(keep.top - 1),
                        kept.end(), [](const Keyed& a, const Keyed& b) { return before(a, b); });
       kept.resize(keep.top);
+    }
+    std::sort(oom_kept.begin(), oom_kept.end(),
+              [](const Keyed& a, const Keyed& b) { return before(a, b); });
+    oom_kept.resize(std::min(oom_kept.size(), keep.oom_top));
+    result.oom_rows.reserve(oom_kept.size());
+    for (Keyed& k : oom_kept) {
+      result.oom_rows.push_back(std::move(k.row));
     }
     double last_kept_s = -HUGE_VAL;
     for (const Keyed& k : kept) {

@@ -133,10 +133,25 @@ TEST_CASE("a filtered search keeps the rows, ranks and counts of the full search
         for (const unsigned threads : {1U, 2U}) {
           INFO("distinct " << distinct << " feasible " << feasible << " top " << top
                            << " threads " << threads);
-          SearchOptions so{threads, {}, RowFilter{distinct, feasible, top}};
+          SearchOptions so{threads, {}, RowFilter{distinct, feasible, top, 5}};
           SearchResult found = search(plan.context, points, full[0].placements, so);
           CHECK(found.estimates == all.size());
           CHECK(found.oom == oom);
+          // The 5 fastest OOM rows, apart, in rank order (none when every row is kept).
+          std::vector<const RankedRow*> fastest_oom;
+          for (const RankedRow& r : distinct ? all_distinct : all) {
+            if (r.row->estimate.oom && fastest_oom.size() < 5) fastest_oom.push_back(&r);
+          }
+          const bool keep_all = !feasible && top == 0;
+          REQUIRE(found.oom_rows.size() == (keep_all ? 0 : fastest_oom.size()));
+          for (std::size_t i = 0; i < found.oom_rows.size(); ++i) {
+            const ResultRow& e = *fastest_oom[i]->row;
+            CHECK(found.oom_rows[i].placement == e.placement);
+            CHECK(found.oom_rows[i].placements == fastest_oom[i]->placements);
+            CHECK(found.oom_rows[i].point.method == e.point.method);
+            CHECK(found.oom_rows[i].point.dp == e.point.dp);
+            CHECK(same_estimate(found.oom_rows[i].estimate, e.estimate));
+          }
           std::vector<RunResult> runs(1);
           runs[0].cluster = full[0].cluster;
           runs[0].placements = full[0].placements;

@@ -17,6 +17,8 @@ struct RunResult {
   std::vector<ResultRow> rows;
   /// Rows the search left out (--feasible) that rank before kept rows: they count in ranks.
   std::vector<LeftOutTime> left_out;
+  /// The fastest OOM rows, in rank order, when the search kept them apart (RowFilter::oom_top).
+  std::vector<ResultRow> oom_rows;
   /// Every estimate of the run, kept or not, and how many of them are OOM (SearchResult's).
   std::uint64_t estimates = 0;
   std::uint64_t oom = 0;

@@ -35,6 +35,10 @@ struct RowFilter {
   bool feasible_only = false;
   /// Keep the `top` first rows in rank order (step time, then enumeration order); 0: all.
   std::size_t top = 0;
+  /// Also the `oom_top` first OOM rows in rank order (distinct rows when `distinct`), in
+  /// SearchResult::oom_rows, whatever the fields above keep: the native summary names the
+  /// settings that make the fastest OOM plans fit. Ignored when every row is kept.
+  std::size_t oom_top = 0;
 };
 
 /// Step times of rows left out by RowFilter::feasible_only, with how many rows each stands
@@ -68,6 +72,8 @@ struct SearchResult {
   /// OOM rows left out (feasible_only) faster than the slowest kept row, by step time, equal
   /// times merged.
   std::vector<LeftOutTime> left_out;
+  /// RowFilter::oom_top's rows, in rank order (empty when every row is kept).
+  std::vector<ResultRow> oom_rows;
 };
 
 /// Estimates every point on every placement and keeps the rows of `options.keep`. The result
