@@ -117,7 +117,6 @@ void native_groups(const EstimateContext& ctx, const DesignPoint& p, const Place
   }
 }
 
-
 /// Merges groups of different features that still give the same estimate into `distinct`, the
 /// first placement standing for all.
 void merge_same_estimates(std::vector<Group>& groups, std::vector<Group>& distinct) {
