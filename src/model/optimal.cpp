@@ -361,6 +361,20 @@ struct Search {
   /// The leaves' simulations: consecutive leaves share their first stages, and so the warm-up
   /// events that depend on those stages only.
   std::optional<OneFOneBSequence> sequence;
+  /// Longest paths of the simulations so far (OneFOneBGraph), most recently useful first: each
+  /// is a lower bound on the pipeline time of every leaf, which rules leaves out unsimulated.
+  std::optional<OneFOneBGraph> graph;
+  struct LearnedPath {
+    std::vector<double> coef;
+    double constant = 0.0;
+    /// tail[s * (n + 1) + i]: the least of sum_{u >= s} coef[u] C_u over the fitting ways to
+    /// give layers [i, n) to stages s..pp-1 (+infinity when none fits).
+    std::vector<double> tail;
+  };
+  static constexpr std::size_t kMaxPaths = 16;
+  /// kMaxPaths slots, the first path_count of them in use.
+  std::vector<LearnedPath> paths;
+  std::size_t path_count = 0;
 
   void prepare() {
     const auto pp = static_cast<std::size_t>(seg.stages());
@@ -380,6 +394,91 @@ struct Search {
     stop_for.assign(n + 1, std::numeric_limits<double>::quiet_NaN());
     current.reserve(pp);
     sequence.emplace(model.micro_batches, seg.stages(), for_send, back_send, model.share);
+    graph.emplace(model.micro_batches, seg.stages(), for_send.data(), back_send.data(),
+                  model.share);
+    paths.resize(kMaxPaths);
+  }
+
+  /// True when a known path shows the pipeline time of compute `comp` reaches `stop`: then
+  /// the step time reaches best_s (see stop_time). The margin covers the float64 rounding of
+  /// the simulation's sums and of this one (relative 1e-12 at most on these sizes).
+  bool ruled_out_by_path(double stop) {
+    const std::size_t pp = comp.size();
+    for (std::size_t k = 0; k < path_count; ++k) {
+      const double* coef = paths[k].coef.data();
+      double v = paths[k].constant;
+      for (std::size_t u = 0; u < pp; ++u) {
+        v += coef[u] * comp[u];
+      }
+      if (v * (1.0 - 1e-9) >= stop) {
+        if (k > 0) {
+          std::swap(paths[k], paths[k - 1]);
+        }
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /// True when a known path shows that no fitting partition that starts with the s stages in
+  /// `current` (compute comp[0..s-1]), stage s starting at layer i, beats best_s.
+  bool subtree_ruled_out(int s, int i) {
+    const double stop = stop_time(current[0]);
+    if (stop == kInf) {
+      return false;
+    }
+    const auto su = static_cast<std::size_t>(s);
+    const std::size_t at = su * static_cast<std::size_t>(seg.layers() + 1) +
+                           static_cast<std::size_t>(i);
+    for (std::size_t k = 0; k < path_count; ++k) {
+      const double* coef = paths[k].coef.data();
+      double v = paths[k].constant + paths[k].tail[at];
+      for (std::size_t u = 0; u < su; ++u) {
+        v += coef[u] * comp[u];
+      }
+      if (v * (1.0 - 1e-9) >= stop) {
+        if (k > 0) {
+          std::swap(paths[k], paths[k - 1]);
+        }
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /// Adds the longest path of compute `comp` to the known paths.
+  void learn_path() {
+    // Newest first: the least recently useful falls out when all slots are in use; its
+    // storage is reused.
+    path_count = std::min(path_count + 1, kMaxPaths);
+    std::rotate(paths.begin(), paths.begin() + static_cast<std::ptrdiff_t>(path_count - 1),
+                paths.begin() + static_cast<std::ptrdiff_t>(path_count));
+    LearnedPath& path = paths[0];
+    path.coef.resize(comp.size());
+    graph->critical_path(comp.data(), ends.data(), path.coef.data(), &path.constant);
+    ++stats.paths;
+    const int pp = seg.stages();
+    const int n = seg.layers();
+    const auto row = static_cast<std::size_t>(n + 1);
+    path.tail.assign(static_cast<std::size_t>(pp + 1) * row, kInf);
+    path.tail[static_cast<std::size_t>(pp) * row + static_cast<std::size_t>(n)] = 0.0;
+    for (int s = pp - 1; s >= 0; --s) {
+      const double a = path.coef[static_cast<std::size_t>(s)];
+      const double* next = path.tail.data() + static_cast<std::size_t>(s + 1) * row;
+      double* here = path.tail.data() + static_cast<std::size_t>(s) * row;
+      for (int i = s; i <= n - (pp - s); ++i) {
+        const int last = seg.last_end(s, i);
+        const int first_end = s == pp - 1 ? n : i + 1;
+        double least = kInf;
+        for (int j = first_end; j <= last; ++j) {
+          const double rest = next[j];
+          if (rest != kInf) {
+            least = std::min(least, a * seg.comp(s, i, j) + rest);
+          }
+        }
+        here[i] = least;
+      }
+    }
   }
 
   /// The least pipeline time L >= 0 with step_bound(L) >= best_s (step_bound is monotone in L).
@@ -424,7 +523,14 @@ struct Search {
       comp[static_cast<std::size_t>(s)] = seg.comp(s, first, end);
       first = end;
     }
-    if (!sequence->simulate(comp.data(), stop_time(current[0]), ends.data())) {
+    const double stop = stop_time(current[0]);
+    if (ruled_out_by_path(stop)) {
+      ++stats.ruled_out;
+      return kInf;
+    }
+    ++stats.simulations;
+    if (!sequence->simulate(comp.data(), stop, ends.data())) {
+      learn_path();
       return kInf;
     }
     // As StepModel::step_from_times: each stage's end plus the data-parallel time in float32,
@@ -447,6 +553,10 @@ struct Search {
     }
     const int pp = seg.stages();
     const int n = seg.layers();
+    if (s >= 1 && subtree_ruled_out(s, i)) {
+      ++stats.ruled_out;
+      return;
+    }
     const int last = seg.last_end(s, i);
     if (s == pp - 1) {
       // The last stage takes the rest: one child at most, a leaf, with no order to keep (the
@@ -462,7 +572,6 @@ struct Search {
         return;
       }
       current.push_back(n - i);
-      ++stats.simulations;
       const double t = step_of_current();
       if (t < best_s) {
         best_s = t;
@@ -511,6 +620,7 @@ struct Search {
         continue;
       }
       current.push_back(child.end - i);
+      comp[static_cast<std::size_t>(s)] = seg.comp(s, i, child.end);
       visit(s + 1, child.end, child.prefix);
       current.pop_back();
     }
@@ -599,7 +709,7 @@ std::optional<std::vector<int>> optimal_partition(const StepModel& model,
   for (int k = 1; k <= seg.layers(); ++k) {
     dp_by_first[static_cast<std::size_t>(k)] = model.dp_sync_s(k);
   }
-  Search search{model, seg, pb, tail, key_pb, key_tail, st, node_budget, std::move(dp_by_first), to_beat_s, {}, {}, true, {}, {}, {}, {}, {}, {}, {}, {}};
+  Search search{model, seg, pb, tail, key_pb, key_tail, st, node_budget, std::move(dp_by_first), to_beat_s, {}, {}, true, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0};
   // The least-bottleneck partition is usually close to the optimum: start from it.
   if (const auto start = min_bottleneck_partition(model, memory)) {
     ++st.simulations;

@@ -29,6 +29,9 @@ struct OptimalStats {
   /// Partial partitions visited and full partitions simulated.
   std::int64_t nodes = 0;
   std::int64_t simulations = 0;
+  /// Partial and full partitions ruled out by a learned path, and the paths learned.
+  std::int64_t ruled_out = 0;
+  std::int64_t paths = 0;
   /// False when the node budget ran out before the search was complete.
   bool exact = true;
 };
@@ -46,6 +49,11 @@ inline constexpr std::int64_t kOptimalNodeBudget = 5'000'000;
 /// of the original terms, then by fewer layers; pruning uses tighter terms, which changes what
 /// is visited, not the order). Leaves are simulated only until they are known not to win, each
 /// keeping the warm-up events of the stages it shares with the leaf before (OneFOneBSequence).
+/// Each simulation that does not win teaches the search its longest path (OneFOneBGraph): a
+/// lower bound on every partition's pipeline time, linear in the stage computes, which then
+/// rules out, unsimulated, the leaves and partial partitions (with the least fitting rest) it
+/// shows cannot win either; the 16 most recently useful paths are kept. This changes only what
+/// is visited and simulated, never which partition wins.
 /// `memory`: the figures of the design point's runs of layers; model.stages() >= 2.
 [[nodiscard]] std::optional<std::vector<int>> optimal_partition(
     const StepModel& model, const StageMemoryTable& memory, double to_beat_s, OptimalStats* stats = nullptr,
