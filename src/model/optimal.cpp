@@ -364,17 +364,22 @@ struct Search {
   /// Longest paths of the simulations so far (OneFOneBGraph), most recently useful first: each
   /// is a lower bound on the pipeline time of every leaf, which rules leaves out unsimulated.
   std::optional<OneFOneBGraph> graph;
-  struct LearnedPath {
-    std::vector<double> coef;
-    double constant = 0.0;
-    /// tail[s * (n + 1) + i]: the least of sum_{u >= s} coef[u] C_u over the fitting ways to
-    /// give layers [i, n) to stages s..pp-1 (+infinity when none fits).
-    std::vector<double> tail;
-  };
-  static constexpr std::size_t kMaxPaths = 16;
-  /// kMaxPaths slots, the first path_count of them in use.
-  std::vector<LearnedPath> paths;
+  /// kSlots paths, slot-minor (entry [x * kSlots + k] of slot k), so that one test covers
+  /// them all: coef[s]: the coefficient of stage s's compute; constant: the sends (-infinity
+  /// in an empty slot, which then rules nothing out); tail[s * (n + 1) + i]: the least of
+  /// sum_{u >= s} coef[u] C_u over the fitting ways to give layers [i, n) to stages s..pp-1
+  /// (+infinity when none fits); sums[s]: sum_{u < s} coef[u] comp[u] over the stages of the
+  /// partial partition being visited (filled on entering depth s). `used`: when each slot last
+  /// ruled something out (or was learned); the least recent is replaced.
+  static constexpr std::size_t kSlots = 8;
+  std::vector<double> path_coef;
+  std::vector<double> path_constant;
+  std::vector<double> path_tail;
+  std::vector<double> path_sums;
+  std::vector<std::int64_t> path_used;
+  std::int64_t path_clock = 0;
   std::size_t path_count = 0;
+  std::vector<double> path_scratch;
 
   void prepare() {
     const auto pp = static_cast<std::size_t>(seg.stages());
@@ -396,87 +401,124 @@ struct Search {
     sequence.emplace(model.micro_batches, seg.stages(), for_send, back_send, model.share);
     graph.emplace(model.micro_batches, seg.stages(), for_send.data(), back_send.data(),
                   model.share);
-    paths.resize(kMaxPaths);
-  }
-
-  /// True when a known path shows the pipeline time of compute `comp` reaches `stop`: then
-  /// the step time reaches best_s (see stop_time). The margin covers the float64 rounding of
-  /// the simulation's sums and of this one (relative 1e-12 at most on these sizes).
-  bool ruled_out_by_path(double stop) {
-    const std::size_t pp = comp.size();
-    for (std::size_t k = 0; k < path_count; ++k) {
-      const double* coef = paths[k].coef.data();
-      double v = paths[k].constant;
-      for (std::size_t u = 0; u < pp; ++u) {
-        v += coef[u] * comp[u];
-      }
-      if (v * (1.0 - 1e-9) >= stop) {
-        if (k > 0) {
-          std::swap(paths[k], paths[k - 1]);
-        }
-        return true;
-      }
-    }
-    return false;
+    path_coef.assign((pp + 1) * kSlots, 0.0);
+    path_constant.assign(kSlots, -kInf);
+    path_tail.assign((pp + 1) * (n + 1) * kSlots, 0.0);
+    path_sums.assign((pp + 1) * kSlots, 0.0);
+    path_used.assign(kSlots, 0);
+    path_scratch.assign(pp, 0.0);
   }
 
   /// True when a known path shows that no fitting partition that starts with the s stages in
-  /// `current` (compute comp[0..s-1]), stage s starting at layer i, beats best_s.
+  /// `current` (compute comp[0..s-1]), stage s starting at layer i, beats best_s: the path's
+  /// least value over them reaches the pipeline time from which the step time reaches best_s
+  /// (stop_time). The margin covers the float64 rounding of the simulation's sums and of these
+  /// (relative 1e-12 at most on these sizes). Also fills the paths' sums of depth s.
   bool subtree_ruled_out(int s, int i) {
+    const auto su = static_cast<std::size_t>(s);
+    double* sums = path_sums.data() + su * kSlots;
+    const double* before = sums - kSlots;
+    const double* coef = path_coef.data() + (su - 1) * kSlots;
+    const double c = comp[su - 1];
+    for (std::size_t k = 0; k < kSlots; ++k) {
+      sums[k] = before[k] + coef[k] * c;
+    }
     const double stop = stop_time(current[0]);
     if (stop == kInf) {
       return false;
     }
-    const auto su = static_cast<std::size_t>(s);
-    const std::size_t at = su * static_cast<std::size_t>(seg.layers() + 1) +
-                           static_cast<std::size_t>(i);
-    for (std::size_t k = 0; k < path_count; ++k) {
-      const double* coef = paths[k].coef.data();
-      double v = paths[k].constant + paths[k].tail[at];
-      for (std::size_t u = 0; u < su; ++u) {
-        v += coef[u] * comp[u];
-      }
-      if (v * (1.0 - 1e-9) >= stop) {
-        if (k > 0) {
-          std::swap(paths[k], paths[k - 1]);
-        }
-        return true;
-      }
-    }
-    return false;
+    const double* tail_at =
+        path_tail.data() +
+        (su * static_cast<std::size_t>(seg.layers() + 1) + static_cast<std::size_t>(i)) * kSlots;
+    return reaches(sums, nullptr, 0.0, tail_at, stop);
   }
 
-  /// Adds the longest path of compute `comp` to the known paths.
+  /// The same for the child of the node at depth s whose stage s ends at layer j with compute
+  /// c, given `stop` (stop_time of its stage 0).
+  bool child_ruled_out(int s, int j, double c, double stop) {
+    if (stop == kInf) {
+      return false;
+    }
+    const auto su = static_cast<std::size_t>(s);
+    const double* tail_at = path_tail.data() + ((su + 1) * static_cast<std::size_t>(seg.layers() + 1) +
+                                                static_cast<std::size_t>(j)) *
+                                                   kSlots;
+    return reaches(path_sums.data() + su * kSlots, path_coef.data() + su * kSlots, c, tail_at,
+                   stop);
+  }
+
+  /// True when, for some slot k, constant + sums + coef c + tail reaches `stop` (coef null:
+  /// none); marks that slot used.
+  bool reaches(const double* sums, const double* coef, double c, const double* tail_at,
+               double stop) {
+    const double* constant = path_constant.data();
+    bool any = false;
+    if (coef == nullptr) {
+      for (std::size_t k = 0; k < kSlots; ++k) {
+        any |= (constant[k] + sums[k] + tail_at[k]) * (1.0 - 1e-9) >= stop;
+      }
+    } else {
+      for (std::size_t k = 0; k < kSlots; ++k) {
+        any |= (constant[k] + sums[k] + coef[k] * c + tail_at[k]) * (1.0 - 1e-9) >= stop;
+      }
+    }
+    if (any) {
+      for (std::size_t k = 0; k < kSlots; ++k) {
+        const double v = constant[k] + sums[k] + (coef == nullptr ? 0.0 : coef[k] * c) + tail_at[k];
+        if (v * (1.0 - 1e-9) >= stop) {
+          path_used[k] = ++path_clock;
+          break;
+        }
+      }
+    }
+    return any;
+  }
+
+  /// Adds the longest path of compute `comp` (the leaf in `current`) to the known paths.
   void learn_path() {
-    // Newest first: the least recently useful falls out when all slots are in use; its
-    // storage is reused.
-    path_count = std::min(path_count + 1, kMaxPaths);
-    std::rotate(paths.begin(), paths.begin() + static_cast<std::ptrdiff_t>(path_count - 1),
-                paths.begin() + static_cast<std::ptrdiff_t>(path_count));
-    LearnedPath& path = paths[0];
-    path.coef.resize(comp.size());
-    graph->critical_path(comp.data(), ends.data(), path.coef.data(), &path.constant);
+    std::size_t slot = path_count;
+    if (path_count == kSlots) {
+      slot = static_cast<std::size_t>(std::min_element(path_used.begin(), path_used.end()) -
+                                      path_used.begin());
+    } else {
+      ++path_count;
+    }
+    path_used[slot] = ++path_clock;
     ++stats.paths;
+    graph->critical_path(comp.data(), ends.data(), path_scratch.data(), &path_constant[slot]);
     const int pp = seg.stages();
     const int n = seg.layers();
+    const auto ppu = static_cast<std::size_t>(pp);
+    // Its sums over the leaf's stages, which the visits on the way to it share.
+    path_sums[slot] = 0.0;
+    for (std::size_t u = 0; u < ppu; ++u) {
+      path_coef[u * kSlots + slot] = path_scratch[u];
+      path_sums[(u + 1) * kSlots + slot] = path_sums[u * kSlots + slot] + path_scratch[u] * comp[u];
+    }
     const auto row = static_cast<std::size_t>(n + 1);
-    path.tail.assign(static_cast<std::size_t>(pp + 1) * row, kInf);
-    path.tail[static_cast<std::size_t>(pp) * row + static_cast<std::size_t>(n)] = 0.0;
+    const auto tail_of = [&](int s, int i) -> double& {
+      return path_tail[(static_cast<std::size_t>(s) * row + static_cast<std::size_t>(i)) * kSlots +
+                       slot];
+    };
+    for (int s = 0; s <= pp; ++s) {
+      for (int i = 0; i <= n; ++i) {
+        tail_of(s, i) = kInf;
+      }
+    }
+    tail_of(pp, n) = 0.0;
     for (int s = pp - 1; s >= 0; --s) {
-      const double a = path.coef[static_cast<std::size_t>(s)];
-      const double* next = path.tail.data() + static_cast<std::size_t>(s + 1) * row;
-      double* here = path.tail.data() + static_cast<std::size_t>(s) * row;
+      const double a = path_scratch[static_cast<std::size_t>(s)];
       for (int i = s; i <= n - (pp - s); ++i) {
         const int last = seg.last_end(s, i);
         const int first_end = s == pp - 1 ? n : i + 1;
         double least = kInf;
         for (int j = first_end; j <= last; ++j) {
-          const double rest = next[j];
+          const double rest = tail_of(s + 1, j);
           if (rest != kInf) {
             least = std::min(least, a * seg.comp(s, i, j) + rest);
           }
         }
-        here[i] = least;
+        tail_of(s, i) = least;
       }
     }
   }
@@ -524,10 +566,6 @@ struct Search {
       first = end;
     }
     const double stop = stop_time(current[0]);
-    if (ruled_out_by_path(stop)) {
-      ++stats.ruled_out;
-      return kInf;
-    }
     ++stats.simulations;
     if (!sequence->simulate(comp.data(), stop, ends.data())) {
       learn_path();
@@ -599,6 +637,10 @@ struct Search {
       const double bound = step_bound(
           model, pipeline_bound(tail, next, static_cast<std::size_t>(s) + 1, j), dp_s);
       if (bound < best_s) {
+        if (child_ruled_out(s, j, c, stop_time(s == 0 ? j : current[0]))) {
+          ++stats.ruled_out;
+          continue;
+        }
         const double key = step_bound(
             model, key_pipeline_bound(key_tail, next, static_cast<std::size_t>(s) + 1, j), dp_s);
         // Insertion sort, stable: after every child with a key no larger.
@@ -709,7 +751,7 @@ std::optional<std::vector<int>> optimal_partition(const StepModel& model,
   for (int k = 1; k <= seg.layers(); ++k) {
     dp_by_first[static_cast<std::size_t>(k)] = model.dp_sync_s(k);
   }
-  Search search{model, seg, pb, tail, key_pb, key_tail, st, node_budget, std::move(dp_by_first), to_beat_s, {}, {}, true, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0};
+  Search search{model, seg, pb, tail, key_pb, key_tail, st, node_budget, std::move(dp_by_first), to_beat_s, {}, {}, true, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0, 0, {}};
   // The least-bottleneck partition is usually close to the optimum: start from it.
   if (const auto start = min_bottleneck_partition(model, memory)) {
     ++st.simulations;
