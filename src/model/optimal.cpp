@@ -294,7 +294,8 @@ struct Prefix {
 };
 
 /// `fixed` followed by stage s with compute c (the bound terms; key terms by the caller).
-Prefix extend(const PipelineBound& pb, const Prefix& fixed, int s, double c) {
+[[gnu::always_inline]] inline Prefix extend(const PipelineBound& pb, const Prefix& fixed, int s,
+                                              double c) {
   Prefix next = fixed;
   next.before = fixed.before + c;
   next.reach = std::max(fixed.reach, pb.reach(s, fixed.before, c));
