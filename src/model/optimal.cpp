@@ -69,6 +69,22 @@ public:
   }
   [[nodiscard]] int layers() const noexcept { return n_; }
   [[nodiscard]] int stages() const noexcept { return stages_; }
+  /// Appends what the search reads of the costs and memory to `key` (OptimalMemo): each GPU
+  /// type's layer costs, each memory limit's reach from every layer, and each stage's two.
+  void append_key(std::vector<double>& key) const {
+    key.push_back(static_cast<double>(costs_.size()));
+    for (const std::vector<double>* costs : costs_) {
+      key.insert(key.end(), costs->begin(), costs->end());
+    }
+    key.push_back(static_cast<double>(reach_.size()));
+    for (const std::vector<int>& reach : reach_) {
+      key.insert(key.end(), reach.begin(), reach.end());
+    }
+    for (int s = 0; s < stages_; ++s) {
+      key.push_back(static_cast<double>(type_of_[static_cast<std::size_t>(s)]));
+      key.push_back(static_cast<double>(reach_of_[static_cast<std::size_t>(s)]));
+    }
+  }
 
 private:
   int n_;
@@ -670,6 +686,22 @@ struct Search {
   }
 };
 
+/// OptimalMemo's keys: hashed and compared by their bits (+0 and -0 differ; no NaN occurs).
+std::uint64_t memo_hash(const std::vector<double>& key) noexcept {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (const double d : key) {
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &d, sizeof bits);
+    h = (h ^ bits) * 1099511628211ULL;
+    h ^= h >> 29;
+  }
+  return h;
+}
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) noexcept {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
 } // namespace
 
 std::optional<std::vector<int>> min_bottleneck_partition(const StepModel& model,
@@ -738,20 +770,67 @@ double step_lower_bound(const StepModel& model, const StageMemoryTable& memory,
                     model.dp_sync_s(prefix.empty() ? 1 : prefix[0]));
 }
 
+bool OptimalMemo::take(const std::vector<double>& key, std::optional<std::vector<int>>& result) {
+  const std::uint64_t h = memo_hash(key);
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const auto [lo, hi] = entries_.equal_range(h);
+  for (auto it = lo; it != hi; ++it) {
+    if (same_bits(it->second.key, key)) {
+      result = std::move(it->second.result);
+      bytes_ -= it->second.key.size() * sizeof(double);
+      entries_.erase(it);
+      ++hits_;
+      return true;
+    }
+  }
+  return false;
+}
+
+void OptimalMemo::store(std::vector<double> key, std::optional<std::vector<int>> result) {
+  const std::uint64_t h = memo_hash(key);
+  const std::size_t bytes = key.size() * sizeof(double);
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (bytes_ + bytes > kMaxMemoBytes) {
+    return;
+  }
+  bytes_ += bytes;
+  entries_.emplace(h, Entry{std::move(key), std::move(result)});
+}
+
+std::int64_t OptimalMemo::hits() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return hits_;
+}
+
 std::optional<std::vector<int>> optimal_partition(const StepModel& model,
                                                   const StageMemoryTable& memory, double to_beat_s,
-                                                  OptimalStats* stats, std::int64_t node_budget) {
+                                                  OptimalStats* stats, std::int64_t node_budget,
+                                                  OptimalMemo* memo) {
   const Segments seg(model, memory);
-  const PipelineBound pb(model, true);
-  const TailBounds tail = tail_bounds(seg, pb);
-  const PipelineBound key_pb(model, false);
-  const TailBounds key_tail = tail_bounds(seg, key_pb);
   OptimalStats local;
   OptimalStats& st = stats != nullptr ? *stats : local;
   std::vector<float> dp_by_first(static_cast<std::size_t>(seg.layers()) + 1);
   for (int k = 1; k <= seg.layers(); ++k) {
     dp_by_first[static_cast<std::size_t>(k)] = model.dp_sync_s(k);
   }
+  std::vector<double> key;
+  if (memo != nullptr) {
+    key = {static_cast<double>(seg.stages()), static_cast<double>(seg.layers()),
+           static_cast<double>(model.micro_batches), static_cast<double>(model.share),
+           static_cast<double>(model.embedding_sync_s), to_beat_s,
+           static_cast<double>(node_budget)};
+    seg.append_key(key);
+    key.insert(key.end(), model.problem.link_s.begin(), model.problem.link_s.end());
+    key.insert(key.end(), dp_by_first.begin(), dp_by_first.end());
+    std::optional<std::vector<int>> known;
+    if (memo->take(key, known)) {
+      return known;
+    }
+  }
+  const PipelineBound pb(model, true);
+  const TailBounds tail = tail_bounds(seg, pb);
+  const PipelineBound key_pb(model, false);
+  const TailBounds key_tail = tail_bounds(seg, key_pb);
   Search search{model, seg, pb, tail, key_pb, key_tail, st, node_budget, std::move(dp_by_first), to_beat_s, {}, {}, true, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0, 0, {}};
   // The least-bottleneck partition is usually close to the optimum: start from it.
   if (const auto start = min_bottleneck_partition(model, memory)) {
@@ -765,10 +844,14 @@ std::optional<std::vector<int>> optimal_partition(const StepModel& model,
   search.prepare();
   search.visit(0, 0, Prefix{});
   st.exact = search.complete;
-  if (search.best.empty()) {
-    return std::nullopt;
+  std::optional<std::vector<int>> out;
+  if (!search.best.empty()) {
+    out = search.best;
   }
-  return search.best;
+  if (memo != nullptr && search.complete) {
+    memo->store(std::move(key), out);
+  }
+  return out;
 }
 
 } // namespace zerosearch

@@ -147,6 +147,12 @@ SearchResult search(const EstimateContext& ctx, const std::vector<DesignPoint>& 
   std::condition_variable finished;
   unsigned workers_left = 0;
 
+  // optimal_partition's results, for the design points that pose the same pipeline problem
+  // (ZeRO 2 and 3 with one replica): exact, whichever worker computes them first.
+  OptimalMemo optimal_memo;
+  OptimalMemo* const shared_optimal =
+      ctx.partition_method == PartitionMethod::optimal ? &optimal_memo : nullptr;
+
   bool report_inline = false;
   const auto work = [&](WorkerRows& mine) {
     try {
@@ -164,7 +170,8 @@ SearchResult search(const EstimateContext& ctx, const std::vector<DesignPoint>& 
         const LayerCosts costs = layer_costs(ctx, p);
         // Placements with the same features get the same estimate: compute each once.
         std::unordered_map<PlacementFeatures, std::uint32_t, PlacementFeaturesHash> seen;
-        PartitionMemo memo; // this point's memory table, shared by the searching partitioners
+        // This point's memory table, shared by the searching partitioners.
+        PartitionMemo memo(shared_optimal);
         for (std::size_t k = 0; k < per_point; ++k) {
           placements.get(k, placement);
           PlacementFeatures features = placement_features(ctx, p, placement);
