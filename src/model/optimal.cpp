@@ -411,13 +411,11 @@ struct Search {
     back_send.assign(pp, 0.0);
     for_send[0] = model.problem.link_s.front();
     back_send[pp - 1] = model.problem.link_s[pp - 2];
+    sequence.emplace(model.micro_batches, seg.stages(), for_send, back_send, model.share);
     ends.assign(pp, 0.0);
     stop_at.assign(n + 1, 0.0);
     stop_for.assign(n + 1, std::numeric_limits<double>::quiet_NaN());
     current.reserve(pp);
-    sequence.emplace(model.micro_batches, seg.stages(), for_send, back_send, model.share);
-    graph.emplace(model.micro_batches, seg.stages(), for_send.data(), back_send.data(),
-                  model.share);
     path_coef.assign((pp + 1) * kSlots, 0.0);
     path_constant.assign(kSlots, -kInf);
     path_tail.assign((pp + 1) * (n + 1) * kSlots, 0.0);
@@ -502,6 +500,11 @@ struct Search {
     }
     path_used[slot] = ++path_clock;
     ++stats.paths;
+    if (!graph) {
+      // Built on first use: many searches learn no path.
+      graph.emplace(model.micro_batches, seg.stages(), for_send.data(), back_send.data(),
+                    model.share);
+    }
     graph->critical_path(comp.data(), ends.data(), path_scratch.data(), &path_constant[slot]);
     const int pp = seg.stages();
     const int n = seg.layers();
