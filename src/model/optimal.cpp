@@ -378,8 +378,9 @@ struct Search {
   /// The leaves' simulations: consecutive leaves share their first stages, and so the warm-up
   /// events that depend on those stages only.
   std::optional<OneFOneBSequence> sequence;
-  /// Longest paths of the simulations so far (OneFOneBGraph), most recently useful first: each
-  /// is a lower bound on the pipeline time of every leaf, which rules leaves out unsimulated.
+  /// The events as a graph, for the longest path of each simulated leaf that does not win
+  /// (built on first use). The paths learned so far are in the slots below: each is a lower
+  /// bound on the pipeline time of every leaf, which rules partitions out unsimulated.
   std::optional<OneFOneBGraph> graph;
   /// kSlots paths, slot-minor (entry [x * kSlots + k] of slot k), so that one test covers
   /// them all: coef[s]: the coefficient of stage s's compute; constant: the sends (-infinity

@@ -83,7 +83,7 @@ private:
 /// Each simulation that does not win teaches the search its longest path (OneFOneBGraph): a
 /// lower bound on every partition's pipeline time, linear in the stage computes, which then
 /// rules out, unsimulated, the leaves and partial partitions (with the least fitting rest) it
-/// shows cannot win either; the 16 most recently useful paths are kept. This changes only what
+/// shows cannot win either; the 8 most recently useful paths are kept. This changes only what
 /// is visited and simulated, never which partition wins.
 /// `memory`: the figures of the design point's runs of layers; model.stages() >= 2. `memo`,
 /// when given, is looked up first (stats then count nothing) and receives the result.
