@@ -69,6 +69,22 @@ public:
   }
   [[nodiscard]] int layers() const noexcept { return n_; }
   [[nodiscard]] int stages() const noexcept { return stages_; }
+  /// Appends what the search reads of the costs and memory to `key` (OptimalMemo): each GPU
+  /// type's layer costs, each memory limit's reach from every layer, and each stage's two.
+  void append_key(std::vector<double>& key) const {
+    key.push_back(static_cast<double>(costs_.size()));
+    for (const std::vector<double>* costs : costs_) {
+      key.insert(key.end(), costs->begin(), costs->end());
+    }
+    key.push_back(static_cast<double>(reach_.size()));
+    for (const std::vector<int>& reach : reach_) {
+      key.insert(key.end(), reach.begin(), reach.end());
+    }
+    for (int s = 0; s < stages_; ++s) {
+      key.push_back(static_cast<double>(type_of_[static_cast<std::size_t>(s)]));
+      key.push_back(static_cast<double>(reach_of_[static_cast<std::size_t>(s)]));
+    }
+  }
 
 private:
   int n_;
@@ -294,7 +310,8 @@ struct Prefix {
 };
 
 /// `fixed` followed by stage s with compute c (the bound terms; key terms by the caller).
-Prefix extend(const PipelineBound& pb, const Prefix& fixed, int s, double c) {
+[[gnu::always_inline]] inline Prefix extend(const PipelineBound& pb, const Prefix& fixed, int s,
+                                              double c) {
   Prefix next = fixed;
   next.before = fixed.before + c;
   next.reach = std::max(fixed.reach, pb.reach(s, fixed.before, c));
@@ -361,6 +378,26 @@ struct Search {
   /// The leaves' simulations: consecutive leaves share their first stages, and so the warm-up
   /// events that depend on those stages only.
   std::optional<OneFOneBSequence> sequence;
+  /// The events as a graph, for the longest path of each simulated leaf that does not win
+  /// (built on first use). The paths learned so far are in the slots below: each is a lower
+  /// bound on the pipeline time of every leaf, which rules partitions out unsimulated.
+  std::optional<OneFOneBGraph> graph;
+  /// kSlots paths, slot-minor (entry [x * kSlots + k] of slot k), so that one test covers
+  /// them all: coef[s]: the coefficient of stage s's compute; constant: the sends (-infinity
+  /// in an empty slot, which then rules nothing out); tail[s * (n + 1) + i]: the least of
+  /// sum_{u >= s} coef[u] C_u over the fitting ways to give layers [i, n) to stages s..pp-1
+  /// (+infinity when none fits); sums[s]: sum_{u < s} coef[u] comp[u] over the stages of the
+  /// partial partition being visited (filled on entering depth s). `used`: when each slot last
+  /// ruled something out (or was learned); the least recent is replaced.
+  static constexpr std::size_t kSlots = 8;
+  std::vector<double> path_coef;
+  std::vector<double> path_constant;
+  std::vector<double> path_tail;
+  std::vector<double> path_sums;
+  std::vector<std::int64_t> path_used;
+  std::int64_t path_clock = 0;
+  std::size_t path_count = 0;
+  std::vector<double> path_scratch;
 
   void prepare() {
     const auto pp = static_cast<std::size_t>(seg.stages());
@@ -375,11 +412,136 @@ struct Search {
     back_send.assign(pp, 0.0);
     for_send[0] = model.problem.link_s.front();
     back_send[pp - 1] = model.problem.link_s[pp - 2];
+    sequence.emplace(model.micro_batches, seg.stages(), for_send, back_send, model.share);
     ends.assign(pp, 0.0);
     stop_at.assign(n + 1, 0.0);
     stop_for.assign(n + 1, std::numeric_limits<double>::quiet_NaN());
     current.reserve(pp);
-    sequence.emplace(model.micro_batches, seg.stages(), for_send, back_send, model.share);
+    path_coef.assign((pp + 1) * kSlots, 0.0);
+    path_constant.assign(kSlots, -kInf);
+    path_tail.assign((pp + 1) * (n + 1) * kSlots, 0.0);
+    path_sums.assign((pp + 1) * kSlots, 0.0);
+    path_used.assign(kSlots, 0);
+    path_scratch.assign(pp, 0.0);
+  }
+
+  /// True when a known path shows that no fitting partition that starts with the s stages in
+  /// `current` (compute comp[0..s-1]), stage s starting at layer i, beats best_s: the path's
+  /// least value over them reaches the pipeline time from which the step time reaches best_s
+  /// (stop_time). The margin covers the float64 rounding of the simulation's sums and of these
+  /// (relative 1e-12 at most on these sizes). Also fills the paths' sums of depth s.
+  bool subtree_ruled_out(int s, int i) {
+    const auto su = static_cast<std::size_t>(s);
+    double* sums = path_sums.data() + su * kSlots;
+    const double* before = sums - kSlots;
+    const double* coef = path_coef.data() + (su - 1) * kSlots;
+    const double c = comp[su - 1];
+    for (std::size_t k = 0; k < kSlots; ++k) {
+      sums[k] = before[k] + coef[k] * c;
+    }
+    const double stop = stop_time(current[0]);
+    if (stop == kInf) {
+      return false;
+    }
+    const double* tail_at =
+        path_tail.data() +
+        (su * static_cast<std::size_t>(seg.layers() + 1) + static_cast<std::size_t>(i)) * kSlots;
+    return reaches(sums, nullptr, 0.0, tail_at, stop);
+  }
+
+  /// The same for the child of the node at depth s whose stage s ends at layer j with compute
+  /// c, given `stop` (stop_time of its stage 0).
+  bool child_ruled_out(int s, int j, double c, double stop) {
+    if (stop == kInf) {
+      return false;
+    }
+    const auto su = static_cast<std::size_t>(s);
+    const double* tail_at = path_tail.data() + ((su + 1) * static_cast<std::size_t>(seg.layers() + 1) +
+                                                static_cast<std::size_t>(j)) *
+                                                   kSlots;
+    return reaches(path_sums.data() + su * kSlots, path_coef.data() + su * kSlots, c, tail_at,
+                   stop);
+  }
+
+  /// True when, for some slot k, constant + sums + coef c + tail reaches `stop` (coef null:
+  /// none); marks that slot used.
+  bool reaches(const double* sums, const double* coef, double c, const double* tail_at,
+               double stop) {
+    const double* constant = path_constant.data();
+    bool any = false;
+    if (coef == nullptr) {
+      for (std::size_t k = 0; k < kSlots; ++k) {
+        any |= (constant[k] + sums[k] + tail_at[k]) * (1.0 - 1e-9) >= stop;
+      }
+    } else {
+      for (std::size_t k = 0; k < kSlots; ++k) {
+        any |= (constant[k] + sums[k] + coef[k] * c + tail_at[k]) * (1.0 - 1e-9) >= stop;
+      }
+    }
+    if (any) {
+      for (std::size_t k = 0; k < kSlots; ++k) {
+        const double v = constant[k] + sums[k] + (coef == nullptr ? 0.0 : coef[k] * c) + tail_at[k];
+        if (v * (1.0 - 1e-9) >= stop) {
+          path_used[k] = ++path_clock;
+          break;
+        }
+      }
+    }
+    return any;
+  }
+
+  /// Adds the longest path of compute `comp` (the leaf in `current`) to the known paths.
+  void learn_path() {
+    std::size_t slot = path_count;
+    if (path_count == kSlots) {
+      slot = static_cast<std::size_t>(std::min_element(path_used.begin(), path_used.end()) -
+                                      path_used.begin());
+    } else {
+      ++path_count;
+    }
+    path_used[slot] = ++path_clock;
+    ++stats.paths;
+    if (!graph) {
+      // Built on first use: many searches learn no path.
+      graph.emplace(model.micro_batches, seg.stages(), for_send.data(), back_send.data(),
+                    model.share);
+    }
+    graph->critical_path(comp.data(), ends.data(), path_scratch.data(), &path_constant[slot]);
+    const int pp = seg.stages();
+    const int n = seg.layers();
+    const auto ppu = static_cast<std::size_t>(pp);
+    // Its sums over the leaf's stages, which the visits on the way to it share.
+    path_sums[slot] = 0.0;
+    for (std::size_t u = 0; u < ppu; ++u) {
+      path_coef[u * kSlots + slot] = path_scratch[u];
+      path_sums[(u + 1) * kSlots + slot] = path_sums[u * kSlots + slot] + path_scratch[u] * comp[u];
+    }
+    const auto row = static_cast<std::size_t>(n + 1);
+    const auto tail_of = [&](int s, int i) -> double& {
+      return path_tail[(static_cast<std::size_t>(s) * row + static_cast<std::size_t>(i)) * kSlots +
+                       slot];
+    };
+    for (int s = 0; s <= pp; ++s) {
+      for (int i = 0; i <= n; ++i) {
+        tail_of(s, i) = kInf;
+      }
+    }
+    tail_of(pp, n) = 0.0;
+    for (int s = pp - 1; s >= 0; --s) {
+      const double a = path_scratch[static_cast<std::size_t>(s)];
+      for (int i = s; i <= n - (pp - s); ++i) {
+        const int last = seg.last_end(s, i);
+        const int first_end = s == pp - 1 ? n : i + 1;
+        double least = kInf;
+        for (int j = first_end; j <= last; ++j) {
+          const double rest = tail_of(s + 1, j);
+          if (rest != kInf) {
+            least = std::min(least, a * seg.comp(s, i, j) + rest);
+          }
+        }
+        tail_of(s, i) = least;
+      }
+    }
   }
 
   /// The least pipeline time L >= 0 with step_bound(L) >= best_s (step_bound is monotone in L).
@@ -424,7 +586,10 @@ struct Search {
       comp[static_cast<std::size_t>(s)] = seg.comp(s, first, end);
       first = end;
     }
-    if (!sequence->simulate(comp.data(), stop_time(current[0]), ends.data())) {
+    const double stop = stop_time(current[0]);
+    ++stats.simulations;
+    if (!sequence->simulate(comp.data(), stop, ends.data())) {
+      learn_path();
       return kInf;
     }
     // As StepModel::step_from_times: each stage's end plus the data-parallel time in float32,
@@ -447,6 +612,10 @@ struct Search {
     }
     const int pp = seg.stages();
     const int n = seg.layers();
+    if (s >= 1 && subtree_ruled_out(s, i)) {
+      ++stats.ruled_out;
+      return;
+    }
     const int last = seg.last_end(s, i);
     if (s == pp - 1) {
       // The last stage takes the rest: one child at most, a leaf, with no order to keep (the
@@ -462,7 +631,6 @@ struct Search {
         return;
       }
       current.push_back(n - i);
-      ++stats.simulations;
       const double t = step_of_current();
       if (t < best_s) {
         best_s = t;
@@ -490,6 +658,10 @@ struct Search {
       const double bound = step_bound(
           model, pipeline_bound(tail, next, static_cast<std::size_t>(s) + 1, j), dp_s);
       if (bound < best_s) {
+        if (child_ruled_out(s, j, c, stop_time(s == 0 ? j : current[0]))) {
+          ++stats.ruled_out;
+          continue;
+        }
         const double key = step_bound(
             model, key_pipeline_bound(key_tail, next, static_cast<std::size_t>(s) + 1, j), dp_s);
         // Insertion sort, stable: after every child with a key no larger.
@@ -511,11 +683,28 @@ struct Search {
         continue;
       }
       current.push_back(child.end - i);
+      comp[static_cast<std::size_t>(s)] = seg.comp(s, i, child.end);
       visit(s + 1, child.end, child.prefix);
       current.pop_back();
     }
   }
 };
+
+/// OptimalMemo's keys: hashed and compared by their bits (+0 and -0 differ; no NaN occurs).
+std::uint64_t memo_hash(const std::vector<double>& key) noexcept {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (const double d : key) {
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &d, sizeof bits);
+    h = (h ^ bits) * 1099511628211ULL;
+    h ^= h >> 29;
+  }
+  return h;
+}
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) noexcept {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
 
 } // namespace
 
@@ -585,21 +774,68 @@ double step_lower_bound(const StepModel& model, const StageMemoryTable& memory,
                     model.dp_sync_s(prefix.empty() ? 1 : prefix[0]));
 }
 
+bool OptimalMemo::take(const std::vector<double>& key, std::optional<std::vector<int>>& result) {
+  const std::uint64_t h = memo_hash(key);
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const auto [lo, hi] = entries_.equal_range(h);
+  for (auto it = lo; it != hi; ++it) {
+    if (same_bits(it->second.key, key)) {
+      result = std::move(it->second.result);
+      bytes_ -= it->second.key.size() * sizeof(double);
+      entries_.erase(it);
+      ++hits_;
+      return true;
+    }
+  }
+  return false;
+}
+
+void OptimalMemo::store(std::vector<double> key, std::optional<std::vector<int>> result) {
+  const std::uint64_t h = memo_hash(key);
+  const std::size_t bytes = key.size() * sizeof(double);
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (bytes_ + bytes > kMaxMemoBytes) {
+    return;
+  }
+  bytes_ += bytes;
+  entries_.emplace(h, Entry{std::move(key), std::move(result)});
+}
+
+std::int64_t OptimalMemo::hits() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return hits_;
+}
+
 std::optional<std::vector<int>> optimal_partition(const StepModel& model,
                                                   const StageMemoryTable& memory, double to_beat_s,
-                                                  OptimalStats* stats, std::int64_t node_budget) {
+                                                  OptimalStats* stats, std::int64_t node_budget,
+                                                  OptimalMemo* memo) {
   const Segments seg(model, memory);
-  const PipelineBound pb(model, true);
-  const TailBounds tail = tail_bounds(seg, pb);
-  const PipelineBound key_pb(model, false);
-  const TailBounds key_tail = tail_bounds(seg, key_pb);
   OptimalStats local;
   OptimalStats& st = stats != nullptr ? *stats : local;
   std::vector<float> dp_by_first(static_cast<std::size_t>(seg.layers()) + 1);
   for (int k = 1; k <= seg.layers(); ++k) {
     dp_by_first[static_cast<std::size_t>(k)] = model.dp_sync_s(k);
   }
-  Search search{model, seg, pb, tail, key_pb, key_tail, st, node_budget, std::move(dp_by_first), to_beat_s, {}, {}, true, {}, {}, {}, {}, {}, {}, {}, {}};
+  std::vector<double> key;
+  if (memo != nullptr) {
+    key = {static_cast<double>(seg.stages()), static_cast<double>(seg.layers()),
+           static_cast<double>(model.micro_batches), static_cast<double>(model.share),
+           static_cast<double>(model.embedding_sync_s), to_beat_s,
+           static_cast<double>(node_budget)};
+    seg.append_key(key);
+    key.insert(key.end(), model.problem.link_s.begin(), model.problem.link_s.end());
+    key.insert(key.end(), dp_by_first.begin(), dp_by_first.end());
+    std::optional<std::vector<int>> known;
+    if (memo->take(key, known)) {
+      return known;
+    }
+  }
+  const PipelineBound pb(model, true);
+  const TailBounds tail = tail_bounds(seg, pb);
+  const PipelineBound key_pb(model, false);
+  const TailBounds key_tail = tail_bounds(seg, key_pb);
+  Search search{model, seg, pb, tail, key_pb, key_tail, st, node_budget, std::move(dp_by_first), to_beat_s, {}, {}, true, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0, 0, {}};
   // The least-bottleneck partition is usually close to the optimum: start from it.
   if (const auto start = min_bottleneck_partition(model, memory)) {
     ++st.simulations;
@@ -612,10 +848,14 @@ std::optional<std::vector<int>> optimal_partition(const StepModel& model,
   search.prepare();
   search.visit(0, 0, Prefix{});
   st.exact = search.complete;
-  if (search.best.empty()) {
-    return std::nullopt;
+  std::optional<std::vector<int>> out;
+  if (!search.best.empty()) {
+    out = search.best;
   }
-  return search.best;
+  if (memo != nullptr && search.complete) {
+    memo->store(std::move(key), out);
+  }
+  return out;
 }
 
 } // namespace zerosearch

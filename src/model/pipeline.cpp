@@ -564,6 +564,208 @@ bool OneFOneBSequence::simulate(const double* comp_s, double stop_at, double* en
   return done;
 }
 
+OneFOneBGraph::OneFOneBGraph(int m, int pp, const double* for_send_s,
+                             const double* back_send_s, ForwardShare share)
+    : pp_(pp) {
+  parts_ = share == ForwardShare::quarter ? 4.0 : 3.0;
+  fwbw_ = parts_ - 1.0;
+  fwd_share_ = 1.0 / parts_;
+  const auto mu = static_cast<std::size_t>(m);
+  const auto ppu = static_cast<std::size_t>(pp);
+  // The event each slot of the simulation holds (Simulation's rows), as it writes them: 0 is
+  // the constant 0 (an unset slot).
+  std::vector<int> fce(ppu * mu, 0), fse(ppu * mu, 0), frs(ppu * mu, 0), fre(ppu * mu, 0);
+  std::vector<int> bce(ppu * mu, 0), bse(ppu * mu, 0), brs(ppu * mu, 0), bre(ppu * mu, 0);
+  const auto at = [mu, m](std::vector<int>& row, int i, int j) -> int& {
+    return row[static_cast<std::size_t>(i) * mu + static_cast<std::size_t>(j < 0 ? j + m : j)];
+  };
+  add_.push_back(-1);
+  constants_.push_back(0.0);
+  in_.push_back({0, 0, 0});
+  const auto event = [this](int a, int b, int c, int add) {
+    add_.push_back(add);
+    in_.push_back({a, b, c});
+    return static_cast<int>(add_.size()) - 1;
+  };
+  const auto constant = [this](double v) {
+    constants_.push_back(v);
+    return -static_cast<int>(constants_.size());
+  };
+  const auto fwd = [](int i) { return i; };
+  const auto bwd = [pp](int i) { return pp + i; };
+  std::vector<int> send_for(ppu), send_back(ppu);
+  for (int i = 0; i < pp; ++i) {
+    send_for[static_cast<std::size_t>(i)] = constant(for_send_s[i]);
+    send_back[static_cast<std::size_t>(i)] = constant(back_send_s[i]);
+  }
+  std::vector<int> warm(ppu);
+  for (int i = 0; i < pp; ++i) {
+    warm[static_cast<std::size_t>(i)] = std::min(pp - i - 1, m);
+  }
+  // Warm-up (Simulation::warm_up, warm_up_event).
+  for (int j = 0; j < m; ++j) {
+    for (int i = 0; i < std::min(pp, pp - 1 - j); ++i) {
+      const int w = warm[static_cast<std::size_t>(i)];
+      if (j >= w) {
+        continue;
+      }
+      int end = 0;
+      if (i == 0) {
+        end = event(j == 0 ? 0 : at(fse, i, j - 1), 0, 0, fwd(i));
+      } else if (j == 0 || i == pp - 1) {
+        end = event(at(fre, i, j), 0, 0, fwd(i));
+      } else {
+        end = event(at(fse, i, j - 1), at(fre, i, j), 0, fwd(i));
+      }
+      at(fce, i, j) = end;
+      if (i > 0 && j < w - 1) {
+        at(frs, i, j + 1) = end;
+      }
+      if (i < pp - 1) {
+        const int send_end = j == 0 ? event(end, 0, 0, send_for[static_cast<std::size_t>(i)])
+                                    : event(end, at(frs, i + 1, j), 0,
+                                            send_for[static_cast<std::size_t>(i)]);
+        at(fse, i, j) = send_end;
+        at(fre, i + 1, j) = send_end;
+      }
+    }
+  }
+  // Steady (Simulation::steady).
+  for (int j = 0; j < m; ++j) {
+    const int first = std::max(0, pp - m + j);
+    for (int i = first; i < pp; ++i) {
+      const int w = warm[static_cast<std::size_t>(i)];
+      const int fid = j + w;
+      if (fid > m - 1) {
+        continue;
+      }
+      const bool first_steady = fid == w;
+      const int prev_id = first_steady ? fid - 1 : j - 1;
+      int end = 0;
+      if (first_steady) {
+        end = event(prev_id >= 0 ? at(fse, i, prev_id) : 0, at(fre, i, fid), 0, fwd(i));
+      } else if (i == 0) {
+        end = event(at(bce, i, prev_id), 0, 0, fwd(i));
+      } else {
+        end = event(at(bse, i, prev_id), at(fre, i, fid), 0, fwd(i));
+      }
+      at(fce, i, fid) = end;
+      if (i < pp - 1) {
+        at(brs, i, j) = end;
+        const int next_recv_start = (first_steady && prev_id < 0) ? 0 : at(frs, i + 1, fid);
+        const int send_end =
+            event(end, next_recv_start, 0, send_for[static_cast<std::size_t>(i)]);
+        at(fse, i, fid) = send_end;
+        at(fre, i + 1, fid) = send_end;
+      }
+    }
+    const int bid = j;
+    for (int i = pp - 1; i >= first; --i) {
+      const int w = warm[static_cast<std::size_t>(i)];
+      if (bid > m - w - 1) {
+        continue;
+      }
+      const int fid = bid + w;
+      const int end =
+          event(i > 0 ? at(fse, i, fid) : 0, at(bre, i, bid), at(fce, i, fid), bwd(i));
+      at(bce, i, bid) = end;
+      if (i > 0) {
+        if (fid + 1 < m) {
+          at(frs, i, fid + 1) = end;
+        } else if (bid + 1 < m) {
+          at(brs, i, bid + 1) = end;
+        }
+        const int send_end =
+            event(end, at(brs, i - 1, bid), 0, send_back[static_cast<std::size_t>(i)]);
+        at(bse, i, bid) = send_end;
+        at(bre, i - 1, bid) = send_end;
+      } else if (bid == m - 1 - w && bid + 1 < m) {
+        at(brs, i, bid + 1) = end;
+      }
+    }
+  }
+  // Cool-down (Simulation::cool_down).
+  for (int j = 0; j < m; ++j) {
+    for (int i = std::min(pp - 1, pp - 1 - m + j); i >= 0; --i) {
+      const int w = warm[static_cast<std::size_t>(i)];
+      const int bid = j;
+      if (bid < m - w) {
+        continue;
+      }
+      const int end = event(at(bce, i, bid - 1), at(bre, i, bid), at(bse, i, bid - 1), bwd(i));
+      at(bce, i, bid) = end;
+      if (bid < m - 1) {
+        at(brs, i, bid + 1) = end;
+      }
+      if (i > 0) {
+        const int send_end =
+            event(end, at(brs, i - 1, bid), 0, send_back[static_cast<std::size_t>(i)]);
+        at(bse, i, bid) = send_end;
+        at(bre, i - 1, bid) = send_end;
+      }
+    }
+  }
+  last_.resize(ppu);
+  for (int i = 0; i < pp; ++i) {
+    last_[static_cast<std::size_t>(i)] = at(bce, i, m - 1);
+  }
+  value_.resize(add_.size());
+  pass_.resize(2 * ppu);
+}
+
+double OneFOneBGraph::critical_path(const double* comp_s, double* ends, double* coef,
+                                    double* constant) {
+  const auto ppu = static_cast<std::size_t>(pp_);
+  for (std::size_t u = 0; u < ppu; ++u) {
+    // As fill_stage_passes.
+    pass_[u] = comp_s[u] / parts_;
+    pass_[ppu + u] = fwbw_ * comp_s[u] / parts_;
+  }
+  const auto addend = [this](int add) {
+    return add >= 0 ? pass_[static_cast<std::size_t>(add)]
+                    : constants_[static_cast<std::size_t>(-1 - add)];
+  };
+  value_[0] = 0.0;
+  for (std::size_t k = 1; k < add_.size(); ++k) {
+    const std::array<int, 3>& in = in_[k];
+    const double start =
+        std::max({value_[static_cast<std::size_t>(in[0])], value_[static_cast<std::size_t>(in[1])],
+                  value_[static_cast<std::size_t>(in[2])]});
+    value_[k] = start + addend(add_[k]);
+  }
+  std::size_t latest = 0;
+  for (std::size_t u = 0; u < ppu; ++u) {
+    ends[u] = value_[static_cast<std::size_t>(last_[u])];
+    if (ends[u] > ends[latest]) {
+      latest = u;
+    }
+  }
+  // Back from the latest end along the inputs that set each event.
+  std::fill(coef, coef + ppu, 0.0);
+  double sends = 0.0;
+  auto k = static_cast<std::size_t>(last_[latest]);
+  while (k != 0) {
+    const int add = add_[k];
+    if (add >= 0 && add < pp_) {
+      coef[add] += fwd_share_;
+    } else if (add >= pp_) {
+      coef[add - pp_] += fwbw_ / parts_;
+    } else {
+      sends += constants_[static_cast<std::size_t>(-1 - add)];
+    }
+    const std::array<int, 3>& in = in_[k];
+    std::size_t from = static_cast<std::size_t>(in[0]);
+    for (std::size_t t = 1; t < 3; ++t) {
+      if (value_[static_cast<std::size_t>(in[t])] > value_[from]) {
+        from = static_cast<std::size_t>(in[t]);
+      }
+    }
+    k = from;
+  }
+  *constant = sends;
+  return ends[latest];
+}
+
 StagePasses stage_passes(int micro_batches, int pp, const double* comp_s, ForwardShare share) {
   const auto ppu = static_cast<std::size_t>(pp);
   StagePasses out{std::vector<double>(ppu), std::vector<double>(ppu), std::vector<int>(ppu)};

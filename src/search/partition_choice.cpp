@@ -61,7 +61,8 @@ PartitionResult choose_partition(const EstimateContext& ctx, const DesignPoint& 
     const double to_beat = model.fits(minmax.partition, memory)
                                ? model.step_from_times(minmax.partition[0], minmax.times)
                                : std::numeric_limits<double>::infinity();
-    if (auto best = optimal_partition(model, memory, to_beat)) {
+    if (auto best = optimal_partition(model, memory, to_beat, nullptr, kOptimalNodeBudget,
+                                      memo != nullptr ? memo->optimal() : nullptr)) {
       out.partition = std::move(*best);
       out.times = stage_times(model.problem, out.partition);
     } else {

@@ -253,13 +253,15 @@ std::vector<std::vector<std::size_t>> pipeline_units(const EstimateContext& ctx,
 /// placement to its group (the same index in every point).
 void unit_estimates(const EstimateContext& ctx, const std::vector<DesignPoint>& points,
                     const std::vector<std::size_t>& unit, const PlacementSet& placements,
-                    Placement& placement, std::vector<std::vector<Group>>& groups,
-                    std::vector<std::uint32_t>& group_of) {
+                    OptimalMemo* shared_optimal, Placement& placement,
+                    std::vector<std::vector<Group>>& groups, std::vector<std::uint32_t>& group_of) {
   const DesignPoint& first = points[unit.front()];
   const LayerCosts costs = layer_costs(ctx, first);
   // Placements with the same features get the same estimate: compute each once.
   std::unordered_map<PlacementFeatures, std::uint32_t, PlacementFeaturesHash> seen;
-  PartitionMemo memo; // the point's memory table, shared by the searching partitioners
+  // The point's memory table, shared by the searching partitioners, and the search's
+  // optimal_partition results (`shared_optimal`, for points that pose the same problem).
+  PartitionMemo memo(shared_optimal);
   for (std::size_t k = 0; k < placements.size(); ++k) {
     placements.get(k, placement);
     PlacementFeatures features = placement_features(ctx, first, placement);
@@ -329,6 +331,12 @@ SearchResult search(const EstimateContext& ctx, const std::vector<DesignPoint>& 
   std::condition_variable finished;
   unsigned workers_left = 0;
 
+  // optimal_partition's results, for the design points that pose the same pipeline problem
+  // (ZeRO 2 and 3 with one replica): exact, whichever worker computes them first.
+  OptimalMemo optimal_memo;
+  OptimalMemo* const shared_optimal =
+      ctx.partition_method == PartitionMethod::optimal ? &optimal_memo : nullptr;
+
   bool report_inline = false;
   const auto work = [&](WorkerRows& mine) {
     try {
@@ -347,7 +355,8 @@ SearchResult search(const EstimateContext& ctx, const std::vector<DesignPoint>& 
         if (ctx.estimator == Estimator::native) {
           native_groups(ctx, points[unit[0]], placements, placement, unit_groups[0], group_of);
         } else {
-          unit_estimates(ctx, points, unit, placements, placement, unit_groups, group_of);
+          unit_estimates(ctx, points, unit, placements, shared_optimal, placement, unit_groups,
+                         group_of);
         }
         for (std::size_t j = 0; j < unit.size(); ++j) {
           const std::size_t i = unit[j];

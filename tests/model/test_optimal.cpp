@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <limits>
 #include <random>
 
@@ -308,4 +309,61 @@ TEST_CASE("a node budget keeps a valid best", "[optimal]") {
   CHECK(m.fits(*quick, table));
   CHECK(m.step_s(*quick) >= m.step_s(*best));
   CHECK(m.step_s(*quick) <= m.step_s(*min_bottleneck_partition(m, table)));
+}
+
+TEST_CASE("OptimalMemo hands a result to the next call with the same inputs only", "[optimal]") {
+  const SearchPlan plan = llama_plan({{"A10", 3}, {"A6000", 5}}, PartitionMethod::optimal);
+  const auto places = placements(plan.context.cluster);
+  std::optional<DesignPoint> point;
+  for (const DesignPoint& p : plan.design_points()) {
+    if (p.pp == 8 && !point) {
+      point = p;
+    }
+  }
+  REQUIRE(point);
+  const LayerCosts costs = layer_costs(plan.context, *point);
+  const StageMemoryTable table(plan.context.model, *point, 4, 64);
+  const StepModel m = step_model(plan.context, *point, costs, places[2]);
+  const double inf = std::numeric_limits<double>::infinity();
+  const auto want = optimal_partition(m, table, inf);
+  REQUIRE(want);
+  OptimalMemo memo;
+  OptimalStats first;
+  CHECK(optimal_partition(m, table, inf, &first, kOptimalNodeBudget, &memo) == want);
+  CHECK(first.nodes > 0);
+  CHECK(memo.hits() == 0);
+  // Another limit to beat is another problem: searched, not taken.
+  const double slower = m.step_s(*want) * 2.0;
+  CHECK(optimal_partition(m, table, slower, nullptr, kOptimalNodeBudget, &memo) == want);
+  CHECK(memo.hits() == 0);
+  // The same inputs again: a copy of the model whose GPU types' cost vectors are copies (one
+  // per type, as a design point's layer costs are).
+  std::vector<const std::vector<double>*> types;
+  for (const std::vector<double>* c : m.problem.stage_layer_costs) {
+    if (std::find(types.begin(), types.end(), c) == types.end()) {
+      types.push_back(c);
+    }
+  }
+  std::vector<std::vector<double>> copies;
+  copies.reserve(types.size());
+  for (const std::vector<double>* c : types) {
+    copies.push_back(*c);
+  }
+  StepModel same = m;
+  for (const std::vector<double>*& c : same.problem.stage_layer_costs) {
+    c = &copies[static_cast<std::size_t>(std::find(types.begin(), types.end(), c) - types.begin())];
+  }
+  OptimalStats again;
+  CHECK(optimal_partition(same, table, inf, &again, kOptimalNodeBudget, &memo) == want);
+  CHECK(memo.hits() == 1);
+  CHECK(again.nodes == 0);
+  // Handed out once: a third call searches again.
+  CHECK(optimal_partition(same, table, inf, nullptr, kOptimalNodeBudget, &memo) == want);
+  CHECK(memo.hits() == 1);
+  // A different link time is a different problem.
+  StepModel other = m;
+  other.problem.link_s.back() *= 1.5;
+  const auto other_want = optimal_partition(other, table, inf);
+  CHECK(optimal_partition(other, table, inf, nullptr, kOptimalNodeBudget, &memo) == other_want);
+  CHECK(memo.hits() == 1);
 }

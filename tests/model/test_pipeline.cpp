@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <random>
 #include <vector>
@@ -246,4 +248,68 @@ TEST_CASE("OneFOneBSequence equals simulate_1f1b_into bit for bit on random sequ
   }
   CHECK(compared > 5000);
   CHECK(stopped > 1000);
+}
+
+TEST_CASE("OneFOneBGraph evaluates as simulate_1f1b_into and its paths bound other computes",
+          "[pipeline]") {
+  std::mt19937 rng(2026);
+  const double inf = std::numeric_limits<double>::infinity();
+  for (int trial = 0; trial < 200; ++trial) {
+    const int pp = std::uniform_int_distribution<int>(2, 36)(rng);
+    const int m = std::uniform_int_distribution<int>(1, 40)(rng);
+    const ForwardShare share =
+        std::uniform_int_distribution<int>(0, 1)(rng) != 0 ? ForwardShare::quarter
+                                                           : ForwardShare::third;
+    std::uniform_real_distribution<double> comp(0.01, 2.0);
+    std::uniform_real_distribution<double> link(0.0, 0.5);
+    const bool every = trial % 2 == 0;
+    std::vector<double> for_send(static_cast<std::size_t>(pp), 0.0);
+    std::vector<double> back_send(static_cast<std::size_t>(pp), 0.0);
+    for (int s = 0; s < pp; ++s) {
+      if (every || s == 0) {
+        for_send[static_cast<std::size_t>(s)] = s + 1 < pp ? link(rng) : 0.0;
+      }
+      if (every || s == pp - 1) {
+        back_send[static_cast<std::size_t>(s)] = s > 0 ? link(rng) : 0.0;
+      }
+    }
+    OneFOneBGraph graph(m, pp, for_send.data(), back_send.data(), share);
+    const auto ppu = static_cast<std::size_t>(pp);
+    std::vector<double> c(ppu);
+    std::vector<double> other(ppu);
+    for (int step = 0; step < 20; ++step) {
+      for (auto& x : c) {
+        // Sometimes a few slow stages, so that different paths are the longest.
+        x = step % 3 == 0 ? comp(rng) : comp(rng) * 0.1 + (rng() % 5 == 0 ? 1.0 : 0.0);
+      }
+      std::vector<double> want(ppu, -1.0);
+      REQUIRE(simulate_1f1b_into(m, pp, c.data(), for_send.data(), back_send.data(), share, inf,
+                                 want.data()));
+      std::vector<double> got(ppu, -1.0);
+      std::vector<double> coef(ppu, -1.0);
+      double constant = -1.0;
+      const double latest = graph.critical_path(c.data(), got.data(), coef.data(), &constant);
+      INFO("pp " << pp << " m " << m << " every " << every << " step " << step);
+      REQUIRE(got == want);
+      REQUIRE(latest == *std::max_element(want.begin(), want.end()));
+      const auto path_value = [&](const std::vector<double>& x) {
+        double v = constant;
+        for (std::size_t u = 0; u < ppu; ++u) {
+          v += coef[u] * x[u];
+        }
+        return v;
+      };
+      CHECK(std::abs(path_value(c) - latest) <= 1e-12 * latest);
+      // The path is a lower bound on the latest end of any other compute vector.
+      for (int k = 0; k < 5; ++k) {
+        for (auto& x : other) {
+          x = comp(rng);
+        }
+        std::vector<double> ends(ppu);
+        REQUIRE(simulate_1f1b_into(m, pp, other.data(), for_send.data(), back_send.data(), share,
+                                   inf, ends.data()));
+        CHECK(path_value(other) <= *std::max_element(ends.begin(), ends.end()) * (1.0 + 1e-12));
+      }
+    }
+  }
 }

@@ -1,5 +1,6 @@
 #pragma once
 // 1F1B pipeline schedule simulation (the original's PPGroup in src/stage.py).
+#include <array>
 #include <memory>
 #include <vector>
 
@@ -60,6 +61,45 @@ public:
 private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+};
+
+/// The events of simulate_1f1b_into (for m micro-batches on pp stages, with the given sends and
+/// forward share) as a graph: each event is the latest of the events it waits for plus one
+/// pass or send, as the simulation computes it. Every path through the graph is a lower bound
+/// on the simulation's event times for every compute vector: a path that crosses stage s's
+/// forward pass f_s times and backward pass b_s times, and sends adding up to `constant`, ends
+/// no earlier than constant + sum_s (f_s fwd + b_s bwd) comp_s, fwd and bwd being the forward
+/// share and the rest (up to rounding: each event time is a float64 sum along its longest
+/// path). The early-stopped simulations of a search can learn such paths and reuse them.
+class OneFOneBGraph {
+public:
+  OneFOneBGraph(int micro_batches, int pp, const double* for_send_s, const double* back_send_s,
+                ForwardShare share);
+
+  /// Evaluates every event for compute `comp_s` (pp entries), writing each stage's end to
+  /// `ends` (bit for bit simulate_1f1b_into without an early stop), and the longest path to the
+  /// latest stage end: its coefficient of each stage's compute into `coef` (pp entries) and its
+  /// sends' sum. Returns the latest stage end.
+  double critical_path(const double* comp_s, double* ends, double* coef, double* constant);
+
+  /// Events (graph nodes), for tests.
+  [[nodiscard]] std::size_t size() const noexcept { return add_.size(); }
+
+private:
+  /// What an event adds to the latest of its inputs: a stage's forward pass (stage), backward
+  /// pass (pp + stage), or a constant (-1 - index into constants_).
+  std::vector<int> add_;
+  /// Up to three inputs per event (0: the constant 0, the graph's first node).
+  std::vector<std::array<int, 3>> in_;
+  std::vector<double> constants_;
+  /// The last backward pass of each stage.
+  std::vector<int> last_;
+  int pp_;
+  double fwd_share_;
+  double parts_;
+  double fwbw_;
+  std::vector<double> value_;
+  std::vector<double> pass_;
 };
 
 // The first steps of every simulation, exposed for tests (the simulation runs them on its

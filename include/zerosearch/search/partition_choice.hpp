@@ -9,6 +9,7 @@
 #include "zerosearch/core/dp_method.hpp"
 #include "zerosearch/model/estimate.hpp"
 #include "zerosearch/model/memory.hpp"
+#include "zerosearch/model/optimal.hpp"
 #include "zerosearch/model/partition.hpp"
 #include "zerosearch/model/step_model.hpp"
 
@@ -18,9 +19,13 @@ namespace zerosearch {
 /// everything their choice depends on besides the point (stage GPU types, link times, ring
 /// bandwidth, embedding sync): placements that agree on all of these reuse the partition
 /// without searching again, and get exactly what a search would give. Also keeps the point's
-/// memory table. One per design point; not shared between threads.
+/// memory table. One per design point; not shared between threads. `optimal`, when given, is
+/// the search-wide memo of optimal_partition's results (OptimalMemo, shared between threads),
+/// which design points with the same pipeline problem reuse.
 class PartitionMemo {
 public:
+  explicit PartitionMemo(OptimalMemo* optimal = nullptr) noexcept : optimal_(optimal) {}
+  [[nodiscard]] OptimalMemo* optimal() const noexcept { return optimal_; }
   struct Entry {
     std::vector<double> key;
     PartitionResult result;
@@ -33,6 +38,7 @@ public:
 private:
   std::unique_ptr<StageMemoryTable> memory_;
   std::vector<Entry> entries_;
+  OptimalMemo* optimal_ = nullptr;
 };
 
 /// The partition ctx.partition_method chooses for `p` on a placement whose stages run on the
