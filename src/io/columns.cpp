@@ -455,16 +455,20 @@ void RowBuffer::commit(const char* end) noexcept {
 }
 
 void write_rows(std::ostream& out, std::string_view head, std::size_t n, const RowFormat& format,
-                unsigned threads) {
-  constexpr std::size_t kChunkRows = 1024;
+                unsigned threads, std::size_t row_bytes) {
+  // A chunk: at most 1,024 rows and about 1 MiB of text (rows of thousands of nodes spell out
+  // every node's type).
+  constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
+  const std::size_t max_rows =
+      std::clamp<std::size_t>(kChunkBytes / std::max<std::size_t>(row_bytes, 1), 16, 1024);
   out.write(head.data(), static_cast<std::streamsize>(head.size()));
   if (threads == 0) {
     threads = std::min(4U, std::max(1U, std::thread::hardware_concurrency()));
   }
-  // Rounds of one chunk per lane, of at most kChunkRows rows, as even as they can be.
+  // Rounds of one chunk per lane, of at most max_rows rows, as even as they can be.
   const std::size_t lanes =
-      std::max<std::size_t>(1, std::min<std::size_t>(threads, (n + kChunkRows - 1) / kChunkRows));
-  const std::size_t rounds = (n + lanes * kChunkRows - 1) / (lanes * kChunkRows);
+      std::max<std::size_t>(1, std::min<std::size_t>(threads, (n + max_rows - 1) / max_rows));
+  const std::size_t rounds = (n + lanes * max_rows - 1) / (lanes * max_rows);
   const std::size_t chunk_rows = std::max<std::size_t>(1, (n + rounds * lanes - 1) /
                                                               std::max<std::size_t>(1, rounds * lanes));
   const std::size_t chunks = (n + chunk_rows - 1) / chunk_rows;

@@ -173,7 +173,7 @@ void write_csv(std::ostream& out, const std::vector<RankedRow>& rows,
         *p++ = '\n';
         buffer.commit(p);
       },
-      options.threads);
+      options.threads, rows.empty() ? 0 : CellWriter().max_row_size(columns, rows.front()));
 }
 
 } // namespace zerosearch

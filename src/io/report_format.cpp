@@ -79,7 +79,7 @@ void write_json(std::ostream& out, const std::vector<RankedRow>& rows,
         *p++ = '\n';
         buffer.commit(p);
       },
-      options.threads);
+      options.threads, CellWriter().max_row_size(layout, rows.front()));
   out << "]\n";
 }
 

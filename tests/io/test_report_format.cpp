@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "zerosearch/io/columns.hpp"
 #include "zerosearch/io/report_format.hpp"
 
 using namespace zerosearch;
@@ -229,5 +231,27 @@ TEST_CASE("CSV and JSON: the same bytes whatever the number of formatting thread
     write_json(json, ranked, types, many);
     CHECK(csv.str() == csv1.str());
     CHECK(json.str() == json1.str());
+  }
+}
+
+TEST_CASE("write_rows: rows in order for any chunk size and thread count", "[report_format]") {
+  const auto format = [](CellWriter&, std::size_t i, RowBuffer& buffer) {
+    const std::string text = std::to_string(i) + '\n';
+    char* p = buffer.reserve(text.size());
+    std::memcpy(p, text.data(), text.size());
+    buffer.commit(p + text.size());
+  };
+  std::string expected = "head\n";
+  for (std::size_t i = 0; i < 3001; ++i) expected += std::to_string(i) + '\n';
+  // Short rows (chunks of 1,024), rows of 64 KiB (16-row chunks), and no rows at all.
+  for (const std::size_t row_bytes : {std::size_t{0}, std::size_t{64} << 10}) {
+    for (const unsigned threads : {1U, 2U, 4U}) {
+      std::ostringstream out;
+      write_rows(out, "head\n", 3001, format, threads, row_bytes);
+      CHECK(out.str() == expected);
+      std::ostringstream none;
+      write_rows(none, "head\n", 0, format, threads, row_bytes);
+      CHECK(none.str() == "head\n");
+    }
   }
 }

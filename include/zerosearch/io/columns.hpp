@@ -146,10 +146,11 @@ private:
 using RowFormat = std::function<void(CellWriter& cells, std::size_t i, RowBuffer& buffer)>;
 
 /// Writes `head`, then rows 0..n-1 in order. The rows are formatted in chunks of at most 1,024
-/// rows, up to `threads` chunks at once (0: one per hardware thread, at most 4), each written
-/// whole in row order, so memory holds one chunk per thread.
+/// rows and about 1 MiB (`row_bytes`: about how long a row is; 0: short), up to `threads`
+/// chunks at once (0: one per hardware thread, at most 4), each written whole in row order, so
+/// memory holds one chunk per thread.
 void write_rows(std::ostream& out, std::string_view head, std::size_t n, const RowFormat& format,
-                unsigned threads = 0);
+                unsigned threads = 0, std::size_t row_bytes = 0);
 
 /// JSON text of a string, as nlohmann's dump writes it (quoted, escaped).
 [[nodiscard]] std::string json_string(std::string_view text);
