@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstring>
 #include <exception>
+#include <iterator>
 #include <thread>
 #include <ostream>
 #include <cmath>
@@ -578,47 +579,74 @@ nlohmann::ordered_json json_cell(const Column& c, const RankedRow& r) {
 }
 
 std::string table_cell(const Column& c, const RankedRow& r) {
+  std::string out;
+  append_table_cell(out, c, r);
+  return out;
+}
+
+void append_table_cell(std::string& out, const Column& c, const RankedRow& r) {
   const ResultRow& row = *r.row;
   const Estimate& e = row.estimate;
+  const auto to = std::back_inserter(out);
   switch (c.def->id) {
   case ColumnId::node_placement:
-  case ColumnId::placement_runs: return compress_placement(r.run->cluster, placement_of(r));
-  case ColumnId::partition: return fmt::format("[{}]", fmt::join(e.partition, ","));
-  case ColumnId::step_time: return fmt::format("{:.4f}", e.step_s);
-  case ColumnId::pipeline_time: return fmt::format("{:.4f}", e.pipeline_s);
-  case ColumnId::dp_sync_time: return fmt::format("{:.4f}", e.dp_sync_s);
-  case ColumnId::embedding_sync_time: return fmt::format("{:.4f}", e.embedding_sync_s);
-  case ColumnId::gpumem: return fmt::format("{:.2f}", e.gpumem_gib);
-  case ColumnId::train_cost: return fmt::format("{:.0f}", e.train_cost_usd);
-  case ColumnId::price_per_step: return fmt::format("{:.5f}", e.price_per_step_usd);
+  case ColumnId::placement_runs: {
+    // One placement per thread, reused: the rows of a large cluster have thousands of nodes.
+    thread_local Placement placement;
+    r.run->placements.get(static_cast<std::size_t>(row.placement), placement);
+    append_compressed_placement(out, r.run->cluster, placement);
+    return;
+  }
+  case ColumnId::partition: fmt::format_to(to, "[{}]", fmt::join(e.partition, ",")); return;
+  case ColumnId::step_time: fmt::format_to(to, "{:.4f}", e.step_s); return;
+  case ColumnId::pipeline_time: fmt::format_to(to, "{:.4f}", e.pipeline_s); return;
+  case ColumnId::dp_sync_time: fmt::format_to(to, "{:.4f}", e.dp_sync_s); return;
+  case ColumnId::embedding_sync_time: fmt::format_to(to, "{:.4f}", e.embedding_sync_s); return;
+  case ColumnId::gpumem: fmt::format_to(to, "{:.2f}", e.gpumem_gib); return;
+  case ColumnId::train_cost: fmt::format_to(to, "{:.0f}", e.train_cost_usd); return;
+  case ColumnId::price_per_step: fmt::format_to(to, "{:.5f}", e.price_per_step_usd); return;
   case ColumnId::slices: {
-    if (e.slices.empty()) return "-";
+    if (e.slices.empty()) {
+      out += '-';
+      return;
+    }
     const bool equal = std::all_of(e.slices.begin(), e.slices.end(),
                                    [&](std::int32_t l) { return l == e.slices.front(); });
-    return equal ? fmt::format("{}x{}", e.slices.size(), e.slices.front())
-                 : fmt::format("{} ({}..{})", e.slices.size(), e.slices.front(), e.slices.back());
+    if (equal) {
+      fmt::format_to(to, "{}x{}", e.slices.size(), e.slices.front());
+    } else {
+      fmt::format_to(to, "{} ({}..{})", e.slices.size(), e.slices.front(), e.slices.back());
+    }
+    return;
   }
-  default: {
-    std::string out;
-    append_csv_cell(out, c, r);
-    return out;
-  }
+  default: append_csv_cell(out, c, r); return;
   }
 }
 
 std::string compress_placement(const Cluster& cluster, const Placement& placement) {
   std::string out;
+  append_compressed_placement(out, cluster, placement);
+  return out;
+}
+
+void append_compressed_placement(std::string& out, const Cluster& cluster,
+                                 const Placement& placement) {
   std::size_t i = 0;
+  bool first = true;
   while (i < placement.size()) {
     std::size_t j = i;
     while (j < placement.size() && placement[j] == placement[i]) {
       ++j;
     }
-    out += out.empty() ? "" : " ";
-    out += fmt::format("{}x{}", cluster.groups[static_cast<std::size_t>(placement[i])].gpu, j - i);
+    if (!first) {
+      out += ' ';
+    }
+    first = false;
+    out += cluster.groups[static_cast<std::size_t>(placement[i])].gpu;
+    out += 'x';
+    fmt::format_to(std::back_inserter(out), "{}", j - i);
     i = j;
   }
-  return out;
 }
 
 } // namespace zerosearch

@@ -98,50 +98,61 @@ void write_table(std::ostream& out, const std::vector<RankedRow>& rows,
 
 void write_table(std::ostream& out, const std::vector<RankedRow>& rows,
                  const std::vector<Column>& layout) {
-  std::vector<std::string> headers;
-  for (const Column& c : layout) {
-    headers.push_back(c.table_header());
+  // Two passes over the cells, each written into one reused string: the column widths, then
+  // the lines, padded (text left-aligned, numbers right-aligned, no trailing spaces) into a
+  // buffer that goes out in blocks of about 1 MiB.
+  constexpr std::size_t kFlushBytes = std::size_t{1} << 20;
+  std::vector<std::size_t> width(layout.size());
+  for (std::size_t c = 0; c < layout.size(); ++c) {
+    width[c] = layout[c].table_header().size();
   }
-  const auto cells_of = [&](const RankedRow& r) {
-    std::vector<std::string> cells;
-    cells.reserve(layout.size());
-    for (const Column& c : layout) {
-      cells.push_back(table_cell(c, r));
-    }
-    return cells;
-  };
-  std::vector<std::size_t> width(headers.size());
-  for (std::size_t c = 0; c < headers.size(); ++c) {
-    width[c] = headers[c].size();
-  }
+  std::string cell;
   for (const RankedRow& r : rows) {
-    const auto cells = cells_of(r);
-    for (std::size_t c = 0; c < cells.size(); ++c) {
-      width[c] = std::max(width[c], cells[c].size());
+    for (std::size_t c = 0; c < layout.size(); ++c) {
+      cell.clear();
+      append_table_cell(cell, layout[c], r);
+      width[c] = std::max(width[c], cell.size());
     }
   }
-  const auto line = [&](const std::vector<std::string>& cells) {
-    std::string text;
-    for (std::size_t c = 0; c < cells.size(); ++c) {
-      const bool last = c + 1 == cells.size();
-      if (c > 0) {
-        text += "  ";
-      }
-      if (layout[c].def->text) {
-        text += last ? cells[c] : fmt::format("{:<{}}", cells[c], width[c]);
-      } else {
-        text += fmt::format("{:>{}}", cells[c], width[c]);
+  std::string text;
+  const auto put = [&](std::size_t c, std::string_view value) {
+    const std::size_t pad = width[c] > value.size() ? width[c] - value.size() : 0;
+    if (c > 0) {
+      text += "  ";
+    }
+    if (!layout[c].def->text) {
+      text.append(pad, ' ');
+      text += value;
+    } else {
+      text += value;
+      if (c + 1 < layout.size()) {
+        text.append(pad, ' ');
       }
     }
+  };
+  const auto end_line = [&] {
     while (!text.empty() && text.back() == ' ') {
       text.pop_back();
     }
-    out << text << '\n';
+    text += '\n';
+    if (text.size() >= kFlushBytes) {
+      out.write(text.data(), static_cast<std::streamsize>(text.size()));
+      text.clear();
+    }
   };
-  line(headers);
-  for (const RankedRow& r : rows) {
-    line(cells_of(r));
+  for (std::size_t c = 0; c < layout.size(); ++c) {
+    put(c, layout[c].table_header());
   }
+  end_line();
+  for (const RankedRow& r : rows) {
+    for (std::size_t c = 0; c < layout.size(); ++c) {
+      cell.clear();
+      append_table_cell(cell, layout[c], r);
+      put(c, cell);
+    }
+    end_line();
+  }
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
 }
 
 } // namespace zerosearch

@@ -88,6 +88,9 @@ struct CsvOptions {
 
 /// A placement for the screen: runs of one node type, "A10x2 A6000x5 A10x1".
 [[nodiscard]] std::string compress_placement(const Cluster& cluster, const Placement& placement);
+/// Appends compress_placement(cluster, placement) to `out`.
+void append_compressed_placement(std::string& out, const Cluster& cluster,
+                                 const Placement& placement);
 
 /// Writes the CSV and JSON cells of rows into a caller's buffer without building a string per
 /// cell: the writers' path. Keeps the text of each run's placements (the rotations of one node
@@ -163,5 +166,7 @@ void append_csv_cell(std::string& out, const Column& c, const RankedRow& r);
 [[nodiscard]] nlohmann::ordered_json json_cell(const Column& c, const RankedRow& r);
 /// The cell for the screen: times to 4 decimals, GiB to 2, placements compressed.
 [[nodiscard]] std::string table_cell(const Column& c, const RankedRow& r);
+/// Appends table_cell(c, r) to `out`, with no string of its own.
+void append_table_cell(std::string& out, const Column& c, const RankedRow& r);
 
 } // namespace zerosearch
