@@ -179,6 +179,44 @@ TEST_CASE("the phases: warm-up forwards, then one forward one backward, then coo
   }
 }
 
+namespace {
+
+/// A random pipeline for the simulation tests: 2-36 stages, 1-40 micro-batches, either forward
+/// share, sends of up to 0.5 s. Only stage 0 sends forward and only the last stage sends
+/// backward, as in stage_times(); with `every`, every stage has its sends, which the
+/// simulation also allows.
+struct RandomPipeline {
+  int pp = 2;
+  int m = 1;
+  ForwardShare share = ForwardShare::third;
+  bool every = false;
+  std::vector<double> for_send;
+  std::vector<double> back_send;
+};
+
+RandomPipeline random_pipeline(std::mt19937& rng, bool every) {
+  RandomPipeline r;
+  r.pp = std::uniform_int_distribution<int>(2, 36)(rng);
+  r.m = std::uniform_int_distribution<int>(1, 40)(rng);
+  r.share = std::uniform_int_distribution<int>(0, 1)(rng) != 0 ? ForwardShare::quarter
+                                                               : ForwardShare::third;
+  r.every = every;
+  std::uniform_real_distribution<double> link(0.0, 0.5);
+  r.for_send.assign(static_cast<std::size_t>(r.pp), 0.0);
+  r.back_send.assign(static_cast<std::size_t>(r.pp), 0.0);
+  for (int s = 0; s < r.pp; ++s) {
+    if (every || s == 0) {
+      r.for_send[static_cast<std::size_t>(s)] = s + 1 < r.pp ? link(rng) : 0.0;
+    }
+    if (every || s == r.pp - 1) {
+      r.back_send[static_cast<std::size_t>(s)] = s > 0 ? link(rng) : 0.0;
+    }
+  }
+  return r;
+}
+
+} // namespace
+
 TEST_CASE("OneFOneBSequence equals simulate_1f1b_into bit for bit on random sequences",
           "[pipeline]") {
   // Sequences like a depth-first search's leaves: each next vector changes the stages from a
@@ -188,26 +226,8 @@ TEST_CASE("OneFOneBSequence equals simulate_1f1b_into bit for bit on random sequ
   int compared = 0;
   int stopped = 0;
   for (int trial = 0; trial < 120; ++trial) {
-    const int pp = std::uniform_int_distribution<int>(2, 36)(rng);
-    const int m = std::uniform_int_distribution<int>(1, 40)(rng);
-    const ForwardShare share =
-        std::uniform_int_distribution<int>(0, 1)(rng) != 0 ? ForwardShare::quarter
-                                                           : ForwardShare::third;
+    const auto [pp, m, share, every, for_send, back_send] = random_pipeline(rng, trial % 2 == 0);
     std::uniform_real_distribution<double> comp(0.01, 2.0);
-    std::uniform_real_distribution<double> link(0.0, 0.5);
-    // Only stage 0 sends forward and only the last stage sends backward, as in stage_times();
-    // half of the trials give every stage a send, which the simulation also allows.
-    const bool every = trial % 2 == 0;
-    std::vector<double> for_send(static_cast<std::size_t>(pp), 0.0);
-    std::vector<double> back_send(static_cast<std::size_t>(pp), 0.0);
-    for (int s = 0; s < pp; ++s) {
-      if (every || s == 0) {
-        for_send[static_cast<std::size_t>(s)] = s + 1 < pp ? link(rng) : 0.0;
-      }
-      if (every || s == pp - 1) {
-        back_send[static_cast<std::size_t>(s)] = s > 0 ? link(rng) : 0.0;
-      }
-    }
     OneFOneBSequence seq(m, pp, for_send, back_send, share);
     std::vector<double> c(static_cast<std::size_t>(pp));
     for (auto& x : c) {
@@ -255,24 +275,8 @@ TEST_CASE("OneFOneBGraph evaluates as simulate_1f1b_into and its paths bound oth
   std::mt19937 rng(2026);
   const double inf = std::numeric_limits<double>::infinity();
   for (int trial = 0; trial < 200; ++trial) {
-    const int pp = std::uniform_int_distribution<int>(2, 36)(rng);
-    const int m = std::uniform_int_distribution<int>(1, 40)(rng);
-    const ForwardShare share =
-        std::uniform_int_distribution<int>(0, 1)(rng) != 0 ? ForwardShare::quarter
-                                                           : ForwardShare::third;
+    const auto [pp, m, share, every, for_send, back_send] = random_pipeline(rng, trial % 2 == 0);
     std::uniform_real_distribution<double> comp(0.01, 2.0);
-    std::uniform_real_distribution<double> link(0.0, 0.5);
-    const bool every = trial % 2 == 0;
-    std::vector<double> for_send(static_cast<std::size_t>(pp), 0.0);
-    std::vector<double> back_send(static_cast<std::size_t>(pp), 0.0);
-    for (int s = 0; s < pp; ++s) {
-      if (every || s == 0) {
-        for_send[static_cast<std::size_t>(s)] = s + 1 < pp ? link(rng) : 0.0;
-      }
-      if (every || s == pp - 1) {
-        back_send[static_cast<std::size_t>(s)] = s > 0 ? link(rng) : 0.0;
-      }
-    }
     OneFOneBGraph graph(m, pp, for_send.data(), back_send.data(), share);
     const auto ppu = static_cast<std::size_t>(pp);
     std::vector<double> c(ppu);
