@@ -181,11 +181,11 @@ Estimate evaluate_partition(const EstimateContext& ctx, const DesignPoint& p,
 bool same_pipeline(const DesignPoint& a, const DesignPoint& b) noexcept {
   const DpMethodInfo& ia = info(a.method);
   const DpMethodInfo& ib = info(b.method);
+  // Every field but the method equal, so that a field added to DesignPoint is compared too.
+  DesignPoint b_as_a = b;
+  b_as_a.method = a.method;
   return ia.flavour == ib.flavour && ia.compute_factor == ib.compute_factor &&
-         ia.forward_share == ib.forward_share && a.tp == b.tp && a.dp == b.dp && a.pp == b.pp &&
-         a.mbs == b.mbs && a.num_micro_batches == b.num_micro_batches &&
-         a.recompute == b.recompute && a.offload == b.offload &&
-         a.virtual_stages == b.virtual_stages && a.dtype == b.dtype && a.schedule == b.schedule;
+         ia.forward_share == ib.forward_share && a == b_as_a;
 }
 
 Estimate evaluate_pipeline(const EstimateContext& ctx, const DesignPoint& p,

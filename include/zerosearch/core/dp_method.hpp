@@ -203,6 +203,8 @@ struct DesignPoint {
   Dtype dtype = Dtype::bf16;
   /// interleaved exactly when virtual_stages > 1.
   Schedule schedule = Schedule::one_f_one_b;
+
+  friend bool operator==(const DesignPoint&, const DesignPoint&) = default;
 };
 
 } // namespace zerosearch
