@@ -180,6 +180,15 @@ double recompute_s(const AnalyticLayerTimes& t, Recompute r, const FrameworkPara
 
 } // namespace
 
+FrameworkParams framework_params(DpMethod m, Dtype d) noexcept {
+  FrameworkParams fw = framework_params(m);
+  if (fw.fp16_grads_in_fp16 && d == Dtype::fp16) {
+    fw.grad_bytes = 2.0;
+    fw.grad_reduce_bytes = 2.0;
+  }
+  return fw;
+}
+
 double host_link_bytes_per_s(const GpuSpec& gpu) noexcept {
   const std::string& link = gpu.intra_node.link;
   double x16 = 32e9; // PCIe 4.0 x16, per direction
@@ -352,7 +361,7 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
   const int pp = p.pp;
   const int v = p.virtual_stages;
   const double mb = p.num_micro_batches;
-  const FrameworkParams& fw = framework_params(p.method);
+  const FrameworkParams fw = framework_params(p.method, p.dtype);
   const EntryParams params = entry_params(m, pp);
   const double wb = elem_bytes(p.dtype);
   const bool mixed = wb < 4.0;
@@ -444,7 +453,9 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
       } else {
         sync = dp_allreduce_s(group, fw.grad_reduce_bytes * local);
       }
-      st.dp_sync_s = std::max(0.0, sync - fw.dp_overlap * st.backward_s);
+      const std::optional<bool>& overlap = ctx.settings.overlap_grad_reduce;
+      const double hidden = overlap ? (*overlap ? 1.0 : 0.0) : fw.dp_overlap;
+      st.dp_sync_s = std::max(0.0, sync - hidden * st.backward_s);
     }
 
     // Model states (docs/native.md §3).

@@ -133,6 +133,47 @@ TEST_CASE("ZeRO stages shard what they promise", "[native]") {
   CHECK(z3.buffers > z0.buffers); // gathered layers
 }
 
+TEST_CASE("Megatron-LM reduces fp16 gradients in fp16 and bf16 gradients in fp32", "[native]") {
+  const NativeContext c = context(llama(), {gpu()});
+  const auto stage0 = [&](DpMethod m, Dtype d) {
+    DesignPoint p = point(m, 1, 1, 8, 1, 8);
+    p.dtype = d;
+    return native_estimate(c, p, same_node_type(c, p, 1)).stages[0];
+  };
+  const double params = static_cast<double>(total_parameters(llama()));
+  const double gib = 1024.0 * 1024 * 1024;
+  const NativeStage bf16 = stage0(DpMethod::dp, Dtype::bf16);
+  const NativeStage fp16 = stage0(DpMethod::dp, Dtype::fp16);
+  CHECK(bf16.memory.gradients == Approx(4 * params / gib)); // fp32 main_grad
+  CHECK(fp16.memory.gradients == Approx(2 * params / gib));
+  CHECK(fp16.dp_sync_s < 0.6 * bf16.dp_sync_s); // half the bytes, the same latency terms
+  CHECK(framework_params(DpMethod::dp, Dtype::fp16).grad_reduce_bytes == 2.0);
+  CHECK(framework_params(DpMethod::dp, Dtype::bf16).grad_reduce_bytes == 4.0);
+  // Frameworks that do not follow the dtype keep their bytes.
+  CHECK(framework_params(DpMethod::fsdp, Dtype::fp16).grad_reduce_bytes == 4.0);
+  CHECK(stage0(DpMethod::zero0, Dtype::fp16).memory.gradients ==
+        Approx(stage0(DpMethod::zero0, Dtype::bf16).memory.gradients));
+}
+
+TEST_CASE("an overlapped gradient reduction hides behind backward (--overlap_grad_reduce)",
+          "[native]") {
+  NativeContext c = context(llama(), {gpu()});
+  const DesignPoint p = point(DpMethod::dp, 1, 2, 16, 1, 16); // dp over 4 nodes
+  const auto sync = [&](std::optional<bool> overlap) {
+    c.settings.overlap_grad_reduce = overlap;
+    const NativeEstimate e = native_estimate(c, p, same_node_type(c, p, 4));
+    return std::pair{e.stages[0].dp_sync_s, e.stages[0].backward_s};
+  };
+  const auto [deflt, backward] = sync(std::nullopt);
+  const auto [off, b_off] = sync(false);
+  const auto [on, b_on] = sync(true);
+  REQUIRE(deflt > 0.0);
+  CHECK(off == deflt); // Megatron-LM's default: no overlap
+  CHECK(on == Approx(std::max(0.0, deflt - backward)));
+  CHECK(on < deflt);
+  CHECK(b_on == b_off); // backward itself is unchanged
+}
+
 TEST_CASE("offload moves the optimizer states to the host and costs PCIe time", "[native]") {
   const NativeContext c = context(llama(), {gpu()});
   DesignPoint p = point(DpMethod::zero2, 1, 1, 8, 1, 8);

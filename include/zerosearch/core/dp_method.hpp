@@ -77,6 +77,12 @@ struct NativeTraits {
   /// end of the step and gradients accumulate unsharded (in the reduction's dtype), reduced
   /// once after the last micro-batch: torchtitan's FSDP2 with pp > 1.
   bool unsharded_with_pp = false;
+  /// With fp16 training, gradients are kept and reduced in fp16 (2 bytes) instead of
+  /// `grad_bytes` / `grad_reduce_bytes`: Megatron-LM accumulates and all-reduces in fp32 only
+  /// with --accumulate-allreduce-grads-in-fp32, which it switches on for bf16 and not for fp16
+  /// (megatron/training/arguments.py, validate_args, at d98e8a6; megatron/arguments.py at
+  /// de7dc40, the SC21 scripts' commit).
+  bool fp16_grads_in_fp16 = false;
 };
 
 /// How a 1F1B stage's time splits between forward and backward (docs/model.md §4): the original
@@ -114,7 +120,7 @@ struct DpMethodInfo {
 inline constexpr auto kDpMethods = std::to_array<DpMethodInfo>({
     {DpMethod::dp, "dp", Flavour::megatron, 3.0, ForwardShare::third, true, true, false,
      "Megatron-LM data parallelism: gradients all-reduced, every rank holds all states",
-     {"megatron", 0, 4.0, 4.0, false, 0.0, false, Offload::none}},
+     {"megatron", 0, 4.0, 4.0, false, 0.0, false, Offload::none, false, true}},
     {DpMethod::fsdp, "fsdp", Flavour::megatron, 3.0, ForwardShare::third, true, true, false,
      "PyTorch FSDP under Megatron-LM: optimizer states and gradients sharded",
      {"fsdp", 3, 4.0, 4.0, true, 1.0, true, Offload::none, true}},

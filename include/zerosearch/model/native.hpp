@@ -6,6 +6,7 @@
 // per method with the part that overlaps compute not charged twice; the optimizer step;
 // recomputation; ZeRO-Offload transfers. Memory per stage from the model's real architecture.
 // Pure functions: no I/O, no state.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,9 @@ using FrameworkParams = NativeTraits;
 [[nodiscard]] inline const FrameworkParams& framework_params(DpMethod m) noexcept {
   return info(m).native;
 }
+/// The same, training in `d`: gradient bytes follow the dtype where the framework does
+/// (`fp16_grads_in_fp16`).
+[[nodiscard]] FrameworkParams framework_params(DpMethod m, Dtype d) noexcept;
 
 /// Settings of the native estimator that are not part of a design point.
 struct NativeSettings {
@@ -29,6 +33,10 @@ struct NativeSettings {
   bool flash_attention = true;
   /// Megatron-LM sequence parallelism with tp > 1 (norm and dropout activations split over tp).
   bool sequence_parallel = true;
+  /// The gradient reduction of dp and ZeRO 0-2 overlaps backward (--overlap_grad_reduce:
+  /// Megatron-LM's --overlap-grad-reduce, DeepSpeed's overlap_comm, always with PyTorch DDP).
+  /// Unset: the framework's default (off for both). ZeRO-3 and FSDP always overlap.
+  std::optional<bool> overlap_grad_reduce;
   /// Per-GPU memory besides model states and activations: CUDA context, NCCL buffers,
   /// allocator fragmentation, GiB (--framework_overhead_gib).
   double framework_overhead_gib = 2.0;
