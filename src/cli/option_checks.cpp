@@ -467,7 +467,8 @@ void check_native(const RawOptions& raw, Options& o) {
       {"--schedule", &raw.schedule},         {"--host_memory_gib", &raw.host_memory_gib},
       {"--framework_overhead_gib", &raw.framework_overhead_gib},
       {"--sequence_parallel", &raw.sequence_parallel},
-      {"--flash_attention", &raw.flash_attention}};
+      {"--flash_attention", &raw.flash_attention},
+      {"--overlap_grad_reduce", &raw.overlap_grad_reduce}};
   const char* given = nullptr;
   for (const auto& [flag, value] : only_native) {
     if (!value->empty() && given == nullptr) given = flag;
@@ -511,6 +512,9 @@ void check_native(const RawOptions& raw, Options& o) {
   }
   if (!raw.flash_attention.empty()) {
     o.native.flash_attention = parse_on_off("--flash_attention", raw.flash_attention);
+  }
+  if (!raw.overlap_grad_reduce.empty()) {
+    o.native.overlap_grad_reduce = parse_on_off("--overlap_grad_reduce", raw.overlap_grad_reduce);
   }
 }
 

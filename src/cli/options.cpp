@@ -308,6 +308,11 @@ ParseResult parse_options(int argc, const char* const* argv) {
                  "Fused (FlashAttention-style) attention: on (default) or off (the scores and "
                  "softmax written to memory, as before 2022)")
       ->type_name("on|off")->group(native);
+  app.add_option("--overlap_grad_reduce", o.overlap_grad_reduce,
+                 "Overlap the gradient reduction of dp and zero0-2 with backward "
+                 "(Megatron-LM --overlap-grad-reduce, DeepSpeed overlap_comm): on or off "
+                 "(default: off, both frameworks' default; zero3 and fsdp always overlap)")
+      ->type_name("on|off")->group(native);
   app.add_flag("--search_space", o.search_space,
                "Print the size of the search space and exit")
       ->group(modes);

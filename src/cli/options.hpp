@@ -74,6 +74,7 @@ struct RawOptions {
   std::string framework_overhead_gib;
   std::string sequence_parallel;
   std::string flash_attention;
+  std::string overlap_grad_reduce;
   std::string seed = "0";
   bool no_clobber = false;
   // Which flags were given (flags that do not apply to a mode are errors or notes).

@@ -240,6 +240,13 @@ void recompute_args(Args& a, const DesignPoint& p, bool deepspeed) {
   }
 }
 
+/// Whether the native estimate overlapped the gradient reduction with backward because
+/// --overlap_grad_reduce on was given (ZeRO-3 and FSDP overlap anyway).
+bool overlap_grad_reduce(const Facts& f) {
+  return f.ctx.estimator == Estimator::native && f.ctx.native &&
+         f.ctx.native->settings.overlap_grad_reduce.value_or(false);
+}
+
 std::string ds_config_text(const Facts& f) {
   nlohmann::ordered_json j;
   const int gas = f.ctx.global_batch / (f.p.mbs * f.p.dp);
@@ -252,7 +259,7 @@ std::string ds_config_text(const Facts& f) {
   z["stage"] = zero_stage(f.p.method);
   z["reduce_bucket_size"] = 500000000;
   z["allgather_bucket_size"] = 500000000;
-  z["overlap_comm"] = zero_stage(f.p.method) == 3;
+  z["overlap_comm"] = zero_stage(f.p.method) == 3 || overlap_grad_reduce(f);
   z["contiguous_gradients"] = true;
   if (f.p.offload != Offload::none) {
     z["offload_optimizer"] = {{"device", "cpu"}, {"pin_memory", true}};
@@ -342,6 +349,9 @@ Args megatron_lm_args(const Facts& f) {
     a.add("--num-virtual-stages-per-pipeline-rank", f.p.virtual_stages);
   }
   sequence_parallel_arg(a, f);
+  if (f.p.method != DpMethod::fsdp && overlap_grad_reduce(f)) {
+    a.add("--overlap-grad-reduce");
+  }
   training_args(a, false);
   return a;
 }

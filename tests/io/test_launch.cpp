@@ -312,6 +312,32 @@ TEST_CASE("Megatron-LM plan: the uneven split as a layout, torchtitan parts in o
   }
 }
 
+TEST_CASE("an overlapped gradient reduction reaches Megatron-LM and DeepSpeed", "[launch]") {
+  LaunchPlan lp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
+  const auto has = [](const std::string& text, const std::string& what) {
+    return text.find(what) != std::string::npos;
+  };
+  // Not asked (and never with the zerosearch estimator): the frameworks' defaults.
+  auto files = launch_files(lp);
+  CHECK(has(file(files, "ds_config.json").text, "\"overlap_comm\": false"));
+  EstimateContext ctx = *lp.ctx;
+  ctx.estimator = Estimator::native;
+  auto native = std::make_shared<NativeContext>();
+  native->settings.overlap_grad_reduce = true;
+  ctx.native = native;
+  lp.ctx = &ctx;
+  files = launch_files(lp);
+  CHECK(has(file(files, "ds_config.json").text, "\"overlap_comm\": true"));
+  lp.point.method = DpMethod::dp;
+  files = launch_files(lp);
+  const std::string args = file(files, "megatron_lm_args.sh").text;
+  CHECK(has(args, "--overlap-grad-reduce"));
+  for (const auto& f : flags_in(args)) {
+    INFO(f);
+    CHECK(documented_argument("Megatron-LM", f));
+  }
+}
+
 TEST_CASE("FSDP with a pipeline goes to torchtitan only (Megatron-LM rejects it)", "[launch]") {
   DesignPoint p;
   p.method = DpMethod::fsdp;
