@@ -97,7 +97,7 @@ struct Case {
   int row = 0;
   std::string source, model, gpu, catalog_gpu, method, recompute = "none", dtype = "bf16";
   /// "on", "off" or empty (the estimator's default); "yes", "no" or empty (by architecture).
-  std::string sequence_parallel, flash_attention, tied_embeddings, overlap_grad_reduce;
+  std::string sequence_parallel, flash_attention, tied_embeddings, overlap_grad_reduce, fused_loss;
   long long layers = 0, hidden = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0, seq = 0;
   int num_gpus = 0, gpn = 0, tp = 1, pp = 1, dp = 1, cp = 1, mbs = 0, gbs = 0, v = 1;
   double measured_s = 0, measured_gib = 0;
@@ -160,11 +160,13 @@ Case make_case(int index, std::map<std::string, std::string>& r) {
   c.flash_attention = r["flash_attention"];
   c.tied_embeddings = r["tied_embeddings"];
   c.overlap_grad_reduce = r["overlap_grad_reduce"];
+  c.fused_loss = r["fused_loss"];
   for (const auto& [key, value, a, b] :
        {std::tuple{"sequence_parallel", c.sequence_parallel, "on", "off"},
         std::tuple{"flash_attention", c.flash_attention, "on", "off"},
         std::tuple{"tied_embeddings", c.tied_embeddings, "yes", "no"},
-        std::tuple{"overlap_grad_reduce", c.overlap_grad_reduce, "on", "off"}}) {
+        std::tuple{"overlap_grad_reduce", c.overlap_grad_reduce, "on", "off"},
+        std::tuple{"fused_loss", c.fused_loss, "on", "off"}}) {
     if (!value.empty() && value != a && value != b) {
       throw BadInput(fmt::format("row {}: {} '{}' must be {}, {} or empty", index, key, value,
                                  a, b));
@@ -287,6 +289,9 @@ std::vector<std::string> contract(const Case& c, const fs::path& exe, const fs::
   }
   if (!c.overlap_grad_reduce.empty()) {
     a.insert(a.end() - 3, {"--overlap_grad_reduce", c.overlap_grad_reduce});
+  }
+  if (!c.fused_loss.empty()) {
+    a.insert(a.end() - 3, {"--fused_loss", c.fused_loss});
   }
   // The runs split the layers evenly (Megatron-LM's and torchtitan's default); the uniform
   // partition is given when the layers divide, else the native model's own.

@@ -468,7 +468,8 @@ void check_native(const RawOptions& raw, Options& o) {
       {"--framework_overhead_gib", &raw.framework_overhead_gib},
       {"--sequence_parallel", &raw.sequence_parallel},
       {"--flash_attention", &raw.flash_attention},
-      {"--overlap_grad_reduce", &raw.overlap_grad_reduce}};
+      {"--overlap_grad_reduce", &raw.overlap_grad_reduce},
+      {"--fused_loss", &raw.fused_loss}};
   const char* given = nullptr;
   for (const auto& [flag, value] : only_native) {
     if (!value->empty() && given == nullptr) given = flag;
@@ -515,6 +516,9 @@ void check_native(const RawOptions& raw, Options& o) {
   }
   if (!raw.overlap_grad_reduce.empty()) {
     o.native.overlap_grad_reduce = parse_on_off("--overlap_grad_reduce", raw.overlap_grad_reduce);
+  }
+  if (!raw.fused_loss.empty()) {
+    o.native.fused_loss = parse_on_off("--fused_loss", raw.fused_loss);
   }
 }
 

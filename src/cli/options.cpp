@@ -313,6 +313,10 @@ ParseResult parse_options(int argc, const char* const* argv) {
                  "(Megatron-LM --overlap-grad-reduce, DeepSpeed overlap_comm): on or off "
                  "(default: off, both frameworks' default; zero3 and fsdp always overlap)")
       ->type_name("on|off")->group(native);
+  app.add_option("--fused_loss", o.fused_loss,
+                 "The loss compiled into fused kernels (torchtitan's [compile], fsdp only): the "
+                 "logits and their gradient stay in 16 bits; on or off (default)")
+      ->type_name("on|off")->group(native);
   app.add_flag("--search_space", o.search_space,
                "Print the size of the search space and exit")
       ->group(modes);

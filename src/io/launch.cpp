@@ -483,6 +483,10 @@ std::string torchtitan_toml(const Facts& f) {
     out += f.p.recompute == Recompute::full ? "mode = \"full\"\n"
                                             : "mode = \"selective\"\nselective_ac_option = \"op\"\n";
   }
+  if (f.ctx.estimator == Estimator::native && f.ctx.native && f.ctx.native->settings.fused_loss) {
+    // The estimate's loss memory assumed a compiled loss (--fused_loss on).
+    out += "\n[compile]\nenable = true\ncomponents = [\"loss\"]\n";
+  }
   return out;
 }
 

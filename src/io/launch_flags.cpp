@@ -75,14 +75,15 @@ constexpr std::array<const char*, 3> kDeepSpeedPipeline{"activation_checkpoint_i
                                                         "pipe_partitioned", "grad_partitioned"};
 
 // pytorch/torchtitan v0.2.2: torchtitan/config/job_config.py, as "section.key".
-constexpr std::array<const char*, 17> kTorchtitan{
+constexpr std::array<const char*, 19> kTorchtitan{
     "model.name", "model.flavor", "training.local_batch_size", "training.global_batch_size",
     "training.seq_len", "parallelism.data_parallel_replicate_degree",
     "parallelism.data_parallel_shard_degree", "parallelism.fsdp_reshard_after_forward",
     "parallelism.tensor_parallel_degree", "parallelism.context_parallel_degree",
     "parallelism.pipeline_parallel_degree", "parallelism.pipeline_parallel_schedule",
     "parallelism.pipeline_parallel_microbatch_size", "parallelism.module_fqns_per_model_part",
-    "training.steps", "activation_checkpoint.mode", "activation_checkpoint.selective_ac_option"};
+    "training.steps", "activation_checkpoint.mode", "activation_checkpoint.selective_ac_option",
+    "compile.enable", "compile.components"};
 
 const std::array<ArgumentList, 9> kLists{{
     {"Megatron-LM", "NVIDIA/Megatron-LM d98e8a64, megatron-core 0.20.0", kMegatronLm},

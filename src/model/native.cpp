@@ -87,6 +87,24 @@ std::int64_t terapipe_quantum(std::int64_t seq) noexcept {
 
 bool shards_parameters(DpMethod m) noexcept { return framework_params(m).shard_level >= 3; }
 
+/// Bytes per logit the loss holds at its peak on the last stage (docs/native.md §3).
+double loss_bytes_per_logit(const FrameworkParams& fw, const NativeSettings& st,
+                            double wb) noexcept {
+  if (!fw.torch_loss) {
+    // Megatron-LM's vocab-parallel cross-entropy: the logits in the training dtype, their
+    // fp32 softmax and its gradient.
+    return wb + 4.0 + 4.0;
+  }
+  if (st.fused_loss) {
+    // Compiled: the 16-bit logits are kept for a fused backward that writes a 16-bit gradient.
+    return 2.0 * wb;
+  }
+  // Eager cross_entropy(logits.float()): log_softmax's saved fp32 output, the fp32 gradient
+  // coming in and the one going out live together in its backward (the 16-bit logits are
+  // freed first: `del pred` in torchtitan's train step).
+  return 3.0 * 4.0;
+}
+
 /// Parameters of each pipeline entry of the model: embedding, layers, post-process. With a
 /// pipeline, a tied LM head is a copy of the embedding on the last stage (Megatron-LM).
 struct EntryParams {
@@ -259,6 +277,11 @@ std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p
   }
   if (p.schedule == Schedule::terapipe && p.pp < 2) {
     return "the terapipe schedule needs a pipeline (pp > 1)";
+  }
+  if (ctx.settings.fused_loss && !framework_params(p.method).torch_loss) {
+    return fmt::format("--fused_loss on with {}: only torchtitan (fsdp) compiles its loss; "
+                       "Megatron-LM and DeepSpeed keep an fp32 softmax of the logits",
+                       to_string(p.method));
   }
   if (const char* why = offload_unsupported(p.method, p.offload)) {
     return fmt::format("--offload {} with {}: {}", to_string(p.offload), to_string(p.method), why);
@@ -519,8 +542,7 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
       mem.buffers += in_flight * wb * s * p.mbs * h / sp; // embedding output
     }
     if (last) {
-      // logits in the training dtype, their fp32 copy for the loss and its gradient
-      mem.buffers += s * p.mbs * V / p.tp * (wb + 4.0 + 4.0);
+      mem.buffers += s * p.mbs * V / p.tp * loss_bytes_per_logit(fw, ctx.settings, wb);
     }
     mem.weights /= kGiB;
     mem.gradients /= kGiB;

@@ -336,6 +336,22 @@ TEST_CASE("an overlapped gradient reduction reaches Megatron-LM and DeepSpeed", 
     INFO(f);
     CHECK(documented_argument("Megatron-LM", f));
   }
+  CHECK_FALSE(has(file(files, "torchtitan.toml").text, "[compile]"));
+}
+
+TEST_CASE("a plan estimated with a compiled loss compiles it in torchtitan", "[launch]") {
+  LaunchPlan lp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
+  EstimateContext ctx = *lp.ctx;
+  ctx.estimator = Estimator::native;
+  auto native = std::make_shared<NativeContext>();
+  native->settings.fused_loss = true;
+  ctx.native = native;
+  lp.ctx = &ctx;
+  lp.point.method = DpMethod::fsdp;
+  const std::string toml = file(launch_files(lp), "torchtitan.toml").text;
+  CHECK(toml.find("\n[compile]\nenable = true\ncomponents = [\"loss\"]\n") != std::string::npos);
+  CHECK(documented_argument("torchtitan TOML", "compile.enable"));
+  CHECK(documented_argument("torchtitan TOML", "compile.components"));
 }
 
 TEST_CASE("FSDP with a pipeline goes to torchtitan only (Megatron-LM rejects it)", "[launch]") {

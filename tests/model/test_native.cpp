@@ -174,6 +174,33 @@ TEST_CASE("an overlapped gradient reduction hides behind backward (--overlap_gra
   CHECK(b_on == b_off); // backward itself is unchanged
 }
 
+TEST_CASE("the loss's memory follows the framework's cross-entropy (--fused_loss)", "[native]") {
+  NativeContext c = context(llama(), {gpu()});
+  const auto last_buffers = [&](DpMethod m) {
+    const DesignPoint p = point(m, 1, 2, 4, 1, 8);
+    const NativeEstimate e = native_estimate(c, p, same_node_type(c, p, 1));
+    return e.stages.back().memory.buffers;
+  };
+  const double logits = 4096.0 * 128256; // s x mbs x V
+  const double gib = 1024.0 * 1024 * 1024;
+  const double megatron = last_buffers(DpMethod::zero1);
+  const double eager = last_buffers(DpMethod::fsdp);
+  c.settings.fused_loss = true;
+  const double fused = last_buffers(DpMethod::fsdp);
+  // Same logits, different loss: torchtitan's eager cross_entropy(logits.float()) holds three
+  // fp32 tensors of their size (12 B) where Megatron-LM's holds 16-bit logits, an fp32 softmax
+  // and its gradient (10 B); compiled, 16-bit logits and gradient (4 B).
+  CHECK((eager - fused) * gib == Approx(logits * (12.0 - 4.0)).epsilon(0.01));
+  CHECK(megatron * gib == Approx(logits * 10.0));
+  // Only torchtitan compiles its loss.
+  const DesignPoint dp = point(DpMethod::zero1, 1, 2, 4, 1, 8);
+  CHECK(native_invalid_reason(c, dp, same_node_type(c, dp, 1)) ==
+        "--fused_loss on with zero1: only torchtitan (fsdp) compiles its loss; Megatron-LM and "
+        "DeepSpeed keep an fp32 softmax of the logits");
+  const DesignPoint fsdp = point(DpMethod::fsdp, 1, 2, 4, 1, 8);
+  CHECK(native_invalid_reason(c, fsdp, same_node_type(c, fsdp, 1)).empty());
+}
+
 TEST_CASE("offload moves the optimizer states to the host and costs PCIe time", "[native]") {
   const NativeContext c = context(llama(), {gpu()});
   DesignPoint p = point(DpMethod::zero2, 1, 1, 8, 1, 8);

@@ -83,6 +83,10 @@ struct NativeTraits {
   /// (megatron/training/arguments.py, validate_args, at d98e8a6; megatron/arguments.py at
   /// de7dc40, the SC21 scripts' commit).
   bool fp16_grads_in_fp16 = false;
+  /// The loss is PyTorch's cross_entropy on an fp32 copy of the logits, as torchtitan runs it
+  /// (train.py at 9dec370; components/loss.py since bbb1b61), instead of Megatron-LM's
+  /// vocab-parallel cross-entropy; torch.compile can fuse it (NativeSettings::fused_loss).
+  bool torch_loss = false;
 };
 
 /// How a 1F1B stage's time splits between forward and backward (docs/model.md §4): the original
@@ -123,7 +127,7 @@ inline constexpr auto kDpMethods = std::to_array<DpMethodInfo>({
      {"megatron", 0, 4.0, 4.0, false, 0.0, false, Offload::none, false, true}},
     {DpMethod::fsdp, "fsdp", Flavour::megatron, 3.0, ForwardShare::third, true, true, false,
      "PyTorch FSDP under Megatron-LM: optimizer states and gradients sharded",
-     {"fsdp", 3, 4.0, 4.0, true, 1.0, true, Offload::none, true}},
+     {"fsdp", 3, 4.0, 4.0, true, 1.0, true, Offload::none, true, false, true}},
     {DpMethod::zero0, "zero0", Flavour::deepspeed, 4.0, ForwardShare::quarter, true, true, true,
      "DeepSpeed without ZeRO sharding: gradients all-reduced",
      {"deepspeed", 0, 2.0, 2.0, false, 0.0, false, Offload::none}},

@@ -37,6 +37,9 @@ struct NativeSettings {
   /// Megatron-LM's --overlap-grad-reduce, DeepSpeed's overlap_comm, always with PyTorch DDP).
   /// Unset: the framework's default (off for both). ZeRO-3 and FSDP always overlap.
   std::optional<bool> overlap_grad_reduce;
+  /// The loss is compiled into fused kernels (--fused_loss): torchtitan compiles its loss with
+  /// [compile] enable since bbb1b61 (2025-04-02). Only the fsdp method (torchtitan) has it.
+  bool fused_loss = false;
   /// Per-GPU memory besides model states and activations: CUDA context, NCCL buffers,
   /// allocator fragmentation, GiB (--framework_overhead_gib).
   double framework_overhead_gib = 2.0;
