@@ -175,7 +175,12 @@ Case make_case(int index, std::map<std::string, std::string>& r) {
   const std::string& sched = r["schedule"];
   if (sched.rfind("interleaved", 0) == 0) {
     const auto colon = sched.find(':');
-    if (colon == std::string::npos) {
+    if (colon == std::string::npos && c.method == "fsdp") {
+      // torchtitan's default for Interleaved1F1B without split points: 2 stages per rank
+      // (generate_split_points, torchtitan/parallelisms/pipelining_utils.py at 9dec370).
+      c.v = 2;
+      c.assumption = "2 virtual stages, torchtitan's default";
+    } else if (colon == std::string::npos) {
       c.not_modelled = "interleaved schedule without a stated number of virtual stages";
     } else {
       c.v = static_cast<int>(to_int(sched.substr(colon + 1)));
@@ -207,7 +212,7 @@ Case make_case(int index, std::map<std::string, std::string>& r) {
   if (c.mbs == 0 && c.not_modelled.empty()) {
     // torchtitan's default: as many micro-batches as pipeline stages.
     c.mbs = c.gbs / (c.dp * std::max(1, c.pp));
-    c.assumption = "mbs from gbs / (dp pp)";
+    c.assumption += (c.assumption.empty() ? "" : "; ") + std::string("mbs from gbs / (dp pp)");
   }
   return c;
 }

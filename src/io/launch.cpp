@@ -18,6 +18,7 @@
 #include "zerosearch/core/error.hpp"
 #include "zerosearch/io/output_file.hpp"
 #include "zerosearch/io/report_format.hpp"
+#include "zerosearch/model/native.hpp"
 
 namespace zerosearch {
 
@@ -456,11 +457,11 @@ std::string torchtitan_toml(const Facts& f) {
     out += "# The planned split: the embedding with stage 0, norm and output with the last stage.\n";
     out += "module_fqns_per_model_part = [\n";
     int layer = 0;
-    // Interleaved: pp x v model parts of equal size, part k on pipeline rank k % pp.
+    // Interleaved: pp x v model parts, part k on pipeline rank k % pp, split as estimated
+    // (interleaved_chunks: equal when pp x v divides the layers, torchtitan's split otherwise).
     std::vector<int> parts = f.transformer;
     if (f.p.virtual_stages > 1) {
-      const int chunks = f.p.pp * f.p.virtual_stages;
-      parts.assign(static_cast<std::size_t>(chunks), static_cast<int>(f.model.num_layers) / chunks);
+      parts = interleaved_chunks(static_cast<int>(f.model.num_layers), f.p.pp, f.p.virtual_stages);
     }
     for (std::size_t s = 0; s < parts.size(); ++s) {
       std::vector<std::string> names;

@@ -261,10 +261,17 @@ std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p
     if (p.pp < 2) {
       return fmt::format("--virtual_stages {} needs a pipeline (pp > 1)", p.virtual_stages);
     }
-    if (ctx.model.num_layers % (static_cast<long long>(p.pp) * p.virtual_stages) != 0) {
+    const long long chunks = static_cast<long long>(p.pp) * p.virtual_stages;
+    // Megatron-LM and DeepSpeed need equal chunks; torchtitan (fsdp) splits unevenly.
+    if (!framework_params(p.method).torch_loss && ctx.model.num_layers % chunks != 0) {
       return fmt::format("--virtual_stages {} with pp {} does not divide the {} layers of {} "
                          "(pp x virtual stages must divide them)",
                          p.virtual_stages, p.pp, ctx.model.num_layers, ctx.model.name);
+    }
+    if (ctx.model.num_layers < chunks) {
+      return fmt::format("--virtual_stages {} with pp {}: {} model chunks for the {} layers of {} "
+                         "(each chunk needs a layer)",
+                         p.virtual_stages, p.pp, chunks, ctx.model.num_layers, ctx.model.name);
     }
     if (p.num_micro_batches % p.pp != 0) {
       return fmt::format("--virtual_stages {}: interleaved 1F1B needs the micro-batches ({}) to "
@@ -332,6 +339,18 @@ double layer_activation_bytes(const ModelSpec& m, const DesignPoint& p,
   return bytes;
 }
 
+std::vector<int> interleaved_chunks(int layers, int pp, int virtual_stages) {
+  const int total = pp * virtual_stages;
+  if (total <= 0) return {};
+  std::vector<int> chunks(static_cast<std::size_t>(total), layers / total);
+  int extra = layers % total;
+  for (int k = 1; k + 1 < total && extra > 0; ++k, --extra) {
+    ++chunks[static_cast<std::size_t>(k)];
+  }
+  chunks[static_cast<std::size_t>(total - 1)] += extra; // what the others left
+  return chunks;
+}
+
 std::vector<int> native_partition(const NativeContext& ctx, const DesignPoint& p,
                                   const NativePlacement& where) {
   const int L = static_cast<int>(ctx.model.num_layers);
@@ -339,7 +358,12 @@ std::vector<int> native_partition(const NativeContext& ctx, const DesignPoint& p
   std::vector<int> layers(static_cast<std::size_t>(pp), 0);
   const bool alike = std::all_of(where.stage_gpu.begin(), where.stage_gpu.end(),
                                  [&](int g) { return g == where.stage_gpu.front(); });
-  if (p.virtual_stages > 1 || (alike && L % pp == 0)) {
+  if (p.virtual_stages > 1) {
+    const std::vector<int> chunks = interleaved_chunks(L, pp, p.virtual_stages);
+    for (std::size_t k = 0; k < chunks.size(); ++k) {
+      layers[k % static_cast<std::size_t>(pp)] += chunks[k];
+    }
+  } else if (alike && L % pp == 0) {
     std::fill(layers.begin(), layers.end(), L / pp);
   } else {
     // Min-max: give each layer to the stage whose time grows least (optimal for stage times

@@ -354,6 +354,32 @@ TEST_CASE("a plan estimated with a compiled loss compiles it in torchtitan", "[l
   CHECK(documented_argument("torchtitan TOML", "compile.components"));
 }
 
+TEST_CASE("torchtitan interleaves uneven chunks as estimated, every layer once", "[launch]") {
+  LaunchPlan lp = make_launch_plan(DpMethod::zero1, {6, 5, 5, 5, 5, 5, 5, 6});
+  lp.point.method = DpMethod::fsdp;
+  lp.point.virtual_stages = 2; // 16 chunks for llama2_13B's 40 layers: uneven
+  const std::string toml = file(launch_files(lp), "torchtitan.toml").text;
+  CHECK(toml.find("pipeline_parallel_schedule = \"Interleaved1F1B\"") != std::string::npos);
+  const std::regex part(R"(\n  \[([^\]]*)\],)");
+  std::vector<int> per_part;
+  int next = 0;
+  bool ordered = true;
+  for (std::sregex_iterator it(toml.begin(), toml.end(), part), end; it != end; ++it) {
+    const std::string names = (*it)[1].str();
+    const std::regex layer(R"re("layers\.(\d+)")re");
+    int count = 0;
+    for (std::sregex_iterator l(names.begin(), names.end(), layer), e; l != e; ++l) {
+      ordered = ordered && std::stoi((*l)[1].str()) == next;
+      ++next;
+      ++count;
+    }
+    per_part.push_back(count);
+  }
+  CHECK(ordered);
+  CHECK(next == 40);
+  CHECK(per_part == interleaved_chunks(40, 8, 2));
+}
+
 TEST_CASE("FSDP with a pipeline goes to torchtitan only (Megatron-LM rejects it)", "[launch]") {
   DesignPoint p;
   p.method = DpMethod::fsdp;

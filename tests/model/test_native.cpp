@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <numeric>
 
 #include "zerosearch/model/model_stats.hpp"
 #include "zerosearch/model/native.hpp"
@@ -100,6 +101,42 @@ TEST_CASE("interleaving divides the fill and drain by the virtual stages", "[nat
   // ... and keeps more activations in flight (Megatron-LM's 1 + (p - 1) / (p v)).
   CHECK(inter.stages[0].in_flight == Approx(4 * (1 + 3.0 / 8)));
   CHECK(inter.stages[0].memory.activations > plain.stages[0].memory.activations);
+}
+
+TEST_CASE("interleaved chunks: equal when they divide the layers, torchtitan's split otherwise",
+          "[native]") {
+  CHECK(interleaved_chunks(32, 4, 2) == std::vector<int>(8, 4));
+  // Llama-3.1-405B over pp 8 x 2 stages per rank (torchtitan 9dec370: 7, then 8 x 14, then 7).
+  std::vector<int> expected(16, 8);
+  expected.front() = 7;
+  expected.back() = 7;
+  CHECK(interleaved_chunks(126, 8, 2) == expected);
+  for (int layers = 1; layers <= 130; ++layers) {
+    for (const auto& [pp, v] : {std::pair{2, 2}, std::pair{4, 3}, std::pair{8, 2}}) {
+      if (layers < pp * v) continue;
+      const std::vector<int> c = interleaved_chunks(layers, pp, v);
+      INFO(layers << " layers, pp " << pp << ", v " << v);
+      CHECK(static_cast<int>(c.size()) == pp * v);
+      CHECK(std::accumulate(c.begin(), c.end(), 0) == layers);
+      CHECK(*std::min_element(c.begin(), c.end()) >= 1);
+    }
+  }
+  // torchtitan (fsdp) interleaves uneven chunks; Megatron-LM and DeepSpeed need equal ones.
+  NativeContext c = context(llama(30), {gpu()});
+  DesignPoint p = point(DpMethod::fsdp, 1, 4, 2, 1, 16);
+  p.virtual_stages = 2;
+  CHECK(native_invalid_reason(c, p, same_node_type(c, p, 1)).empty());
+  const NativeEstimate e = native_estimate(c, p, same_node_type(c, p, 1));
+  // chunks 3, 4, 4, 4, 4, 4, 4, 3: rank r holds chunks r and r + 4 (+ embedding, post-process)
+  CHECK(e.partition == std::vector<int>{3 + 4 + 1, 4 + 4, 4 + 4, 4 + 3 + 1});
+  p.method = DpMethod::zero1;
+  CHECK_THAT(native_invalid_reason(c, p, same_node_type(c, p, 1)),
+             Catch::Contains("pp x virtual stages must divide them"));
+  p.method = DpMethod::fsdp;
+  p.virtual_stages = 8; // 32 chunks for 30 layers
+  p.num_micro_batches = 8;
+  CHECK_THAT(native_invalid_reason(c, p, same_node_type(c, p, 1)),
+             Catch::Contains("each chunk needs a layer"));
 }
 
 TEST_CASE("1F1B stage j holds min(pp - j, m) micro-batches of activations", "[native]") {

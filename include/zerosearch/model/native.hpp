@@ -159,9 +159,16 @@ struct NativeEstimate {
 [[nodiscard]] std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p,
                                                 const NativePlacement& where);
 
+/// Transformer layers of each of the pp x v model chunks of interleaved 1F1B, chunk k on
+/// pipeline rank k % pp: torchtitan's default split (generate_split_points at 9dec370: the
+/// first chunk gets L / (pp v) layers, the middle chunks one more while the remainder lasts, the
+/// last chunk what is left), which is Megatron-LM's equal split when pp x v divides L.
+[[nodiscard]] std::vector<int> interleaved_chunks(int layers, int pp, int virtual_stages);
+
 /// The layer partition the native model uses when none is given: Megatron-LM's uniform split
-/// when pp (times the virtual stages) divides the layers and the stages are alike, else the
-/// min-max split of the per-stage times.
+/// when pp (times the virtual stages) divides the layers and the stages are alike, the sum of
+/// each rank's interleaved_chunks when interleaving (uneven only for fsdp, as torchtitan
+/// splits), else the min-max split of the per-stage times.
 [[nodiscard]] std::vector<int> native_partition(const NativeContext& ctx, const DesignPoint& p,
                                                 const NativePlacement& where);
 
