@@ -475,6 +475,12 @@ void make_native_plan(const PlanInput& in, SearchPlan& plan,
                                    offload_unsupported(plan.methods.front(), o)));
     }
   }
+  if (native->settings.fused_loss &&
+      std::none_of(plan.methods.begin(), plan.methods.end(),
+                   [](DpMethod m) { return framework_params(m).torch_loss; })) {
+    throw InputError("--fused_loss on: only torchtitan (fsdp) compiles its loss, and this search "
+                     "has no fsdp (-f m or -f both includes it)");
+  }
   ctx.native = std::move(native);
 }
 
