@@ -55,6 +55,41 @@ LaunchPlan make_launch_plan(DpMethod method, const std::vector<int>& partition, 
   return lp;
 }
 
+/// `ctx` as if the native estimator had produced the plan with `settings` (the launch files
+/// follow some of them).
+EstimateContext with_native_settings(const EstimateContext& ctx, const NativeSettings& settings) {
+  EstimateContext out = ctx;
+  out.estimator = Estimator::native;
+  auto native = std::make_shared<NativeContext>();
+  native->settings = settings;
+  out.native = native;
+  return out;
+}
+
+/// The model parts of a torchtitan TOML's module_fqns_per_model_part: transformer layers per
+/// part, how many in all, and whether each appears once, in order.
+struct TomlParts {
+  std::vector<int> per_part;
+  int layers = 0;
+  bool ordered = true;
+};
+TomlParts toml_parts(const std::string& toml) {
+  TomlParts out;
+  const std::regex part(R"(\n  \[([^\]]*)\],)");
+  const std::regex layer(R"re("layers\.(\d+)")re");
+  for (std::sregex_iterator it(toml.begin(), toml.end(), part), end; it != end; ++it) {
+    const std::string names = (*it)[1].str();
+    int count = 0;
+    for (std::sregex_iterator l(names.begin(), names.end(), layer), e; l != e; ++l) {
+      out.ordered = out.ordered && std::stoi((*l)[1].str()) == out.layers;
+      ++out.layers;
+      ++count;
+    }
+    out.per_part.push_back(count);
+  }
+  return out;
+}
+
 const LaunchFile& file(const std::vector<LaunchFile>& files, const std::string& name) {
   for (const auto& f : files) {
     if (f.name == name) {
@@ -275,23 +310,9 @@ TEST_CASE("Megatron-LM plan: the uneven split as a layout, torchtitan parts in o
   }
   // torchtitan: every transformer layer once, in order, the split as planned.
   const std::string toml = file(files, "torchtitan.toml").text;
-  const std::regex part(R"(\n  \[([^\]]*)\],)");
-  std::vector<int> per_stage;
-  int next = 0;
-  bool ordered = true;
-  for (std::sregex_iterator it(toml.begin(), toml.end(), part), end; it != end; ++it) {
-    const std::string names = (*it)[1].str();
-    int count = 0;
-    const std::regex layer(R"re("layers\.(\d+)")re");
-    for (std::sregex_iterator l(names.begin(), names.end(), layer), e; l != e; ++l) {
-      ordered = ordered && std::stoi((*l)[1].str()) == next;
-      ++next;
-      ++count;
-    }
-    per_stage.push_back(count);
-  }
-  CHECK(ordered);
-  CHECK(per_stage == transformer_layers_per_stage(partition));
+  const TomlParts parts = toml_parts(toml);
+  CHECK(parts.ordered);
+  CHECK(parts.per_part == transformer_layers_per_stage(partition));
   CHECK(toml.find("[\"tok_embeddings\", \"layers.0\"") != std::string::npos);
   CHECK(toml.find("\"norm\", \"output\"],\n]") != std::string::npos);
   CHECK(toml.find("data_parallel_replicate_degree = 4\n") != std::string::npos);
@@ -320,11 +341,9 @@ TEST_CASE("an overlapped gradient reduction reaches Megatron-LM and DeepSpeed", 
   // Not asked (and never with the zerosearch estimator): the frameworks' defaults.
   auto files = launch_files(lp);
   CHECK(has(file(files, "ds_config.json").text, "\"overlap_comm\": false"));
-  EstimateContext ctx = *lp.ctx;
-  ctx.estimator = Estimator::native;
-  auto native = std::make_shared<NativeContext>();
-  native->settings.overlap_grad_reduce = true;
-  ctx.native = native;
+  NativeSettings settings;
+  settings.overlap_grad_reduce = true;
+  const EstimateContext ctx = with_native_settings(*lp.ctx, settings);
   lp.ctx = &ctx;
   files = launch_files(lp);
   CHECK(has(file(files, "ds_config.json").text, "\"overlap_comm\": true"));
@@ -341,11 +360,9 @@ TEST_CASE("an overlapped gradient reduction reaches Megatron-LM and DeepSpeed", 
 
 TEST_CASE("a plan estimated with a compiled loss compiles it in torchtitan", "[launch]") {
   LaunchPlan lp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
-  EstimateContext ctx = *lp.ctx;
-  ctx.estimator = Estimator::native;
-  auto native = std::make_shared<NativeContext>();
-  native->settings.fused_loss = true;
-  ctx.native = native;
+  NativeSettings settings;
+  settings.fused_loss = true;
+  const EstimateContext ctx = with_native_settings(*lp.ctx, settings);
   lp.ctx = &ctx;
   lp.point.method = DpMethod::fsdp;
   const std::string toml = file(launch_files(lp), "torchtitan.toml").text;
@@ -360,24 +377,10 @@ TEST_CASE("torchtitan interleaves uneven chunks as estimated, every layer once",
   lp.point.virtual_stages = 2; // 16 chunks for llama2_13B's 40 layers: uneven
   const std::string toml = file(launch_files(lp), "torchtitan.toml").text;
   CHECK(toml.find("pipeline_parallel_schedule = \"Interleaved1F1B\"") != std::string::npos);
-  const std::regex part(R"(\n  \[([^\]]*)\],)");
-  std::vector<int> per_part;
-  int next = 0;
-  bool ordered = true;
-  for (std::sregex_iterator it(toml.begin(), toml.end(), part), end; it != end; ++it) {
-    const std::string names = (*it)[1].str();
-    const std::regex layer(R"re("layers\.(\d+)")re");
-    int count = 0;
-    for (std::sregex_iterator l(names.begin(), names.end(), layer), e; l != e; ++l) {
-      ordered = ordered && std::stoi((*l)[1].str()) == next;
-      ++next;
-      ++count;
-    }
-    per_part.push_back(count);
-  }
-  CHECK(ordered);
-  CHECK(next == 40);
-  CHECK(per_part == interleaved_chunks(40, 8, 2));
+  const TomlParts parts = toml_parts(toml);
+  CHECK(parts.ordered);
+  CHECK(parts.layers == 40);
+  CHECK(parts.per_part == interleaved_chunks(40, 8, 2));
 }
 
 TEST_CASE("FSDP with a pipeline goes to torchtitan only (Megatron-LM rejects it)", "[launch]") {
