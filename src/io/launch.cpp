@@ -241,11 +241,17 @@ void recompute_args(Args& a, const DesignPoint& p, bool deepspeed) {
   }
 }
 
+/// The native estimator's settings the plan was estimated with, or null (zerosearch estimator):
+/// the launch files follow those that change what the run must do.
+const NativeSettings* native_settings(const Facts& f) {
+  return f.ctx.estimator == Estimator::native && f.ctx.native ? &f.ctx.native->settings : nullptr;
+}
+
 /// Whether the native estimate overlapped the gradient reduction with backward because
 /// --overlap_grad_reduce on was given (ZeRO-3 and FSDP overlap anyway).
 bool overlap_grad_reduce(const Facts& f) {
-  return f.ctx.estimator == Estimator::native && f.ctx.native &&
-         f.ctx.native->settings.overlap_grad_reduce.value_or(false);
+  const NativeSettings* st = native_settings(f);
+  return st != nullptr && st->overlap_grad_reduce.value_or(false);
 }
 
 std::string ds_config_text(const Facts& f) {
@@ -286,8 +292,8 @@ std::string ds_config_text(const Facts& f) {
 /// Megatron's sequence parallelism when the native estimate assumed it (tp > 1 and
 /// --sequence_parallel on, the default): its activation memory depends on it.
 void sequence_parallel_arg(Args& a, const Facts& f) {
-  if (f.ctx.estimator == Estimator::native && f.ctx.native && f.p.tp > 1 &&
-      f.ctx.native->settings.sequence_parallel) {
+  const NativeSettings* st = native_settings(f);
+  if (st != nullptr && f.p.tp > 1 && st->sequence_parallel) {
     a.add("--sequence-parallel");
   }
 }
@@ -484,7 +490,7 @@ std::string torchtitan_toml(const Facts& f) {
     out += f.p.recompute == Recompute::full ? "mode = \"full\"\n"
                                             : "mode = \"selective\"\nselective_ac_option = \"op\"\n";
   }
-  if (f.ctx.estimator == Estimator::native && f.ctx.native && f.ctx.native->settings.fused_loss) {
+  if (const NativeSettings* st = native_settings(f); st != nullptr && st->fused_loss) {
     // The estimate's loss memory assumed a compiled loss (--fused_loss on).
     out += "\n[compile]\nenable = true\ncomponents = [\"loss\"]\n";
   }

@@ -263,7 +263,7 @@ std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p
     }
     const long long chunks = static_cast<long long>(p.pp) * p.virtual_stages;
     // Megatron-LM and DeepSpeed need equal chunks; torchtitan (fsdp) splits unevenly.
-    if (!framework_params(p.method).torch_loss && ctx.model.num_layers % chunks != 0) {
+    if (!framework_params(p.method).uneven_chunks && ctx.model.num_layers % chunks != 0) {
       return fmt::format("--virtual_stages {} with pp {} does not divide the {} layers of {} "
                          "(pp x virtual stages must divide them)",
                          p.virtual_stages, p.pp, ctx.model.num_layers, ctx.model.name);

@@ -87,6 +87,9 @@ struct NativeTraits {
   /// (train.py at 9dec370; components/loss.py since bbb1b61), instead of Megatron-LM's
   /// vocab-parallel cross-entropy; torch.compile can fuse it (NativeSettings::fused_loss).
   bool torch_loss = false;
+  /// Interleaved 1F1B may split the layers into unequal chunks (torchtitan's
+  /// generate_split_points); Megatron-LM and DeepSpeed need pp x v to divide them.
+  bool uneven_chunks = false;
 };
 
 /// How a 1F1B stage's time splits between forward and backward (docs/model.md §4): the original
@@ -127,7 +130,7 @@ inline constexpr auto kDpMethods = std::to_array<DpMethodInfo>({
      {"megatron", 0, 4.0, 4.0, false, 0.0, false, Offload::none, false, true}},
     {DpMethod::fsdp, "fsdp", Flavour::megatron, 3.0, ForwardShare::third, true, true, false,
      "PyTorch FSDP under Megatron-LM: optimizer states and gradients sharded",
-     {"fsdp", 3, 4.0, 4.0, true, 1.0, true, Offload::none, true, false, true}},
+     {"fsdp", 3, 4.0, 4.0, true, 1.0, true, Offload::none, true, false, true, true}},
     {DpMethod::zero0, "zero0", Flavour::deepspeed, 4.0, ForwardShare::quarter, true, true, true,
      "DeepSpeed without ZeRO sharding: gradients all-reduced",
      {"deepspeed", 0, 2.0, 2.0, false, 0.0, false, Offload::none}},
