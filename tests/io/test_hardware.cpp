@@ -48,7 +48,8 @@ TEST_CASE("the shipped hardware catalog loads", "[hardware]") {
   // Every GPU of issue 9 with the figures the analytic profiles need.
   for (const char* name : {"A10", "A10G", "A6000", "RTX3090", "RTX4090", "L4", "L40S", "T4",
                            "V100-16GB", "V100-32GB", "A100-40GB", "A100-80GB", "H100-SXM",
-                           "H100-PCIe", "H200", "B200", "MI250X", "MI300X"}) {
+                           "H100-SXM-96GB", "H100-PCIe", "H200", "B200", "B300", "GB200",
+                           "GB300", "MI250X", "MI300X"}) {
     INFO(name);
     const GpuSpec& g = c.gpu(name);
     CHECK(g.name == name);
@@ -85,7 +86,8 @@ TEST_CASE("GPU names are looked up case-insensitively", "[hardware]") {
   CHECK(c.gpu("a100").name == "A100");
   CHECK(c.gpu("MI300x").name == "MI300X");
   CHECK(c.find_gpu("H100-SXM5") == nullptr);
-  CHECK_THROWS_WITH(c.gpu("B300"), Catch::Contains("unknown node type 'B300' (known: A10, A100,"));
+  CHECK_THROWS_WITH(c.gpu("MI355X"),
+                    Catch::Contains("unknown node type 'MI355X' (known: A10, A100,"));
 }
 
 TEST_CASE("a user catalog is merged over the built-in one", "[hardware]") {
