@@ -121,7 +121,8 @@ bool has(const std::string& s, const char* what) { return s.find(what) != std::s
 /// The catalog name of a GPU as the sources write it.
 std::string catalog_gpu(const std::string& g) {
   if (has(g, "GB200")) return "GB200";
-  if (has(g, "GB300") || has(g, "B300")) return {};
+  if (has(g, "GB300")) return "GB300";
+  if (has(g, "B300")) return "B300";
   if (has(g, "B200")) return "B200";
   if (has(g, "H200")) return "H200";
   if (has(g, "H100") && has(g, "96GB")) return "H100-SXM-96GB";
@@ -159,8 +160,8 @@ Case make_case(int index, std::map<std::string, std::string>& r) {
   if (has(c.gpu, "NVL72") && c.gpn > 0) {
     // An NVL72 rack is one NVLink domain of 72 GPUs in trays of gpus_per_node: the GPUs a run
     // uses in one rack count as one node (the largest multiple of a tray up to 72 that
-    // divides the run), and its network is the trays' links added up (catalog: GB200 1600
-    // Gbit/s per 4-GPU tray).
+    // divides the run), and its network is the trays' links added up (catalog: one NIC per
+    // GPU, 400 Gbit/s ConnectX-7 on GB200, 800 Gbit/s ConnectX-8 on GB300).
     const int tray = c.gpn;
     const int n = static_cast<int>(to_int(r["num_gpus"]));
     for (int g = 72 / tray * tray; g >= tray; g -= tray) {
@@ -169,7 +170,7 @@ Case make_case(int index, std::map<std::string, std::string>& r) {
         break;
       }
     }
-    c.inter_node_gbps = 400LL * c.gpn;
+    c.inter_node_gbps = (has(c.gpu, "GB300") ? 800LL : 400LL) * c.gpn;
     add_assumption(c, fmt::format("NVL72: {} GPUs per NVLink domain", c.gpn));
   }
   c.tp = static_cast<int>(to_int(r["tp"]));
