@@ -118,6 +118,19 @@ long long to_int(const std::string& s) { return s.empty() ? 0 : std::stoll(s); }
 double to_real(const std::string& s) { return s.empty() ? 0.0 : std::stod(s); }
 bool has(const std::string& s, const char* what) { return s.find(what) != std::string::npos; }
 
+/// The network per GPU of a catalog GPU's usual node, Gbit/s (profiledb/hardware.json:
+/// inter_node_gbit_per_node / gpus_per_node).
+double catalog_network_per_gpu(const std::string& gpu) {
+  static const nlohmann::json catalog = [] {
+    const fs::path file = ZEROSEARCH_SOURCE_DIR "/profiledb/hardware.json";
+    std::ifstream in(file);
+    if (!in) throw BadInput(fmt::format("cannot read {}", file.string()));
+    return nlohmann::json::parse(in);
+  }();
+  const auto& g = catalog.at("gpus").at(gpu);
+  return g.at("inter_node_gbit_per_node").get<double>() / g.at("gpus_per_node").get<double>();
+}
+
 /// The catalog name of a GPU as the sources write it.
 std::string catalog_gpu(const std::string& g) {
   if (has(g, "GB200")) return "GB200";
@@ -157,20 +170,19 @@ Case make_case(int index, std::map<std::string, std::string>& r) {
   c.seq = to_int(r["seq_len"]);
   c.num_gpus = static_cast<int>(to_int(r["num_gpus"]));
   c.gpn = static_cast<int>(to_int(r["gpus_per_node"]));
-  if (has(c.gpu, "NVL72") && c.gpn > 0) {
+  if (has(c.gpu, "NVL72") && c.gpn > 0 && !c.catalog_gpu.empty()) {
     // An NVL72 rack is one NVLink domain of 72 GPUs in trays of gpus_per_node: the GPUs a run
     // uses in one rack count as one node (the largest multiple of a tray up to 72 that
-    // divides the run), and its network is the trays' links added up (catalog: one NIC per
-    // GPU, 400 Gbit/s ConnectX-7 on GB200, 800 Gbit/s ConnectX-8 on GB300).
+    // divides the run), and its network is the trays' links added up (the catalog's network
+    // per GPU times the GPUs).
     const int tray = c.gpn;
-    const int n = static_cast<int>(to_int(r["num_gpus"]));
     for (int g = 72 / tray * tray; g >= tray; g -= tray) {
-      if (n % g == 0) {
+      if (c.num_gpus % g == 0) {
         c.gpn = g;
         break;
       }
     }
-    c.inter_node_gbps = (has(c.gpu, "GB300") ? 800LL : 400LL) * c.gpn;
+    c.inter_node_gbps = std::llround(catalog_network_per_gpu(c.catalog_gpu) * c.gpn);
     add_assumption(c, fmt::format("NVL72: {} GPUs per NVLink domain", c.gpn));
   }
   c.tp = static_cast<int>(to_int(r["tp"]));
