@@ -206,8 +206,15 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
     bytes += elem * b * x.a * x.s * x.s * 4 / t; // scores, softmax read/write, read for PV
   }
   if (st.dtype == Dtype::fp8) {
-    // casts of the GEMM inputs to fp8: read 2 bytes, write 1, per input element
-    bytes += 3.0 * tokens * (2 * x.h + x.a * x.d / t + f_act * (mats - 1) / t);
+    // Casts of the GEMM inputs (qkv, fc1: h; out projection: a d / tp; fc2: ffn / tp) with
+    // current scaling, as Transformer Engine's Float8CurrentScaling and torchao's tensorwise
+    // Float8 run: a pass that reads 2 bytes for the amax, then one that reads 2 and writes the
+    // fp8 copy and its transpose for the weight-gradient GEMM (Hopper's fp8 GEMMs take only
+    // the TN layout): 6 bytes per element. With sequence parallelism the norm outputs are
+    // cast on the rank's s/tp tokens before the all-gather (TE reduces the amax over the tp
+    // group; torchao's Float8ColwiseParallel gathers fp8). docs/native.md §2.
+    const double sp = st.sequence_parallel ? t : 1.0;
+    bytes += 6.0 * tokens * (2 * x.h / sp + x.a * x.d / t + f_act / t);
   }
   const double element_wise = bytes / bw;
   double tp_comm = 0.0;

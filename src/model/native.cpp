@@ -137,6 +137,7 @@ AnalyticLayerTimes layer_times(const NativeContext& ctx, const DesignPoint& p, i
   st.dtype = p.dtype;
   st.flash_attention = ctx.settings.flash_attention;
   st.lm_head_tp_split = true;
+  st.sequence_parallel = ctx.settings.sequence_parallel && p.tp > 1;
   const NativeGpu& gpu = ctx.gpus[static_cast<std::size_t>(g)];
   return analytic_layer_times(ctx.model, gpu.spec, gpu.calibration, st);
 }

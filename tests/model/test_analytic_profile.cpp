@@ -195,3 +195,32 @@ TEST_CASE("a matmul benchmark scales the HBM prior relative to A100's", "[analyt
                   .epsilon(1e-9));
   CHECK(g8 > g16 / 2);
 }
+
+TEST_CASE("fp8 casts: an amax pass and a transposed copy, on s/tp tokens with SP",
+          "[analytic]") {
+  const ModelSpec& m = models().find("llama2_13B");
+  const GpuSpec& h = catalog().gpu("H100-SXM");
+  const AnalyticCalibration c = prior_calibration(h);
+  const double bw = h.memory_gbps * 1e9 * c.memory_efficiency;
+  const double tokens = 4096.0, hidden = 5120.0;
+  for (const int tp : {1, 8}) {
+    AnalyticSettings s16;
+    s16.tp = tp;
+    s16.dtype = Dtype::bf16;
+    AnalyticSettings s8 = s16;
+    s8.dtype = Dtype::fp8;
+    const double t = tp;
+    // The inputs of qkv and fc1 (h each), of the output projection (h / tp) and of fc2
+    // (ffn / tp): read 2 bytes for the amax, read 2 and write 1 + 1 (the transposed copy).
+    const double elems = tokens * (2 * hidden + hidden / t + 13824.0 / t);
+    const double e16 = analytic_layer_times(m, h, c, s16).elementwise_forward_s;
+    CHECK(analytic_layer_times(m, h, c, s8).elementwise_forward_s ==
+          Approx(e16 + 6.0 * elems / bw).epsilon(1e-12));
+    // Sequence parallelism casts the norm outputs on the rank's s/tp tokens, before the
+    // all-gather (Transformer Engine's amax reduction over the tp group; torchao's fp8 TP).
+    s8.sequence_parallel = true;
+    const double sp_elems = tokens * (2 * hidden / t + hidden / t + 13824.0 / t);
+    CHECK(analytic_layer_times(m, h, c, s8).elementwise_forward_s ==
+          Approx(e16 + 6.0 * sp_elems / bw).epsilon(1e-12));
+  }
+}

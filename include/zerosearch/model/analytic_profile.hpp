@@ -66,6 +66,9 @@ struct AnalyticSettings {
   /// Whether the LM head is split over tp: DeepSpeed's profiles are, Megatron-LM's measured
   /// ones are not (their post_process time does not change with tp).
   bool lm_head_tp_split = true;
+  /// Sequence parallelism: the norm outputs are cast to fp8 on the rank's s/tp tokens, before
+  /// the all-gather.
+  bool sequence_parallel = false;
 };
 
 struct LayerTime {
