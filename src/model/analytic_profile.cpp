@@ -80,6 +80,18 @@ double link_bus_prior(const GpuSpec& gpu) noexcept {
   return (gpu.intra_node.p2p ? 0.6 : 0.4) * per_dir;
 }
 
+/// Latency of one step of a ring all-reduce over the intra-node link, for a group of n.
+/// NVLink: NCCL's own tuning model (NVIDIA/nccl src/graph/tuning.cc, unchanged from 2.7 to
+/// 2.2x: ring/Simple costs 8.4 us per call plus 3.4 us per step over NVLink), the per-call
+/// part spread over the 2(n-1) steps. Other links keep the prior fitted to the measured PCIe
+/// profiles (docs/analytic.md).
+double ring_alpha_prior(const GpuSpec& gpu, int n) noexcept {
+  if (gpu.intra_node.link.rfind("nvlink", 0) == 0 && n > 1) {
+    return 3.4e-6 + 8.4e-6 / (2.0 * (n - 1));
+  }
+  return kAlphaPrior_s;
+}
+
 } // namespace
 
 double peak_flops(const GpuSpec& gpu, Dtype dtype) noexcept {
@@ -137,8 +149,8 @@ AnalyticCalibration prior_calibration(const GpuSpec& gpu) {
   }
   const double bus = link_bus_prior(gpu);
   for (const int n : {2, 4, 8, 16}) {
-    c.tp_allreduce[n] = CollectiveFit{kAlphaPrior_s, bus};
-    c.embedding_allreduce[n] = CollectiveFit{kAlphaPrior_s, bus};
+    c.tp_allreduce[n] = CollectiveFit{ring_alpha_prior(gpu, n), bus};
+    c.embedding_allreduce[n] = CollectiveFit{ring_alpha_prior(gpu, n), bus};
   }
   c.source = "class prior " + gpu.gpu_class;
   if (gpu.benchmark) {
@@ -152,8 +164,8 @@ AnalyticCalibration prior_calibration(const GpuSpec& gpu) {
     c.lm_head_efficiency = b.gemm_e_max;
     c.memory_efficiency = b.memory_efficiency;
     for (const auto& [n, gbps] : b.allreduce_bus_gbps) {
-      c.tp_allreduce[n] = CollectiveFit{kAlphaPrior_s, gbps * 1e9};
-      c.embedding_allreduce[n] = CollectiveFit{kAlphaPrior_s, gbps * 1e9};
+      c.tp_allreduce[n] = CollectiveFit{ring_alpha_prior(gpu, n), gbps * 1e9};
+      c.embedding_allreduce[n] = CollectiveFit{ring_alpha_prior(gpu, n), gbps * 1e9};
     }
     c.calibrated = true;
     c.source = "benchmark" + (b.source.empty() ? std::string() : " " + b.source);

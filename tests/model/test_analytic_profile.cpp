@@ -196,6 +196,21 @@ TEST_CASE("a matmul benchmark scales the HBM prior relative to A100's", "[analyt
   CHECK(g8 > g16 / 2);
 }
 
+TEST_CASE("NVLink all-reduces start at NCCL's own latency, PCIe at the fitted prior",
+          "[analytic]") {
+  // NCCL's tuning model, ring/Simple over NVLink: 8.4 us per call plus 3.4 us per step; an
+  // all-reduce of n ranks takes 2(n-1) steps, so alpha per step is 3.4 + 8.4 / (2(n-1)) us.
+  const AnalyticCalibration h100 = prior_calibration(catalog().gpu("H100-SXM"));
+  CHECK(h100.tp_allreduce.at(2).alpha_s == Approx(3.4e-6 + 8.4e-6 / 2));
+  CHECK(h100.tp_allreduce.at(8).alpha_s == Approx(3.4e-6 + 8.4e-6 / 14));
+  CHECK(h100.embedding_allreduce.at(8).alpha_s == h100.tp_allreduce.at(8).alpha_s);
+  // 8 ranks: NCCL's 8.4 + 14 x 3.4 = 56 us of latency per all-reduce.
+  CHECK(2 * 7 * h100.tp_allreduce.at(8).alpha_s == Approx(56e-6));
+  // PCIe parts keep the latency fitted to the measured A10/A6000 profiles.
+  CHECK(prior_calibration(catalog().gpu("L40S")).tp_allreduce.at(8).alpha_s == 20e-6);
+  CHECK(prior_calibration(catalog().gpu("H100-PCIe")).tp_allreduce.at(4).alpha_s == 20e-6);
+}
+
 TEST_CASE("fp8 casts: an amax pass and a transposed copy, on s/tp tokens with SP",
           "[analytic]") {
   const ModelSpec& m = models().find("llama2_13B");
