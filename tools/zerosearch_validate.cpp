@@ -37,6 +37,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "zerosearch/io/hardware_json.hpp"
+
 extern char** environ;
 
 namespace fs = std::filesystem;
@@ -121,14 +123,10 @@ bool has(const std::string& s, const char* what) { return s.find(what) != std::s
 /// The network per GPU of a catalog GPU's usual node, Gbit/s (profiledb/hardware.json:
 /// inter_node_gbit_per_node / gpus_per_node).
 double catalog_network_per_gpu(const std::string& gpu) {
-  static const nlohmann::json catalog = [] {
-    const fs::path file = ZEROSEARCH_SOURCE_DIR "/profiledb/hardware.json";
-    std::ifstream in(file);
-    if (!in) throw BadInput(fmt::format("cannot read {}", file.string()));
-    return nlohmann::json::parse(in);
-  }();
-  const auto& g = catalog.at("gpus").at(gpu);
-  return g.at("inter_node_gbit_per_node").get<double>() / g.at("gpus_per_node").get<double>();
+  static const zerosearch::HardwareCatalog catalog =
+      zerosearch::load_hardware_catalog(ZEROSEARCH_SOURCE_DIR "/profiledb/hardware.json");
+  const zerosearch::GpuSpec& g = catalog.gpu(gpu);
+  return g.inter_node_gbit_per_node / g.default_gpus_per_node;
 }
 
 /// The catalog name of a GPU as the sources write it.

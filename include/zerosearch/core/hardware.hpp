@@ -21,7 +21,8 @@ struct PeakTflops {
 
 /// How the GPUs of one node talk to each other.
 struct IntraNodeLink {
-  /// "nvlink4", "nvswitch", "pcie4", "xgmi", ...: for people; the figures below are used.
+  /// "nvlink4", "pcie4", "xgmi", ...: the figures below give the bandwidth; the name gives the
+  /// host link's PCIe generation and, for "nvlink*", NCCL's NVLink latency (docs/analytic.md).
   std::string link;
   /// True when GPUs copy peer to peer (NVLink, or PCIe with P2P enabled).
   bool p2p = false;
