@@ -2,6 +2,7 @@
 # Every Catch2 test case is one CTest entry, and every entry that runs zerosearch_tests fails
 # when its name matches no test case. A case whose name CTest splits (at a ';') would otherwise
 # become two entries that match nothing, print "No tests ran" and pass.
+cmake_minimum_required(VERSION 3.20)
 execute_process(COMMAND "${TESTS}" --list-test-names-only RESULT_VARIABLE rc
                 OUTPUT_VARIABLE names ERROR_VARIABLE err)
 # --list-test-names-only exits with the number of test cases it listed.
