@@ -4,8 +4,8 @@
 // table aligns it and one cell function per format.
 //
 // Adding a column: a ColumnId, a row in kColumns, a case in each of the cell functions of
-// columns.cpp (CellWriter::write and write_json, json_cell, append_table_cell), and its place in the
-// layouts (csv_layout, table_layout).
+// columns.cpp (CellWriter::write and write_json, json_cell, append_table_cell), and its place
+// in the layouts (csv_layout, table_layout).
 #include <functional>
 #include <iosfwd>
 #include <span>
