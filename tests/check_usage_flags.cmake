@@ -40,8 +40,8 @@ endforeach()
 list(REMOVE_DUPLICATES help_flags)
 list(LENGTH help_flags help_count)
 if(help_count LESS 10)
-  message(FATAL_ERROR "found only ${help_count} flags in zerosearch --help: has its layout changed?\n"
-                      "${help}")
+  message(FATAL_ERROR "found only ${help_count} flags in zerosearch --help: has its layout "
+                      "changed?\n${help}")
 endif()
 
 # docs/usage.md: the flags in the first cell of each table row.
