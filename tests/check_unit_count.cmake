@@ -15,8 +15,22 @@ if(split_names)
   message(FATAL_ERROR "test case names with ';', which CTest splits into two entries that run "
                       "nothing (rename them): ${split_names}")
 endif()
-string(REGEX MATCHALL "[^\n]+" name_lines "${names}")
+# Brackets group CMake list items; CatchAddTests escapes them, so they may stay in names.
+string(REPLACE "[" "(" listable_names "${names}")
+string(REPLACE "]" ")" listable_names "${listable_names}")
+string(REGEX MATCHALL "[^\n]+" name_lines "${listable_names}")
 list(LENGTH name_lines cases)
+# A name that Catch2 reads as a pattern would run other cases, or none, under its own entry:
+# '~' first (negation), '*' first or last (wildcard), a backslash (escape).
+set(pattern_names "")
+foreach(name IN LISTS name_lines)
+  if(name MATCHES "^[~*]|[*]$|[\\]")
+    list(APPEND pattern_names "'${name}'")
+  endif()
+endforeach()
+if(pattern_names)
+  message(FATAL_ERROR "test case names Catch2 reads as patterns (rename them): ${pattern_names}")
+endif()
 
 execute_process(COMMAND "${CTEST}" --test-dir "${BUILD}" --show-only=json-v1 RESULT_VARIABLE rc
                 OUTPUT_VARIABLE json ERROR_VARIABLE err)
