@@ -1,6 +1,7 @@
 # Runs scripts/calibrate_gpu.py --tiny (CPU) and checks that zerosearch accepts the file it
-# writes and searches with it as a calibrated analytic GPU. Prints "SKIPPED: ..." (the test's
-# SKIP_REGULAR_EXPRESSION) when no Python with PyTorch is found.
+# writes and searches with it as a calibrated analytic GPU. Prints "SKIPPED: ..." first (the
+# test's SKIP_REGULAR_EXPRESSION, anchored: a failure's output never starts with it) when no
+# Python with PyTorch is found.
 # Usage: cmake -DZEROSEARCH=... -DSCRIPT=... -DWORK=... -P run_calibrate_gpu.cmake
 set(python "")
 foreach(candidate /usr/bin/python3 python3)

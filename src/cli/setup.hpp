@@ -32,9 +32,6 @@ void print_warnings(const Options& o, const std::vector<std::string>& warnings);
 /// The plan inputs of the options for `cluster` (one composition of a --pareto sweep, or
 /// cluster_of(o)).
 [[nodiscard]] PlanInput make_plan_input(const Options& o, const Cluster& cluster);
-/// The native estimator flags (--estimator, --recompute, ...) into `in`; InputError on a bad
-/// value or on a native-only flag with --estimator zerosearch.
-void read_native_options(const Options& o, PlanInput& in);
 
 /// Checks options that need the loaded data: --custom_num_layer given for a model with a fixed
 /// layer count must equal it. Throws InputError.

@@ -87,8 +87,6 @@ nlohmann::ordered_json number(double v) {
 
 } // namespace
 
-std::span<const ColumnDef> column_defs() noexcept { return kColumns; }
-
 const ColumnDef& column_def(ColumnId id) noexcept {
   return kColumns[static_cast<std::size_t>(id)];
 }
@@ -576,12 +574,6 @@ nlohmann::ordered_json json_cell(const Column& c, const RankedRow& r) {
   case ColumnId::mem_overhead: return number(static_cast<double>(e.peak_memory[5]));
   }
   return nullptr;
-}
-
-std::string table_cell(const Column& c, const RankedRow& r) {
-  std::string out;
-  append_table_cell(out, c, r);
-  return out;
 }
 
 void append_table_cell(std::string& out, const Column& c, const RankedRow& r) {

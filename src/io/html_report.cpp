@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "zerosearch/io/markup.hpp"
 #include "zerosearch/io/report_format.hpp"
 
 namespace zerosearch {
@@ -76,33 +77,19 @@ const char* kScript = R"(
 
 } // namespace
 
-std::string html_escape(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-    case '&': out += "&amp;"; break;
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '"': out += "&quot;"; break;
-    case '\'': out += "&#39;"; break;
-    default: out += c;
-    }
-  }
-  return out;
-}
-
 std::string html_report(const HtmlReportInput& in) {
   std::string o = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   o += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
        "'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n";
-  o += "<title>" + html_escape(in.title) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n";
-  o += "<h1>" + html_escape(in.title) + "</h1>\n<h2>Summary</h2>\n<ul id=\"summary\">\n";
+  o += "<title>" + escape_markup(in.title) + "</title>\n<style>" + kStyle +
+       "</style>\n</head>\n<body>\n";
+  o += "<h1>" + escape_markup(in.title) + "</h1>\n<h2>Summary</h2>\n<ul id=\"summary\">\n";
   for (const auto& line : in.summary) {
-    o += "<li>" + html_escape(line) + "</li>\n";
+    o += "<li>" + escape_markup(line) + "</li>\n";
   }
   o += "</ul>\n";
   if (!in.timeline_svg.empty()) {
-    o += "<h2>Timeline of the best plan</h2>\n<p>" + html_escape(in.timeline_caption) + "</p>\n";
+    o += "<h2>Timeline of the best plan</h2>\n<p>" + escape_markup(in.timeline_caption) + "</p>\n";
     o += "<div class=\"chart\" id=\"timeline\">" + inline_svg(in.timeline_svg) + "</div>\n";
   }
   if (!in.pareto_svg.empty()) {
@@ -128,7 +115,7 @@ std::string html_report(const HtmlReportInput& in) {
       return fmt::format("<td class=\"num\" data-v=\"{}\">{}</td>", v, shown);
     };
     const auto text = [](const std::string& v) {
-      return fmt::format("<td data-v=\"{0}\">{0}</td>", html_escape(v));
+      return fmt::format("<td data-v=\"{0}\">{0}</td>", escape_markup(v));
     };
     o += fmt::format("<tr data-i=\"{}\"{}>", i++, e.oom ? " class=\"oom\"" : "");
     o += num(std::to_string(r.rank), std::to_string(r.rank));

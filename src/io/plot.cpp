@@ -7,23 +7,9 @@
 
 #include <fmt/format.h>
 
-namespace zerosearch {
+#include "zerosearch/io/markup.hpp"
 
-std::string xml_escape(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-    case '&': out += "&amp;"; break;
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '"': out += "&quot;"; break;
-    case '\'': out += "&apos;"; break;
-    default: out += c;
-    }
-  }
-  return out;
-}
+namespace zerosearch {
 
 namespace {
 
@@ -113,7 +99,7 @@ void write_price_time_svg(std::ostream& out, const std::vector<PlotPoint>& point
                      kWidth, kHeight);
   out << fmt::format("<rect width=\"{}\" height=\"{}\" fill=\"white\"/>\n", kWidth, kHeight);
   out << fmt::format("<text x=\"{}\" y=\"28\" text-anchor=\"middle\" font-size=\"16\">{}</text>\n",
-                     kWidth / 2.0, xml_escape(title));
+                     kWidth / 2.0, escape_markup(title));
   if (points.empty()) {
     out << fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">no feasible design "
                        "point</text>\n</svg>\n",
@@ -195,7 +181,7 @@ void write_price_time_svg(std::ostream& out, const std::vector<PlotPoint>& point
     out << "<g fill=\"#d62728\">\n";
     for (const PlotPoint* p : front) {
       out << fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\"><title>{}</title></circle>\n",
-                         x.to_px(p->step_s), y.to_px(p->price_usd), xml_escape(p->label));
+                         x.to_px(p->step_s), y.to_px(p->price_usd), escape_markup(p->label));
     }
     out << "</g>\n";
   }

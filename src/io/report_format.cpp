@@ -83,14 +83,6 @@ void write_json(std::ostream& out, const std::vector<RankedRow>& rows,
   out << "]\n";
 }
 
-std::vector<std::string> table_columns(const std::vector<std::string>& type_names) {
-  std::vector<std::string> headers;
-  for (const Column& c : table_layout(type_names)) {
-    headers.push_back(c.table_header());
-  }
-  return headers;
-}
-
 void write_table(std::ostream& out, const std::vector<RankedRow>& rows,
                  const std::vector<std::string>& type_names, bool distinct) {
   write_table(out, rows, table_layout(type_names, distinct, has_native_rows(rows)));

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "zerosearch/io/plot.hpp"
+#include "zerosearch/io/markup.hpp"
 #include "zerosearch/io/report_format.hpp"
 
 namespace zerosearch {
@@ -160,9 +160,9 @@ std::string timeline_svg(const TimelineInput& in) {
                    kWidth, height, kWidth, height);
   o += fmt::format("<rect width=\"{:.0f}\" height=\"{:.0f}\" fill=\"#ffffff\"/>\n", kWidth, height);
   o += fmt::format("<text x=\"{:.1f}\" y=\"22\" font-size=\"15\" font-weight=\"bold\">{}</text>\n",
-                   plot_left, xml_escape(in.title));
+                   plot_left, escape_markup(in.title));
   o += fmt::format("<text x=\"{:.1f}\" y=\"40\" fill=\"#444\">{}</text>\n", plot_left,
-                   xml_escape(in.subtitle));
+                   escape_markup(in.subtitle));
   o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-weight=\"bold\">memory / GPU limit</text>\n",
                    plot_right + kGap, kTop - 8.0);
 
@@ -174,7 +174,7 @@ std::string timeline_svg(const TimelineInput& in) {
                      "height=\"{:.1f}\" fill=\"#eeeeee\"/>\n",
                      plot_left, y, plot_right - plot_left, kLane);
     o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">stage {} · {}</text>\n",
-                     plot_left - 8.0, y + 13.0, s, xml_escape(in.stage_gpu[u]));
+                     plot_left - 8.0, y + 13.0, s, escape_markup(in.stage_gpu[u]));
     o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\" fill=\"#666\" "
                      "font-size=\"10\">{} layers, bubble {:.0f}%</text>\n",
                      plot_left - 8.0, y + 26.0, in.stage_layers[u],

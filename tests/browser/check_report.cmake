@@ -1,10 +1,10 @@
 # cmake -DZEROSEARCH=... -DSCRIPT=check_report.js -DWORK=dir "-DARGS=..." -P check_report.cmake
-# Writes an HTML report with zerosearch and checks it in headless Chromium. Prints "SKIP: ..."
-# (CTest SKIP_REGULAR_EXPRESSION) when chromium or node is missing.
+# Writes an HTML report with zerosearch and checks it in headless Chromium. Prints "SKIPPED: ..."
+# first (the test's SKIP_REGULAR_EXPRESSION, anchored) when chromium or node is missing.
 find_program(CHROMIUM NAMES chromium chromium-browser google-chrome)
 find_program(NODE NAMES node nodejs)
 if(NOT CHROMIUM OR NOT NODE)
-  message("SKIP: the browser test needs chromium and node (apt-get install chromium nodejs)")
+  message("SKIPPED: the browser test needs chromium and node (apt-get install chromium nodejs)")
   return()
 endif()
 file(REMOVE_RECURSE "${WORK}")

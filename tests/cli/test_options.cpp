@@ -71,7 +71,7 @@ TEST_CASE("flags become numbers, enums and lists", "[options]") {
   CHECK(c.world_size() == 32);
 }
 
-TEST_CASE("num_node has one range in every mode; pareto has its own limit", "[options]") {
+TEST_CASE("num_node has one range in every mode and pareto has its own limit", "[options]") {
   const std::string range = "--num_node '0' is not a whole number from 1 to 1000000";
   CHECK(error_of({"--num_node", "0"}) == range);
   CHECK(error_of({"--pareto", "--node_type", "A10", "A6000", "--num_node", "0"}) == range);

@@ -100,7 +100,7 @@ TEST_CASE("JSON has the CSV's columns as keys, in order, with native types", "[r
   CHECK(doc[3]["partition"].size() == 4);
 }
 
-TEST_CASE("JSON keys follow --pretty's order; no rows is an empty array", "[report_format]") {
+TEST_CASE("JSON keys follow --pretty's order and no rows is an empty array", "[report_format]") {
   const std::vector<RunResult> runs{sample_run()};
   const auto ranked = rank_results(runs);
   std::ostringstream out;

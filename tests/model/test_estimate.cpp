@@ -46,7 +46,7 @@ TEST_CASE("pp == 1 has no pipeline communication and no embedding sync", "[estim
   CHECK(e.step_s == Approx(e.pipeline_s + e.dp_sync_s).epsilon(1e-6));
 }
 
-TEST_CASE("a given partition is used as given; an invalid one is refused", "[estimate]") {
+TEST_CASE("a given partition is used as given and an invalid one is refused", "[estimate]") {
   const SearchPlan plan = a10_deepspeed_plan(8);
   const DesignPoint p{DpMethod::zero1, 1, 4, 8, 1, 16};
   const auto costs = layer_costs(plan.context, p);

@@ -16,7 +16,7 @@ SearchPlan hetero_plan(PartitionMethod method) {
 
 } // namespace
 
-TEST_CASE("the GA: same seed, same partition; always a valid partition", "[ga]") {
+TEST_CASE("the GA: same seed, same partition, and always a valid partition", "[ga]") {
   const SearchPlan plan = hetero_plan(PartitionMethod::ga);
   const auto places = placements(plan.context.cluster);
   int differs = 0;

@@ -111,7 +111,7 @@ TEST_CASE("simulate_1f1b_into stops only when stage 0 would end at the limit or 
   CHECK(ran > 100);
 }
 
-TEST_CASE("stage_passes: the forward share splits compute; warm-up is min(pp - 1 - i, m)",
+TEST_CASE("stage_passes: the forward share splits compute, warm-up is min(pp - 1 - i, m)",
           "[pipeline]") {
   const std::vector<double> comp{3.0, 6.0, 9.0, 12.0};
   const StagePasses third = stage_passes(2, 4, comp.data(), ForwardShare::third);

@@ -108,7 +108,7 @@ TEST_CASE("the dynamic programme equals brute force on small inputs", "[terapipe
   }
 }
 
-TEST_CASE("a large fixed cost per slice keeps one slice; more stages cut finer",
+TEST_CASE("a large fixed cost per slice keeps one slice, more stages cut finer",
           "[terapipe]") {
   const SliceCost heavy{10.0, 1e-5, 1e-9, 2.0};
   CHECK(optimal_slicing(heavy, 8, 1, 2048, 64).size() == 1);

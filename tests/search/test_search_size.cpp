@@ -44,7 +44,7 @@ TEST_CASE("a row costs the row, two rank entries and its partition's heap chunk"
   CHECK(row_bytes(40) == fixed + 176);
 }
 
-TEST_CASE("estimates are points x placements; scratch is the largest simulation", "[search_size]") {
+TEST_CASE("estimates are points x placements, scratch is the largest simulation", "[search_size]") {
   const Cluster cluster{{{"A10", 3}, {"A6000", 5}}, 4, {}};
   const std::vector<DesignPoint> points = {point(1, 64), point(8, 16), point(2, 32)};
   const SearchSize size = measure_search(cluster, points);
@@ -60,7 +60,7 @@ TEST_CASE("estimates are points x placements; scratch is the largest simulation"
   CHECK(size.cpu_s > 0.0);
 }
 
-TEST_CASE("sizes of several runs add up; scratch is the largest", "[search_size]") {
+TEST_CASE("sizes of several runs add up, scratch is the largest", "[search_size]") {
   SearchSize a = measure_search(Cluster{{{"A10", 8}}, 4, {}}, {point(4, 16)});
   const SearchSize b = measure_search(Cluster{{{"A10", 8}}, 4, {}}, {point(8, 32), point(1, 1)});
   const double cpu = a.cpu_s + b.cpu_s;

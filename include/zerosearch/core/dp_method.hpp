@@ -3,10 +3,9 @@
 // enumerator, the estimator, the planner, help texts and error messages read), frameworks,
 // profile flavours and the design point itself (docs/model.md §2).
 //
-// Adding a data-parallel method touches three source files: this header (an enum value and a
-// row of kDpMethods), its gradient/parameter sync formula (model/comm.cpp, dp_sync_time_s) and
-// its weight-memory formula (model/memory.cpp). Help texts, error messages, the enumerator,
-// the planner and the estimator read the table. docs/ARCHITECTURE.md lists the steps.
+// Adding a data-parallel method: this header (an enum value and a row of kDpMethods), its sync
+// formula (model/comm.cpp, dp_sync_time_s), its weight-memory formula (model/memory.cpp), its
+// launch files and its place in the planner; docs/ARCHITECTURE.md lists every file and why.
 #include <array>
 #include <cstddef>
 #include <cstdint>

@@ -4,8 +4,8 @@
 // table aligns it and one cell function per format.
 //
 // Adding a column: a ColumnId, a row in kColumns, a case in each of the cell functions of
-// columns.cpp (CellWriter::write and write_json, json_cell, table_cell), and its place in the
-// layouts (csv_layout, table_layout).
+// columns.cpp (CellWriter::write and write_json, json_cell, append_table_cell), and its place
+// in the layouts (csv_layout, table_layout).
 #include <functional>
 #include <iosfwd>
 #include <span>
@@ -42,7 +42,6 @@ struct ColumnDef {
   bool text;
 };
 
-[[nodiscard]] std::span<const ColumnDef> column_defs() noexcept;
 [[nodiscard]] const ColumnDef& column_def(ColumnId id) noexcept;
 
 /// One column of an output: its definition and, for node counts, the node type it counts.
@@ -164,9 +163,8 @@ void append_csv_cell(std::string& out, const Column& c, const RankedRow& r);
 /// The cell as a native JSON value: numbers (null when not finite), booleans, arrays for the
 /// placement and the partition.
 [[nodiscard]] nlohmann::ordered_json json_cell(const Column& c, const RankedRow& r);
-/// The cell for the screen: times to 4 decimals, GiB to 2, placements compressed.
-[[nodiscard]] std::string table_cell(const Column& c, const RankedRow& r);
-/// Appends table_cell(c, r) to `out`, with no string of its own.
+/// Appends the cell for the screen to `out`: times to 4 decimals, GiB to 2, placements
+/// compressed.
 void append_table_cell(std::string& out, const Column& c, const RankedRow& r);
 
 } // namespace zerosearch

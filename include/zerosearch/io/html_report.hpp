@@ -23,7 +23,4 @@ struct HtmlReportInput {
 
 [[nodiscard]] std::string html_report(const HtmlReportInput& in);
 
-/// Text escaped for HTML content and attributes.
-[[nodiscard]] std::string html_escape(const std::string& text);
-
 } // namespace zerosearch

@@ -23,7 +23,4 @@ struct PlotPoint {
 void write_price_time_svg(std::ostream& out, const std::vector<PlotPoint>& points,
                           const std::string& title);
 
-/// Text escaped for SVG/XML content and attributes.
-[[nodiscard]] std::string xml_escape(const std::string& text);
-
 } // namespace zerosearch

@@ -30,9 +30,6 @@ struct RowSelection {
 void write_json(std::ostream& out, const std::vector<RankedRow>& rows,
                 const std::vector<std::string>& type_names, const CsvOptions& options = {});
 
-/// The table's column headers: the original's --pretty order and names, with units.
-[[nodiscard]] std::vector<std::string> table_columns(const std::vector<std::string>& type_names);
-
 /// Writes `rows` as a table with aligned columns in the original's --pretty column order:
 /// times in seconds to 4 decimals, memory in GiB to 2, prices in dollars, placements
 /// compressed. Numbers are right-aligned, text left-aligned. `distinct`: the distinct layout
