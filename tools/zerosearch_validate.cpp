@@ -304,7 +304,7 @@ int main_(int argc, char** argv) {
   };
   std::cout << (md ? "\n" : "\nstep time, modelled runs: leave-one-source-out (LOSO) beside "
                             "in-sample\n");
-  header("runs");
+  header("all");
   std::cout << line("all modelled runs", modelled);
   using Key = std::string (*)(const Case&);
   const std::vector<std::pair<std::string, Key>> splits = {
