@@ -385,6 +385,10 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
   for (const ColumnId id : {C::step_time, C::pipeline_time, C::dp_sync_time,
                             C::embedding_sync_time, C::gpumem}) {
     layout.emplace_back(id);
+    if (native && id == C::step_time) {
+      layout.emplace_back(C::step_time_low);
+      layout.emplace_back(C::step_time_high);
+    }
   }
   const bool any_oom = std::any_of(rows.begin(), rows.end(),
                                    [](const RankedRow& r) { return r.row->estimate.oom; });

@@ -84,6 +84,18 @@ StepInterval find_interval(const UncertaintyTable& table, const std::string& gpu
   return out;
 }
 
+std::string interval_basis(const StepInterval& i) {
+  if (!i.found) {
+    return fmt::format("fewer than 10 published runs in its regime {}: no interval", i.own);
+  }
+  std::string text = fmt::format("{} % of {}", i.coverage_percent, i.used);
+  if (i.level > 0) {
+    text += fmt::format("; its regime {} has {} run{}", i.own, i.own_runs,
+                        i.own_runs == 1 ? "" : "s");
+  }
+  return text;
+}
+
 std::string interval_text(const StepInterval& i, double step_s) {
   if (!i.found) {
     return fmt::format("{:.2f} s/step (fewer than 10 published runs in its regime {}: no "

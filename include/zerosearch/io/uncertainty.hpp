@@ -60,6 +60,11 @@ struct StepInterval {
                                          const std::string& gpu_class,
                                          const std::string& framework, const std::string& scale);
 
+/// What an interval rests on: "80 % of similar published runs", "80 % of published runs on
+/// A100-80GB; its regime A100-80GB x fsdp x 9-64 has 3 runs", or "fewer than 10 published runs
+/// in its regime ...: no interval".
+[[nodiscard]] std::string interval_basis(const StepInterval& i);
+
 /// "29.3 s/step (80 % of similar published runs: 26-35 s)" for a step time, with the
 /// fallback or the lack of an interval said.
 [[nodiscard]] std::string interval_text(const StepInterval& i, double step_s);
