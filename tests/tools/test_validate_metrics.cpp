@@ -1,5 +1,6 @@
-// The validator's pure figures (tools/validate/metrics.cpp, corpus.cpp, knobs.cpp), on
-// hand-worked values.
+// The validator's pure parts (tools/validate/metrics.cpp, corpus.cpp, cases.cpp, knobs.cpp)
+// and the interval lookup (io/uncertainty.cpp), on hand-worked values.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -8,7 +9,9 @@
 
 #include "validate/cases.hpp"
 #include "validate/corpus.hpp"
+#include "validate/knobs.hpp"
 #include "validate/metrics.hpp"
+#include "zerosearch/io/hardware_json.hpp"
 #include "zerosearch/io/uncertainty.hpp"
 
 using namespace zerosearch::validate;
@@ -150,4 +153,82 @@ TEST_CASE("regimes: scale buckets, framework families, fallback", "[validate]") 
   CHECK_FALSE(none.found);
   CHECK(zerosearch::interval_text(none, 2.0) ==
         "2.00 s/step (fewer than 10 published runs in its regime T4 x fsdp x 1-8: no interval)");
+}
+
+namespace {
+
+Row corpus_row(std::map<std::string, std::string> over) {
+  Row r;
+  r.group = "fixture";
+  r.line = 1;
+  r.fields = {{"source", "fixture"}, {"model_name", "Llama-3-8B"}, {"num_layers", "32"},
+              {"hidden_size", "4096"}, {"num_attention_heads", "32"}, {"num_kv_heads", "8"},
+              {"ffn_hidden_size", "14336"}, {"vocab_size", "128256"}, {"seq_len", "8192"},
+              {"gpu", "some GPU"}, {"num_gpus", "16"}, {"gpus_per_node", "8"}, {"tp", "1"},
+              {"pp", "1"}, {"dp", "16"}, {"mbs", "1"}, {"gbs", "64"}, {"dp_method", "fsdp"},
+              {"precision", "bf16"}, {"measured_metric", "tokens_per_s_per_gpu"},
+              {"measured_value", "4096"}, {"framework", "torchtitan"},
+              {"catalog_gpu", "A100-40GB"}, {"inter_node_gbit_per_node", "800"}, {"arch", ""}};
+  for (const auto& [k, v] : over) r.fields[k] = v;
+  return r;
+}
+
+} // namespace
+
+TEST_CASE("a corpus row's four columns: catalog GPU, network, framework, architecture",
+          "[validate]") {
+  const auto catalog = zerosearch::load_hardware_catalog(ZEROSEARCH_TEST_PROFILEDB "/hardware.json");
+  const Row r = corpus_row({});
+  const Case c = make_case(r, catalog);
+  CHECK(c.id == "fixture:1");
+  // catalog_gpu wins over the name ("some GPU" maps to nothing).
+  CHECK(c.catalog_gpu == "A100-40GB");
+  CHECK(c.gpu_family == "hbm-nvlink");
+  CHECK(c.inter_node_gbps == 800);
+  CHECK(c.framework == "torchtitan");
+  // Empty arch: by name.
+  CHECK(c.arch == "llama");
+  // 64 x 8192 tokens / (4096 tokens/s/GPU x 16 GPUs) = 8 s.
+  CHECK(c.measured_s == Approx(8.0));
+  CHECK(c.not_modelled.empty());
+  const auto args = contract(c, "zs", "m.json", {{"--flash_attention", "off"}});
+  const auto at = std::find(args.begin(), args.end(), "--inter_node_gbps");
+  REQUIRE(at != args.end());
+  CHECK(*(at + 1) == "800");
+  // Extra (knob) flags come before --format json -q.
+  CHECK(args[args.size() - 5] == "--flash_attention");
+  CHECK(args.back() == "-q");
+
+  // Empty framework: the dp method's; empty catalog_gpu: not modelled, still a case.
+  const Case d = make_case(corpus_row({{"framework", ""}, {"catalog_gpu", ""}, {"arch", "gpt"}}),
+                           catalog);
+  CHECK(d.framework == "fsdp");
+  CHECK(d.arch == "gpt");
+  CHECK(d.not_modelled == "GPU 'some GPU' is not in the catalog");
+  // Bad values are one-line errors naming them.
+  CHECK_THROWS_WITH(make_case(corpus_row({{"catalog_gpu", "Z9"}}), catalog),
+                    Catch::Contains("catalog_gpu 'Z9'"));
+  CHECK_THROWS_WITH(make_case(corpus_row({{"framework", "jax"}}), catalog),
+                    Catch::Contains("framework 'jax'"));
+  CHECK_THROWS_WITH(make_case(corpus_row({{"arch", "mamba"}}), catalog),
+                    Catch::Contains("arch 'mamba'"));
+}
+
+TEST_CASE("a knob applies to the rows its filters name", "[validate]") {
+  const auto catalog = zerosearch::load_hardware_catalog(ZEROSEARCH_TEST_PROFILEDB "/hardware.json");
+  const Row stated = corpus_row({{"flash_attention", "off"}});
+  const Row unstated = corpus_row({});
+  const Row other = corpus_row({{"framework", "deepspeed"}, {"dp_method", "zero3"}});
+  Knob k;
+  k.flag = "--flash_attention";
+  k.candidates = {"on", "off"};
+  k.shipped = "on";
+  k.unstated = "flash_attention";
+  k.frameworks = {"torchtitan"};
+  CHECK(k.shipped_index() == 0);
+  CHECK_FALSE(k.applies(make_case(stated, catalog)));
+  CHECK(k.applies(make_case(unstated, catalog)));
+  CHECK_FALSE(k.applies(make_case(other, catalog)));
+  k.frameworks.clear();
+  CHECK(k.applies(make_case(other, catalog)));
 }
