@@ -205,6 +205,10 @@ TEST_CASE("a corpus row's four columns: catalog GPU, network, framework, archite
   CHECK(d.framework == "fsdp");
   CHECK(d.arch == "gpt");
   CHECK(d.not_modelled == "GPU 'some GPU' is not in the catalog");
+  // Part of a node: one node of the GPUs the run uses.
+  const Case e = make_case(corpus_row({{"num_gpus", "2"}, {"dp", "2"}}), catalog);
+  CHECK(e.gpn == 2);
+  CHECK(e.not_modelled.empty());
   // Bad values are one-line errors naming them.
   CHECK_THROWS_WITH(make_case(corpus_row({{"catalog_gpu", "Z9"}}), catalog),
                     Catch::Contains("catalog_gpu 'Z9'"));

@@ -129,6 +129,11 @@ Case make_case(const Row& r, const HardwareCatalog& catalog) {
                                "positive", c.id));
   }
   c.inter_node_gbps = to_int(r.at("inter_node_gbit_per_node"), c, "inter_node_gbit_per_node");
+  if (c.num_gpus < c.gpn && !has(c.gpu, "NVL72")) {
+    // Part of one node: a node of the GPUs the run uses (same GPUs, same links).
+    add_assumption(c, fmt::format("one node, {} of its {} GPUs", c.num_gpus, c.gpn));
+    c.gpn = c.num_gpus;
+  }
   if (has(c.gpu, "NVL72") && !c.catalog_gpu.empty()) {
     // An NVL72 rack is one NVLink domain of 72 GPUs in trays of gpus_per_node: the GPUs a run
     // uses in one rack count as one node (the largest multiple of a tray up to 72 that
