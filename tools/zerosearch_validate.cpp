@@ -21,6 +21,7 @@
 // Exit 2 on bad input.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <limits>

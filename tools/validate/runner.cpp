@@ -1,7 +1,9 @@
 #include "validate/runner.hpp"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
+#include <exception>
 #include <fstream>
 #include <stdexcept>
 #include <thread>
