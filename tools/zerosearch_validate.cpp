@@ -236,7 +236,7 @@ int main_(int argc, char** argv) {
                  "| dtype | measured s | predicted s | error | LOSO error | measured GiB | "
                  "predicted GiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   } else {
-    std::cout << fmt::format("{:<20} {:<11} {:<20} {:<18} {:>16} {:<6} {:<9} {:>2} {:<5} {:>9} "
+    std::cout << fmt::format("{:<20} {:<15} {:<20} {:<18} {:>16} {:<6} {:<9} {:>2} {:<5} {:>9} "
                              "{:>9} {:>7} {:>7} {:>6} {:>6}\n",
                              "row", "framework", "model", "GPU x n", "tp/pp/dp/mbs/gbs",
                              "method", "recompute", "v", "dtype", "meas. s", "pred. s", "error",
@@ -261,7 +261,7 @@ int main_(int argc, char** argv) {
                                c.dtype, c.measured_s, pred,
                                ok ? err : "not modelled: " + c.not_modelled, lerr, gib, pgib);
     } else {
-      std::cout << fmt::format("{:<20.20} {:<11.11} {:<20.20} {:<18.18} {:>16} {:<6} {:<9} {:>2} "
+      std::cout << fmt::format("{:<20.20} {:<15.15} {:<20.20} {:<18.18} {:>16} {:<6} {:<9} {:>2} "
                                "{:<5} {:>9.3f} {:>9} {:>7} {:>7} {:>6} {:>6}{}\n",
                                c.id, c.framework, c.model, gpu, shape, c.method, c.recompute, c.v,
                                c.dtype, c.measured_s, pred, err, lerr, gib, pgib,
@@ -390,6 +390,16 @@ int main_(int argc, char** argv) {
                            "(reasons in the table); {} zerosearch processes.\n",
                            modelled.size(), n, groups.size(), n - modelled.size(),
                            runner.processes());
+  std::vector<std::size_t> worst = modelled;
+  std::sort(worst.begin(), worst.end(), [&](std::size_t a, std::size_t b) {
+    return std::fabs(out[a].error_loso(cases[a])) > std::fabs(out[b].error_loso(cases[b]));
+  });
+  std::cout << "worst runs (LOSO):";
+  for (std::size_t w = 0; w < std::min<std::size_t>(5, worst.size()); ++w) {
+    std::cout << fmt::format(" {} ({})", cases[worst[w]].id,
+                             pct(out[worst[w]].error_loso(cases[worst[w]])));
+  }
+  std::cout << '\n';
   const double mem_median = median(mem_err);
   if (mem_err.empty()) {
     std::cout << "peak memory: no row with a measurement\n";
