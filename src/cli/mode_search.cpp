@@ -19,8 +19,11 @@ int run_search_mode(const Options& o, const char* argv0) {
                              ctx.model.name, ctx.cluster.world_size(), ctx.global_batch,
                              result.ranked.size(), result.seconds)},
                 [&](std::ostream& out) {
+                  const UncertaintyTable intervals =
+                      load_uncertainty(session.profiledb / "uncertainty.json");
                   print_summary(out, result.plans.front(), result.runs.front(), result.ranked,
-                                summary_rows(session.output, result.ranked), result.seconds);
+                                summary_rows(session.output, result.ranked), result.seconds,
+                                &intervals, &session.catalogs.hardware);
                 });
   return 0;
 }

@@ -308,9 +308,27 @@ void print_terapipe_comparison(std::ostream& out, const std::vector<RankedRow>& 
 
 } // namespace
 
+StepInterval plan_interval(const UncertaintyTable& intervals, const HardwareCatalog& hardware,
+                           const EstimateContext& ctx, DpMethod method) {
+  std::string gpu = "mixed";
+  std::string gpu_class = "mixed";
+  if (ctx.cluster.types_present() == 1) {
+    for (const NodeGroup& g : ctx.cluster.groups) {
+      if (g.count > 0) {
+        const GpuSpec* spec = hardware.find_gpu(g.gpu);
+        gpu = spec != nullptr ? spec->name : g.gpu;
+        gpu_class = spec != nullptr && !spec->gpu_class.empty() ? spec->gpu_class : "mixed";
+      }
+    }
+  }
+  return find_interval(intervals, gpu, gpu_class, framework_family_of_method(to_string(method)),
+                       scale_bucket(ctx.cluster.world_size()));
+}
+
 void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& run,
                    const std::vector<RankedRow>& ranked, const std::vector<RankedRow>& rows,
-                   double seconds) {
+                   double seconds, const UncertaintyTable* intervals,
+                   const HardwareCatalog* hardware) {
   const EstimateContext& ctx = plan.context;
   const std::uint64_t estimates = run.estimates;
   const std::uint64_t oom = run.oom;
@@ -367,6 +385,10 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
   for (const ColumnId id : {C::step_time, C::pipeline_time, C::dp_sync_time,
                             C::embedding_sync_time, C::gpumem}) {
     layout.emplace_back(id);
+    if (native && id == C::step_time) {
+      layout.emplace_back(C::step_time_low);
+      layout.emplace_back(C::step_time_high);
+    }
   }
   const bool any_oom = std::any_of(rows.begin(), rows.end(),
                                    [](const RankedRow& r) { return r.row->estimate.oom; });
@@ -405,6 +427,12 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
                                           b.point.virtual_stages, to_string(b.point.dtype))
                             : std::string(),
                      b.estimate.step_s, b.estimate.gpumem_gib, b.estimate.price_per_step_usd);
+  if (native && intervals != nullptr && hardware != nullptr) {
+    out << "step time: "
+        << interval_text(plan_interval(*intervals, *hardware, ctx, b.point.method),
+                         b.estimate.step_s)
+        << '\n';
+  }
   if (native && std::find(plan.schedules.begin(), plan.schedules.end(), Schedule::terapipe) !=
                     plan.schedules.end()) {
     print_terapipe_comparison(out, ranked);

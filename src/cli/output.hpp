@@ -13,6 +13,7 @@
 #include "zerosearch/io/report.hpp"
 #include "zerosearch/io/output_file.hpp"
 #include "zerosearch/io/report_format.hpp"
+#include "zerosearch/io/uncertainty.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -88,8 +89,17 @@ inline constexpr std::size_t kFitHintRows = 256;
 
 /// The default, short report: what was searched, how many points fit, the `top` best that fit.
 /// `rows` are summary_rows(); the counts are the run's (RunResult::estimates, oom).
+/// With `intervals` (profiledb/uncertainty.json) and the catalog, a native best plan also gets
+/// its step-time interval (docs/validation.md, "Intervals").
 void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& run,
                    const std::vector<RankedRow>& ranked, const std::vector<RankedRow>& rows,
-                   double seconds);
+                   double seconds, const UncertaintyTable* intervals = nullptr,
+                   const HardwareCatalog* hardware = nullptr);
+
+/// The step-time interval of a native plan: its regime is the cluster's GPU (one type; a mixed
+/// cluster has none of its own), the framework of its data-parallel method, its GPU count.
+[[nodiscard]] StepInterval plan_interval(const UncertaintyTable& intervals,
+                                         const HardwareCatalog& hardware,
+                                         const EstimateContext& ctx, DpMethod method);
 
 } // namespace zerosearch::cli

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <thread>
 
+#include "output.hpp"
 #include "plan_outputs.hpp"
 #include "progress.hpp"
 #include "setup.hpp"
@@ -108,6 +109,9 @@ SessionResult Session::search(std::vector<SearchPlan> plans) const {
 
   const auto t0 = std::chrono::steady_clock::now();
   result.runs.resize(plans.size());
+  // Native estimates carry their interval from the published runs (docs/validation.md).
+  const UncertaintyTable intervals =
+      native ? load_uncertainty(profiledb / "uncertainty.json") : UncertaintyTable{};
   {
     ProgressBar bar(std::cerr, !options.quiet && stderr_is_terminal());
     std::size_t done_before = 0;
@@ -128,6 +132,16 @@ SessionResult Session::search(std::vector<SearchPlan> plans) const {
       run.oom = found.oom;
       run.profile_source = profile_source_text(plans[i].context);
       run.estimator = plans[i].context.estimator;
+      if (run.estimator == Estimator::native) {
+        for (const DpMethod m : {DpMethod::dp, DpMethod::zero1, DpMethod::fsdp}) {
+          const StepInterval si = plan_interval(intervals, catalogs.hardware,
+                                                plans[i].context, m);
+          StepSpread& s = run.step_spread[step_spread_index(m)];
+          s.low = si.found ? si.low : 0.0;
+          s.high = si.found ? si.high : 0.0;
+          s.basis = interval_basis(si);
+        }
+      }
       done_before += static_cast<std::size_t>(found.estimates);
     }
     bar.finish();

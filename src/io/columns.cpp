@@ -19,7 +19,7 @@ namespace zerosearch {
 namespace {
 
 // The one table of output columns (docs/model.md §5 for the original's CSV).
-constexpr std::array<ColumnDef, 40> kColumns{{
+constexpr std::array<ColumnDef, 43> kColumns{{
     {ColumnId::m, "m", "", false},
     {ColumnId::mbs, "mbs", "", false},
     {ColumnId::tp, "tp", "", false},
@@ -60,6 +60,9 @@ constexpr std::array<ColumnDef, 40> kColumns{{
     {ColumnId::mem_overhead, "mem overhead", "GiB", false},
     {ColumnId::schedule, "schedule", "", true},
     {ColumnId::slices, "token slices", "", true},
+    {ColumnId::step_time_low, "interval low (s/step)", "", false},
+    {ColumnId::step_time_high, "interval high (s/step)", "", false},
+    {ColumnId::interval_basis, "interval basis", "", true},
 }};
 static_assert([] {
   for (std::size_t i = 0; i < kColumns.size(); ++i) {
@@ -143,7 +146,7 @@ std::vector<Column> csv_layout(const std::vector<std::string>& type_names,
     add({C::estimator, C::schedule, C::recompute, C::offload, C::virtual_stages, C::dtype,
          C::slices, C::optimizer_time, C::offload_time, C::host_memory, C::mem_weights,
          C::mem_gradients, C::mem_optimizer, C::mem_activations, C::mem_buffers,
-         C::mem_overhead});
+         C::mem_overhead, C::step_time_low, C::step_time_high, C::interval_basis});
   }
   return cols;
 }
@@ -170,6 +173,10 @@ std::vector<Column> table_layout(const std::vector<std::string>& type_names, boo
     at = cols.insert(at + 1, Column(ColumnId::offload));
     at = cols.insert(at + 1, Column(ColumnId::virtual_stages));
     cols.insert(at + 1, Column(ColumnId::dtype));
+    at = std::find_if(cols.begin(), cols.end(),
+                      [](const Column& c) { return c.def->id == ColumnId::step_time; });
+    at = cols.insert(at + 1, Column(ColumnId::step_time_low));
+    cols.insert(at + 1, Column(ColumnId::step_time_high));
   }
   return cols;
 }
@@ -275,6 +282,23 @@ std::string_view CellWriter::placement_json(const RankedRow& r) {
   return std::string_view(t.json).substr(first, last - first);
 }
 
+namespace {
+
+const StepSpread& spread_of(const RankedRow& r) noexcept {
+  return r.run->step_spread[step_spread_index(r.row->point.method)];
+}
+
+/// The interval's bound in s/step, or NaN when the row has none (an empty cell, JSON null).
+double spread_bound(const RankedRow& r, bool high) noexcept {
+  const StepSpread& s = spread_of(r);
+  if (s.high <= 0) {
+    return std::nan("");
+  }
+  return r.row->estimate.step_s * (high ? s.high : s.low);
+}
+
+} // namespace
+
 std::size_t CellWriter::max_row_size(std::span<const Column> columns, const RankedRow& r) {
   std::size_t n = 64 * columns.size() + 32 * r.row->estimate.partition.size() +
                   16 * r.row->estimate.slices.size();
@@ -282,6 +306,8 @@ std::size_t CellWriter::max_row_size(std::span<const Column> columns, const Rank
     n += 8 * c.name().size() + 8; // the JSON key, escaped
     if (c.def->id == ColumnId::node_placement) {
       n += std::max(placement_text(r).size(), placement_json(r).size());
+    } else if (c.def->id == ColumnId::interval_basis) {
+      n += 6 * spread_of(r).basis.size() + 2;
     } else if (c.def->id == ColumnId::placement_runs) {
       // Quoted or escaped, a character takes at most 6 (JSON's \u00XX).
       n += 6 * compress_placement(r.run->cluster, placement_of(r)).size() + 2;
@@ -358,6 +384,15 @@ char* CellWriter::write(char* out, const Column& c, const RankedRow& r) {
   case ColumnId::mem_activations: return write_python_float(out, static_cast<double>(e.peak_memory[3]));
   case ColumnId::mem_buffers: return write_python_float(out, static_cast<double>(e.peak_memory[4]));
   case ColumnId::mem_overhead: return write_python_float(out, static_cast<double>(e.peak_memory[5]));
+  case ColumnId::step_time_low:
+  case ColumnId::step_time_high: {
+    const double v = spread_bound(r, c.def->id == ColumnId::step_time_high);
+    return std::isnan(v) ? out : write_python_float(out, v);
+  }
+  case ColumnId::interval_basis:
+    scratch_.clear();
+    append_csv_field(scratch_, spread_of(r).basis);
+    return put(out, scratch_);
   }
   return out;
 }
@@ -572,6 +607,10 @@ nlohmann::ordered_json json_cell(const Column& c, const RankedRow& r) {
   case ColumnId::mem_activations: return number(static_cast<double>(e.peak_memory[3]));
   case ColumnId::mem_buffers: return number(static_cast<double>(e.peak_memory[4]));
   case ColumnId::mem_overhead: return number(static_cast<double>(e.peak_memory[5]));
+  case ColumnId::step_time_low:
+  case ColumnId::step_time_high:
+    return number(spread_bound(r, c.def->id == ColumnId::step_time_high));
+  case ColumnId::interval_basis: return spread_of(r).basis;
   }
   return nullptr;
 }
@@ -597,6 +636,16 @@ void append_table_cell(std::string& out, const Column& c, const RankedRow& r) {
   case ColumnId::gpumem: fmt::format_to(to, "{:.2f}", e.gpumem_gib); return;
   case ColumnId::train_cost: fmt::format_to(to, "{:.0f}", e.train_cost_usd); return;
   case ColumnId::price_per_step: fmt::format_to(to, "{:.5f}", e.price_per_step_usd); return;
+  case ColumnId::step_time_low:
+  case ColumnId::step_time_high: {
+    const double v = spread_bound(r, c.def->id == ColumnId::step_time_high);
+    if (std::isnan(v)) {
+      out += '-';
+    } else {
+      fmt::format_to(to, "{:.4f}", v);
+    }
+    return;
+  }
   case ColumnId::slices: {
     if (e.slices.empty()) {
       out += '-';

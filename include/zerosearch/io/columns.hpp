@@ -29,7 +29,10 @@ enum class ColumnId {
   // Native estimator (docs/native.md): its dimensions and the parts of its estimate.
   estimator, recompute, offload, virtual_stages, dtype, optimizer_time, offload_time,
   host_memory, mem_weights, mem_gradients, mem_optimizer, mem_activations, mem_buffers,
-  mem_overhead, schedule, slices
+  mem_overhead, schedule, slices,
+  /// Native rows: the step-time interval from published runs of the plan's regime
+  /// (RunResult::step_spread, docs/validation.md), and what it rests on.
+  step_time_low, step_time_high, interval_basis
 };
 
 struct ColumnDef {

@@ -1,5 +1,6 @@
 #pragma once
 // Ranking of result rows by step time (docs/model.md §5).
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -8,6 +9,16 @@
 #include "zerosearch/search/search.hpp"
 
 namespace zerosearch {
+
+/// A native run's step-time interval for one framework family: the ratios measured / predicted
+/// that bound the given share of published runs of its regime (io/uncertainty.hpp), and what
+/// they rest on. low = high = 0: no interval.
+struct StepSpread {
+  double low = 0, high = 0;
+  /// "80 % of similar published runs", "80 % of published runs on A100-80GB (its regime ...
+  /// has 3 runs)", or why there is none.
+  std::string basis;
+};
 
 /// The rows of one cluster composition (one run of the search), with what names them.
 struct RunResult {
@@ -26,7 +37,16 @@ struct RunResult {
   std::string profile_source;
   /// The model that estimated the rows; native rows carry more columns (columns.hpp).
   Estimator estimator = Estimator::zerosearch;
+  /// Native runs: the step-time interval per framework family of a row's data-parallel method
+  /// (step_spread_index), set by the CLI from profiledb/uncertainty.json; empty otherwise.
+  std::array<StepSpread, 3> step_spread{};
 };
+
+/// The index into RunResult::step_spread of a method's framework family (the native model's,
+/// docs/native.md section 4): 0 megatron (dp), 1 deepspeed (zero0-3), 2 fsdp.
+[[nodiscard]] constexpr std::size_t step_spread_index(DpMethod m) noexcept {
+  return m == DpMethod::dp ? 0 : m == DpMethod::fsdp ? 2 : 1;
+}
 
 /// A result row with its ranks (docs/model.md §5).
 struct RankedRow {

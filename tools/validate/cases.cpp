@@ -1,0 +1,308 @@
+#include "validate/cases.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include <fmt/format.h>
+
+namespace zerosearch::validate {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+long long to_int(const std::string& s, const Case& c, const char* what) {
+  if (s.empty()) return 0;
+  try {
+    std::size_t used = 0;
+    const long long v = std::stoll(s, &used);
+    if (used == s.size()) return v;
+  } catch (const std::exception&) {
+  }
+  throw BadInput(fmt::format("row {}: {} '{}' must be a whole number", c.id, what, s));
+}
+
+double to_real(const std::string& s, const Case& c, const char* what) {
+  if (s.empty()) return 0.0;
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(s, &used);
+    if (used == s.size()) return v;
+  } catch (const std::exception&) {
+  }
+  throw BadInput(fmt::format("row {}: {} '{}' must be a number", c.id, what, s));
+}
+
+bool has(const std::string& s, const char* what) { return s.find(what) != std::string::npos; }
+
+void add_assumption(Case& c, const std::string& text) {
+  c.assumption += (c.assumption.empty() ? "" : "; ") + text;
+}
+
+} // namespace
+
+std::string framework_family(const std::string& f) {
+  if (f == "megatron-lm" || f == "megatron-bridge" || f == "nemo") return "megatron";
+  if (f == "deepspeed" || f == "megatron-deepspeed") return "deepspeed";
+  if (f == "fsdp" || f == "torchtitan" || f == "composer") return "fsdp";
+  return "other";
+}
+
+std::string framework_of_method(const std::string& m) {
+  if (m == "dp") return "megatron-lm";
+  if (m == "fsdp") return "fsdp";
+  return "deepspeed";
+}
+
+std::string catalog_gpu_by_name(const std::string& g) {
+  if (has(g, "GB200")) return "GB200";
+  if (has(g, "GB300")) return "GB300";
+  if (has(g, "B300")) return "B300";
+  if (has(g, "B200")) return "B200";
+  if (has(g, "H200")) return "H200";
+  if (has(g, "H100") && has(g, "96GB")) return "H100-SXM-96GB";
+  if (has(g, "H100")) return "H100-SXM";
+  if (has(g, "A100")) return "A100-80GB";
+  return {};
+}
+
+Case make_case(const Row& r, const HardwareCatalog& catalog) {
+  static const char* const kFrameworks[] = {
+      "megatron-lm", "megatron-deepspeed", "deepspeed", "fsdp", "torchtitan", "composer",
+      "nemo", "megatron-bridge", "colossalai", "nanotron", "other"};
+  Case c;
+  c.row = &r;
+  c.id = fmt::format("{}:{}", r.group, r.line);
+  c.group = r.group;
+  c.source = r.at("source");
+  c.model = r.at("model_name");
+  c.gpu = r.at("gpu");
+  c.method = r.at("dp_method");
+  static const char* const kMethods[] = {"dp", "fsdp", "zero0", "zero1", "zero2", "zero3"};
+  if (std::find_if(std::begin(kMethods), std::end(kMethods),
+                   [&](const char* m) { return c.method == m; }) == std::end(kMethods)) {
+    throw BadInput(fmt::format("row {}: dp_method '{}' must be dp, fsdp, zero0, zero1, zero2 "
+                               "or zero3", c.id, c.method));
+  }
+  c.framework = r.at("framework");
+  if (c.framework.empty()) {
+    c.framework = framework_of_method(c.method);
+    add_assumption(c, "framework from dp_method");
+  } else if (std::find_if(std::begin(kFrameworks), std::end(kFrameworks), [&](const char* f) {
+               return c.framework == f;
+             }) == std::end(kFrameworks)) {
+    throw BadInput(fmt::format("row {}: framework '{}' must be one of megatron-lm, "
+                               "megatron-deepspeed, deepspeed, fsdp, torchtitan, composer, nemo, "
+                               "megatron-bridge, colossalai, nanotron, other or empty",
+                               c.id, c.framework));
+  }
+  const bool has_catalog_column = r.fields.count("catalog_gpu") > 0;
+  c.catalog_gpu = has_catalog_column ? r.at("catalog_gpu") : catalog_gpu_by_name(c.gpu);
+  if (!c.catalog_gpu.empty()) {
+    const GpuSpec* spec = catalog.find_gpu(c.catalog_gpu);
+    if (spec == nullptr) {
+      throw BadInput(fmt::format("row {}: catalog_gpu '{}' is not a GPU of "
+                                 "profiledb/hardware.json (empty: not in the catalog)",
+                                 c.id, c.catalog_gpu));
+    }
+    c.catalog_gpu = spec->name;
+    c.gpu_family = spec->gpu_class;
+  }
+  c.arch = r.at("arch");
+  if (c.arch.empty()) c.arch = has(c.model, "Llama") || has(c.model, "llama") ? "llama" : "gpt";
+  if (c.arch != "gpt" && c.arch != "llama") {
+    throw BadInput(fmt::format("row {}: arch '{}' must be gpt, llama or empty", c.id, c.arch));
+  }
+  c.layers = to_int(r.at("num_layers"), c, "num_layers");
+  c.hidden = to_int(r.at("hidden_size"), c, "hidden_size");
+  c.heads = to_int(r.at("num_attention_heads"), c, "num_attention_heads");
+  c.kv_heads = to_int(r.at("num_kv_heads"), c, "num_kv_heads");
+  if (c.kv_heads == 0) c.kv_heads = c.heads;
+  c.ffn = to_int(r.at("ffn_hidden_size"), c, "ffn_hidden_size");
+  c.vocab = to_int(r.at("vocab_size"), c, "vocab_size");
+  c.seq = to_int(r.at("seq_len"), c, "seq_len");
+  c.num_gpus = static_cast<int>(to_int(r.at("num_gpus"), c, "num_gpus"));
+  c.gpn = static_cast<int>(to_int(r.at("gpus_per_node"), c, "gpus_per_node"));
+  if (c.num_gpus <= 0 || c.gpn <= 0 || c.heads <= 0) {
+    throw BadInput(fmt::format("row {}: num_gpus, gpus_per_node and num_attention_heads must be "
+                               "positive", c.id));
+  }
+  c.inter_node_gbps = to_int(r.at("inter_node_gbit_per_node"), c, "inter_node_gbit_per_node");
+  if (c.num_gpus < c.gpn && !has(c.gpu, "NVL72")) {
+    // Part of one node: a node of the GPUs the run uses (same GPUs, same links).
+    add_assumption(c, fmt::format("one node, {} of its {} GPUs", c.num_gpus, c.gpn));
+    c.gpn = c.num_gpus;
+  }
+  if (has(c.gpu, "NVL72") && !c.catalog_gpu.empty()) {
+    // An NVL72 rack is one NVLink domain of 72 GPUs in trays of gpus_per_node: the GPUs a run
+    // uses in one rack count as one node (the largest multiple of a tray up to 72 that
+    // divides the run), and its network is the trays' links added up (the row's figure per
+    // tray, else the catalog's network per GPU, times the GPUs).
+    const int tray = c.gpn;
+    const GpuSpec& g = catalog.gpu(c.catalog_gpu);
+    const double per_gpu = c.inter_node_gbps > 0
+                               ? static_cast<double>(c.inter_node_gbps) / tray
+                               : g.inter_node_gbit_per_node / g.default_gpus_per_node;
+    for (int n = 72 / tray * tray; n >= tray; n -= tray) {
+      if (c.num_gpus % n == 0) {
+        c.gpn = n;
+        break;
+      }
+    }
+    c.inter_node_gbps = std::llround(per_gpu * c.gpn);
+    add_assumption(c, fmt::format("NVL72: {} GPUs per NVLink domain", c.gpn));
+  }
+  c.tp = static_cast<int>(to_int(r.at("tp"), c, "tp"));
+  c.pp = static_cast<int>(to_int(r.at("pp"), c, "pp"));
+  c.dp = static_cast<int>(to_int(r.at("dp"), c, "dp"));
+  c.cp = r.at("cp").empty() ? 1 : static_cast<int>(to_int(r.at("cp"), c, "cp"));
+  c.mbs = static_cast<int>(to_int(r.at("mbs"), c, "mbs"));
+  c.gbs = static_cast<int>(to_int(r.at("gbs"), c, "gbs"));
+  c.recompute = r.at("recompute").empty() ? "none" : r.at("recompute");
+  if (c.recompute != "none" && c.recompute != "selective" && c.recompute != "full") {
+    throw BadInput(fmt::format("row {}: recompute '{}' must be none, selective, full or empty",
+                               c.id, c.recompute));
+  }
+  const std::string& precision = r.at("precision");
+  c.dtype = has(precision, "fp8") ? "fp8" : has(precision, "fp16") ? "fp16" : "bf16";
+  c.measured_gib = to_real(r.at("memory_gib_per_gpu"), c, "memory_gib_per_gpu");
+  // on/off and yes/no settings; the corpus format allows yes/no for on/off too.
+  const auto setting = [&](const char* key, const char* a, const char* b) {
+    std::string v = r.at(key);
+    if (std::string(a) == "on" && v == "yes") v = "on";
+    if (std::string(a) == "on" && v == "no") v = "off";
+    if (!v.empty() && v != a && v != b) {
+      throw BadInput(fmt::format("row {}: {} '{}' must be {}, {} or empty", c.id, key, v, a, b));
+    }
+    return v;
+  };
+  c.sequence_parallel = setting("sequence_parallel", "on", "off");
+  c.flash_attention = setting("flash_attention", "on", "off");
+  c.tied_embeddings = setting("tied_embeddings", "yes", "no");
+  c.overlap_grad_reduce = setting("overlap_grad_reduce", "on", "off");
+  c.fused_loss = setting("fused_loss", "on", "off");
+  const std::string& sched = r.at("schedule");
+  if (sched.rfind("interleaved", 0) == 0) {
+    const auto colon = sched.find(':');
+    if (colon == std::string::npos && c.method == "fsdp") {
+      // torchtitan's default for Interleaved1F1B without split points: 2 stages per rank
+      // (generate_split_points, torchtitan/parallelisms/pipelining_utils.py at 9dec370).
+      c.v = 2;
+      add_assumption(c, "2 virtual stages, torchtitan's default");
+    } else if (colon == std::string::npos) {
+      c.not_modelled = "interleaved schedule without a stated number of virtual stages";
+    } else {
+      c.v = static_cast<int>(to_int(sched.substr(colon + 1), c, "schedule's virtual stages"));
+    }
+  }
+  const std::string& metric = r.at("measured_metric");
+  const double value = to_real(r.at("measured_value"), c, "measured_value");
+  if (metric == "step_time_s") {
+    c.measured_s = value;
+  } else if (metric == "tokens_per_s_per_gpu") {
+    c.measured_s = value > 0 ? static_cast<double>(c.gbs) * static_cast<double>(c.seq) /
+                                   (value * c.num_gpus)
+                             : 0.0;
+  } else if (metric == "tflops_per_gpu") {
+    const std::string& notes = r.at("notes");
+    const auto at = notes.find("step_time_s~");
+    if (at == std::string::npos) {
+      c.not_modelled = "TFLOP/s figure without a derived step time";
+    } else {
+      try {
+        c.measured_s = std::stod(notes.substr(at + 12));
+      } catch (const std::exception&) {
+        throw BadInput(fmt::format("row {}: 'step_time_s~' in notes is not followed by a number",
+                                   c.id));
+      }
+    }
+  } else {
+    throw BadInput(fmt::format("row {}: measured_metric '{}' must be step_time_s, "
+                               "tokens_per_s_per_gpu or tflops_per_gpu", c.id, metric));
+  }
+  if (c.not_modelled.empty() && !(c.measured_s > 0)) {
+    c.not_modelled = "no positive measured value";
+  }
+  if (c.not_modelled.empty() && c.cp > 1) {
+    c.not_modelled = "context parallelism (cp > 1) is not a zerosearch dimension";
+  }
+  if (c.not_modelled.empty() && c.catalog_gpu.empty()) {
+    c.not_modelled = "GPU '" + c.gpu + "' is not in the catalog";
+  }
+  if (c.not_modelled.empty() && c.num_gpus % c.gpn != 0) {
+    c.not_modelled = fmt::format("{} GPUs are not whole nodes of {}", c.num_gpus, c.gpn);
+  }
+  if (c.mbs == 0 && c.not_modelled.empty()) {
+    // torchtitan's default: as many micro-batches as pipeline stages.
+    c.mbs = c.gbs / (std::max(1, c.dp) * std::max(1, c.pp));
+    add_assumption(c, "mbs from gbs / (dp pp)");
+  }
+  return c;
+}
+
+nlohmann::json model_file(const Case& c) {
+  const bool gpt = c.arch == "gpt";
+  nlohmann::json m;
+  m["hidden_size"] = c.hidden;
+  m["sequence_length"] = c.seq;
+  m["num_layers"] = c.layers;
+  m["num_layers_from_cli"] = false;
+  m["vocab_size"] = c.vocab;
+  m["num_attention_heads"] = c.heads;
+  m["num_key_value_heads"] = c.kv_heads;
+  m["head_dim"] = c.hidden / c.heads;
+  m["ffn_hidden_size"] = c.ffn;
+  m["architecture"] = gpt ? "gpt3" : "llama";
+  m["memory_formula"] = gpt ? "gpt" : "llama";
+  m["gated_mlp"] = !gpt;
+  m["tied_embeddings"] = c.tied_embeddings.empty() ? gpt : c.tied_embeddings == "yes";
+  m["norm"] = gpt ? "layernorm" : "rmsnorm";
+  m["qkv_bias"] = gpt;
+  m["attention_output_bias"] = gpt;
+  m["mlp_bias"] = gpt;
+  m["learned_position_embeddings"] = gpt;
+  m["max_position_embeddings"] = std::max<long long>(c.seq, 2048);
+  m["source"] = c.source;
+  return m;
+}
+
+std::vector<std::string> contract(const Case& c, const fs::path& exe, const fs::path& model,
+                                  const std::vector<Flag>& extra) {
+  std::vector<std::string> a = {exe.string(), "--exhaustive", "--estimator", "native",
+                                "--type", model.string(), "--seq_len", std::to_string(c.seq),
+                                "--node_type", c.catalog_gpu,
+                                "--num_node", std::to_string(c.num_gpus / c.gpn),
+                                "--gpu_per_node", std::to_string(c.gpn),
+                                "--dp_method", c.method, "--tp", std::to_string(c.tp),
+                                "--pp", std::to_string(c.pp), "--dp", std::to_string(c.dp),
+                                "--mbs", std::to_string(c.mbs),
+                                "--custom_gbs", std::to_string(c.gbs),
+                                "--recompute", c.recompute,
+                                "--virtual_stages", std::to_string(c.v), "--dtype", c.dtype};
+  if (c.inter_node_gbps > 0) {
+    a.insert(a.end(), {"--inter_node_gbps", std::to_string(c.inter_node_gbps)});
+  }
+  // The rows' own settings, where they state one.
+  for (const auto& [flag, value] : {std::pair{"--sequence_parallel", &c.sequence_parallel},
+                                    std::pair{"--flash_attention", &c.flash_attention},
+                                    std::pair{"--overlap_grad_reduce", &c.overlap_grad_reduce},
+                                    std::pair{"--fused_loss", &c.fused_loss}}) {
+    if (!value->empty()) a.insert(a.end(), {flag, *value});
+  }
+  // The runs split the layers evenly (Megatron-LM's and torchtitan's default); the uniform
+  // partition is given when the layers divide, else the native model's own.
+  if (c.pp > 1 && c.v == 1 && c.layers % c.pp == 0) {
+    std::string part;
+    for (int j = 0; j < c.pp; ++j) {
+      const long long n = c.layers / c.pp + (j == 0 ? 1 : 0) + (j == c.pp - 1 ? 1 : 0);
+      part += (j == 0 ? "" : ",") + std::to_string(n);
+    }
+    a.insert(a.end(), {"--partition", part});
+  }
+  for (const auto& [flag, value] : extra) a.insert(a.end(), {flag, value});
+  a.insert(a.end(), {"--format", "json", "-q"});
+  return a;
+}
+
+} // namespace zerosearch::validate

@@ -1,0 +1,65 @@
+// A corpus row as one call of the documented contract (docs/validation.md), or the reason it
+// cannot be one.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "validate/corpus.hpp"
+#include "zerosearch/core/hardware.hpp"
+
+namespace zerosearch::validate {
+
+/// A flag and its value added to a row's contract (a tuned knob, validation/tuned.json).
+using Flag = std::pair<std::string, std::string>;
+
+struct Case {
+  /// "group:row" (the row's number in its file).
+  std::string id;
+  std::string group, source, model, gpu, catalog_gpu, method, recompute = "none", dtype = "bf16";
+  /// The corpus's framework column, or by the rule for an empty one (dp_method's framework).
+  std::string framework;
+  /// "gpt" or "llama" (the arch column, or by model name).
+  std::string arch;
+  /// The catalog's gpu_class of catalog_gpu (hbm-nvlink, hbm-pcie, gddr-pcie).
+  std::string gpu_family;
+  /// "on", "off" or empty (the estimator's default); "yes", "no" or empty (by architecture).
+  std::string sequence_parallel, flash_attention, tied_embeddings, overlap_grad_reduce, fused_loss;
+  long long layers = 0, hidden = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0, seq = 0;
+  int num_gpus = 0, gpn = 0, tp = 1, pp = 1, dp = 1, cp = 1, mbs = 0, gbs = 0, v = 1;
+  /// Network bandwidth per node in Gbit/s when the row states its own (0: the catalog's).
+  long long inter_node_gbps = 0;
+  double measured_s = 0, measured_gib = 0;
+  std::string assumption;
+  std::string not_modelled;
+  /// The corpus fields, for the knobs' row filters.
+  const Row* row = nullptr;
+};
+
+/// The framework family a regime is named by: megatron (megatron-lm, megatron-bridge, nemo),
+/// deepspeed (deepspeed, megatron-deepspeed), fsdp (fsdp, torchtitan, composer), other.
+std::string framework_family(const std::string& framework);
+
+/// The framework a data-parallel method implies when a row does not state one (the native
+/// model's own mapping, docs/native.md §4): dp megatron-lm, fsdp fsdp, zero0-3 deepspeed.
+std::string framework_of_method(const std::string& dp_method);
+
+/// The catalog name of a GPU as the sources write it (rows without a catalog_gpu column).
+std::string catalog_gpu_by_name(const std::string& gpu);
+
+/// The row as a contract; catalog: profiledb/hardware.json.
+Case make_case(const Row& row, const HardwareCatalog& catalog);
+
+/// The model file the contract's --type reads (zerosearch's own model format).
+nlohmann::json model_file(const Case& c);
+
+/// The contract's argument list, with `extra` flags added before --format.
+std::vector<std::string> contract(const Case& c, const std::filesystem::path& exe,
+                                  const std::filesystem::path& model,
+                                  const std::vector<Flag>& extra = {});
+
+} // namespace zerosearch::validate
