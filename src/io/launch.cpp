@@ -95,6 +95,14 @@ void check_general_rules(const Facts& f) {
                                  "multiple of tensor-model-parallel-size ({})",
                                  f.model.num_attention_heads, p.tp));
   }
+  switch (p.schedule) {
+  case Schedule::one_f_one_b:
+  case Schedule::interleaved: break;
+  case Schedule::terapipe:
+    throw InputError("cannot emit: TeraPipe's token-level pipeline runs in none of the frameworks "
+                     "written here (Megatron-LM, Megatron-DeepSpeed and torchtitan pipeline whole "
+                     "micro-batches); choose a 1f1b or interleaved row");
+  }
   if (f.plan.estimate.oom) {
     throw InputError(fmt::format("cannot emit: the plan needs {:.2f} GiB on its fullest stage, more "
                                  "than its GPU holds (OOM); choose a feasible row with --rank",
