@@ -6,7 +6,8 @@
 // Adding a data-parallel method touches three source files: this header (an enum value and a
 // row of kDpMethods), its gradient/parameter sync formula (model/comm.cpp, dp_sync_time_s) and
 // its weight-memory formula (model/memory.cpp). Help texts, error messages, the enumerator,
-// the planner and the estimator read the table. docs/ARCHITECTURE.md lists the steps.
+// the planner, the estimator and the launch writers (its LaunchTraits column) read the table.
+// docs/ARCHITECTURE.md lists the steps.
 #include <array>
 #include <cstddef>
 #include <cstdint>
