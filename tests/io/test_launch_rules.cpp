@@ -292,6 +292,10 @@ TEST_CASE("GQA reaches every framework (issue 24 item 1)", "[launch][rules]") {
   auto z = plan_for("llama3_8B", DpMethod::zero1, 1, 2, "H100-SXM");
   CHECK(contains(text_of(launch_files(z->lp), "megatron_deepspeed_args.sh"),
                  "--num-key-value-heads 8\n"));
+  // Megatron-DeepSpeed divides the key/value heads over tp (megatron/model/transformer.py:566-567,
+  // megatron/core/utils.py:18: '8 is not divisible by 16').
+  auto z16 = plan_for("llama3_70B", DpMethod::zero1, 16, 2, "H100-SXM");
+  CHECK_THROWS_WITH(launch_files(z16->lp), Catch::Contains("'8 is not divisible by 16'"));
   // A registration for a model without a shipped flavor carries its real kv heads.
   auto l70 = plan_for("llama2_70B", DpMethod::fsdp, 1, 1, "H100-SXM");
   CHECK(contains(text_of(launch_files(l70->lp), "torchtitan.toml"), "n_heads=64, n_kv_heads=8,"));

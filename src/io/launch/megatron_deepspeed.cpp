@@ -50,6 +50,13 @@ void rules(const Facts& f) {
                                  "divisible by num_key_value_heads ({} and {})",
                                  m.num_attention_heads, m.num_key_value_heads));
   }
+  // megatron/model/transformer.py:566-567 splits the key/value heads over tp with
+  // core.utils.divide, which asserts '{kv} is not divisible by {tp}' (megatron/core/utils.py:18).
+  if (m.num_key_value_heads % f.p.tp != 0) {
+    throw InputError(fmt::format("cannot emit: Megatron-DeepSpeed splits the key/value heads over "
+                                 "tp: '{} is not divisible by {}' (megatron/model/transformer.py)",
+                                 m.num_key_value_heads, f.p.tp));
+  }
 }
 
 void model_shape(Args& a, const Facts& f) {
