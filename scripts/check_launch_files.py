@@ -140,7 +140,7 @@ if pp > 1 and ds.zero_optimization_stage >= 2:
     report("FAIL", "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism")
 report("PASS", f"train_batch_size {ds.train_batch_size} = {ds.train_micro_batch_size_per_gpu} x "
                f"{ds.gradient_accumulation_steps} x dp {dp}, zero stage {ds.zero_optimization_stage}, "
-               f"bf16 {ds.bfloat16_enabled} fp16 {ds.fp16_enabled}")
+               f"bf16 {ds.bfloat16_config.enabled} fp16 {ds.float16_config.enabled}")
 '''
 
 TORCHTITAN = PRELUDE + r'''
