@@ -185,9 +185,17 @@ std::string precision_line(const Facts& f) {
   case Precision::fp32: out = "- Precision: fp32"; break;
   }
   if (f.fp8) {
-    out += " with fp8 linear layers, as estimated (Megatron-LM: --fp8-format hybrid "
-           "--fp8-recipe tensorwise, with Transformer Engine; torchtitan: the float8 converter, "
-           "tensorwise; DeepSpeed has no fp8 mode: see Notes)";
+    switch (f.launch.kind) {
+    case DpLaunchKind::replicate:
+    case DpLaunchKind::fsdp:
+      out += " with fp8 linear layers, as estimated (Megatron-LM: --fp8-format hybrid "
+             "--fp8-recipe tensorwise, with Transformer Engine; torchtitan: the float8 "
+             "converter, tensorwise)";
+      break;
+    case DpLaunchKind::deepspeed_zero:
+      out += ", not the estimate's fp8: DeepSpeed has no fp8 mode (see Notes)";
+      break;
+    }
   }
   if (!f.precision_note.empty()) {
     out += ". " + f.precision_note;

@@ -419,6 +419,7 @@ TEST_CASE("fp8 plans are written as fp8 where the framework can (item 9)", "[lau
   z->lp.point.dtype = Dtype::fp8;
   files = launch_files(z->lp);
   CHECK(contains(text_of(files, "PLAN.md"), "DeepSpeed's engine has no fp8 training mode"));
+  CHECK(contains(text_of(files, "PLAN.md"), "Precision: bf16, not the estimate's fp8"));
   CHECK(nlohmann::json::parse(text_of(files, "ds_config.json")).at("bf16").at("enabled").get<bool>());
 }
 
