@@ -157,9 +157,15 @@ std::string recompute_lines(const Facts& f) {
         "--checkpoint-activations or --recompute-* flag and its ds_config.json no "
         "activation_checkpointing, so GPTModelPipe's activation_checkpoint_interval is 0), in "
         "fp16; its memory formula is the activations of a layer without recompute "
-        "(docs/launch.md). The analytic model's view of the same plan, also without recompute: "
+        "(docs/launch.md). Its runs had one micro-batch per step (its _00_conf.sh: "
+        "GLOBAL_BATCH_SIZE = MICRO_BATCH_SIZE x NUM_MB x DP, NUM_MB=1), and its memory check "
+        "counts about one micro-batch of activations per layer, while 1F1B with {} "
+        "micro-batches keeps up to {} in flight on stage 0: check the memory with the analytic "
+        "model, same plan, also without recompute: "
         "`zerosearch {} --custom_gbs {} --exhaustive --estimator native --dp_method {} --tp {} "
-        "--pp {} --dp {} --mbs {} --recompute none`.\n",
+        "--pp {} --dp {} --mbs {} --recompute none` (if it reports OOM, that command with "
+        "--recompute full --emit DIR writes the files of the plan that fits).\n",
+        f.p.num_micro_batches, std::min(f.p.num_micro_batches, f.p.pp),
         search_command(f), f.ctx.global_batch, to_string(f.p.method), f.p.tp, f.p.pp, f.p.dp,
         f.p.mbs);
   case Estimator::native: break;
