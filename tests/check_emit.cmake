@@ -1,7 +1,8 @@
 # cmake -DZEROSEARCH=... "-DARGS=..." -DWORK=dir "-DHOSTS=h1;h2;..." -P check_emit.cmake
 # Runs zerosearch ARGS --emit plan in WORK (fresh), then checks the files without GPUs: every
 # shell script passes `bash -n`, the Python shim compiles (when python3 is present), the
-# DeepSpeed JSON parses and obeys the batch rule, and the hostfile lists HOSTS in this order.
+# DeepSpeed JSON parses and obeys the batch rule, torchtitan.toml writes its activation
+# checkpointing, and the hostfile lists HOSTS in this order.
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
 separate_arguments(arg_list UNIX_COMMAND "${ARGS}")
@@ -37,6 +38,13 @@ if(EXISTS "${WORK}/plan/ds_config.json")
   math(EXPR product "${mbs} * ${gas} * ${DP}")
   if(NOT tbs EQUAL product)
     message(FATAL_ERROR "train_batch_size ${tbs} != ${mbs} x ${gas} x dp ${DP}")
+  endif()
+endif()
+# torchtitan v0.2.2 defaults to selective recompute: the mode is always written (issue 24).
+if(EXISTS "${WORK}/plan/torchtitan.toml")
+  file(READ "${WORK}/plan/torchtitan.toml" toml)
+  if(NOT toml MATCHES "\n\\[activation_checkpoint\\]\nmode = \"(none|full|selective)\"")
+    message(FATAL_ERROR "torchtitan.toml does not write its activation checkpointing:\n${toml}")
   endif()
 endif()
 file(STRINGS "${WORK}/plan/hostfile" lines REGEX "^[^#]")

@@ -33,6 +33,7 @@ void check_plan_outputs(const Options& o) {
 void write_plan_outputs(const Options& o,
                         const std::function<const EstimateContext&(const RankedRow&)>& context_of,
                         const std::vector<RankedRow>& ranked, const std::string& origin,
+                        const HardwareCatalog& hardware,
                         const std::vector<std::string>& summary, const std::string& pareto_svg) {
   if (o.emit.empty() && o.timeline.empty() && o.html.empty()) {
     return;
@@ -71,6 +72,7 @@ void write_plan_outputs(const Options& o,
     plan.point = chosen->row->point;
     plan.placement = chosen->run->placements[static_cast<std::size_t>(chosen->row->placement)];
     plan.estimate = chosen->row->estimate;
+    plan.hardware = &hardware;
     plan.origin = origin == "--exhaustive"
                       ? std::string("zerosearch --exhaustive")
                       : fmt::format("row {} of {} of the zerosearch ranking", position, ranked.size());

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "options.hpp"
+#include "zerosearch/core/hardware.hpp"
 #include "zerosearch/io/report.hpp"
 #include "zerosearch/model/estimate.hpp"
 
@@ -22,6 +23,7 @@ void check_plan_outputs(const Options& o);
 void write_plan_outputs(const Options& o,
                         const std::function<const EstimateContext&(const RankedRow&)>& context_of,
                         const std::vector<RankedRow>& ranked, const std::string& origin,
+                        const HardwareCatalog& hardware,
                         const std::vector<std::string>& summary,
                         const std::string& pareto_svg = {});
 

@@ -14,7 +14,7 @@ namespace {
 // parallelism: --sequence-parallel (ModelParallelConfig.sequence_parallel, turned off with a
 // warning when tp == 1: arguments.py:1430-1439); --overlap-grad-reduce (arguments.py:3121,
 // DistributedDataParallelConfig.overlap_grad_reduce, default False).
-constexpr std::array<const char*, 46> kMegatronLm{
+constexpr std::array<const char*, 59> kMegatronLm{
     "--tensor-model-parallel-size", "--pipeline-model-parallel-size",
     "--pipeline-model-parallel-layout", "--use-distributed-optimizer", "--use-torch-fsdp2",
     "--ckpt-format", "--micro-batch-size", "--global-batch-size", "--num-layers",
@@ -27,11 +27,21 @@ constexpr std::array<const char*, 46> kMegatronLm{
     "--lr-warmup-iters", "--weight-decay", "--clip-grad", "--adam-beta1", "--adam-beta2",
     "--log-interval", "--eval-iters", "--recompute-granularity", "--recompute-method",
     "--recompute-num-layers", "--num-virtual-stages-per-pipeline-rank", "--sequence-parallel",
-    "--overlap-grad-reduce"};
+    "--overlap-grad-reduce",
+    // Issue 24: GQA (--num-query-groups, TransformerConfig.num_query_groups), head width,
+    // QKV bias (TransformerConfig.add_qkv_bias), rotary base (arguments.py:2418), FSDP2's
+    // --no-gradient-accumulation-fusion (arguments.py:2944), fp8 (transformer_config.py:587-600:
+    // --fp8-format, --fp8-recipe), MoE (arguments.py:3518 --num-experts; TransformerConfig
+    // moe_router_topk, moe_ffn_hidden_size, moe_shared_expert_intermediate_size;
+    // ModelParallelConfig expert_model_parallel_size), GPT-2 BPE files (TrainingConfig).
+    "--kv-channels", "--add-qkv-bias", "--rotary-base", "--no-gradient-accumulation-fusion",
+    "--fp8-format", "--fp8-recipe", "--num-experts", "--moe-router-topk", "--moe-ffn-hidden-size",
+    "--moe-shared-expert-intermediate-size", "--expert-model-parallel-size", "--vocab-file",
+    "--merge-file"};
 
 // deepspeedai/Megatron-DeepSpeed 4efb479d (master): megatron/arguments.py (--sequence-parallel:
 // Megatron's sequence parallelism with tp > 1, research/LAUNCH.md's capability table).
-constexpr std::array<const char*, 47> kMegatronDeepSpeed{
+constexpr std::array<const char*, 54> kMegatronDeepSpeed{
     "--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--no-pipeline-parallel",
     "--num-layers", "--hidden-size", "--ffn-hidden-size", "--num-attention-heads",
     "--num-key-value-heads", "--seq-length", "--max-position-embeddings", "--micro-batch-size",
@@ -43,7 +53,11 @@ constexpr std::array<const char*, 47> kMegatronDeepSpeed{
     "--weight-decay", "--clip-grad", "--adam-beta1", "--adam-beta2", "--train-iters",
     "--log-interval", "--eval-iters", "--deepspeed", "--deepspeed_config", "--zero-stage",
     "--recompute-granularity", "--recompute-method", "--recompute-num-layers",
-    "--deepspeed-activation-checkpointing", "--sequence-parallel"};
+    "--deepspeed-activation-checkpointing", "--sequence-parallel",
+    // megatron/arguments.py:608-625 (MoE: --num-experts, --topk, --expert-interval;
+    // --kv-channels), :1159 (--moe-expert-parallel-size); GPT-2 BPE files.
+    "--kv-channels", "--num-experts", "--topk", "--expert-interval", "--moe-expert-parallel-size",
+    "--vocab-file", "--merge-file"};
 
 // deepspeedai/DeepSpeed edaa7221 (0.19.6): deepspeed/launcher/runner.py.
 constexpr std::array<const char*, 5> kDeepSpeedLauncher{"--hostfile", "--master_addr",
@@ -75,7 +89,7 @@ constexpr std::array<const char*, 3> kDeepSpeedPipeline{"activation_checkpoint_i
                                                         "pipe_partitioned", "grad_partitioned"};
 
 // pytorch/torchtitan v0.2.2: torchtitan/config/job_config.py, as "section.key".
-constexpr std::array<const char*, 19> kTorchtitan{
+constexpr std::array<const char*, 22> kTorchtitan{
     "model.name", "model.flavor", "training.local_batch_size", "training.global_batch_size",
     "training.seq_len", "parallelism.data_parallel_replicate_degree",
     "parallelism.data_parallel_shard_degree", "parallelism.fsdp_reshard_after_forward",
@@ -83,9 +97,22 @@ constexpr std::array<const char*, 19> kTorchtitan{
     "parallelism.pipeline_parallel_degree", "parallelism.pipeline_parallel_schedule",
     "parallelism.pipeline_parallel_microbatch_size", "parallelism.module_fqns_per_model_part",
     "training.steps", "activation_checkpoint.mode", "activation_checkpoint.selective_ac_option",
-    "compile.enable", "compile.components"};
+    "compile.enable", "compile.components",
+    // job_config.py:118 (Model.converters), Training.mixed_precision_param, Float8Linear
+    // (job_config.py:730-753, section quantize.linear.float8).
+    "model.converters", "training.mixed_precision_param", "quantize.linear.float8.recipe_name"};
 
-const std::array<ArgumentList, 9> kLists{{
+// pytorch/torchtitan main b5bcd76: torchtitan/config/configs.py (TrainingConfig,
+// ParallelismConfig) as command-line overrides, and train.py's --module / --config.
+constexpr std::array<const char*, 12> kTorchtitanMain{
+    "--module", "--config", "--training.num_tokens_per_microbatch_per_dp_rank",
+    "--training.num_tokens_per_train_step", "--training.max_context_length",
+    "--parallelism.data_parallel_replicate_degree", "--parallelism.data_parallel_shard_degree",
+    "--parallelism.tensor_parallel_degree", "--parallelism.pipeline_parallel_degree",
+    "--parallelism.pipeline_parallel_schedule", "--parallelism.num_pp_microbatches",
+    "--job.config_file"};
+
+const std::array<ArgumentList, 10> kLists{{
     {"Megatron-LM", "NVIDIA/Megatron-LM d98e8a64, megatron-core 0.20.0", kMegatronLm},
     {"Megatron-DeepSpeed", "deepspeedai/Megatron-DeepSpeed 4efb479d (master)",
      kMegatronDeepSpeed},
@@ -97,6 +124,7 @@ const std::array<ArgumentList, 9> kLists{{
     {"DeepSpeed JSON precision", "deepspeedai/DeepSpeed edaa7221, 0.19.6", kDeepSpeedPrecision},
     {"DeepSpeed JSON pipeline", "deepspeedai/DeepSpeed edaa7221, 0.19.6", kDeepSpeedPipeline},
     {"torchtitan TOML", "pytorch/torchtitan v0.2.2", kTorchtitan},
+    {"torchtitan main", "pytorch/torchtitan main b5bcd76", kTorchtitanMain},
 }};
 
 } // namespace

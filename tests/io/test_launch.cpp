@@ -23,13 +23,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
+const Catalogs& catalogs() {
+  static const Catalogs c = load_catalogs(ZEROSEARCH_TEST_PROFILEDB);
+  return c;
+}
+
 const SearchPlan& mixed_plan() {
   static const SearchPlan plan = [] {
-    static const Catalogs catalogs = load_catalogs(ZEROSEARCH_TEST_PROFILEDB);
     PlanInput in;
     in.model = "llama2_13B";
     in.cluster = Cluster{{{"A10", 3}, {"A6000", 5}}, 4, {}};
-    return make_plan(in, catalogs);
+    return make_plan(in, catalogs());
   }();
   return plan;
 }
@@ -52,6 +56,7 @@ LaunchPlan make_launch_plan(DpMethod method, const std::vector<int>& partition, 
   lp.placement = kGoldenPlacement;
   lp.estimate = estimate(plan.context, p, layer_costs(plan.context, p), kGoldenPlacement, partition);
   lp.origin = "test";
+  lp.hardware = &catalogs().hardware;
   return lp;
 }
 
@@ -308,14 +313,17 @@ TEST_CASE("Megatron-LM plan: the uneven split as a layout, torchtitan parts in o
     INFO(f);
     CHECK(documented_argument("torchrun", f));
   }
-  // torchtitan: every transformer layer once, in order, the split as planned.
-  const std::string toml = file(files, "torchtitan.toml").text;
+  // torchtitan (an fsdp row: torchtitan's DDP is 1-D only): every transformer layer once, in
+  // order, the split as planned.
+  CHECK_FALSE(has_file(files, "torchtitan.toml"));
+  lp.point.method = DpMethod::fsdp;
+  const std::string toml = file(launch_files(lp), "torchtitan.toml").text;
   const TomlParts parts = toml_parts(toml);
   CHECK(parts.ordered);
   CHECK(parts.per_part == transformer_layers_per_stage(partition));
   CHECK(toml.find("[\"tok_embeddings\", \"layers.0\"") != std::string::npos);
   CHECK(toml.find("\"norm\", \"output\"],\n]") != std::string::npos);
-  CHECK(toml.find("data_parallel_replicate_degree = 4\n") != std::string::npos);
+  CHECK(toml.find("data_parallel_shard_degree = 4\n") != std::string::npos);
   // Keys are documented for torchtitan v0.2.x.
   std::istringstream in(toml);
   std::string line, section;
@@ -355,7 +363,7 @@ TEST_CASE("an overlapped gradient reduction reaches Megatron-LM and DeepSpeed", 
     INFO(f);
     CHECK(documented_argument("Megatron-LM", f));
   }
-  CHECK_FALSE(has(file(files, "torchtitan.toml").text, "[compile]"));
+  CHECK_FALSE(has_file(files, "torchtitan.toml")); // a dp plan with pp 8: Megatron-LM only
 }
 
 TEST_CASE("a plan estimated with a compiled loss compiles it in torchtitan", "[launch]") {
@@ -383,16 +391,33 @@ TEST_CASE("torchtitan interleaves uneven chunks as estimated, every layer once",
   CHECK(parts.per_part == interleaved_chunks(40, 8, 2));
 }
 
-TEST_CASE("FSDP with a pipeline goes to torchtitan only (Megatron-LM rejects it)", "[launch]") {
-  DesignPoint p;
-  p.method = DpMethod::fsdp;
-  p.pp = 8;
-  CHECK(launch_frameworks(p) == std::vector<LaunchFramework>{LaunchFramework::torchtitan});
-  p.pp = 1;
-  CHECK(launch_frameworks(p) ==
-        std::vector<LaunchFramework>{LaunchFramework::megatron_lm, LaunchFramework::torchtitan});
-  p.method = DpMethod::zero3;
-  CHECK(launch_frameworks(p) == std::vector<LaunchFramework>{LaunchFramework::megatron_deepspeed});
+TEST_CASE("the method table's launch column picks the frameworks", "[launch]") {
+  // FSDP with a pipeline: torchtitan only (Megatron-LM, megatron/training/arguments.py:1034 at
+  // d98e8a64: '--use-torch-fsdp2 is not supported with pipeline parallelism').
+  LaunchPlan lp = make_launch_plan(DpMethod::zero1, {6, 5, 5, 5, 5, 5, 5, 6});
+  lp.point.method = DpMethod::fsdp;
+  LaunchChoice c = launch_choice(lp);
+  CHECK(c.written == std::vector<std::string>{"torchtitan"});
+  lp.point.method = DpMethod::zero1;
+  c = launch_choice(lp);
+  CHECK(c.written == std::vector<std::string>{"deepspeed", "megatron_deepspeed"});
+  // dp with a pipeline: Megatron-LM only (torchtitan's DDP is 1-D only, see test_launch_rules).
+  lp.point.method = DpMethod::dp;
+  c = launch_choice(lp);
+  CHECK(c.written == std::vector<std::string>{"megatron_lm"});
+  // Every method of the table reaches a framework through its launch column.
+  for (const DpMethodInfo& m : dp_methods()) {
+    INFO(m.name);
+    CHECK((m.launch.kind == DpLaunchKind::deepspeed_zero) == (m.launch.zero_stage >= 0));
+    CHECK((m.launch.kind == DpLaunchKind::deepspeed_zero) == (m.flavour == Flavour::deepspeed));
+  }
+  // The registry lists every target with the versions it writes for.
+  const auto targets = launch_targets();
+  REQUIRE(targets.size() == 5);
+  CHECK(std::string(targets.back().name) == "slurm");
+  for (const auto& t : targets) {
+    CHECK(std::string(t.versions).size() > 5);
+  }
 }
 
 TEST_CASE("plans a framework rejects get one-line errors naming the rule", "[launch]") {

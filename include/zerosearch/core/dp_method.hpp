@@ -3,9 +3,11 @@
 // enumerator, the estimator, the planner, help texts and error messages read), frameworks,
 // profile flavours and the design point itself (docs/model.md §2).
 //
-// Adding a data-parallel method: this header (an enum value and a row of kDpMethods), its sync
-// formula (model/comm.cpp, dp_sync_time_s), its weight-memory formula (model/memory.cpp), its
-// launch files and its place in the planner; docs/ARCHITECTURE.md lists every file and why.
+// Adding a data-parallel method: this header (an enum value, a row of kDpMethods and its
+// LaunchTraits column), its sync formula (model/comm.cpp, dp_sync_time_s), its weight-memory
+// formula (model/memory.cpp) and its place in the planner; the launch writers switch over its
+// DpLaunchKind without a default, so they fail to compile until it is handled.
+// docs/ARCHITECTURE.md lists every file and why.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -91,6 +93,19 @@ struct NativeTraits {
   bool uneven_chunks = false;
 };
 
+/// How a launch file expresses a method's data parallelism (docs/launch.md): plain replicas
+/// with an all-reduce (Megatron-LM DDP, torchtitan data_parallel_replicate_degree), DeepSpeed's
+/// ZeRO optimizer at `zero_stage`, or PyTorch FSDP2 full sharding (Megatron-LM
+/// --use-torch-fsdp2, torchtitan data_parallel_shard_degree). The launch writers switch over
+/// this enum without a default: a new kind fails to compile there instead of becoming DDP.
+enum class DpLaunchKind : std::uint8_t { replicate, deepspeed_zero, fsdp };
+
+struct LaunchTraits {
+  DpLaunchKind kind;
+  /// DeepSpeed zero_optimization.stage (0-3) for deepspeed_zero; -1 otherwise.
+  int zero_stage;
+};
+
 /// How a 1F1B stage's time splits between forward and backward (docs/model.md §4): the original
 /// charges a quarter of a layer's cost to forward for ZeRO 0/1 and a third for the others.
 enum class ForwardShare { third, quarter };
@@ -117,6 +132,8 @@ struct DpMethodInfo {
   const char* summary;
   /// The native estimator's view of its framework.
   NativeTraits native;
+  /// How launch files run it (io/launch/).
+  LaunchTraits launch;
 };
 
 /// The table: one row per method, in the enum's order, which is the original's enumeration
@@ -126,22 +143,28 @@ struct DpMethodInfo {
 inline constexpr auto kDpMethods = std::to_array<DpMethodInfo>({
     {DpMethod::dp, "dp", Flavour::megatron, 3.0, ForwardShare::third, true, true, false,
      "Megatron-LM data parallelism: gradients all-reduced, every rank holds all states",
-     {"megatron", 0, 4.0, 4.0, false, 0.0, false, Offload::none, false, true}},
+     {"megatron", 0, 4.0, 4.0, false, 0.0, false, Offload::none, false, true},
+     {DpLaunchKind::replicate, -1}},
     {DpMethod::fsdp, "fsdp", Flavour::megatron, 3.0, ForwardShare::third, true, true, false,
      "PyTorch FSDP under Megatron-LM: optimizer states and gradients sharded",
-     {"fsdp", 3, 4.0, 4.0, true, 1.0, true, Offload::none, true, false, true, true}},
+     {"fsdp", 3, 4.0, 4.0, true, 1.0, true, Offload::none, true, false, true, true},
+     {DpLaunchKind::fsdp, -1}},
     {DpMethod::zero0, "zero0", Flavour::deepspeed, 4.0, ForwardShare::quarter, true, true, true,
      "DeepSpeed without ZeRO sharding: gradients all-reduced",
-     {"deepspeed", 0, 2.0, 2.0, false, 0.0, false, Offload::none}},
+     {"deepspeed", 0, 2.0, 2.0, false, 0.0, false, Offload::none},
+     {DpLaunchKind::deepspeed_zero, 0}},
     {DpMethod::zero1, "zero1", Flavour::deepspeed, 4.0, ForwardShare::quarter, true, true, true,
      "DeepSpeed ZeRO-1: optimizer states sharded",
-     {"deepspeed", 1, 2.0, 2.0, false, 0.0, false, Offload::optimizer}},
+     {"deepspeed", 1, 2.0, 2.0, false, 0.0, false, Offload::optimizer},
+     {DpLaunchKind::deepspeed_zero, 1}},
     {DpMethod::zero2, "zero2", Flavour::deepspeed, 4.0, ForwardShare::third, true, false, false,
      "DeepSpeed ZeRO-2: optimizer states and gradients sharded (no pipeline)",
-     {"deepspeed", 2, 2.0, 2.0, false, 0.0, false, Offload::optimizer}},
+     {"deepspeed", 2, 2.0, 2.0, false, 0.0, false, Offload::optimizer},
+     {DpLaunchKind::deepspeed_zero, 2}},
     {DpMethod::zero3, "zero3", Flavour::deepspeed, (1.0 * 1.6) * 4.0, ForwardShare::third, false,
      false, false, "DeepSpeed ZeRO-3: parameters sharded too (no tensor or pipeline parallelism)",
-     {"deepspeed", 3, 2.0, 2.0, false, 1.0, false, Offload::optimizer_params}},
+     {"deepspeed", 3, 2.0, 2.0, false, 1.0, false, Offload::optimizer_params},
+     {DpLaunchKind::deepspeed_zero, 3}},
 });
 
 static_assert([] {

@@ -1,14 +1,17 @@
 #pragma once
-// Launch files for one plan (issue 11; docs/launch.md): a DeepSpeed config, a hostfile in stage
-// order, Megatron-DeepSpeed / Megatron-LM / torchtitan launch scripts, a Slurm script that fixes
-// the node order, and PLAN.md. Facts about the frameworks (keys, flags, rank order, what each
-// rejects) come from docs/launch.md, which cites their sources.
+// Launch files for one plan (issues 11, 24; docs/launch.md): a registry of per-framework writers
+// (DeepSpeed config, Megatron-DeepSpeed, Megatron-LM, torchtitan, Slurm; src/io/launch/), a
+// hostfile in stage order and PLAN.md. Every fact is read from a table: the method table's
+// launch column (LaunchTraits), the model's ModelSpec, the GPUs' GpuSpec. Facts about the
+// frameworks (keys, flags, rank order, what each rejects) come from docs/launch.md, which cites
+// their sources.
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "zerosearch/core/cluster.hpp"
 #include "zerosearch/core/dp_method.hpp"
+#include "zerosearch/core/hardware.hpp"
 #include "zerosearch/model/estimate.hpp"
 
 namespace zerosearch {
@@ -22,11 +25,20 @@ struct LaunchPlan {
   Estimate estimate;
   /// "rank 3 of 159" or "--exhaustive": where the plan came from, for PLAN.md.
   std::string origin;
+  /// The GPU catalog: the precision written follows each GPU's GpuSpec (bf16 support).
+  const HardwareCatalog* hardware = nullptr;
+  /// The command line that reproduces the plan's search (for PLAN.md's native comparison),
+  /// e.g. "--node_type A10 --num_node 8 --type llama2_13B"; empty: PLAN.md rebuilds it.
+  std::string command;
 };
 
-/// The framework that runs a row: DeepSpeed methods through Megatron-DeepSpeed, Megatron-LM
-/// methods through Megatron-LM (and torchtitan as well).
-enum class LaunchFramework { megatron_deepspeed, megatron_lm, torchtitan };
+/// One launch target of the registry: its name and the framework versions it writes for.
+struct LaunchTarget {
+  const char* name;
+  const char* versions;
+};
+/// The registry, in writing order: deepspeed, megatron_deepspeed, megatron_lm, torchtitan, slurm.
+[[nodiscard]] std::vector<LaunchTarget> launch_targets();
 
 struct LaunchFile {
   std::string name;
@@ -49,12 +61,16 @@ struct LaunchFile {
 [[nodiscard]] std::vector<std::string> placeholder_hosts(const Cluster& cluster,
                                                          const Placement& placement);
 
-/// The frameworks whose files are written for `p`.
-[[nodiscard]] std::vector<LaunchFramework> launch_frameworks(const DesignPoint& p);
+/// The targets that write files for `plan` (names), and why each other target does not.
+struct LaunchChoice {
+  std::vector<std::string> written;
+  std::vector<std::pair<std::string, std::string>> refused; // target, reason
+};
+[[nodiscard]] LaunchChoice launch_choice(const LaunchPlan& plan);
 
 /// Every file for `plan`. Throws InputError, naming the framework's rule, when a framework would
-/// reject the plan (ZeRO-2/3 with a pipeline, a tp that does not divide the heads, too few
-/// micro-batches for torchtitan's 1F1B, an MoE model, a plan that does not fit in memory).
+/// reject the plan (ZeRO-2/3 with a pipeline, a tp that does not divide the heads or the
+/// key/value heads, a plan that does not fit in memory) or when no framework can run it.
 [[nodiscard]] std::vector<LaunchFile> launch_files(const LaunchPlan& plan);
 
 /// Every file name launch_files may produce, for the folder check.

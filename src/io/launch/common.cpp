@@ -1,0 +1,184 @@
+#include <algorithm>
+#include <array>
+#include <functional>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "writer.hpp"
+#include "zerosearch/io/columns.hpp"
+
+namespace zerosearch::launch {
+
+namespace {
+// rope_theta from each model's config.json (the catalog's source addresses); tokenizers: Llama-2
+// ships a SentencePiece model (Megatron-LM Llama2Tokenizer, Megatron-DeepSpeed
+// GPTSentencePieceTokenizer); Llama-3, Mistral and Qwen2.5 ship a Hugging Face tokenizer.json
+// (Megatron-LM HuggingFaceTokenizer, megatron/core/tokenizers/utils/build_tokenizer.py:68;
+// Megatron-DeepSpeed HFTokenizer, megatron/arguments.py:1306). GPT models: GPT-2 BPE.
+constexpr std::array<ModelFamily, 12> kFamilies{{
+    {"llama2_7B", 10000, "Llama2Tokenizer", "GPTSentencePieceTokenizer", "tokenizer.model",
+     "meta-llama/Llama-2-7b-hf config.json rope_theta 10000"},
+    {"llama2_13B", 10000, "Llama2Tokenizer", "GPTSentencePieceTokenizer", "tokenizer.model",
+     "meta-llama/Llama-2-13b-hf config.json rope_theta 10000"},
+    {"llama2_70B", 10000, "Llama2Tokenizer", "GPTSentencePieceTokenizer", "tokenizer.model",
+     "meta-llama/Llama-2-70b-hf config.json rope_theta 10000"},
+    {"llama3_8B", 500000, "HuggingFaceTokenizer", "HFTokenizer", "meta-llama/Meta-Llama-3-8B",
+     "meta-llama/Meta-Llama-3-8B config.json rope_theta 500000"},
+    {"llama3_70B", 500000, "HuggingFaceTokenizer", "HFTokenizer", "meta-llama/Meta-Llama-3-70B",
+     "meta-llama/Meta-Llama-3-70B config.json rope_theta 500000"},
+    {"llama3_405B", 500000, "HuggingFaceTokenizer", "HFTokenizer", "meta-llama/Llama-3.1-405B",
+     "meta-llama/Llama-3.1-405B config.json rope_theta 500000"},
+    {"mistral_7B", 10000, "HuggingFaceTokenizer", "HFTokenizer", "mistralai/Mistral-7B-v0.1",
+     "mistralai/Mistral-7B-v0.1 config.json rope_theta 10000.0"},
+    {"mixtral_8x7B", 1000000, "HuggingFaceTokenizer", "HFTokenizer",
+     "mistralai/Mixtral-8x7B-v0.1", "mistralai/Mixtral-8x7B-v0.1 config.json rope_theta 1e6"},
+    {"qwen2.5_7B", 1000000, "HuggingFaceTokenizer", "HFTokenizer", "Qwen/Qwen2.5-7B",
+     "Qwen/Qwen2.5-7B config.json rope_theta 1000000.0"},
+    {"qwen2.5_72B", 1000000, "HuggingFaceTokenizer", "HFTokenizer", "Qwen/Qwen2.5-72B",
+     "Qwen/Qwen2.5-72B config.json rope_theta 1000000.0"},
+    {"gpt2XL", 0, "GPT2BPETokenizer", "GPT2BPETokenizer", "", "GPT-2: learned positions"},
+    {"gpt3_175B", 0, "GPT2BPETokenizer", "GPT2BPETokenizer", "", "GPT-3: learned positions"},
+}};
+} // namespace
+
+const ModelFamily* model_family(const std::string& model) noexcept {
+  for (const ModelFamily& m : kFamilies) {
+    if (model == m.model) {
+      return &m;
+    }
+  }
+  return nullptr;
+}
+
+std::string Args::bash_array(const std::string& name) const {
+  std::string out = name + "=(\n";
+  for (const auto& [f, v] : items) {
+    out += "  " + f + (v.empty() ? "" : " " + v) + "\n";
+  }
+  return out + ")\n";
+}
+
+void Output::add(std::string name, std::string text, bool exe, std::string what) {
+  listing.push_back(fmt::format("- `{}`: {}", name, what));
+  files.push_back(LaunchFile{std::move(name), std::move(text), exe});
+}
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    out += (i == 0 ? "" : sep) + v[i];
+  }
+  return out;
+}
+
+bool uneven(const std::vector<int>& v) {
+  return std::adjacent_find(v.begin(), v.end(), std::not_equal_to<>()) != v.end();
+}
+
+std::string plan_line(const Facts& f) {
+  return fmt::format("{} on {}: {}, tp {}, pp {}, dp {}, micro-batch {}, global batch {} ({} "
+                     "micro-batches), partition {}",
+                     f.model.name, compress_placement(f.cluster, f.plan.placement),
+                     to_string(f.p.method), f.p.tp, f.p.pp, f.p.dp, f.p.mbs, f.ctx.global_batch,
+                     f.p.num_micro_batches, fmt::join(f.plan.estimate.partition, "-"));
+}
+
+std::string node_rank_lines() {
+  return "PLAN_DIR=$(cd \"$(dirname \"${BASH_SOURCE[0]}\")\" && pwd)\n"
+         "HOSTFILE=\"$PLAN_DIR/hostfile\"\n"
+         "# The node rank is this host's line in the hostfile: line order is stage order.\n"
+         "if [ -z \"${NODE_RANK:-}\" ]; then\n"
+         "  NODE_RANK=$(awk -v h=\"$(hostname -s)\" '!/^#/ && NF {if ($1 == h) {print n + 0; "
+         "exit}; n++}' \"$HOSTFILE\")\n"
+         "fi\n"
+         "[ -n \"$NODE_RANK\" ] || { echo \"$(hostname -s) is not in $HOSTFILE: replace the "
+         "placeholder names\" >&2; exit 1; }\n"
+         "MASTER_ADDR=${MASTER_ADDR:-$(awk '!/^#/ && NF {print $1; exit}' \"$HOSTFILE\")}\n";
+}
+
+const NativeSettings* native_settings(const Facts& f) {
+  return f.ctx.estimator == Estimator::native && f.ctx.native ? &f.ctx.native->settings : nullptr;
+}
+
+bool overlap_grad_reduce(const Facts& f) {
+  const NativeSettings* st = native_settings(f);
+  return st != nullptr && st->overlap_grad_reduce.value_or(false);
+}
+
+Recompute recompute_of(const Facts& f) {
+  switch (f.ctx.estimator) {
+  case Estimator::zerosearch: return Recompute::none;
+  case Estimator::native: return f.p.recompute;
+  }
+  return f.p.recompute;
+}
+
+std::string hostfile_text(const Facts& f) {
+  std::string out = "# zerosearch plan: " + plan_line(f) + "\n";
+  out += "# Line order is rank order: node i runs global ranks i*G .. i*G+G-1 (G = slots), and\n"
+         "# pipeline stage s owns ranks s*tp*dp .. (s+1)*tp*dp-1. Replace the placeholder names\n"
+         "# with real hosts of the same GPU type; keep the order.\n";
+  const int per_stage = f.p.tp * f.p.dp;
+  for (int n = 0; n < f.nodes; ++n) {
+    const int first_rank = n * f.gpus_per_node;
+    const int last_rank = first_rank + f.gpus_per_node - 1;
+    const int s0 = first_rank / per_stage;
+    const int s1 = last_rank / per_stage;
+    const std::string& gpu =
+        f.cluster.groups[static_cast<std::size_t>(f.plan.placement[static_cast<std::size_t>(n)])].gpu;
+    out += fmt::format("{} slots={}  # {}, ranks {}-{}, stage {}\n",
+                       f.hosts[static_cast<std::size_t>(n)], f.gpus_per_node, gpu, first_rank,
+                       last_rank, s0 == s1 ? std::to_string(s0) : fmt::format("{}-{}", s0, s1));
+  }
+  return out;
+}
+
+std::string gpt_tokenizer_note(const Facts& f) {
+  return f.model.learned_position_embeddings
+             ? "# GPT tokenizer: set VOCAB_FILE and MERGE_FILE (GPT-2 BPE vocabulary and merges).\n"
+             : "";
+}
+
+std::string args_file(const Facts& f, const Args& a, const std::string& framework,
+                      const std::string& extra) {
+  return "# " + framework + " arguments for the zerosearch plan:\n# " + plan_line(f) +
+         "\n# Source this file, then pass \"${MEGATRON_ARGS[@]}\" to pretrain_gpt.py.\n"
+         "# Data and tokenizer: set TOKENIZER_MODEL and DATA_PREFIX (a Megatron .bin/.idx "
+         "prefix).\n" +
+         gpt_tokenizer_note(f) +
+         fmt::format("# Vocabulary: {} tokens (the tokenizer sets it; Megatron pads it).\n",
+                     f.model.vocab_size) +
+         extra + a.bash_array("MEGATRON_ARGS");
+}
+
+std::string launch_torchrun_text(const Facts& f, const std::string& framework,
+                                 const std::string& env, const std::string& command) {
+  std::string out = "#!/bin/bash\n# " + framework +
+                    " with torchrun, static rendezvous: --node-rank fixes which node runs which "
+                    "stage.\n# " +
+                    plan_line(f) +
+                    "\n# Run on every node of the hostfile (slurm.sbatch does it), or directly.\n"
+                    "set -euo pipefail\n";
+  out += node_rank_lines();
+  out += env;
+  out += command;
+  return out;
+}
+
+void recompute_args(Args& a, const Facts& f, bool deepspeed) {
+  switch (recompute_of(f)) {
+  case Recompute::none: break; // Megatron's default: --recompute-granularity None
+  case Recompute::selective: a.add("--recompute-granularity", "selective"); break;
+  case Recompute::full:
+    a.add("--recompute-granularity", "full");
+    a.add("--recompute-method", "uniform");
+    a.add("--recompute-num-layers", 1);
+    if (deepspeed) {
+      a.add("--deepspeed-activation-checkpointing");
+    }
+    break;
+  }
+}
+
+} // namespace zerosearch::launch

@@ -1,0 +1,97 @@
+// DeepSpeed's JSON config (deepspeedai/DeepSpeed 0.19.6, edaa7221): deepspeed/runtime/config.py
+// and the pydantic models of deepspeed/runtime/zero/config.py (docs/launch.md).
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "writer.hpp"
+#include "zerosearch/core/error.hpp"
+
+namespace zerosearch::launch {
+
+namespace {
+
+std::string refusal(const Facts& f) {
+  switch (f.launch.kind) {
+  case DpLaunchKind::deepspeed_zero: return {};
+  case DpLaunchKind::replicate:
+  case DpLaunchKind::fsdp:
+    return fmt::format("no DeepSpeed config: {} is not a ZeRO method", to_string(f.p.method));
+  }
+  return "unknown data-parallel kind";
+}
+
+void rules(const Facts& f) {
+  // deepspeed/runtime/pipe/engine.py:76-77 (PipelineEngine.__init__).
+  if (f.launch.zero_stage >= 2 && f.p.pp > 1) {
+    throw InputError(fmt::format("cannot emit: DeepSpeed's PipelineEngine rejects ZeRO stage {} "
+                                 "with pipeline parallelism (pp {}): 'ZeRO-2 and ZeRO-3 are "
+                                 "incompatible with pipeline parallelism'; ZeRO-2/3 need pp 1",
+                                 f.launch.zero_stage, f.p.pp));
+  }
+}
+
+void files(const Facts& f, Output& out) {
+  nlohmann::ordered_json j;
+  const int gas = f.ctx.global_batch / (f.p.mbs * f.p.dp);
+  j["train_batch_size"] = f.ctx.global_batch;
+  j["train_micro_batch_size_per_gpu"] = f.p.mbs;
+  j["gradient_accumulation_steps"] = gas;
+  j["steps_per_print"] = 10;
+  j["gradient_clipping"] = 1.0;
+  nlohmann::ordered_json z;
+  z["stage"] = f.launch.zero_stage;
+  z["reduce_bucket_size"] = 500000000;
+  z["allgather_bucket_size"] = 500000000;
+  z["overlap_comm"] = f.launch.zero_stage == 3 || overlap_grad_reduce(f);
+  z["contiguous_gradients"] = true;
+  switch (f.p.offload) {
+  case Offload::none: break;
+  case Offload::optimizer: z["offload_optimizer"] = {{"device", "cpu"}, {"pin_memory", true}}; break;
+  case Offload::optimizer_params:
+    z["offload_optimizer"] = {{"device", "cpu"}, {"pin_memory", true}};
+    z["offload_param"] = {{"device", "cpu"}, {"pin_memory", true}};
+    break;
+  }
+  j["zero_optimization"] = z;
+  j["bf16"] = {{"enabled", f.precision == Precision::bf16}};
+  j["fp16"] = {{"enabled", f.precision == Precision::fp16}};
+  if (f.p.pp > 1) {
+    nlohmann::ordered_json pipe;
+    // DeepSpeed's pipeline checkpoints every layer (full recompute) or none; 0 is written
+    // explicitly for none (deepspeed/runtime/config.py get_pipeline_config).
+    pipe["activation_checkpoint_interval"] = recompute_of(f) == Recompute::full ? 1 : 0;
+    // Megatron-DeepSpeed asserts both off for an MoE model with pp > 1 and tp > 1
+    // (megatron/model/gpt_model.py, GPTModelPipe: 'Pipe and/or Grad partitioning are not
+    // supported for MoE model').
+    const bool partitioned = !(f.model.is_moe() && f.p.tp > 1);
+    pipe["pipe_partitioned"] = partitioned;
+    pipe["grad_partitioned"] = partitioned;
+    j["pipeline"] = pipe;
+  }
+  j["wall_clock_breakdown"] = false;
+  out.add("ds_config.json", j.dump(2) + "\n", false,
+          fmt::format("DeepSpeed config: train_batch_size {} = micro {} x accumulation {} x dp {}, "
+                      "ZeRO stage {}",
+                      f.ctx.global_batch, f.p.mbs, gas, f.p.dp, f.launch.zero_stage));
+  if (f.fp8) {
+    out.notes.push_back(
+        "fp8: DeepSpeed's engine has no fp8 training mode (its config has bf16 and fp16 blocks "
+        "only, deepspeed/runtime/precision_config.py), so ds_config.json runs bf16: the run "
+        "will be slower than the fp8 estimate. Megatron-LM (--fp8-format hybrid) or torchtitan "
+        "(the float8 converter) with dp or fsdp run fp8.");
+  }
+  if (f.precision == Precision::fp16) {
+    out.notes.push_back("fp16 with dynamic loss scaling (DeepSpeed's fp16 block, loss_scale 0 "
+                        "by default).");
+  }
+}
+
+} // namespace
+
+const Writer& deepspeed_writer() {
+  static const Writer w{"deepspeed", "DeepSpeed 0.19.x (read at deepspeedai/DeepSpeed edaa7221)",
+                        refusal, rules, files};
+  return w;
+}
+
+} // namespace zerosearch::launch

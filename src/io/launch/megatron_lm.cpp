@@ -1,0 +1,241 @@
+// Megatron-LM (NVIDIA/Megatron-LM, megatron-core 0.13 .. 0.20; read at d98e8a64):
+// megatron/training/arguments.py (validate_args) and the config dataclasses its flags come from
+// (megatron/core/transformer/transformer_config.py). docs/launch.md.
+#include <fmt/format.h>
+
+#include "writer.hpp"
+#include "zerosearch/core/error.hpp"
+
+namespace zerosearch::launch {
+
+namespace {
+
+std::string refusal(const Facts& f) {
+  if (f.p.virtual_stages > 1 && f.model.num_layers % (f.p.pp * f.p.virtual_stages) != 0) {
+    // --num-virtual-stages-per-pipeline-rank: every model chunk has num_layers / (pp x v)
+    // layers (megatron/training/arguments.py:998 'Number of layers should be divisible by the
+    // pipeline-model-parallel size', and TransformerConfig's per-rank check for v).
+    return fmt::format("no Megatron-LM files: interleaving needs pp x virtual stages ({} x {}) "
+                       "to divide the {} layers",
+                       f.p.pp, f.p.virtual_stages, f.model.num_layers);
+  }
+  switch (f.launch.kind) {
+  case DpLaunchKind::replicate: return {};
+  case DpLaunchKind::deepspeed_zero:
+    return fmt::format("no Megatron-LM files: {} is a DeepSpeed ZeRO method (Megatron-DeepSpeed "
+                       "runs it)",
+                       to_string(f.p.method));
+  case DpLaunchKind::fsdp:
+    // megatron/training/arguments.py:1031-1049 (d98e8a64), validate_args.
+    if (f.p.pp > 1) {
+      return fmt::format("no Megatron-LM files: '--use-torch-fsdp2 is not supported with "
+                         "pipeline parallelism' (megatron/training/arguments.py:1034), pp {}",
+                         f.p.pp);
+    }
+    if (f.model.tied_embeddings) {
+      return fmt::format("no Megatron-LM files: '--use-torch-fsdp2 requires "
+                         "--untie-embeddings-and-output-weights' (arguments.py:1044) and {} ties "
+                         "them",
+                         f.model.name);
+    }
+    if (f.precision == Precision::fp16) {
+      return "no Megatron-LM files: '--use-torch-fsdp2 not supported with fp16 yet' "
+             "(arguments.py:1046), and a GPU of the plan has no bf16";
+    }
+    return {};
+  }
+  return "unknown data-parallel kind";
+}
+
+void rules(const Facts& f) {
+  const ModelSpec& m = f.model;
+  // megatron/core/transformer/transformer_config.py:1446-1450 and 1461-1468 (d98e8a64).
+  if (m.num_attention_heads % f.p.tp != 0) {
+    throw InputError(fmt::format("cannot emit: Megatron requires num_attention_heads ({}) to be a "
+                                 "multiple of tensor-model-parallel-size ({})",
+                                 m.num_attention_heads, f.p.tp));
+  }
+  if (m.num_key_value_heads % f.p.tp != 0 && f.p.tp % m.num_key_value_heads != 0) {
+    throw InputError(fmt::format("cannot emit: Megatron-LM: 'num_query_groups ({}) must be a "
+                                 "multiple or divisor of tensor_model_parallel_size ({})'",
+                                 m.num_key_value_heads, f.p.tp));
+  }
+}
+
+void model_shape(Args& a, const Facts& f) {
+  const ModelSpec& m = f.model;
+  a.add("--num-layers", m.num_layers);
+  a.add("--hidden-size", m.hidden_size);
+  a.add("--ffn-hidden-size", m.ffn_hidden_size);
+  a.add("--num-attention-heads", m.num_attention_heads);
+  if (m.num_key_value_heads != m.num_attention_heads) {
+    a.add("--group-query-attention");
+    a.add("--num-query-groups", m.num_key_value_heads);
+  }
+  if (m.head_dim != m.hidden_size / m.num_attention_heads) {
+    a.add("--kv-channels", m.head_dim);
+  }
+  a.add("--seq-length", m.sequence_length);
+  a.add("--max-position-embeddings", std::max(m.sequence_length, m.max_position_embeddings));
+  if (!m.learned_position_embeddings) {
+    a.add("--position-embedding-type", "rope");
+    const ModelFamily* fam = model_family(m.name);
+    if (fam != nullptr && fam->rotary_base > 0) {
+      a.add("--rotary-base", static_cast<long long>(fam->rotary_base));
+    }
+  }
+  if (m.norm == Norm::rmsnorm) {
+    a.add("--normalization", "RMSNorm");
+  }
+  if (m.gated_mlp) {
+    a.add("--swiglu");
+  }
+  if (!m.tied_embeddings) {
+    a.add("--untie-embeddings-and-output-weights");
+  }
+  if (!m.mlp_bias && !m.attention_output_bias) {
+    a.add("--disable-bias-linear");
+    if (m.qkv_bias) {
+      a.add("--add-qkv-bias");
+    }
+  }
+  if (m.is_moe()) {
+    a.add("--num-experts", m.num_experts);
+    a.add("--moe-router-topk", m.experts_per_token);
+    a.add("--moe-ffn-hidden-size", m.moe_ffn_hidden_size);
+    if (m.shared_expert_ffn_hidden_size > 0) {
+      a.add("--moe-shared-expert-intermediate-size", m.shared_expert_ffn_hidden_size);
+    }
+    a.add("--expert-model-parallel-size", 1);
+  }
+  a.add("--attention-dropout", "0.0");
+  a.add("--hidden-dropout", "0.0");
+}
+
+Args args(const Facts& f) {
+  Args a;
+  a.add("--tensor-model-parallel-size", f.p.tp);
+  a.add("--pipeline-model-parallel-size", f.p.pp);
+  if (f.p.pp > 1 && f.p.virtual_stages == 1 && uneven(f.transformer)) {
+    a.add("--pipeline-model-parallel-layout", "'" + megatron_layout(f.plan.estimate.partition) + "'");
+  }
+  switch (f.launch.kind) {
+  case DpLaunchKind::replicate: break; // DDP: no --use-distributed-optimizer (ZeRO-1-like)
+  case DpLaunchKind::fsdp:
+    a.add("--use-torch-fsdp2");
+    a.add("--ckpt-format", "torch_dist");
+    // arguments.py:1040-1041: FSDP2 rejects gradient accumulation fusion.
+    a.add("--no-gradient-accumulation-fusion");
+    break;
+  case DpLaunchKind::deepspeed_zero: break; // refused above
+  }
+  model_shape(a, f);
+  a.add("--micro-batch-size", f.p.mbs);
+  a.add("--global-batch-size", f.ctx.global_batch);
+  switch (f.precision) {
+  case Precision::bf16: a.add("--bf16"); break;
+  case Precision::fp16: a.add("--fp16"); break;
+  case Precision::fp32: break;
+  }
+  if (f.fp8) {
+    // TransformerConfig.fp8 / fp8_recipe (transformer_config.py:587-600): E4M3 forward, E5M2
+    // gradients, per-tensor current scaling as the native estimate assumes.
+    a.add("--fp8-format", "hybrid");
+    a.add("--fp8-recipe", "tensorwise");
+  }
+  const ModelFamily* fam = model_family(f.model.name);
+  a.add("--tokenizer-type", fam != nullptr ? fam->megatron_lm_tokenizer : "HuggingFaceTokenizer");
+  if (f.model.learned_position_embeddings) {
+    a.add("--vocab-file", "\"${VOCAB_FILE:?set VOCAB_FILE}\"");
+    a.add("--merge-file", "\"${MERGE_FILE:?set MERGE_FILE}\"");
+  } else {
+    a.add("--tokenizer-model", "\"${TOKENIZER_MODEL:?set TOKENIZER_MODEL}\"");
+  }
+  a.add("--data-path", "\"${DATA_PREFIX:?set DATA_PREFIX}\"");
+  a.add("--split", "949,50,1");
+  recompute_args(a, f, false);
+  if (f.p.virtual_stages > 1) {
+    a.add("--num-virtual-stages-per-pipeline-rank", f.p.virtual_stages);
+  }
+  const NativeSettings* st = native_settings(f);
+  if (st != nullptr && f.p.tp > 1 && st->sequence_parallel) {
+    a.add("--sequence-parallel");
+  }
+  if (f.launch.kind == DpLaunchKind::replicate && overlap_grad_reduce(f)) {
+    a.add("--overlap-grad-reduce");
+  }
+  a.add("--lr", "3e-4");
+  a.add("--min-lr", "3e-5");
+  a.add("--lr-decay-style", "cosine");
+  a.add("--lr-warmup-iters", "2000");
+  a.add("--weight-decay", "0.1");
+  a.add("--clip-grad", "1.0");
+  a.add("--adam-beta1", "0.9");
+  a.add("--adam-beta2", "0.95");
+  a.add("--train-iters", "\"${TRAIN_ITERS:-1000}\"");
+  a.add("--log-interval", "1");
+  a.add("--eval-iters", "10");
+  return a;
+}
+
+/// CUDA_DEVICE_MAX_CONNECTIONS as validate_args needs it, set in the launcher itself.
+std::string env_lines(const Facts& f) {
+  switch (f.launch.kind) {
+  case DpLaunchKind::fsdp:
+    // arguments.py:1048-1049: 'FSDP always requires CUDA_DEVICE_MAX_CONNECTIONS value large
+    // than one'.
+    return "unset CUDA_DEVICE_MAX_CONNECTIONS  # FSDP2 needs more than one (validate_args)\n";
+  case DpLaunchKind::replicate:
+  case DpLaunchKind::deepspeed_zero:
+    // arguments.py:1455-1479: tp > 1 (before Blackwell) asserts CUDA_DEVICE_MAX_CONNECTIONS=1.
+    return f.p.tp > 1 ? "export CUDA_DEVICE_MAX_CONNECTIONS=1  # tensor parallelism (validate_args)\n"
+                      : "";
+  }
+  return "";
+}
+
+void files(const Facts& f, Output& out) {
+  std::string extra;
+  if (f.p.pp > 1 && f.p.virtual_stages == 1 && uneven(f.transformer)) {
+    extra = "# The uneven split uses --pipeline-model-parallel-layout (megatron-core >= 0.13):\n"
+            "# E = embedding, t = transformer layer, L = loss, | between stages.\n";
+    out.notes.push_back(fmt::format("Megatron-LM expresses the split exactly as "
+                                    "--pipeline-model-parallel-layout '{}' (megatron-core >= 0.13).",
+                                    megatron_layout(f.plan.estimate.partition)));
+  }
+  if (f.launch.kind == DpLaunchKind::replicate && f.p.dp > 1) {
+    extra += "# Plain data parallelism: no --use-distributed-optimizer (that would be ZeRO-1-like).\n";
+  }
+  if (f.model.sliding_window > 0) {
+    out.notes.push_back(fmt::format("{} uses sliding-window attention ({} tokens); the files "
+                                    "write full causal attention (same parameters).",
+                                    f.model.name, f.model.sliding_window));
+  }
+  out.add("megatron_lm_args.sh", args_file(f, args(f), "Megatron-LM (core 0.13 .. 0.20)", extra),
+          false, "Megatron-LM arguments: model shape, parallel sizes, batch, precision, layout");
+  out.add("launch_megatron_lm.sh",
+          launch_torchrun_text(
+              f, "Megatron-LM", env_lines(f),
+              "MEGATRON_LM=${MEGATRON_LM:-$PWD}  # a Megatron-LM checkout (default: here)\n"
+              "source \"$PLAN_DIR/megatron_lm_args.sh\"\n" +
+                  fmt::format("exec torchrun --nnodes {} --nproc-per-node {} --node-rank "
+                              "\"$NODE_RANK\" \\\n  --master-addr \"$MASTER_ADDR\" --master-port "
+                              "{} \\\n  \"$MEGATRON_LM/pretrain_gpt.py\" "
+                              "\"${{MEGATRON_ARGS[@]}}\"\n",
+                              f.nodes, f.gpus_per_node, kMasterPort)),
+          true,
+          "per-node torchrun launcher for Megatron-LM (sets CUDA_DEVICE_MAX_CONNECTIONS; "
+          "MEGATRON_LM = the checkout holding pretrain_gpt.py)");
+}
+
+} // namespace
+
+const Writer& megatron_lm_writer() {
+  static const Writer w{"megatron_lm",
+                        "Megatron-LM with megatron-core 0.13 .. 0.20 (read at d98e8a64); the "
+                        "layout flag needs >= 0.13, FSDP2 >= 0.10",
+                        refusal, rules, files};
+  return w;
+}
+
+} // namespace zerosearch::launch

@@ -1,0 +1,313 @@
+// torchtitan: a v0.2.x TOML job config (torchtitan/config/job_config.py at v0.2.2) and, for
+// the Llama-3 flavors torchtitan ships, the current command-line form (main at b5bcd76:
+// `-m torchtitan.train --module llama3 --config llama3_8b` plus overrides of
+// torchtitan/config/configs.py). docs/launch.md.
+#include <array>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "writer.hpp"
+#include "zerosearch/core/error.hpp"
+
+namespace zerosearch::launch {
+
+namespace {
+
+/// torchtitan's FeedForward width (torchtitan/models/llama3/model.py at v0.2.2):
+/// int(2 * 4 * dim / 3), times ffn_dim_multiplier when set, rounded up to multiple_of.
+std::int64_t torchtitan_ffn(std::int64_t dim, std::int64_t multiple_of, double multiplier) {
+  auto hidden = static_cast<std::int64_t>(2 * 4 * dim / 3);
+  if (multiplier > 0) {
+    hidden = static_cast<std::int64_t>(multiplier * static_cast<double>(hidden));
+  }
+  return multiple_of * ((hidden + multiple_of - 1) / multiple_of);
+}
+
+struct Flavor {
+  const char* name;
+  std::int64_t dim, n_layers, n_heads, n_kv_heads, vocab;
+  std::int64_t multiple_of;
+  double multiplier; // 0 = None
+  double rope_theta;
+  const char* config_function; // torchtitan main's config_registry.py
+};
+
+// torchtitan/models/llama3/__init__.py at v0.2.2, lines 51-99 (vocab: the Llama-3 tokenizer).
+constexpr std::array<Flavor, 3> kShipped{{
+    {"8B", 4096, 32, 32, 8, 128256, 1024, 1.3, 500000, "llama3_8b"},
+    {"70B", 8192, 80, 64, 8, 128256, 4096, 1.3, 500000, "llama3_70b"},
+    {"405B", 16384, 126, 128, 8, 128256, 4096, 1.2, 500000, "llama3_405b"},
+}};
+
+const Flavor* shipped_flavor(const ModelSpec& m) {
+  const ModelFamily* fam = model_family(m.name);
+  for (const Flavor& fl : kShipped) {
+    if (fl.dim == m.hidden_size && fl.n_layers == m.num_layers && fl.n_heads == m.num_attention_heads &&
+        fl.n_kv_heads == m.num_key_value_heads && fl.vocab == m.vocab_size &&
+        torchtitan_ffn(fl.dim, fl.multiple_of, fl.multiplier) == m.ffn_hidden_size &&
+        fam != nullptr && fam->rotary_base == fl.rope_theta) {
+      return &fl;
+    }
+  }
+  return nullptr;
+}
+
+/// multiple_of and ffn_dim_multiplier (0 = None) that give the model's FFN width, if any.
+std::optional<std::pair<std::int64_t, double>> ffn_args(const ModelSpec& m) {
+  for (const std::int64_t mult : {256, 512, 1024, 2048, 4096}) {
+    if (torchtitan_ffn(m.hidden_size, mult, 0) == m.ffn_hidden_size) {
+      return std::pair{mult, 0.0};
+    }
+  }
+  const double base = static_cast<double>(2 * 4 * m.hidden_size / 3);
+  for (const std::int64_t mult : {256, 512, 1024, 2048, 4096}) {
+    const double r = std::round(static_cast<double>(m.ffn_hidden_size) / base * 100.0) / 100.0;
+    for (const double x : {r - 0.01, r, r + 0.01}) {
+      if (torchtitan_ffn(m.hidden_size, mult, x) == m.ffn_hidden_size) {
+        return std::pair{mult, x};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::string refusal(const Facts& f) {
+  switch (f.launch.kind) {
+  case DpLaunchKind::deepspeed_zero:
+    return fmt::format("no torchtitan files: {} is a DeepSpeed ZeRO method", to_string(f.p.method));
+  case DpLaunchKind::replicate:
+    // torchtitan/models/llama3/infra/parallelize.py:148-151 (v0.2.2).
+    if (f.p.tp > 1 || f.p.pp > 1) {
+      return fmt::format("no torchtitan files: torchtitan runs plain data parallelism only "
+                         "alone ('DDP has not supported > 1D parallelism', "
+                         "torchtitan/models/llama3/infra/parallelize.py:151 at v0.2.2) and this "
+                         "dp plan has tp {} and pp {}; run it with Megatron-LM, or plan fsdp",
+                         f.p.tp, f.p.pp);
+    }
+    break;
+  case DpLaunchKind::fsdp: break;
+  }
+  const ModelSpec& m = f.model;
+  if (m.is_moe()) {
+    return fmt::format("no torchtitan files: torchtitan v0.2.2 has no {} model (its MoE models "
+                       "are llama4, deepseek_v3, qwen3 and gpt_oss, each with its own router and "
+                       "shared experts); run it with Megatron-LM",
+                       m.architecture);
+  }
+  if (m.learned_position_embeddings || m.norm != Norm::rmsnorm || !m.gated_mlp ||
+      m.tied_embeddings || m.qkv_bias || m.mlp_bias || m.attention_output_bias) {
+    return fmt::format("no torchtitan files: torchtitan's llama3 model (rotary, RMSNorm, SwiGLU, "
+                       "no biases, untied output) cannot build {} ({})",
+                       m.name, m.architecture);
+  }
+  if (m.head_dim != m.hidden_size / m.num_attention_heads) {
+    return fmt::format("no torchtitan files: torchtitan's llama3 model has head_dim = dim / "
+                       "n_heads, {} has {}",
+                       m.name, m.head_dim);
+  }
+  if (shipped_flavor(m) == nullptr && !ffn_args(m)) {
+    return fmt::format("no torchtitan files: torchtitan's FeedForward cannot make {}'s FFN width "
+                       "{} from dim {}",
+                       m.name, m.ffn_hidden_size, m.hidden_size);
+  }
+  if (f.precision == Precision::fp16) {
+    return "no torchtitan files: torchtitan trains in bf16 or fp32 "
+           "(training.mixed_precision_param), and a GPU of the plan has no bf16";
+  }
+  return {};
+}
+
+void rules(const Facts&) {}
+
+std::string flavor_lines(const Facts& f) {
+  const ModelSpec& m = f.model;
+  if (const Flavor* fl = shipped_flavor(m); fl != nullptr) {
+    return fmt::format("[model]\nname = \"llama3\"\nflavor = \"{}\"  # shipped: "
+                       "torchtitan/models/llama3/__init__.py\n",
+                       fl->name);
+  }
+  const auto ffn = ffn_args(m);
+  const ModelFamily* fam = model_family(m.name);
+  std::string out = "# torchtitan has no flavor for this model: add it to llama3_args in\n"
+                    "# torchtitan/models/llama3/__init__.py (its FeedForward then has width " +
+                    std::to_string(m.ffn_hidden_size) + "):\n";
+  out += fmt::format("#   \"{}\": TransformerModelArgs(dim={}, n_layers={}, n_heads={}, n_kv_heads={}, "
+                     "vocab_size={}, multiple_of={}, ffn_dim_multiplier={}, rope_theta={}),\n",
+                     m.name, m.hidden_size, m.num_layers, m.num_attention_heads,
+                     m.num_key_value_heads, m.vocab_size, ffn->first,
+                     ffn->second > 0 ? fmt::format("{:.2f}", ffn->second) : "None",
+                     fam != nullptr ? fmt::format("{:g}", fam->rotary_base) : "10000");
+  out += "[model]\nname = \"llama3\"\n";
+  out += fmt::format("flavor = \"{}\"\n", m.name);
+  return out;
+}
+
+/// Per-rank batch: with a pipeline, a step's micro-batches are one local batch that the
+/// schedule splits into pipeline_parallel_microbatch_size pieces (job_config.py:411-417), so
+/// local_batch_size = mbs x micro-batches; without one, each local batch is a forward pass and
+/// train.py:212-214 accumulates global / (local x dp) of them, so local_batch_size = mbs.
+int local_batch_size(const Facts& f) { return f.p.pp > 1 ? f.p.mbs * f.p.num_micro_batches : f.p.mbs; }
+
+std::vector<int> model_parts(const Facts& f) {
+  return f.p.virtual_stages > 1
+             ? interleaved_chunks(static_cast<int>(f.model.num_layers), f.p.pp, f.p.virtual_stages)
+             : f.transformer;
+}
+
+std::string toml(const Facts& f) {
+  std::string out = "# torchtitan v0.2.x job config (torchtitan/config/job_config.py at v0.2.2).\n"
+                    "# For torchtitan main (no TOML), see launch_torchtitan_main.sh.\n# " +
+                    plan_line(f) + "\n";
+  out += flavor_lines(f);
+  if (f.fp8) {
+    out += "converters = [\"quantize.linear.float8\"]\n";
+  }
+  out += "\n[training]\n";
+  out += fmt::format("local_batch_size = {}\nglobal_batch_size = {}\nseq_len = {}\nsteps = 1000\n",
+                     local_batch_size(f), f.ctx.global_batch, f.model.sequence_length);
+  if (f.precision == Precision::fp32) {
+    out += "mixed_precision_param = \"float32\"\n";
+  }
+  out += "\n[parallelism]\n";
+  const bool shard = f.launch.kind == DpLaunchKind::fsdp;
+  out += fmt::format("data_parallel_replicate_degree = {}\n", shard ? 1 : f.p.dp);
+  out += fmt::format("data_parallel_shard_degree = {}\n", shard ? f.p.dp : 1);
+  if (shard) {
+    out += "fsdp_reshard_after_forward = \"default\"\n";
+  }
+  out += fmt::format("tensor_parallel_degree = {}\ncontext_parallel_degree = 1\n", f.p.tp);
+  out += fmt::format("pipeline_parallel_degree = {}\n", f.p.pp);
+  if (f.p.pp > 1) {
+    out += f.p.virtual_stages > 1 ? "pipeline_parallel_schedule = \"Interleaved1F1B\"\n"
+                                  : "pipeline_parallel_schedule = \"1F1B\"\n";
+    out += fmt::format("pipeline_parallel_microbatch_size = {}\n", f.p.mbs);
+    out += "# The planned split: the embedding with stage 0, norm and output with the last stage.\n";
+    out += "module_fqns_per_model_part = [\n";
+    int layer = 0;
+    const std::vector<int> parts = model_parts(f);
+    for (std::size_t s = 0; s < parts.size(); ++s) {
+      std::vector<std::string> names;
+      if (s == 0) {
+        names.emplace_back("\"tok_embeddings\"");
+      }
+      for (int k = 0; k < parts[s]; ++k) {
+        names.push_back(fmt::format("\"layers.{}\"", layer++));
+      }
+      if (s + 1 == parts.size()) {
+        names.emplace_back("\"norm\"");
+        names.emplace_back("\"output\"");
+      }
+      out += "  [" + join(names, ", ") + "],\n";
+    }
+    out += "]\n";
+  }
+  // Written in every case: v0.2.2's default is selective, every second layer
+  // (job_config.py:652-655).
+  out += "\n[activation_checkpoint]\n";
+  switch (recompute_of(f)) {
+  case Recompute::none: out += "mode = \"none\"\n"; break;
+  case Recompute::full: out += "mode = \"full\"\n"; break;
+  case Recompute::selective: out += "mode = \"selective\"\nselective_ac_option = \"op\"\n"; break;
+  }
+  if (f.fp8) {
+    // Per-tensor current scaling, as the native estimate's fp8 casts.
+    out += "\n[quantize.linear.float8]\nrecipe_name = \"tensorwise\"\n";
+  }
+  if (const NativeSettings* st = native_settings(f); st != nullptr && st->fused_loss) {
+    out += "\n[compile]\nenable = true\ncomponents = [\"loss\"]\n";
+  }
+  return out;
+}
+
+std::string launcher_v02(const Facts& f) {
+  return launch_torchrun_text(
+      f, "torchtitan v0.2.x", "",
+      fmt::format("exec torchrun --nnodes {} --nproc-per-node {} --node-rank \"$NODE_RANK\" "
+                  "\\\n  --master-addr \"$MASTER_ADDR\" --master-port {} \\\n  -m "
+                  "torchtitan.train --job.config_file \"$PLAN_DIR/torchtitan.toml\"\n",
+                  f.nodes, f.gpus_per_node, kMasterPort));
+}
+
+/// torchtitan main (b5bcd76): the shipped config function plus command-line overrides of
+/// torchtitan/config/configs.py (token-based batch knobs, num_pp_microbatches).
+std::string launcher_main(const Facts& f, const Flavor& fl) {
+  const std::int64_t seq = f.model.sequence_length;
+  std::string ov;
+  const auto o = [&](const std::string& k, const std::string& v) {
+    ov += fmt::format("  --{} {} \\\n", k, v);
+  };
+  o("training.num_tokens_per_microbatch_per_dp_rank", std::to_string(f.p.mbs * seq));
+  o("training.num_tokens_per_train_step", std::to_string(f.ctx.global_batch * seq));
+  o("training.max_context_length", std::to_string(seq));
+  const bool shard = f.launch.kind == DpLaunchKind::fsdp;
+  o("parallelism.data_parallel_replicate_degree", std::to_string(shard ? 1 : f.p.dp));
+  o("parallelism.data_parallel_shard_degree", std::to_string(shard ? f.p.dp : 1));
+  o("parallelism.tensor_parallel_degree", std::to_string(f.p.tp));
+  o("parallelism.pipeline_parallel_degree", std::to_string(f.p.pp));
+  if (f.p.pp > 1) {
+    o("parallelism.pipeline_parallel_schedule",
+      f.p.virtual_stages > 1 ? "Interleaved1F1B" : "1F1B");
+    o("parallelism.num_pp_microbatches", std::to_string(f.p.num_micro_batches));
+  }
+  std::string out = launch_torchrun_text(
+      f, fmt::format("torchtitan main (read at b5bcd76; config function {})", fl.config_function),
+      "",
+      fmt::format("# The activation checkpointing, float8 and the uneven split are set in the\n"
+                  "# config function on main (not by flags): see PLAN.md and torchtitan.toml.\n"
+                  "exec torchrun --nnodes {} --nproc-per-node {} --node-rank \"$NODE_RANK\" "
+                  "\\\n  --master-addr \"$MASTER_ADDR\" --master-port {} \\\n  -m "
+                  "torchtitan.train --module llama3 --config {} \\\n",
+                  f.nodes, f.gpus_per_node, kMasterPort, fl.config_function));
+  ov.resize(ov.size() - 3); // drop the last " \\\n"
+  return out + ov + "\n";
+}
+
+void files(const Facts& f, Output& out) {
+  out.add("torchtitan.toml", toml(f), false,
+          fmt::format("torchtitan v0.2.x config ({} over dp, tp, pp; local_batch_size {} = {}; "
+                      "activation checkpointing written explicitly)",
+                      f.launch.kind == DpLaunchKind::fsdp ? "FSDP2" : "DDP", local_batch_size(f),
+                      f.p.pp > 1 ? "micro-batch x micro-batches, split by the pipeline"
+                                 : "the micro-batch, accumulated global / (local x dp) times"));
+  out.add("launch_torchtitan.sh", launcher_v02(f), true,
+          "per-node torchrun launcher for torchtitan v0.2.x (reads torchtitan.toml)");
+  if (const Flavor* fl = shipped_flavor(f.model); fl != nullptr) {
+    out.add("launch_torchtitan_main.sh", launcher_main(f, *fl), true,
+            fmt::format("per-node launcher for torchtitan main (b5bcd76, no TOML: --module llama3 "
+                        "--config {} and overrides)",
+                        fl->config_function));
+    if (recompute_of(f) != Recompute::selective || f.fp8 || (f.p.pp > 1 && uneven(model_parts(f)))) {
+      out.notes.push_back(fmt::format(
+          "torchtitan main: {} sets activation checkpointing (selective by default), float8 and "
+          "the pipeline split in Python; edit it to match torchtitan.toml (recompute {}{}{}).",
+          fl->config_function, to_string(recompute_of(f)), f.fp8 ? ", float8 tensorwise" : "",
+          f.p.pp > 1 && uneven(model_parts(f)) ? ", module_fqns_per_model_part" : ""));
+    }
+  } else {
+    out.notes.push_back("torchtitan main (b5bcd76) has no config function for this model: use "
+                        "torchtitan v0.2.x with torchtitan.toml.");
+  }
+  if (f.launch.kind == DpLaunchKind::fsdp && f.p.pp > 1) {
+    out.notes.push_back("Megatron-LM rejects --use-torch-fsdp2 with pipeline parallelism, so this "
+                        "FSDP plan is written for torchtitan only (FSDP2 under a pipeline keeps "
+                        "parameters gathered between forward and backward, ZeRO-2-like).");
+  }
+  if (f.p.pp > 1 && f.p.num_micro_batches < f.p.pp) {
+    out.notes.push_back(fmt::format("torchtitan warns when micro-batches ({}) are fewer than "
+                                    "stages ({}): the pipeline has a bubble (the estimate includes it).",
+                                    f.p.num_micro_batches, f.p.pp));
+  }
+}
+
+} // namespace
+
+const Writer& torchtitan_writer() {
+  static const Writer w{"torchtitan",
+                        "torchtitan v0.2.x TOML (read at v0.2.2); main (read at b5bcd76) "
+                        "command line for the shipped Llama-3 flavors",
+                        refusal, rules, files};
+  return w;
+}
+
+} // namespace zerosearch::launch

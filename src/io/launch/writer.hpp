@@ -1,0 +1,119 @@
+#pragma once
+// Internal to io/launch: the facts every launch writer reads (all from the tables: the method
+// table's launch column, ModelSpec, GpuSpec, the plan) and the writers' registry rows
+// (docs/launch.md). One file per framework: deepspeed.cpp, megatron_deepspeed.cpp,
+// megatron_lm.cpp, torchtitan.cpp, slurm.cpp; common.cpp holds what they share.
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "zerosearch/core/hardware.hpp"
+#include "zerosearch/io/launch.hpp"
+#include "zerosearch/model/native.hpp"
+
+namespace zerosearch::launch {
+
+inline constexpr int kMasterPort = 29500;
+
+/// The training precision of the files: bf16, fp16 (no bf16 on a GPU of the plan) or fp32;
+/// fp8 = bf16 plus fp8 linear layers.
+enum class Precision : std::uint8_t { fp32, fp16, bf16 };
+
+/// Facts of one model family the catalog does not hold (rotary base, tokenizer); keyed by the
+/// catalog's model name, each with its source. Empty optional: unknown, PLAN.md says so.
+struct ModelFamily {
+  const char* model;
+  /// rope_theta of the model's config.json (Megatron-LM --rotary-base).
+  double rotary_base;
+  /// Megatron-LM --tokenizer-type.
+  const char* megatron_lm_tokenizer;
+  /// Megatron-DeepSpeed --tokenizer-type.
+  const char* megatron_ds_tokenizer;
+  /// What TOKENIZER_MODEL names (a tokenizer file, or a Hugging Face repository).
+  const char* tokenizer_model;
+  const char* source;
+};
+[[nodiscard]] const ModelFamily* model_family(const std::string& model) noexcept;
+
+struct Facts {
+  const LaunchPlan& plan;
+  const EstimateContext& ctx;
+  const Cluster& cluster;
+  const ModelSpec& model;
+  const DesignPoint& p;
+  LaunchTraits launch;               // the method table's launch column
+  std::vector<int> transformer;      // per stage
+  std::vector<std::string> hosts;    // per node, rank order
+  std::vector<int> stage_gpu;        // node type per stage
+  int gpus_per_node = 1;
+  int nodes = 1;
+  Precision precision = Precision::bf16;
+  bool fp8 = false;
+  /// Why the plan's dtype was changed (a GPU without bf16), or empty.
+  std::string precision_note;
+  /// The launcher slurm.sbatch runs (the first writer's).
+  std::string primary_launcher;
+};
+
+/// A flag list as shell lines: one "--flag value" group per line.
+struct Args {
+  std::vector<std::pair<std::string, std::string>> items; // flag, value ("" = switch)
+  void add(const std::string& flag, const std::string& value = "") { items.emplace_back(flag, value); }
+  void add(const std::string& flag, long long value) { items.emplace_back(flag, std::to_string(value)); }
+  [[nodiscard]] std::string bash_array(const std::string& name) const;
+};
+
+/// What a writer adds: files (with their PLAN.md line) and notes for PLAN.md.
+struct Output {
+  std::vector<LaunchFile> files;
+  std::vector<std::string> listing;
+  std::vector<std::string> notes;
+  void add(std::string name, std::string text, bool exe, std::string what);
+};
+
+/// One row of the registry: a launch target.
+struct Writer {
+  const char* name;
+  /// The framework versions the files are written for.
+  const char* versions;
+  /// Empty when the writer applies to the plan; else why not (PLAN.md says it).
+  std::string (*refusal)(const Facts&);
+  /// Throws InputError naming the framework's rule when the plan breaks one the writer cannot
+  /// avoid (called only when the writer applies).
+  void (*rules)(const Facts&);
+  void (*files)(const Facts&, Output&);
+};
+
+// common.cpp
+[[nodiscard]] std::string join(const std::vector<std::string>& v, const std::string& sep);
+[[nodiscard]] std::string plan_line(const Facts& f);
+[[nodiscard]] std::string node_rank_lines();
+[[nodiscard]] const NativeSettings* native_settings(const Facts& f);
+[[nodiscard]] bool overlap_grad_reduce(const Facts& f);
+[[nodiscard]] bool uneven(const std::vector<int>& v);
+/// The recompute actually to run: the plan's (native), none for the zerosearch estimator
+/// (its profiles were measured without activation checkpointing: docs/launch.md).
+[[nodiscard]] Recompute recompute_of(const Facts& f);
+[[nodiscard]] std::string hostfile_text(const Facts& f);
+/// Megatron-style args file: header comments, then MEGATRON_ARGS=( ... ).
+[[nodiscard]] std::string args_file(const Facts& f, const Args& a, const std::string& framework,
+                                    const std::string& extra);
+[[nodiscard]] std::string launch_torchrun_text(const Facts& f, const std::string& framework,
+                                               const std::string& env,
+                                               const std::string& command);
+/// Megatron's activation recomputation flags for the plan's recompute.
+void recompute_args(Args& a, const Facts& f, bool deepspeed);
+[[nodiscard]] std::string gpt_tokenizer_note(const Facts& f);
+
+// One registry row per framework.
+[[nodiscard]] const Writer& deepspeed_writer();
+[[nodiscard]] const Writer& megatron_deepspeed_writer();
+[[nodiscard]] const Writer& megatron_lm_writer();
+[[nodiscard]] const Writer& torchtitan_writer();
+[[nodiscard]] const Writer& slurm_writer();
+
+// megatron_deepspeed.cpp (used by launch.cpp for the split estimate)
+[[nodiscard]] std::vector<int> pipeline_partition_of(const std::vector<int>& transformer);
+
+} // namespace zerosearch::launch
