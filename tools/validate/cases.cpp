@@ -234,9 +234,19 @@ Case make_case(const Row& r, const HardwareCatalog& catalog) {
     c.not_modelled = fmt::format("{} GPUs are not whole nodes of {}", c.num_gpus, c.gpn);
   }
   if (c.mbs == 0 && c.not_modelled.empty()) {
-    // torchtitan's default: as many micro-batches as pipeline stages.
-    c.mbs = c.gbs / (std::max(1, c.dp) * std::max(1, c.pp));
-    add_assumption(c, "mbs from gbs / (dp pp)");
+    // Only torchtitan has a default micro-batch a row may leave unstated: as many micro-batches
+    // as pipeline stages. Any other framework's micro-batch is a required setting, and a row
+    // that does not state it is not modelled rather than given a guessed one.
+    const int per_replica = std::max(1, c.dp) * std::max(1, c.pp);
+    if (c.framework != "torchtitan") {
+      c.not_modelled = "micro-batch size not stated (only torchtitan has a default)";
+    } else if (c.gbs % per_replica != 0) {
+      c.not_modelled = fmt::format("micro-batch not stated and gbs {} is not a multiple of dp pp {}",
+                                   c.gbs, per_replica);
+    } else {
+      c.mbs = c.gbs / per_replica;
+      add_assumption(c, "mbs from gbs / (dp pp), torchtitan's default");
+    }
   }
   return c;
 }
