@@ -91,7 +91,8 @@ std::vector<std::string> check_mode_flags(const RawOptions& o) {
     // --no_clobber applies to --write_profile's file; --search_space writes none.
     const std::pair<const char*, bool> outputs[] = {
         {"-o", o.output_given}, {"--record", o.record}, {"--top", !o.top.empty()},
-        {"--feasible", o.feasible}, {"--distinct", o.distinct},
+        {"--feasible", o.feasible}, {"--include_oom", o.include_oom},
+        {"--distinct", o.distinct},
         {"--no_clobber", o.no_clobber && o.search_space}};
     for (const auto& [flag, given] : outputs) {
       if (given) {
@@ -307,6 +308,11 @@ void check_outputs(const RawOptions& raw, Options& o) {
   }
   o.output = raw.output;
   o.feasible = raw.feasible;
+  if (raw.include_oom && raw.feasible) {
+    throw InputError("--include_oom and --feasible contradict each other: one keeps the OOM "
+                     "rows, the other leaves them out; give one");
+  }
+  o.include_oom = raw.include_oom;
   o.distinct = raw.distinct;
   o.pretty = raw.pretty;
   o.quiet = raw.quiet;

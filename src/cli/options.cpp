@@ -177,10 +177,14 @@ ParseResult parse_options(int argc, const char* const* argv) {
                "report column order")
       ->group(output);
   app.add_option("--top", o.top,
-                 "Only the N best rows, the same rows in every output (summary, files, "
-                 "stdout), N >= 1; OOM rows count unless --feasible; default: all rows (the "
-                 "summary then shows the 10 best that fit)")
+                 "Only the N best plans that fit in GPU memory, the same rows in every output "
+                 "(summary, files, stdout), N >= 1; --include_oom lets OOM rows count; "
+                 "default: all rows (the summary then shows the 10 best that fit)")
       ->type_name("N")->group(output);
+  app.add_flag("--include_oom", o.include_oom,
+               "OOM rows count in --top and in the summary (is_oom marks them); default: only "
+               "rows that fit")
+      ->group(output);
   app.add_flag("--feasible", o.feasible,
                "Leave out design points that do not fit in GPU memory; default: keep them")
       ->group(output);

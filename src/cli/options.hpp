@@ -49,6 +49,7 @@ struct RawOptions {
   std::string format;
   std::string top;
   bool feasible = false;
+  bool include_oom = false;
   bool distinct = false;
   bool quiet = false;
   std::string dp_method;
@@ -153,6 +154,8 @@ struct Options {
   std::optional<Format> format;               // empty: the summary
   std::optional<std::size_t> top;             // >= 1; empty: all rows
   bool feasible = false;
+  /// --include_oom: OOM rows count in --top and the summary (the old meaning of --top).
+  bool include_oom = false;
   bool distinct = false;                      // --distinct: CSV and JSON rows collapsed too
   bool pretty = false;
   bool quiet = false;

@@ -35,7 +35,10 @@ OutputPlan make_output_plan(const Options& o, const fs::path& record_file) {
   plan.csv.pretty = o.pretty;
   plan.csv.distinct = o.distinct;
   plan.csv.threads = o.threads;
-  plan.selection.feasible_only = o.feasible;
+  // --top N: the N best plans that fit, unless --include_oom lets OOM rows count. Without
+  // --top every row goes out (the original's CSV) unless --feasible.
+  plan.include_oom = o.include_oom;
+  plan.selection.feasible_only = o.feasible || (o.top.has_value() && !o.include_oom);
   plan.selection.top = o.top.value_or(0);
   const std::string hint = "; remove it, or choose another name (--add_exp_name for --record)";
   if (!record_file.empty()) {
@@ -132,7 +135,7 @@ RowFilter search_filter(const OutputPlan& plan, bool all_rows) {
   }
   f.top = plan.selection.top;
   if (!any_full && plan.to_stdout != StdoutFormat::table && f.top == 0) {
-    f.feasible_only = true; // the summary's 10 best that fit
+    f.feasible_only = !plan.include_oom; // the summary's 10 best that fit
     f.top = 10;
   }
   return f;
@@ -192,7 +195,7 @@ std::vector<RankedRow> summary_rows(const OutputPlan& plan, const std::vector<Ra
   if (plan.selection.top != 0) {
     return select_rows(distinct_rows(ranked), plan.selection);
   }
-  return select_rows(distinct_rows(ranked), RowSelection{true, 10});
+  return select_rows(distinct_rows(ranked), RowSelection{!plan.include_oom, 10});
 }
 
 namespace {
@@ -389,7 +392,7 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
     }
   }
   if (best_fit == nullptr) {
-    out << "\nnone of these rows fits in GPU memory (is_oom); drop --top or add --feasible\n";
+    out << "\nnone of these rows fits in GPU memory (is_oom); drop --include_oom\n";
     if (native) {
       print_fit_hint(out, ctx, run, ranked, std::numeric_limits<double>::infinity());
     }

@@ -27,8 +27,11 @@ struct OutputPlan {
   std::vector<OutputTarget> csv_files;
   /// --record's file exists and will be replaced: a note says so when it is.
   bool record_replaces = false;
-  /// --feasible and --top, applied to every output.
+  /// --feasible and --top, applied to every output: --top counts the plans that fit unless
+  /// --include_oom.
   RowSelection selection;
+  /// --include_oom: the summary's rows without --top are the 10 best, OOM or not.
+  bool include_oom = false;
   /// --pretty: the original's report column order in CSV and JSON; --distinct: distinct rows
   /// (csv.distinct) in CSV and JSON.
   CsvOptions csv;
