@@ -1,6 +1,7 @@
 #include "output.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <ctime>
 #include <cstring>
@@ -311,15 +312,28 @@ void print_terapipe_comparison(std::ostream& out, const std::vector<RankedRow>& 
 
 } // namespace
 
+std::string mfu_note(const RunThroughput& t, const std::string& model) {
+  if (t.peak_flops <= 0.0) {
+    return fmt::format("MFU: unknown (a GPU of this cluster has no {} peak in the catalog)",
+                       t.peak_dtype);
+  }
+  return fmt::format("MFU = model FLOPs per step ({}: {:.3g} FLOPs, Megatron-LM's formula, no "
+                     "recompute) / (step time x {} GPUs' dense {} peak, {:.4g} TFLOP/s in all)",
+                     model, t.model_flops_per_step, t.gpus, t.peak_dtype, t.peak_flops / 1e12);
+}
+
 void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& run,
                    const std::vector<RankedRow>& ranked, const std::vector<RankedRow>& rows,
                    double seconds) {
   const EstimateContext& ctx = plan.context;
   const std::uint64_t estimates = run.estimates;
   const std::uint64_t oom = run.oom;
-  out << fmt::format("zerosearch: {} on {} ({} GPUs, {} per node), global batch {}\n",
+  const RunThroughput& tput = run.throughput;
+  out << fmt::format("zerosearch: {} on {} ({} GPUs, {} per node), global batch {} x seq {} = "
+                     "{} tokens per step\n",
                      ctx.model.name, cluster_text(ctx.cluster), ctx.cluster.world_size(),
-                     ctx.cluster.gpus_per_node, ctx.global_batch);
+                     ctx.cluster.gpus_per_node, ctx.global_batch, tput.seq_len,
+                     tput.tokens_per_step);
   if (ctx.estimator == Estimator::native) {
     out << fmt::format("estimator: {} (docs/native.md; error against published runs: "
                        "docs/validation.md)\n",
@@ -377,6 +391,8 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
     layout.emplace_back(C::is_oom);
   }
   layout.emplace_back(C::price_per_step);
+  layout.emplace_back(C::tokens_per_gpu_s);
+  layout.emplace_back(C::mfu);
   layout.emplace_back(C::partition);
   if (ctx.cluster.types_present() > 1) {
     layout.emplace_back(C::node_placement);
@@ -384,6 +400,7 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
   }
   out << '\n';
   write_table(out, rows, layout);
+  out << '\n' << mfu_note(tput, ctx.model.name) << '\n';
   const RankedRow* best_fit = nullptr;
   for (const RankedRow& r : rows) {
     if (!r.row->estimate.oom) {
@@ -400,14 +417,19 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
   }
   const auto& b = *best_fit->row;
   out << fmt::format("\nbest plan: {} with tp {}, pp {}, dp {}, micro-batch {} ({} micro-batches){}: "
-                     "{:.2f} s/step, {:.1f} GiB per GPU, ${:.4f} per step\n",
+                     "{:.2f} s/step, {:.1f} GiB per GPU, ${:.4f} per step, {:.0f} tokens/s per "
+                     "GPU, MFU {}\n",
                      to_string(b.point.method), b.point.tp, b.point.pp, b.point.dp, b.point.mbs,
                      b.point.num_micro_batches,
                      native ? fmt::format(", recompute {}, offload {}, virtual stages {}, {}",
                                           to_string(b.point.recompute), to_string(b.point.offload),
                                           b.point.virtual_stages, to_string(b.point.dtype))
                             : std::string(),
-                     b.estimate.step_s, b.estimate.gpumem_gib, b.estimate.price_per_step_usd);
+                     b.estimate.step_s, b.estimate.gpumem_gib, b.estimate.price_per_step_usd,
+                     tput.tokens_per_gpu_s(b.estimate.step_s),
+                     std::isfinite(tput.mfu_percent(b.estimate.step_s))
+                         ? fmt::format("{:.1f} %", tput.mfu_percent(b.estimate.step_s))
+                         : std::string("unknown"));
   if (native && std::find(plan.schedules.begin(), plan.schedules.end(), Schedule::terapipe) !=
                     plan.schedules.end()) {
     print_terapipe_comparison(out, ranked);

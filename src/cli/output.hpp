@@ -89,6 +89,10 @@ inline constexpr std::size_t kFitHintRows = 256;
 [[nodiscard]] std::vector<RankedRow> summary_rows(const OutputPlan& plan,
                                                   const std::vector<RankedRow>& ranked);
 
+/// One line on what the MFU column means: model FLOPs per step over the cluster's dense peak,
+/// and which dtype's peak.
+[[nodiscard]] std::string mfu_note(const RunThroughput& t, const std::string& model);
+
 /// The default, short report: what was searched, how many points fit, the `top` best that fit.
 /// `rows` are summary_rows(); the counts are the run's (RunResult::estimates, oom).
 void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& run,

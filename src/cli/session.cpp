@@ -128,6 +128,7 @@ SessionResult Session::search(std::vector<SearchPlan> plans) const {
       run.oom = found.oom;
       run.profile_source = profile_source_text(plans[i].context);
       run.estimator = plans[i].context.estimator;
+      run.throughput = run_throughput(plans[i].context, catalogs.hardware);
       done_before += static_cast<std::size_t>(found.estimates);
     }
     bar.finish();

@@ -19,7 +19,7 @@ namespace zerosearch {
 namespace {
 
 // The one table of output columns (docs/model.md §5 for the original's CSV).
-constexpr std::array<ColumnDef, 40> kColumns{{
+constexpr std::array<ColumnDef, 45> kColumns{{
     {ColumnId::m, "m", "", false},
     {ColumnId::mbs, "mbs", "", false},
     {ColumnId::tp, "tp", "", false},
@@ -60,6 +60,11 @@ constexpr std::array<ColumnDef, 40> kColumns{{
     {ColumnId::mem_overhead, "mem overhead", "GiB", false},
     {ColumnId::schedule, "schedule", "", true},
     {ColumnId::slices, "token slices", "", true},
+    {ColumnId::seq_len, "seq_len", "", false},
+    {ColumnId::tokens_per_step, "tokens per step", "", false},
+    {ColumnId::tokens_per_gpu_s, "tokens/s per GPU", "", false},
+    {ColumnId::mfu, "MFU", "%", false},
+    {ColumnId::mfu_peak, "MFU peak", "", true},
 }};
 static_assert([] {
   for (std::size_t i = 0; i < kColumns.size(); ++i) {
@@ -147,6 +152,9 @@ std::vector<Column> csv_layout(const std::vector<std::string>& type_names,
          C::mem_gradients, C::mem_optimizer, C::mem_activations, C::mem_buffers,
          C::mem_overhead});
   }
+  if (options.throughput) {
+    add({C::seq_len, C::tokens_per_step, C::tokens_per_gpu_s, C::mfu, C::mfu_peak});
+  }
   return cols;
 }
 
@@ -172,6 +180,10 @@ std::vector<Column> table_layout(const std::vector<std::string>& type_names, boo
     at = cols.insert(at + 1, Column(ColumnId::offload));
     at = cols.insert(at + 1, Column(ColumnId::virtual_stages));
     cols.insert(at + 1, Column(ColumnId::dtype));
+  }
+  for (const ColumnId id : {ColumnId::seq_len, ColumnId::tokens_per_step,
+                            ColumnId::tokens_per_gpu_s, ColumnId::mfu}) {
+    cols.emplace_back(id);
   }
   return cols;
 }
@@ -360,6 +372,12 @@ char* CellWriter::write(char* out, const Column& c, const RankedRow& r) {
   case ColumnId::mem_activations: return write_python_float(out, static_cast<double>(e.peak_memory[3]));
   case ColumnId::mem_buffers: return write_python_float(out, static_cast<double>(e.peak_memory[4]));
   case ColumnId::mem_overhead: return write_python_float(out, static_cast<double>(e.peak_memory[5]));
+  case ColumnId::seq_len: return put_int(out, r.run->throughput.seq_len);
+  case ColumnId::tokens_per_step: return put_int(out, r.run->throughput.tokens_per_step);
+  case ColumnId::tokens_per_gpu_s:
+    return write_python_float(out, r.run->throughput.tokens_per_gpu_s(e.step_s));
+  case ColumnId::mfu: return write_python_float(out, r.run->throughput.mfu_percent(e.step_s));
+  case ColumnId::mfu_peak: return put(out, r.run->throughput.peak_dtype);
   }
   return out;
 }
@@ -435,6 +453,16 @@ char* CellWriter::write_json(char* out, const Column& c, const RankedRow& r) {
     scratch_ = json_string(compress_placement(r.run->cluster, placement_of(r)));
     return put(out, scratch_);
   case ColumnId::placements: return put_int(out, static_cast<long long>(r.placements));
+  case ColumnId::seq_len: return put_int(out, r.run->throughput.seq_len);
+  case ColumnId::tokens_per_step: return put_int(out, r.run->throughput.tokens_per_step);
+  case ColumnId::tokens_per_gpu_s:
+    return put_json_number(out, r.run->throughput.tokens_per_gpu_s(e.step_s));
+  case ColumnId::mfu: return put_json_number(out, r.run->throughput.mfu_percent(e.step_s));
+  case ColumnId::mfu_peak: // "bf16" or "fp16": plain ASCII
+    *out++ = '"';
+    out = put(out, r.run->throughput.peak_dtype);
+    *out++ = '"';
+    return out;
   default:
     // The native columns: few rows' worth, through nlohmann.
     scratch_ = json_cell(c, r).dump();
@@ -574,6 +602,11 @@ nlohmann::ordered_json json_cell(const Column& c, const RankedRow& r) {
   case ColumnId::mem_activations: return number(static_cast<double>(e.peak_memory[3]));
   case ColumnId::mem_buffers: return number(static_cast<double>(e.peak_memory[4]));
   case ColumnId::mem_overhead: return number(static_cast<double>(e.peak_memory[5]));
+  case ColumnId::seq_len: return r.run->throughput.seq_len;
+  case ColumnId::tokens_per_step: return r.run->throughput.tokens_per_step;
+  case ColumnId::tokens_per_gpu_s: return number(r.run->throughput.tokens_per_gpu_s(e.step_s));
+  case ColumnId::mfu: return number(r.run->throughput.mfu_percent(e.step_s));
+  case ColumnId::mfu_peak: return r.run->throughput.peak_dtype;
   }
   return nullptr;
 }
@@ -605,6 +638,18 @@ void append_table_cell(std::string& out, const Column& c, const RankedRow& r) {
   case ColumnId::gpumem: fmt::format_to(to, "{:.2f}", e.gpumem_gib); return;
   case ColumnId::train_cost: fmt::format_to(to, "{:.0f}", e.train_cost_usd); return;
   case ColumnId::price_per_step: fmt::format_to(to, "{:.5f}", e.price_per_step_usd); return;
+  case ColumnId::tokens_per_gpu_s:
+    fmt::format_to(to, "{:.0f}", r.run->throughput.tokens_per_gpu_s(e.step_s));
+    return;
+  case ColumnId::mfu: {
+    const double mfu = r.run->throughput.mfu_percent(e.step_s);
+    if (std::isfinite(mfu)) {
+      fmt::format_to(to, "{:.1f}", mfu);
+    } else {
+      out += '-';
+    }
+    return;
+  }
   case ColumnId::slices: {
     if (e.slices.empty()) {
       out += '-';

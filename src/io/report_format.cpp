@@ -35,6 +35,7 @@ void write_json(std::ostream& out, const std::vector<RankedRow>& rows,
   // straight into each chunk's buffer (CellWriter::write_json, write_rows).
   CsvOptions with_native = options;
   with_native.native = options.native || has_native_rows(rows);
+  with_native.throughput = true;
   const std::vector<Column> layout = csv_layout(type_names, with_native);
   std::vector<std::string> keys;
   for (const Column& c : layout) {

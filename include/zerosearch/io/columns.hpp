@@ -29,7 +29,11 @@ enum class ColumnId {
   // Native estimator (docs/native.md): its dimensions and the parts of its estimate.
   estimator, recompute, offload, virtual_stages, dtype, optimizer_time, offload_time,
   host_memory, mem_weights, mem_gradients, mem_optimizer, mem_activations, mem_buffers,
-  mem_overhead, schedule, slices
+  mem_overhead, schedule, slices,
+  /// Throughput (RunThroughput): tokens per sequence and per step, tokens/s per GPU, MFU in
+  /// percent and whose peak it is against. In JSON and the table always; in the CSV only where
+  /// it is not the original's format (native rows, --distinct).
+  seq_len, tokens_per_step, tokens_per_gpu_s, mfu, mfu_peak
 };
 
 struct ColumnDef {
@@ -70,6 +74,9 @@ struct CsvOptions {
   bool distinct = false;
   /// Adds the native estimator's columns after the original's (rows of --estimator native).
   bool native = false;
+  /// Adds the throughput columns (seq_len ... mfu_peak) last. write_json always adds them;
+  /// write_csv with `native` or `distinct` (formats that are not the original's).
+  bool throughput = false;
   /// Threads that format the rows (write_rows); 0: one per hardware thread, at most 4.
   unsigned threads = 0;
 };

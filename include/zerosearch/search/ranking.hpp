@@ -5,9 +5,39 @@
 #include <vector>
 
 #include "zerosearch/core/cluster.hpp"
+#include "zerosearch/core/hardware.hpp"
+#include "zerosearch/model/estimate.hpp"
 #include "zerosearch/search/search.hpp"
 
 namespace zerosearch {
+
+/// What the throughput columns of a run's rows need (seq_len, tokens per step, tokens/s per
+/// GPU, MFU): the same for every row of the run.
+struct RunThroughput {
+  /// Tokens per sequence, and per step (global batch x seq_len).
+  std::int64_t seq_len = 0;
+  std::int64_t tokens_per_step = 0;
+  /// Model FLOPs of one step: Megatron-LM's num_floating_point_operations (forward and
+  /// backward GEMMs, training_flops_per_sequence) x global batch; recomputation not counted.
+  double model_flops_per_step = 0.0;
+  /// GPUs of the cluster, and the sum of their dense peaks in `peak_dtype`, FLOP/s (0 when a
+  /// GPU of the cluster has no such figure in the catalog: MFU is then unknown).
+  int gpus = 0;
+  double peak_flops = 0.0;
+  /// "bf16" when every GPU has a bf16 peak, else "fp16" (V100, T4); MFU is against it whatever
+  /// dtype a native row trains in, as published runs report it.
+  std::string peak_dtype;
+
+  /// Tokens per second per GPU at `step_s` seconds per step.
+  [[nodiscard]] double tokens_per_gpu_s(double step_s) const noexcept;
+  /// Model FLOPs utilisation at `step_s`, in percent; NaN when the peak is unknown.
+  [[nodiscard]] double mfu_percent(double step_s) const noexcept;
+};
+
+/// The throughput figures of a search of `ctx` (its model, sequence length, batch and cluster),
+/// the GPUs' peaks from `hardware`.
+[[nodiscard]] RunThroughput run_throughput(const EstimateContext& ctx,
+                                           const HardwareCatalog& hardware);
 
 /// The rows of one cluster composition (one run of the search), with what names them.
 struct RunResult {
@@ -26,6 +56,8 @@ struct RunResult {
   std::string profile_source;
   /// The model that estimated the rows; native rows carry more columns (columns.hpp).
   Estimator estimator = Estimator::zerosearch;
+  /// Tokens and FLOPs of one step, and the cluster's peak: the throughput columns.
+  RunThroughput throughput;
 };
 
 /// A result row with its ranks (docs/model.md §5).
