@@ -243,7 +243,7 @@ int check_json(const std::string& zerosearch, const fs::path& work,
     // The CSV's columns, then the throughput columns where the CSV is the original's format
     // and has none of them, then "profile_source" (JSON only: measured or analytic profiles).
     static const std::vector<std::string> json_only = {
-        "seq_len", "tokens per step", "tokens/s per GPU", "MFU", "MFU peak"};
+        "seq_len", "tokens per step", "tokens/s per GPU", "MFU", "MFU peak", "memory fit"};
     const bool csv_has_throughput =
         std::find(header.begin(), header.end(), "MFU") != header.end();
     const std::size_t expected =

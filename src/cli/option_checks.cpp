@@ -275,6 +275,25 @@ void check_plan_inputs(const RawOptions& raw, Options& o) {
   o.calibration = raw.calibration;
 }
 
+/// --memory_margin: "N%" (0 to 90) of each GPU's memory, or N GiB (0 or more).
+MemoryMargin parse_memory_margin(const std::string& text) {
+  MemoryMargin m;
+  const bool percent = !text.empty() && text.back() == '%';
+  const std::string number = percent ? text.substr(0, text.size() - 1) : text;
+  double v = -1.0;
+  const char* end = number.data() + number.size();
+  const auto [ptr, ec] = std::from_chars(number.data(), end, v);
+  if (number.empty() || ec != std::errc() || ptr != end || !std::isfinite(v) || v < 0.0 ||
+      (percent && v > 90.0)) {
+    throw InputError(fmt::format("--memory_margin '{}' is neither a percentage of GPU memory "
+                                 "from 0% to 90% nor a number of GiB >= 0 (e.g. 10% or 4)",
+                                 text));
+  }
+  m.percent = percent ? v : 0.0;
+  m.gib = percent ? 0.0 : v;
+  return m;
+}
+
 /// What goes where: --format, --top, -o, and the files' flags.
 void check_outputs(const RawOptions& raw, Options& o) {
   if (!raw.top.empty()) {
@@ -313,6 +332,9 @@ void check_outputs(const RawOptions& raw, Options& o) {
                      "rows, the other leaves them out; give one");
   }
   o.include_oom = raw.include_oom;
+  if (!raw.memory_margin.empty()) {
+    o.memory_margin = parse_memory_margin(raw.memory_margin);
+  }
   o.distinct = raw.distinct;
   o.pretty = raw.pretty;
   o.quiet = raw.quiet;

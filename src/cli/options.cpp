@@ -185,6 +185,11 @@ ParseResult parse_options(int argc, const char* const* argv) {
                "OOM rows count in --top and in the summary (is_oom marks them); default: only "
                "rows that fit")
       ->group(output);
+  app.add_option("--memory_margin", o.memory_margin,
+                 "Memory each GPU keeps free for the CUDA context, NCCL buffers and allocator "
+                 "fragmentation: N% of its memory or N GiB; plans that fit only inside it are "
+                 "marked 'within margin' (feasibility and ranks are unchanged); default: 10%")
+      ->type_name("X")->group(output);
   app.add_flag("--feasible", o.feasible,
                "Leave out design points that do not fit in GPU memory; default: keep them")
       ->group(output);

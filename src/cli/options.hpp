@@ -13,6 +13,7 @@
 #include "zerosearch/core/dp_method.hpp"
 #include "zerosearch/model/estimate.hpp"
 #include "zerosearch/search/plan.hpp"
+#include "zerosearch/search/ranking.hpp"
 
 namespace zerosearch::cli {
 
@@ -50,6 +51,7 @@ struct RawOptions {
   std::string top;
   bool feasible = false;
   bool include_oom = false;
+  std::string memory_margin;                  // --memory_margin "10%" or GiB; empty: 10 %
   bool distinct = false;
   bool quiet = false;
   std::string dp_method;
@@ -156,6 +158,10 @@ struct Options {
   bool feasible = false;
   /// --include_oom: OOM rows count in --top and the summary (the old meaning of --top).
   bool include_oom = false;
+  /// --memory_margin: memory each GPU keeps free (CUDA context, NCCL buffers, allocator
+  /// fragmentation), as a percentage of its memory or in GiB. It marks the plans that fit
+  /// only within it ("within margin"); it changes no estimate, rank or OOM flag.
+  MemoryMargin memory_margin;
   bool distinct = false;                      // --distinct: CSV and JSON rows collapsed too
   bool pretty = false;
   bool quiet = false;

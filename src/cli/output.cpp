@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cerrno>
 #include <ctime>
 #include <cstring>
@@ -312,6 +313,44 @@ void print_terapipe_comparison(std::ostream& out, const std::vector<RankedRow>& 
 
 } // namespace
 
+namespace {
+
+/// Free GPU memory of a plan using `gpumem` GiB, against the smallest GPU of the run.
+double ctx_free_gib(const EstimateContext& ctx, double gpumem) {
+  double smallest = std::numeric_limits<double>::infinity();
+  for (std::size_t g = 0; g < ctx.cluster.groups.size() && g < ctx.memory_limit_gib.size(); ++g) {
+    if (ctx.cluster.groups[g].count > 0) {
+      smallest = std::min(smallest, static_cast<double>(ctx.memory_limit_gib[g]));
+    }
+  }
+  return smallest - gpumem;
+}
+
+} // namespace
+
+std::string margin_note(const EstimateContext& ctx, const RunResult& run, std::size_t in_margin,
+                        std::size_t shown) {
+  const MemoryMargin& m = run.memory_margin;
+  std::string per_gpu;
+  for (std::size_t g = 0; g < ctx.cluster.groups.size() && g < ctx.memory_limit_gib.size(); ++g) {
+    if (ctx.cluster.groups[g].count > 0) {
+      const auto gib = static_cast<double>(ctx.memory_limit_gib[g]);
+      per_gpu += fmt::format("{}{:.1f} of {}'s {:.1f} GiB", per_gpu.empty() ? "" : ", ",
+                             m.of(gib), ctx.cluster.groups[g].gpu, gib);
+    }
+  }
+  const std::string what =
+      m.gib > 0.0 ? fmt::format("{:g} GiB", m.gib) : fmt::format("{:g} % of GPU memory", m.percent);
+  return fmt::format("memory margin: {} ({}) kept free for the CUDA context, NCCL buffers and "
+                     "allocator fragmentation (--memory_margin); {} of the {} rows shown fit "
+                     "only within it{}",
+                     what, per_gpu, in_margin, shown,
+                     ctx.cluster.types_present() > 1
+                         ? " (mixed cluster: against the smallest GPU, --exhaustive shows each "
+                           "stage)"
+                         : "");
+}
+
 std::string mfu_note(const RunThroughput& t, const std::string& model) {
   if (t.peak_flops <= 0.0) {
     return fmt::format("MFU: unknown (a GPU of this cluster has no {} peak in the catalog)",
@@ -385,10 +424,15 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
                             C::embedding_sync_time, C::gpumem}) {
     layout.emplace_back(id);
   }
+  const auto within_margin = [&](const RankedRow& r) {
+    return !r.row->estimate.oom && r.row->estimate.gpumem_gib > run.margin_limit_gib;
+  };
   const bool any_oom = std::any_of(rows.begin(), rows.end(),
                                    [](const RankedRow& r) { return r.row->estimate.oom; });
-  if (any_oom) {
-    layout.emplace_back(C::is_oom);
+  const std::size_t in_margin =
+      static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), within_margin));
+  if (any_oom || in_margin > 0) {
+    layout.emplace_back(C::memory_fit);
   }
   layout.emplace_back(C::price_per_step);
   layout.emplace_back(C::tokens_per_gpu_s);
@@ -401,6 +445,7 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
   out << '\n';
   write_table(out, rows, layout);
   out << '\n' << mfu_note(tput, ctx.model.name) << '\n';
+  out << margin_note(ctx, run, in_margin, rows.size()) << '\n';
   const RankedRow* best_fit = nullptr;
   for (const RankedRow& r : rows) {
     if (!r.row->estimate.oom) {
@@ -430,6 +475,25 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
                      std::isfinite(tput.mfu_percent(b.estimate.step_s))
                          ? fmt::format("{:.1f} %", tput.mfu_percent(b.estimate.step_s))
                          : std::string("unknown"));
+  if (within_margin(*best_fit)) {
+    // The best plan leaves less free than the margin: the best one that leaves it, if kept.
+    const auto safe = std::find_if(ranked.begin(), ranked.end(), [&](const RankedRow& r) {
+      return !r.row->estimate.oom && !within_margin(r);
+    });
+    out << fmt::format("  it leaves {:.1f} GiB free, less than the memory margin",
+                       ctx_free_gib(ctx, b.estimate.gpumem_gib));
+    if (safe != ranked.end()) {
+      const DesignPoint& q = safe->row->point;
+      out << fmt::format("; the best plan outside it: {} tp {} pp {} dp {} mbs {}, rank {}: "
+                         "{:.2f} s/step ({:+.1f} %), {:.1f} GiB\n",
+                         to_string(q.method), q.tp, q.pp, q.dp, q.mbs, safe->rank,
+                         safe->row->estimate.step_s,
+                         100.0 * (safe->row->estimate.step_s / b.estimate.step_s - 1.0),
+                         safe->row->estimate.gpumem_gib);
+    } else {
+      out << "; no plan kept for this summary fits outside it (--top N shows more)\n";
+    }
+  }
   if (native && std::find(plan.schedules.begin(), plan.schedules.end(), Schedule::terapipe) !=
                     plan.schedules.end()) {
     print_terapipe_comparison(out, ranked);

@@ -93,6 +93,11 @@ inline constexpr std::size_t kFitHintRows = 256;
 /// and which dtype's peak.
 [[nodiscard]] std::string mfu_note(const RunThroughput& t, const std::string& model);
 
+/// One line on --memory_margin: how much each GPU keeps free and how many of the `shown` rows
+/// fit only within it.
+[[nodiscard]] std::string margin_note(const EstimateContext& ctx, const RunResult& run,
+                                      std::size_t in_margin, std::size_t shown);
+
 /// The default, short report: what was searched, how many points fit, the `top` best that fit.
 /// `rows` are summary_rows(); the counts are the run's (RunResult::estimates, oom).
 void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& run,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <iostream>
 #include <thread>
 
@@ -68,6 +69,17 @@ void Session::announce(const std::vector<SearchPlan>& plans, const std::string& 
   }
 }
 
+double margin_limit_gib(const EstimateContext& ctx, const MemoryMargin& margin) {
+  double limit = std::numeric_limits<double>::infinity();
+  for (std::size_t g = 0; g < ctx.cluster.groups.size() && g < ctx.memory_limit_gib.size(); ++g) {
+    if (ctx.cluster.groups[g].count > 0) {
+      const auto gib = static_cast<double>(ctx.memory_limit_gib[g]);
+      limit = std::min(limit, gib - margin.of(gib));
+    }
+  }
+  return limit;
+}
+
 unsigned search_threads(unsigned requested, const SearchSize& size) {
   const unsigned threads = requested != 0 ? requested : std::max(1U, std::thread::hardware_concurrency());
   return threads_within_limit(size, threads);
@@ -129,6 +141,8 @@ SessionResult Session::search(std::vector<SearchPlan> plans) const {
       run.profile_source = profile_source_text(plans[i].context);
       run.estimator = plans[i].context.estimator;
       run.throughput = run_throughput(plans[i].context, catalogs.hardware);
+      run.margin_limit_gib = margin_limit_gib(plans[i].context, options.memory_margin);
+      run.memory_margin = options.memory_margin;
       done_before += static_cast<std::size_t>(found.estimates);
     }
     bar.finish();

@@ -72,6 +72,10 @@ public:
   Catalogs catalogs;
 };
 
+/// RunResult::margin_limit_gib of a search of `ctx`: the smallest memory limit of its node
+/// types less the margin.
+[[nodiscard]] double margin_limit_gib(const EstimateContext& ctx, const MemoryMargin& margin);
+
 /// The worker threads of a search of `size`: -j, or one per core, within what memory allows.
 [[nodiscard]] unsigned search_threads(unsigned requested, const SearchSize& size);
 

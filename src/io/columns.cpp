@@ -19,7 +19,7 @@ namespace zerosearch {
 namespace {
 
 // The one table of output columns (docs/model.md §5 for the original's CSV).
-constexpr std::array<ColumnDef, 45> kColumns{{
+constexpr std::array<ColumnDef, 46> kColumns{{
     {ColumnId::m, "m", "", false},
     {ColumnId::mbs, "mbs", "", false},
     {ColumnId::tp, "tp", "", false},
@@ -65,6 +65,7 @@ constexpr std::array<ColumnDef, 45> kColumns{{
     {ColumnId::tokens_per_gpu_s, "tokens/s per GPU", "", false},
     {ColumnId::mfu, "MFU", "%", false},
     {ColumnId::mfu_peak, "MFU peak", "", true},
+    {ColumnId::memory_fit, "memory fit", "", true},
 }};
 static_assert([] {
   for (std::size_t i = 0; i < kColumns.size(); ++i) {
@@ -153,7 +154,8 @@ std::vector<Column> csv_layout(const std::vector<std::string>& type_names,
          C::mem_overhead});
   }
   if (options.throughput) {
-    add({C::seq_len, C::tokens_per_step, C::tokens_per_gpu_s, C::mfu, C::mfu_peak});
+    add({C::seq_len, C::tokens_per_step, C::tokens_per_gpu_s, C::mfu, C::mfu_peak,
+         C::memory_fit});
   }
   return cols;
 }
@@ -182,7 +184,7 @@ std::vector<Column> table_layout(const std::vector<std::string>& type_names, boo
     cols.insert(at + 1, Column(ColumnId::dtype));
   }
   for (const ColumnId id : {ColumnId::seq_len, ColumnId::tokens_per_step,
-                            ColumnId::tokens_per_gpu_s, ColumnId::mfu}) {
+                            ColumnId::tokens_per_gpu_s, ColumnId::mfu, ColumnId::memory_fit}) {
     cols.emplace_back(id);
   }
   return cols;
@@ -378,6 +380,7 @@ char* CellWriter::write(char* out, const Column& c, const RankedRow& r) {
     return write_python_float(out, r.run->throughput.tokens_per_gpu_s(e.step_s));
   case ColumnId::mfu: return write_python_float(out, r.run->throughput.mfu_percent(e.step_s));
   case ColumnId::mfu_peak: return put(out, r.run->throughput.peak_dtype);
+  case ColumnId::memory_fit: return put(out, memory_fit(*r.run, e));
   }
   return out;
 }
@@ -461,6 +464,11 @@ char* CellWriter::write_json(char* out, const Column& c, const RankedRow& r) {
   case ColumnId::mfu_peak: // "bf16" or "fp16": plain ASCII
     *out++ = '"';
     out = put(out, r.run->throughput.peak_dtype);
+    *out++ = '"';
+    return out;
+  case ColumnId::memory_fit:
+    *out++ = '"';
+    out = put(out, memory_fit(*r.run, e));
     *out++ = '"';
     return out;
   default:
@@ -607,6 +615,7 @@ nlohmann::ordered_json json_cell(const Column& c, const RankedRow& r) {
   case ColumnId::tokens_per_gpu_s: return number(r.run->throughput.tokens_per_gpu_s(e.step_s));
   case ColumnId::mfu: return number(r.run->throughput.mfu_percent(e.step_s));
   case ColumnId::mfu_peak: return r.run->throughput.peak_dtype;
+  case ColumnId::memory_fit: return memory_fit(*r.run, e);
   }
   return nullptr;
 }

@@ -21,6 +21,13 @@ double RunThroughput::mfu_percent(double step_s) const noexcept {
   return 100.0 * model_flops_per_step / step_s / peak_flops;
 }
 
+const char* memory_fit(const RunResult& run, const Estimate& e) noexcept {
+  if (e.oom) {
+    return "OOM";
+  }
+  return e.gpumem_gib > run.margin_limit_gib ? "within margin" : "fits";
+}
+
 RunThroughput run_throughput(const EstimateContext& ctx, const HardwareCatalog& hardware) {
   RunThroughput t;
   t.seq_len = ctx.model.sequence_length;

@@ -33,7 +33,10 @@ enum class ColumnId {
   /// Throughput (RunThroughput): tokens per sequence and per step, tokens/s per GPU, MFU in
   /// percent and whose peak it is against. In JSON and the table always; in the CSV only where
   /// it is not the original's format (native rows, --distinct).
-  seq_len, tokens_per_step, tokens_per_gpu_s, mfu, mfu_peak
+  seq_len, tokens_per_step, tokens_per_gpu_s, mfu, mfu_peak,
+  /// memory_fit(): "fits", "within margin" (--memory_margin) or "OOM"; where the throughput
+  /// columns are.
+  memory_fit
 };
 
 struct ColumnDef {

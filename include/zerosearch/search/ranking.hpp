@@ -1,6 +1,7 @@
 #pragma once
 // Ranking of result rows by step time (docs/model.md §5).
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,17 @@
 #include "zerosearch/search/search.hpp"
 
 namespace zerosearch {
+
+/// Memory a GPU keeps free besides what the estimate counts (--memory_margin): a share of
+/// its memory and/or GiB.
+struct MemoryMargin {
+  double percent = 10.0;
+  double gib = 0.0;
+  /// The margin on a GPU of `memory_gib`, GiB.
+  [[nodiscard]] double of(double memory_gib) const noexcept {
+    return memory_gib * percent / 100.0 + gib;
+  }
+};
 
 /// What the throughput columns of a run's rows need (seq_len, tokens per step, tokens/s per
 /// GPU, MFU): the same for every row of the run.
@@ -58,7 +70,15 @@ struct RunResult {
   Estimator estimator = Estimator::zerosearch;
   /// Tokens and FLOPs of one step, and the cluster's peak: the throughput columns.
   RunThroughput throughput;
+  /// A row that fits with more than this peak GPU memory is "within margin": the smallest,
+  /// over the run's node types, of memory limit minus --memory_margin (exact for one node
+  /// type; for a mix it can mark a row whose fullest stage sits on a larger GPU).
+  double margin_limit_gib = std::numeric_limits<double>::infinity();
+  MemoryMargin memory_margin;
 };
+
+/// "fits", "within margin" (fits, but not with the --memory_margin kept free) or "OOM".
+[[nodiscard]] const char* memory_fit(const RunResult& run, const Estimate& e) noexcept;
 
 /// A result row with its ranks (docs/model.md §5).
 struct RankedRow {
