@@ -267,8 +267,9 @@ ParseResult parse_options(int argc, const char* const* argv) {
                  "scripts, Slurm, PLAN.md) into DIR, created if missing (docs/launch.md)")
       ->type_name("DIR")->group(modes);
   app.add_option("--rank", o.rank,
-                 "--emit/--timeline: the plan at this position of the ranked rows; default: the "
-                 "best that fits in memory")
+                 "--emit/--timeline: the row shown as # N in the summary or the table (the N-th "
+                 "row of the CSV or JSON), ties in `rank` apart; default: the best that fits in "
+                 "memory")
       ->type_name("N")->group(modes);
   app.add_option("--timeline", o.timeline,
                  "Write an SVG timeline of the plan's pipeline schedule and memory to FILE")

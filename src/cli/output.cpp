@@ -177,7 +177,7 @@ void write_outputs(const OutputPlan& plan, const std::vector<RankedRow>& ranked,
   case StdoutFormat::summary: summary(std::cout); break;
   case StdoutFormat::csv: write_csv(std::cout, rows, type_names, plan.csv); break;
   case StdoutFormat::json: write_json(std::cout, rows, type_names, plan.csv); break;
-  case StdoutFormat::table: write_table(std::cout, distinct, type_names, true); break;
+  case StdoutFormat::table: write_table(std::cout, distinct, type_names, true, true); break;
   case StdoutFormat::none: break;
   }
   std::cout.flush();
@@ -191,6 +191,18 @@ void write_extra_output(const OutputPlan& plan, const OutputTarget& target,
   const bool replaced = target.kind == OutputKind::regular_file;
   write_output(target, write);
   say_wrote(plan, target, replaced);
+}
+
+std::vector<RankedRow> shown_rows(const OutputPlan& plan, const std::vector<RankedRow>& ranked) {
+  switch (plan.to_stdout) {
+  case StdoutFormat::summary: return summary_rows(plan, ranked);
+  case StdoutFormat::table: return select_rows(distinct_rows(ranked), plan.selection);
+  case StdoutFormat::csv:
+  case StdoutFormat::json:
+  case StdoutFormat::none: break;
+  }
+  return plan.csv.distinct ? select_rows(distinct_rows(ranked), plan.selection)
+                           : select_rows(ranked, plan.selection);
 }
 
 std::vector<RankedRow> summary_rows(const OutputPlan& plan, const std::vector<RankedRow>& ranked) {
@@ -443,7 +455,7 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
     layout.emplace_back(C::placements);
   }
   out << '\n';
-  write_table(out, rows, layout);
+  write_table(out, rows, layout, true);
   out << '\n' << mfu_note(tput, ctx.model.name) << '\n';
   out << margin_note(ctx, run, in_margin, rows.size()) << '\n';
   const RankedRow* best_fit = nullptr;

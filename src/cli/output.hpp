@@ -84,6 +84,12 @@ inline constexpr std::size_t kFitHintRows = 256;
 /// needs every row (--rank, --emit, --timeline, --html).
 [[nodiscard]] RowFilter search_filter(const OutputPlan& plan, bool all_rows);
 
+/// The rows standard output shows, in order: the summary's (summary_rows), the table's
+/// (distinct rows, --top), or those of the CSV or JSON (of the CSV file with -q). --rank N is
+/// the N-th of them: the row shown as `#` N in the summary and the table.
+[[nodiscard]] std::vector<RankedRow> shown_rows(const OutputPlan& plan,
+                                                const std::vector<RankedRow>& ranked);
+
 /// The rows the summary lists (distinct rows): with --top, the --top best; without, the 10
 /// best that fit.
 [[nodiscard]] std::vector<RankedRow> summary_rows(const OutputPlan& plan,

@@ -166,7 +166,7 @@ void Session::write(const SessionResult& result, const std::string& origin,
                     const std::string& pareto_svg) const {
   write_plan_outputs(
       options, [&](const RankedRow& r) -> const EstimateContext& { return result.context_of(r); },
-      result.ranked, origin, summary_lines, pareto_svg);
+      result.ranked, shown_rows(output, result.ranked), origin, summary_lines, pareto_svg);
   write_outputs(output, result.ranked, type_names(), summary);
 }
 
