@@ -6,6 +6,8 @@
 #include <iostream>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "plan_outputs.hpp"
 #include "progress.hpp"
 #include "setup.hpp"
@@ -31,8 +33,35 @@ Session::Session(const Options& o, const char* argv0)
   catalogs = load_catalogs(profiledb, o.hardware, o.calibration);
 }
 
-SearchPlan Session::plan(const PlanInput& in) const {
+SearchPlan Session::plan(PlanInput in) const {
   SearchPlan p = make_plan(in, catalogs);
+  // --seq_len away from the length the measured profiles were taken at: their layer times
+  // are for that length, so the run goes to the native estimator, which models any length
+  // (refused when --estimator zerosearch asks for the profiles).
+  if (in.sequence_length > 0 && p.context.estimator == Estimator::zerosearch) {
+    const std::int64_t measured_at =
+        in.model_spec ? in.model_spec->sequence_length
+                      : catalogs.models.find(p.context.model.name).sequence_length;
+    const bool measured = std::find(p.context.profile_source.begin(),
+                                    p.context.profile_source.end(),
+                                    "measured") != p.context.profile_source.end();
+    if (measured && in.sequence_length != measured_at) {
+      if (in.estimator || in.profile_source == ProfileSource::measured) {
+        throw InputError(fmt::format(
+            "--seq_len {}: the measured profiles of {} were taken at {} tokens and {} asks for "
+            "them; drop it (the native estimator models any length) or --seq_len",
+            in.sequence_length, p.context.model.name, measured_at,
+            in.estimator ? "--estimator zerosearch" : "--profile_source measured"));
+      }
+      in.estimator = Estimator::native;
+      in.profile_source = ProfileSource::automatic;
+      p = make_plan(in, catalogs);
+      p.notes.push_back(fmt::format("--seq_len {}: the measured profiles of {} were taken at {} "
+                                    "tokens, so this run uses the native estimator (analytic, "
+                                    "docs/native.md), not the original's formulas",
+                                    in.sequence_length, p.context.model.name, measured_at));
+    }
+  }
   check_plan(options, p);
   return p;
 }

@@ -41,7 +41,9 @@ public:
   Session(const Options& o, const char* argv0);
 
   /// The plan of `in` (make_plan), with the options checked against its model (check_plan).
-  [[nodiscard]] SearchPlan plan(const PlanInput& in) const;
+  /// --seq_len away from the measured profiles' length switches the run to the native
+  /// estimator, with a note (refused with --estimator zerosearch).
+  [[nodiscard]] SearchPlan plan(PlanInput in) const;
   /// The plan of the options on `cluster`.
   [[nodiscard]] SearchPlan plan(const Cluster& cluster) const;
 
