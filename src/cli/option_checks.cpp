@@ -181,6 +181,7 @@ std::vector<std::string> check_mode_flags(const RawOptions& o) {
 /// first type for --write_profile, otherwise one count per type. Then the cluster's size.
 void check_cluster(const RawOptions& raw, Options& o) {
   o.gpu_per_node = parse_int32("--gpu_per_node", raw.gpu_per_node, 1, kMaxGpusPerNode);
+  o.gpu_per_node_given = raw.gpu_per_node_given;
   o.num_node = parse_int32("--num_node", raw.num_node, 1, kMaxNodes);
   std::vector<int> counts;
   for (const std::string& text : raw.node_type_counts) {

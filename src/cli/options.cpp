@@ -95,7 +95,10 @@ ParseResult parse_options(int argc, const char* const* argv) {
                              "bound per type, at most {}); default: 8",
                              kMaxNodes, kMaxParetoNodesPerType))
       ->type_name("N")->group(cluster);
-  app.add_option("--gpu_per_node", o.gpu_per_node, fmt::format("GPUs per node, 1 to {}; default: 4", kMaxGpusPerNode))
+  app.add_option("--gpu_per_node", o.gpu_per_node, fmt::format("GPUs per node, 1 to {}; default: the catalog's node of the GPU (8 for "
+                             "H100-SXM, ...), 4 for the original's entries (A10, A6000, A100, "
+                             "H100, RTX3090)",
+                             kMaxGpusPerNode))
       ->type_name("N")->group(cluster);
   app.add_option("--type", o.model,
                  "Model from profiledb/models.json (llama2_13B, gpt2XL, llama3_8B, ...), or a "
@@ -358,6 +361,7 @@ ParseResult parse_options(int argc, const char* const* argv) {
                                  extras.size() == 1 ? "" : "s", fmt::join(extras, " ")));
   }
   o.num_node_given = app.count("--num_node") > 0;
+  o.gpu_per_node_given = app.count("--gpu_per_node") > 0;
   o.output_given = app.count("--output") > 0;
   o.comm_type_given = app.count("--comm_type") > 0;
   o.seed_given = app.count("--seed") > 0;

@@ -83,6 +83,7 @@ struct RawOptions {
   bool no_clobber = false;
   // Which flags were given (flags that do not apply to a mode are errors or notes).
   bool num_node_given = false;
+  bool gpu_per_node_given = false;
   bool custom_num_layer_given = false;
   bool output_given = false;                  // -o, even with an empty value
   bool comm_type_given = false;
@@ -129,7 +130,12 @@ struct Options {
   std::vector<int> node_counts;
   int num_node = 8;                           // --num_node; with --pareto the bound per type
   bool num_node_given = false;
+  /// --gpu_per_node; when not given, the catalog's node size of the GPU (4 for the original's
+  /// entries): apply_gpu_per_node_default.
   int gpu_per_node = 4;
+  bool gpu_per_node_given = false;
+  /// The summary's line on a default gpu_per_node other than 4; empty otherwise.
+  std::string gpu_per_node_note;
   std::string model = "llama2_13B";           // --type: a built-in name or a model file
   std::int64_t seq_len = 0;                   // 0: the model's
   int custom_gbs = 64;

@@ -373,9 +373,31 @@ std::string mfu_note(const RunThroughput& t, const std::string& model) {
                      model, t.model_flops_per_step, t.gpus, t.peak_dtype, t.peak_flops / 1e12);
 }
 
+std::string native_estimator_text(const EstimateContext& ctx) {
+  std::vector<std::string> calibrated, prior;
+  for (std::size_t g = 0; g < ctx.cluster.groups.size() && g < ctx.profile_source.size(); ++g) {
+    if (ctx.cluster.groups[g].count == 0) {
+      continue;
+    }
+    (ctx.profile_source[g] == "native (calibrated)" ? calibrated : prior)
+        .push_back(ctx.cluster.groups[g].gpu);
+  }
+  std::string text = "native, an analytic model (docs/native.md)";
+  if (!calibrated.empty()) {
+    text += fmt::format(", calibrated for {} (profiledb/calibration.json)",
+                        fmt::join(calibrated, " and "));
+  }
+  if (!prior.empty()) {
+    text += fmt::format("{} not calibrated for {} (the prior of {} GPU class)",
+                        calibrated.empty() ? "," : ";", fmt::join(prior, " and "),
+                        prior.size() == 1 ? "its" : "each");
+  }
+  return text + "; its error against published runs: docs/validation.md";
+}
+
 void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& run,
                    const std::vector<RankedRow>& ranked, const std::vector<RankedRow>& rows,
-                   double seconds) {
+                   double seconds, const std::vector<std::string>& gpu_lines) {
   const EstimateContext& ctx = plan.context;
   const std::uint64_t estimates = run.estimates;
   const std::uint64_t oom = run.oom;
@@ -386,12 +408,13 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
                      ctx.cluster.gpus_per_node, ctx.global_batch, tput.seq_len,
                      tput.tokens_per_step);
   if (ctx.estimator == Estimator::native) {
-    out << fmt::format("estimator: {} (docs/native.md; error against published runs: "
-                       "docs/validation.md)\n",
-                       profile_source_text(ctx));
+    out << "estimator: " << native_estimator_text(ctx) << '\n';
   } else {
     out << fmt::format("profiles: {} (estimator: zerosearch, the original's formulas)\n",
                        profile_source_text(ctx));
+  }
+  for (const std::string& line : gpu_lines) {
+    out << line << '\n';
   }
   std::string methods;
   for (const auto m : plan.methods) {

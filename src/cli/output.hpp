@@ -106,8 +106,14 @@ inline constexpr std::size_t kFitHintRows = 256;
 
 /// The default, short report: what was searched, how many points fit, the `top` best that fit.
 /// `rows` are summary_rows(); the counts are the run's (RunResult::estimates, oom).
+/// `gpu_lines` (native runs: gpu_entry_lines; the default --gpu_per_node) follow the
+/// estimator line.
 void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& run,
                    const std::vector<RankedRow>& ranked, const std::vector<RankedRow>& rows,
-                   double seconds);
+                   double seconds, const std::vector<std::string>& gpu_lines = {});
+
+/// The native estimator in words: "an analytic model (docs/native.md), calibrated for A10 /
+/// not calibrated for H100-SXM (the prior of its GPU class)".
+[[nodiscard]] std::string native_estimator_text(const EstimateContext& ctx);
 
 } // namespace zerosearch::cli

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <iostream>
+#include <numeric>
 
 #include <fmt/format.h>
 
 #include "options.hpp"
 #include "zerosearch/core/error.hpp"
+#include "zerosearch/io/hardware_json.hpp"
 #include "zerosearch/io/hf_config.hpp"
 #include "describe.hpp"
 
@@ -139,6 +141,86 @@ nlohmann::ordered_json run_inputs(const Options& o, const SearchPlan& plan,
   j["profiledb"] = profiledb.string();
   j["profile_source"] = profile_source_text(ctx);
   return j;
+}
+
+bool original_entry(const GpuSpec& gpu) noexcept {
+  return gpu.price_source.rfind("the original ZeROSearch", 0) == 0;
+}
+
+void apply_gpu_per_node_default(Options& o, const char* argv0) {
+  if (o.gpu_per_node_given) {
+    return;
+  }
+  HardwareCatalog hardware;
+  try {
+    const fs::path db = find_profiledb(o, argv0);
+    hardware = load_hardware_catalog(db / "hardware.json");
+    if (!o.hardware.empty()) {
+      hardware = merge_catalogs(std::move(hardware), load_hardware_catalog(o.hardware));
+    }
+  } catch (const InputError&) {
+    return; // the run says what is wrong with the catalog
+  }
+  int size = 0;
+  bool differ = false;
+  for (const std::string& name : o.node_types) {
+    const GpuSpec* gpu = hardware.find_gpu(name);
+    if (gpu == nullptr) {
+      return; // an unknown name: the run refuses it
+    }
+    const int n = original_entry(*gpu) || gpu->default_gpus_per_node <= 0
+                      ? 4
+                      : gpu->default_gpus_per_node;
+    differ = differ || (size != 0 && n != size);
+    size = size == 0 ? n : std::min(size, n);
+  }
+  if (size == 0 || size == o.gpu_per_node) {
+    return;
+  }
+  const long long gpus = static_cast<long long>(size) *
+                         std::max<long long>(1, o.node_counts.empty()
+                                                    ? o.num_node
+                                                    : std::accumulate(o.node_counts.begin(),
+                                                                      o.node_counts.end(), 0LL));
+  if (gpus > kMaxClusterGpus) {
+    return;
+  }
+  o.gpu_per_node = size;
+  o.gpu_per_node_note = fmt::format("GPUs per node: {}, {} (--gpu_per_node changes it)", size,
+                                    differ ? "the smallest catalog node of these GPU types"
+                                           : "the catalog's node of this GPU type");
+}
+
+std::vector<std::string> gpu_entry_lines(const EstimateContext& ctx,
+                                         const HardwareCatalog& hardware) {
+  std::vector<std::string> lines;
+  for (const NodeGroup& g : ctx.cluster.groups) {
+    const GpuSpec* gpu = g.count > 0 ? hardware.find_gpu(g.gpu) : nullptr;
+    if (gpu == nullptr) {
+      continue;
+    }
+    std::string line = fmt::format(
+        "GPU {}: catalog entry {}, {:.1f} GiB, ${:.2f} per GPU-hour ({}, {})", g.gpu, gpu->name,
+        gpu->memory_gib.value_or(0.0), gpu->price_per_gpu_hour_usd, gpu->price_source,
+        gpu->price_date);
+    if (original_entry(*gpu)) {
+      // The parts an original's entry stands for: the catalog's entries named NAME-...
+      std::vector<std::string> parts;
+      for (const auto& [name, spec] : hardware.gpus) {
+        if (name.size() > gpu->name.size() + 1 && name.rfind(gpu->name + "-", 0) == 0) {
+          parts.push_back(fmt::format("{} (${:.2f}, {:.1f} GiB)", name,
+                                      spec.price_per_gpu_hour_usd,
+                                      spec.memory_gib.value_or(0.0)));
+        }
+      }
+      line += "; this is the original's entry, kept for parity";
+      if (!parts.empty()) {
+        line += fmt::format(": for a real part use --node_type {}", fmt::join(parts, " or "));
+      }
+    }
+    lines.push_back(std::move(line));
+  }
+  return lines;
 }
 
 } // namespace zerosearch::cli
