@@ -560,6 +560,7 @@ Options validate_options(const RawOptions& raw) {
   o.exhaustive = raw.exhaustive;
   o.search_space = raw.search_space;
   o.write_profile = raw.write_profile;
+  o.list = raw.list;
   o.num_node_given = raw.num_node_given;
   check_cluster(raw, o);
   check_plan_inputs(raw, o);

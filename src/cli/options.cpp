@@ -1,5 +1,7 @@
 #include "options.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <memory>
 #include <iostream>
 
@@ -63,7 +65,55 @@ std::string parse_error_text(const CLI::ParseError& e) {
   return what;
 }
 
+/// Levenshtein distance of two short strings.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
 } // namespace
+
+std::string suggest_flag(const std::string& flag, const std::vector<std::string>& flags) {
+  // Names users bring from other tools, then spelling: '-' for '_', case, a letter or two.
+  static const std::pair<const char*, const char*> kAliases[] = {
+      {"--model", "--type"},          {"--model_name", "--type"},
+      {"--gpu", "--node_type"},       {"--gpu_type", "--node_type"},
+      {"--nodes", "--num_node"},      {"--num_nodes", "--num_node"},
+      {"--gpus_per_node", "--gpu_per_node"}, {"--global_batch_size", "--custom_gbs"},
+      {"--gbs", "--custom_gbs"},      {"--batch_size", "--custom_gbs"},
+      {"--seq_length", "--seq_len"},  {"--sequence_length", "--seq_len"},
+      {"--output", "-o"}};
+  std::string norm = flag;
+  for (std::size_t i = 2; i < norm.size(); ++i) {
+    norm[i] = norm[i] == '-' ? '_'
+                             : static_cast<char>(std::tolower(static_cast<unsigned char>(norm[i])));
+  }
+  for (const auto& [alias, meant] : kAliases) {
+    if (norm == alias) {
+      return meant;
+    }
+  }
+  std::string best;
+  std::size_t best_distance = 3; // at most 2 edits
+  for (const std::string& f : flags) {
+    const std::size_t d = edit_distance(norm, f);
+    if (d < best_distance) {
+      best_distance = d;
+      best = f;
+    }
+  }
+  return best;
+}
 
 ParseResult parse_options(int argc, const char* const* argv) {
   RawOptions o;
@@ -330,6 +380,10 @@ ParseResult parse_options(int argc, const char* const* argv) {
                  "The loss compiled into fused kernels (torchtitan's [compile], fsdp only): the "
                  "logits and their gradient stay in 16 bits; on or off (default)")
       ->type_name("on|off")->group(native);
+  app.add_option("--list", o.list,
+                 "Print the built-in models (models) or the GPU catalog (gpus) with their key "
+                 "figures and exit; also `zerosearch list models|gpus`")
+      ->type_name("WHAT")->group(modes);
   app.add_flag("--search_space", o.search_space,
                "Print the size of the search space and exit")
       ->group(modes);
@@ -345,8 +399,18 @@ ParseResult parse_options(int argc, const char* const* argv) {
 
   // Left-over arguments are reported below, in command-line order.
   app.allow_extras();
+  // `zerosearch list WHAT ...`: the --list mode.
+  std::vector<const char*> args(argv, argv + argc);
+  std::string list_word;
+  if (argc >= 2 && std::string(argv[1]) == "list") {
+    if (argc < 3 || argv[2][0] == '-') {
+      throw InputError("list needs what to list: list models or list gpus");
+    }
+    list_word = argv[2];
+    args.erase(args.begin() + 1, args.begin() + 3);
+  }
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(args.size()), args.data());
   } catch (const CLI::CallForHelp&) {
     std::cout << app.help();
     return ParseResult{std::nullopt, 0};
@@ -357,8 +421,29 @@ ParseResult parse_options(int argc, const char* const* argv) {
     throw InputError(fmt::format("{} (see zerosearch --help)", parse_error_text(e)));
   }
   if (const std::vector<std::string> extras = app.remaining(); !extras.empty()) {
+    // A mistyped flag: name it with the flag it most likely meant.
+    std::vector<std::string> flags;
+    for (const CLI::Option* opt : app.get_options()) {
+      for (const std::string& name : opt->get_lnames()) {
+        flags.push_back("--" + name);
+      }
+    }
+    for (const std::string& arg : extras) {
+      if (arg.size() > 2 && arg.rfind("--", 0) == 0) {
+        const std::string flag = arg.substr(0, arg.find('='));
+        const std::string meant = suggest_flag(flag, flags);
+        throw InputError(meant.empty()
+                             ? fmt::format("unknown flag {} (see zerosearch --help)", flag)
+                             : fmt::format("unknown flag {}; did you mean {}? (see zerosearch "
+                                           "--help)",
+                                           flag, meant));
+      }
+    }
     throw InputError(fmt::format("unexpected argument{} {} (see zerosearch --help)",
                                  extras.size() == 1 ? "" : "s", fmt::join(extras, " ")));
+  }
+  if (!list_word.empty()) {
+    o.list = list_word;
   }
   o.num_node_given = app.count("--num_node") > 0;
   o.gpu_per_node_given = app.count("--gpu_per_node") > 0;

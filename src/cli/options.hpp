@@ -80,6 +80,7 @@ struct RawOptions {
   std::string overlap_grad_reduce;
   std::string fused_loss;
   std::string seed = "0";
+  std::string list;                           // `list models|gpus` or --list
   bool no_clobber = false;
   // Which flags were given (flags that do not apply to a mode are errors or notes).
   bool num_node_given = false;
@@ -122,6 +123,7 @@ struct Options {
   bool exhaustive = false;
   bool search_space = false;
   std::string write_profile;                  // --write_profile FILE; empty: not this mode
+  std::string list;                           // `list WHAT` / --list WHAT; empty: not this mode
 
   // Cluster and model.
   std::vector<std::string> node_types;        // at least one; two with --pareto
@@ -218,6 +220,12 @@ struct ParseResult {
 /// Parses argv and validates it (validate_options). Prints --help/--version text itself.
 /// Throws InputError on a bad command line.
 [[nodiscard]] ParseResult parse_options(int argc, const char* const* argv);
+
+/// The flag a mistyped `flag` most likely means: a known alias (--model: --type, --num_nodes:
+/// --num_node), else the one of `flags` at most 2 edits away once '-' reads as '_' ("--node-type":
+/// --node_type); empty when none is close.
+[[nodiscard]] std::string suggest_flag(const std::string& flag,
+                                       const std::vector<std::string>& flags);
 
 /// Every check of the flags that needs no file: types and ranges, names of methods and
 /// formats, flags that do not apply to the mode, the cluster's shape and size, the explicit

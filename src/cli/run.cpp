@@ -28,6 +28,9 @@ int run(int argc, const char* const* argv) {
         std::cerr << "zerosearch: note: " << note << '\n';
       }
     }
+    if (!o.list.empty()) {
+      return run_list_mode(o.list, o, argv0);
+    }
     if (!o.write_profile.empty()) {
       return run_write_profile_mode(o, argv0);
     }

@@ -1,6 +1,8 @@
 #include "session.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <string_view>
 #include <chrono>
 #include <limits>
 #include <iostream>
@@ -34,6 +36,15 @@ Session::Session(const Options& o, const char* argv0)
 }
 
 SearchPlan Session::plan(PlanInput in) const {
+  // Model names are case-insensitive, as GPU names are: the catalog's spelling.
+  if (!in.model_spec && !catalogs.models.contains(in.model)) {
+    for (const ModelSpec& m : catalogs.models.models) {
+      if (same_name_ignoring_case(m.name, in.model)) {
+        in.model = m.name;
+        break;
+      }
+    }
+  }
   SearchPlan p = make_plan(in, catalogs);
   // --seq_len away from the length the measured profiles were taken at: their layer times
   // are for that length, so the run goes to the native estimator, which models any length
@@ -96,6 +107,14 @@ void Session::announce(const std::vector<SearchPlan>& plans, const std::string& 
       std::cerr << "zerosearch: note: " << n << '\n';
     }
   }
+}
+
+bool same_name_ignoring_case(std::string_view a, std::string_view b) noexcept {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
 }
 
 double margin_limit_gib(const EstimateContext& ctx, const MemoryMargin& margin) {

@@ -5,6 +5,7 @@
 // (the Pareto front and limits, the detail of one design point, the size table).
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "options.hpp"
@@ -73,6 +74,9 @@ public:
   std::filesystem::path profiledb;
   Catalogs catalogs;
 };
+
+/// Equal names but for the case of ASCII letters ("LLAMA3_8b" and "llama3_8B").
+[[nodiscard]] bool same_name_ignoring_case(std::string_view a, std::string_view b) noexcept;
 
 /// RunResult::margin_limit_gib of a search of `ctx`: the smallest memory limit of its node
 /// types less the margin.
