@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "describe.hpp"
+#include "zerosearch/model/model_stats.hpp"
 #include "zerosearch/core/error.hpp"
 #include "zerosearch/core/version.hpp"
 
@@ -373,6 +374,17 @@ std::string mfu_note(const RunThroughput& t, const std::string& model) {
                      model, t.model_flops_per_step, t.gpus, t.peak_dtype, t.peak_flops / 1e12);
 }
 
+std::string moe_note(const ModelSpec& m) {
+  return fmt::format(
+      "mixture of experts without expert parallelism: {} has {} experts, {} per token; each "
+      "plan is costed as a dense model of the active experts ({:.1f} B of {:.1f} B parameters "
+      "per token) with all {} experts' weights on every GPU of a layer's stage; expert "
+      "parallelism and its all-to-all are not modelled yet",
+      m.name, m.num_experts, m.experts_per_token,
+      static_cast<double>(active_parameters(m)) / 1e9,
+      static_cast<double>(total_parameters(m)) / 1e9, m.num_experts);
+}
+
 std::string native_estimator_text(const EstimateContext& ctx) {
   std::vector<std::string> calibrated, prior;
   for (std::size_t g = 0; g < ctx.cluster.groups.size() && g < ctx.profile_source.size(); ++g) {
@@ -415,6 +427,9 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
   }
   for (const std::string& line : gpu_lines) {
     out << line << '\n';
+  }
+  if (ctx.model.is_moe()) {
+    out << moe_note(ctx.model) << '\n';
   }
   std::string methods;
   for (const auto m : plan.methods) {

@@ -112,6 +112,10 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
                    const std::vector<RankedRow>& ranked, const std::vector<RankedRow>& rows,
                    double seconds, const std::vector<std::string>& gpu_lines = {});
 
+/// One line for a mixture-of-experts model: no expert parallelism, costed as a dense model of
+/// the active experts, every expert's weights on every GPU.
+[[nodiscard]] std::string moe_note(const ModelSpec& m);
+
 /// The native estimator in words: "an analytic model (docs/native.md), calibrated for A10 /
 /// not calibrated for H100-SXM (the prior of its GPU class)".
 [[nodiscard]] std::string native_estimator_text(const EstimateContext& ctx);
