@@ -215,10 +215,11 @@ std::vector<RankedRow> summary_rows(const OutputPlan& plan, const std::vector<Ra
 
 namespace {
 
-/// The recompute and offload settings that make an OOM row's plan fit, with their step time
-/// and cost against the OOM estimate (native estimator).
+/// The recompute and offload settings that make an OOM row's plan fit faster than `limit_s`
+/// (the best plan that fits), with their step time and cost against the OOM estimate (native
+/// estimator).
 std::vector<std::string> fitting_settings(const EstimateContext& ctx, const RunResult& run,
-                                          const ResultRow& oom_row) {
+                                          const ResultRow& oom_row, double limit_s) {
   const DesignPoint& p = oom_row.point;
   const Placement& placement = run.placements[static_cast<std::size_t>(oom_row.placement)];
   std::vector<std::string> fits;
@@ -237,7 +238,8 @@ std::vector<std::string> fitting_settings(const EstimateContext& ctx, const RunR
       } catch (const InputError&) {
         continue;
       }
-      if (!e.oom) {
+      // Only settings that beat the best plan that fits: a slower fix is no advice.
+      if (!e.oom && e.step_s < limit_s) {
         fits.push_back(fmt::format("--recompute {} --offload {}: {:.2f} s/step ({:+.0f} %), "
                                    "{:.1f} GiB",
                                    to_string(r), to_string(o), e.step_s,
@@ -274,7 +276,7 @@ void print_fit_hint(std::ostream& out, const EstimateContext& ctx, const RunResu
       return;
     }
     ++tried;
-    const std::vector<std::string> fits = fitting_settings(ctx, run, row);
+    const std::vector<std::string> fits = fitting_settings(ctx, run, row, limit_s);
     if (fits.empty()) {
       continue;
     }
@@ -511,11 +513,11 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
     return;
   }
   const auto& b = *best_fit->row;
-  out << fmt::format("\nbest plan: {} with tp {}, pp {}, dp {}, micro-batch {} ({} micro-batches){}: "
+  out << fmt::format("\nbest plan: {} with tp {}, pp {}, dp {}, micro-batch {} ({}){}: "
                      "{:.2f} s/step, {:.1f} GiB per GPU, ${:.4f} per step, {:.0f} tokens/s per "
                      "GPU, MFU {}\n",
                      to_string(b.point.method), b.point.tp, b.point.pp, b.point.dp, b.point.mbs,
-                     b.point.num_micro_batches,
+                     micro_batches_text(b.point.num_micro_batches),
                      native ? fmt::format(", recompute {}, offload {}, virtual stages {}, {}",
                                           to_string(b.point.recompute), to_string(b.point.offload),
                                           b.point.virtual_stages, to_string(b.point.dtype))

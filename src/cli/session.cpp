@@ -191,6 +191,9 @@ SessionResult Session::search(std::vector<SearchPlan> plans) const {
       run.throughput = run_throughput(plans[i].context, catalogs.hardware);
       run.margin_limit_gib = margin_limit_gib(plans[i].context, options.memory_margin);
       run.memory_margin = options.memory_margin;
+      if (plans[i].context.native) {
+        run.overlap_grad_reduce = plans[i].context.native->settings.overlap_grad_reduce;
+      }
       done_before += static_cast<std::size_t>(found.estimates);
     }
     bar.finish();

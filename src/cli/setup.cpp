@@ -107,12 +107,50 @@ std::string no_design_point_message(const SearchPlan& plan) {
     }
   }
   std::sort(tps.begin(), tps.end());
+  // The data-parallel degrees the cluster allows (enumerate.cpp's rules, any global batch):
+  // the nearest batches below and above that one of them divides.
+  const int world = ctx.cluster.world_size();
+  std::vector<int> dps;
+  for (std::size_t i = 0; i < plan.methods.size() && i < plan.tp_degrees.size(); ++i) {
+    const DpMethodInfo& m = info(plan.methods[i]);
+    for (const int tp : plan.tp_degrees[i]) {
+      if (tp <= 0 || world % tp != 0 || (!m.allows_tensor_parallel && tp > 1)) continue;
+      for (int dp = 1; dp <= world / tp; ++dp) {
+        if ((world / tp) % dp != 0) continue;
+        const int pp = world / (tp * dp);
+        if (pp <= ctx.model.num_layers && (m.allows_pipeline_parallel || pp == 1)) {
+          dps.push_back(dp);
+        }
+      }
+    }
+  }
+  const auto works = [&](long long b) {
+    return std::any_of(dps.begin(), dps.end(), [&](int dp) { return b % dp == 0; });
+  };
+  std::vector<std::string> nearest;
+  if (!dps.empty()) {
+    for (long long b = ctx.global_batch - 1; b >= 1; --b) {
+      if (works(b)) {
+        nearest.push_back(fmt::format("{}", b));
+        break;
+      }
+    }
+    for (long long b = ctx.global_batch + 1; b <= kMaxGlobalBatch; ++b) {
+      if (works(b)) {
+        nearest.push_back(fmt::format("{}", b));
+        break;
+      }
+    }
+  }
   return fmt::format("no design point for {} GPUs ({} nodes x {}) and global batch {}: tp x dp x "
                      "pp must be {} with tp in {{{}}}, dp dividing {} and pp at most the {} "
-                     "layers of {}; use fewer nodes or a larger --custom_gbs",
+                     "layers of {}; use fewer nodes or another --custom_gbs{}",
                      ctx.cluster.world_size(), ctx.cluster.num_nodes(), ctx.cluster.gpus_per_node,
                      ctx.global_batch, ctx.cluster.world_size(), fmt::join(tps, ", "),
-                     ctx.global_batch, ctx.model.num_layers, ctx.model.name);
+                     ctx.global_batch, ctx.model.num_layers, ctx.model.name,
+                     nearest.empty() ? std::string()
+                                     : fmt::format(" (the nearest with a design point: {})",
+                                                   fmt::join(nearest, " and ")));
 }
 
 /// The original's record file name (docs/model.md §5).

@@ -317,7 +317,7 @@ char* CellWriter::write(char* out, const Column& c, const RankedRow& r) {
   case ColumnId::pp: return put_int(out, p.pp);
   case ColumnId::dp: return put_int(out, p.dp);
   case ColumnId::dp_method: return put(out, to_string(p.method));
-  case ColumnId::overlap_comm: return put(out, "False");
+  case ColumnId::overlap_comm: return put_bool(out, overlaps_comm(*r.run, p.method));
   case ColumnId::node_placement: {
     // "['A10', 'A6000']": quoted as soon as it has two nodes (a comma).
     const std::string_view text = placement_text(r);
@@ -419,7 +419,7 @@ char* CellWriter::write_json(char* out, const Column& c, const RankedRow& r) {
     out = put(out, to_string(p.method));
     *out++ = '"';
     return out;
-  case ColumnId::overlap_comm: return put_json_bool(out, false);
+  case ColumnId::overlap_comm: return put_json_bool(out, overlaps_comm(*r.run, p.method));
   case ColumnId::node_placement:
     *out++ = '[';
     out = put(out, placement_json(r));
@@ -445,7 +445,8 @@ char* CellWriter::write_json(char* out, const Column& c, const RankedRow& r) {
   case ColumnId::price_per_step: return put_json_number(out, e.price_per_step_usd);
   case ColumnId::exp_partition:
     *out++ = '"';
-    out = put_exp_partition(out, e.partition);
+    out = e.partition.size() == 1 ? put_int(out, e.partition.front() - 2)
+                                  : put_exp_partition(out, e.partition);
     *out++ = '"';
     return out;
   case ColumnId::node_count: return put_int(out, node_count(r, c.node_type));
@@ -570,7 +571,7 @@ nlohmann::ordered_json json_cell(const Column& c, const RankedRow& r) {
   case ColumnId::pp: return p.pp;
   case ColumnId::dp: return p.dp;
   case ColumnId::dp_method: return to_string(p.method);
-  case ColumnId::overlap_comm: return false;
+  case ColumnId::overlap_comm: return overlaps_comm(*r.run, p.method);
   case ColumnId::node_placement: {
     auto names = nlohmann::ordered_json::array();
     for (const int g : placement_of(r)) {
@@ -587,7 +588,10 @@ nlohmann::ordered_json json_cell(const Column& c, const RankedRow& r) {
   case ColumnId::gpumem: return number(e.gpumem_gib);
   case ColumnId::train_cost: return number(e.train_cost_usd);
   case ColumnId::price_per_step: return number(e.price_per_step_usd);
-  case ColumnId::exp_partition: return exp_partition(e.partition);
+  // One stage: its transformer layers (the CSV keeps the original's "81-81" for 80 layers).
+  case ColumnId::exp_partition:
+    return e.partition.size() == 1 ? std::to_string(e.partition.front() - 2)
+                                   : exp_partition(e.partition);
   case ColumnId::node_count: return node_count(r, c.node_type);
   case ColumnId::rank: return r.rank;
   case ColumnId::real_rank: return r.real_rank;
@@ -640,6 +644,13 @@ void append_table_cell(std::string& out, const Column& c, const RankedRow& r) {
     return;
   }
   case ColumnId::partition: fmt::format_to(to, "[{}]", fmt::join(e.partition, ",")); return;
+  case ColumnId::exp_partition:
+    if (e.partition.size() == 1) {
+      fmt::format_to(to, "{}", e.partition.front() - 2);
+      return;
+    }
+    append_csv_cell(out, c, r);
+    return;
   case ColumnId::step_time: fmt::format_to(to, "{:.4f}", e.step_s); return;
   case ColumnId::pipeline_time: fmt::format_to(to, "{:.4f}", e.pipeline_s); return;
   case ColumnId::dp_sync_time: fmt::format_to(to, "{:.4f}", e.dp_sync_s); return;

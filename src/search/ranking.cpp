@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "zerosearch/model/model_stats.hpp"
+#include "zerosearch/model/native.hpp"
 
 namespace zerosearch {
 
@@ -19,6 +20,14 @@ double RunThroughput::mfu_percent(double step_s) const noexcept {
     return std::numeric_limits<double>::quiet_NaN();
   }
   return 100.0 * model_flops_per_step / step_s / peak_flops;
+}
+
+bool overlaps_comm(const RunResult& run, DpMethod method) noexcept {
+  if (run.estimator != Estimator::native) {
+    return false;
+  }
+  const FrameworkParams& fw = framework_params(method);
+  return fw.shard_level >= 3 || run.overlap_grad_reduce.value_or(fw.dp_overlap > 0.0);
 }
 
 const char* memory_fit(const RunResult& run, const Estimate& e) noexcept {

@@ -2,6 +2,7 @@
 // Ranking of result rows by step time (docs/model.md §5).
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,7 +76,14 @@ struct RunResult {
   /// type; for a mix it can mark a row whose fullest stage sits on a larger GPU).
   double margin_limit_gib = std::numeric_limits<double>::infinity();
   MemoryMargin memory_margin;
+  /// Native runs: --overlap_grad_reduce as given (unset: each framework's default).
+  std::optional<bool> overlap_grad_reduce;
 };
+
+/// Whether a row's gradient reduction overlaps backward (the overlap_comm column): the
+/// original's False for its rows; for native rows true with ZeRO-3 and FSDP (always), else
+/// --overlap_grad_reduce or the framework's default.
+[[nodiscard]] bool overlaps_comm(const RunResult& run, DpMethod method) noexcept;
 
 /// "fits", "within margin" (fits, but not with the --memory_margin kept free) or "OOM".
 [[nodiscard]] const char* memory_fit(const RunResult& run, const Estimate& e) noexcept;
