@@ -10,6 +10,21 @@ execute_process(COMMAND "${ZEROSEARCH}" ${args} RESULT_VARIABLE rc OUTPUT_VARIAB
 if(NOT rc EQUAL 0 OR NOT err STREQUAL "")
   message(FATAL_ERROR "without a terminal: exit ${rc}, stderr '${err}' (expected empty)")
 endif()
+# Not on a terminal (issue 25 item 9): a start line with the work and progress lines, every
+# ZEROSEARCH_PROGRESS_INTERVAL_MS (10 s by default; 0 here: every update); -q hides them.
+set(ENV{ZEROSEARCH_PROGRESS_INTERVAL_MS} 0)
+execute_process(COMMAND "${ZEROSEARCH}" ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT err MATCHES "^zerosearch: searching [0-9]+ estimates \\([0-9]+ design points x 128 placements\\) on 1 thread, about [0-9]+ s; progress every 0 s on stderr \\(-q hides it\\)\n"
+   OR NOT err MATCHES "\nzerosearch: progress: \\[[#.]+\\] +[0-9]+%  [0-9]+/[0-9]+ estimates")
+  message(FATAL_ERROR "without a terminal, interval 0: exit ${rc}, stderr '${err}' (expected a start line and progress lines)")
+endif()
+execute_process(COMMAND "${ZEROSEARCH}" ${args} -q RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT err STREQUAL "")
+  message(FATAL_ERROR "with -q: exit ${rc}, stderr '${err}' (expected empty)")
+endif()
+unset(ENV{ZEROSEARCH_PROGRESS_INTERVAL_MS})
 if(SCRIPT)
   list(JOIN args " " joined)
   execute_process(COMMAND "${SCRIPT}" -qec "'${ZEROSEARCH}' ${joined} > /dev/null" /dev/null

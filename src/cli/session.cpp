@@ -128,6 +128,9 @@ double margin_limit_gib(const EstimateContext& ctx, const MemoryMargin& margin) 
   return limit;
 }
 
+/// A search expected to take this long (wall seconds) announces itself when not on a terminal.
+constexpr double kStartLineSeconds = 2.0;
+
 unsigned search_threads(unsigned requested, const SearchSize& size) {
   const unsigned threads = requested != 0 ? requested : std::max(1U, std::thread::hardware_concurrency());
   return threads_within_limit(size, threads);
@@ -169,7 +172,21 @@ SessionResult Session::search(std::vector<SearchPlan> plans) const {
   const auto t0 = std::chrono::steady_clock::now();
   result.runs.resize(plans.size());
   {
-    ProgressBar bar(std::cerr, !options.quiet && stderr_is_terminal());
+    const bool terminal = stderr_is_terminal();
+    // Not on a terminal (a log, a CI job): a start line when the search is expected to take
+    // a while (its CPU-time model over the threads), then a progress line every 10 s.
+    if (!options.quiet && !terminal &&
+        (size.cpu_s / so.threads >= kStartLineSeconds || log_interval().count() == 0)) {
+      std::cerr << fmt::format("zerosearch: searching {} estimates ({} design points x {} "
+                               "placements) on {} thread{}, about {:.0f} s; progress every {:g} s "
+                               "on stderr (-q hides it)\n",
+                               size.estimates, size.design_points, size.placements, so.threads,
+                               so.threads == 1 ? "" : "s",
+                               size.cpu_s / so.threads,
+                               std::chrono::duration<double>(log_interval()).count())
+                << std::flush;
+    }
+    ProgressBar bar(std::cerr, !options.quiet, terminal);
     std::size_t done_before = 0;
     const auto total = static_cast<std::size_t>(size.estimates);
     so.on_progress = [&](const SearchProgress& sp) {
