@@ -9,6 +9,7 @@
 #include "zerosearch/io/html_report.hpp"
 #include "zerosearch/io/launch.hpp"
 #include "zerosearch/io/output_file.hpp"
+#include "zerosearch/io/report_format.hpp"
 #include "zerosearch/io/timeline.hpp"
 
 namespace zerosearch::cli {
@@ -101,7 +102,29 @@ void write_plan_outputs(const Options& o,
     HtmlReportInput in;
     in.title = fmt::format("zerosearch: {} on {} GPUs", ctx.model.name, ctx.cluster.world_size());
     in.summary = summary;
-    in.rows = ranked;
+    // The rows of the other outputs: --top (plans that fit unless --include_oom), --feasible,
+    // --distinct (distinct rows also when the rows are many: one per design point and
+    // estimate), at most kHtmlMaxRows.
+    RowSelection selection;
+    selection.feasible_only = o.feasible || (o.top.has_value() && !o.include_oom);
+    selection.top = o.top.value_or(0);
+    const bool distinct = o.distinct || ranked.size() > kHtmlMaxRows;
+    std::vector<RankedRow> rows = select_rows(distinct ? distinct_rows(ranked) : ranked, selection);
+    const std::size_t all = rows.size();
+    if (rows.size() > kHtmlMaxRows) {
+      rows.resize(kHtmlMaxRows);
+    }
+    if (rows.size() < ranked.size()) {
+      in.rows_note = fmt::format(
+          "{} rows of {}{}{}: {}", rows.size(), ranked.size(),
+          distinct ? ", distinct (one per design point and estimate, --distinct)" : "",
+          selection.feasible_only ? ", fitting in memory" : "",
+          all > rows.size() ? fmt::format("the {} best of {} (a page stays small; --top N "
+                                          "chooses, the CSV has every row)",
+                                          rows.size(), all)
+                            : std::string("all of them"));
+    }
+    in.rows = std::move(rows);
     in.timeline_svg = timeline;
     in.pareto_svg = pareto_svg;
     in.timeline_caption = chosen == nullptr
