@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "output.hpp"
 #include "zerosearch/core/error.hpp"
@@ -115,14 +116,17 @@ void write_plan_outputs(const Options& o,
       rows.resize(kHtmlMaxRows);
     }
     if (rows.size() < ranked.size()) {
-      in.rows_note = fmt::format(
-          "{} rows of {}{}{}: {}", rows.size(), ranked.size(),
-          distinct ? ", distinct (one per design point and estimate, --distinct)" : "",
-          selection.feasible_only ? ", fitting in memory" : "",
-          all > rows.size() ? fmt::format("the {} best of {} (a page stays small; --top N "
-                                          "chooses, the CSV has every row)",
-                                          rows.size(), all)
-                            : std::string("all of them"));
+      std::vector<std::string> why;
+      if (distinct) why.emplace_back("distinct rows (one per design point and estimate)");
+      if (selection.feasible_only) why.emplace_back("plans that fit in memory");
+      if (selection.top != 0) why.push_back(fmt::format("the --top {} best", selection.top));
+      if (all > rows.size()) {
+        why.push_back(fmt::format("the first {} of {} (a page stays small; --top N chooses, the "
+                                  "CSV has every row)",
+                                  rows.size(), all));
+      }
+      in.rows_note = fmt::format("{} of {} rows: {}", rows.size(), ranked.size(),
+                                 fmt::join(why, "; "));
     }
     in.rows = std::move(rows);
     in.timeline_svg = timeline;

@@ -172,7 +172,7 @@ TEST_CASE("a mistyped flag gets the flag it most likely meant", "[options]") {
   CHECK(suggest_flag("--frobnicate", flags).empty());
 }
 
-TEST_CASE("--top counts plans that fit; --include_oom and --feasible exclude each other",
+TEST_CASE("top counts plans that fit, and include_oom and feasible exclude each other",
           "[options]") {
   const Options o = parse({"--top", "3", "--include_oom"});
   CHECK(o.include_oom);
@@ -180,7 +180,7 @@ TEST_CASE("--top counts plans that fit; --include_oom and --feasible exclude eac
             .rfind("--include_oom and --feasible contradict each other", 0) == 0);
 }
 
-TEST_CASE("--memory_margin takes a percentage or GiB", "[options]") {
+TEST_CASE("memory_margin takes a percentage or GiB", "[options]") {
   CHECK(parse({}).memory_margin.percent == 10.0);
   const Options pct = parse({"--memory_margin", "15%"});
   CHECK(pct.memory_margin.percent == 15.0);
