@@ -160,6 +160,16 @@ SessionResult Session::search(std::vector<SearchPlan> plans) const {
                         !options.timeline.empty() || !options.html.empty() ||
                         (native && terapipe);
   so.keep = search_filter(output, all_rows);
+  // A sweep whose only output is its summary (the front, the limits, the counts: rows that fit)
+  // keeps only the rows that fit; OOM rows count in ranks and totals without being held.
+  const bool summary_only = output.csv_files.empty() &&
+                            (output.to_stdout == StdoutFormat::summary ||
+                             output.to_stdout == StdoutFormat::none) &&
+                            options.plot.empty() && options.html.empty() && !options.rank &&
+                            options.emit.empty() && options.timeline.empty();
+  if (plans.size() != 1 && summary_only) {
+    so.keep.feasible_only = true;
+  }
   if (native && !all_rows) {
     so.keep.oom_top = kFitHintRows;
   }
