@@ -244,7 +244,12 @@ void Session::write(const SessionResult& result, const std::string& origin,
                     const std::string& pareto_svg) const {
   write_plan_outputs(
       options, [&](const RankedRow& r) -> const EstimateContext& { return result.context_of(r); },
-      result.ranked, shown_rows(output, result.ranked), origin, summary_lines, pareto_svg);
+      result.ranked,
+      // The rows shown (distinct rows of every row: not free), only for a plan output.
+      options.emit.empty() && options.timeline.empty() && options.html.empty()
+          ? std::vector<RankedRow>()
+          : shown_rows(output, result.ranked),
+      origin, summary_lines, pareto_svg);
   write_outputs(output, result.ranked, type_names(), summary);
 }
 
