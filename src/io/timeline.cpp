@@ -68,9 +68,17 @@ TimelineInput native_timeline_input(const EstimateContext& ctx, const DesignPoin
                             compress_placement(ctx.cluster, placement),
                             fmt::join(again.partition, "-"), again.step_s, again.gpumem_gib,
                             again.oom ? " (OOM)" : "",
-                            p.virtual_stages > 1 ? "; drawn without interleaving" : "");
+                            p.virtual_stages > 1
+                                ? fmt::format("; interleaved: each stage's {} model chunks drawn "
+                                              "as {} x {} chunk passes",
+                                              p.virtual_stages, p.num_micro_batches,
+                                              p.virtual_stages)
+                            : p.schedule == Schedule::terapipe
+                                ? "; TeraPipe: drawn per micro-batch, not per token slice"
+                                : "");
   StageTimes times;
   const std::size_t stages = n.stages.size();
+  const int v = p.virtual_stages;
   times.comp_s.assign(stages, 0.0);
   times.for_send_s.assign(stages, 0.0);
   times.back_send_s.assign(stages, 0.0);
@@ -81,7 +89,9 @@ TimelineInput native_timeline_input(const EstimateContext& ctx, const DesignPoin
     in.stage_layers.push_back(st.layers);
     in.stage_mem_gib.push_back(st.memory.total());
     in.stage_limit_gib.push_back(st.memory_limit_gib);
-    times.comp_s[j] = st.forward_s + st.backward_s;
+    // Interleaved 1F1B (docs/native.md §2.2): a micro-batch passes each rank once per model
+    // chunk, 1/v of the rank's layers each time, so the estimate's fill and drain shrink by v.
+    times.comp_s[j] = (st.forward_s + st.backward_s) / std::max(1, static_cast<int>(v));
     if (j + 1 < stages) {
       times.comm_s[j + 1] = st.send_s;
     }
@@ -91,7 +101,10 @@ TimelineInput native_timeline_input(const EstimateContext& ctx, const DesignPoin
     times.back_send_s[stages - 1] = n.stages[stages - 2].send_s;
     times.comm_s[stages - 1] = 0.0;
   }
-  in.schedule = pipeline_schedule(p.num_micro_batches, times, ForwardShare::third);
+  // Drawn as 1F1B over m x v chunk passes: the compute of the estimate's closed form,
+  // m max_t + (sum_t - max_t) / v.
+  in.schedule = pipeline_schedule(p.num_micro_batches * std::max(1, static_cast<int>(v)), times,
+                                  ForwardShare::third);
   if (p.pp == 1) {
     in.schedule.stage_end_s = {again.pipeline_s};
   }

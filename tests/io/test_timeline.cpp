@@ -2,6 +2,7 @@
 
 #include <regex>
 
+#include "fixtures.hpp"
 #include "zerosearch/io/catalogs.hpp"
 #include "zerosearch/io/html_report.hpp"
 #include "zerosearch/io/timeline.hpp"
@@ -77,4 +78,33 @@ TEST_CASE("HTML report: self-contained, escaped, every row", "[timeline]") {
   CHECK(html.find("src=") == std::string::npos);
   CHECK(html.find("href=") == std::string::npos);
   CHECK(html.find("<table id=\"rows\">") != std::string::npos);
+}
+
+TEST_CASE("an interleaved plan is drawn as its m x v chunk passes, ending near the estimate",
+          "[timeline]") {
+  PlanInput in;
+  in.model = "llama3_8B";
+  in.cluster = Cluster{{{"H100-SXM", 2}}, 8, {}};
+  in.global_batch = 64;
+  in.estimator = Estimator::native;
+  const SearchPlan plan = make_plan(in, test::shipped_catalogs());
+  const Placement placement = placements(plan.context.cluster)[0];
+  for (const int v : {1, 2}) {
+    DesignPoint p{DpMethod::dp, 2, 2, 4, 1, 32};
+    p.virtual_stages = static_cast<std::int16_t>(v);
+    p.schedule = v > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
+    const Estimate e = estimate_native(plan.context, p, placement);
+    const TimelineInput t = timeline_input(plan.context, p, placement, e);
+    std::size_t forwards = 0;
+    for (const ScheduleEvent& ev : t.schedule.events) {
+      forwards += ev.stage == 0 && ev.kind == ScheduleEventKind::forward ? 1 : 0;
+    }
+    CHECK(forwards == static_cast<std::size_t>(32 * v));
+    // The drawn pipeline ends where the estimate's does, within its sends (the closed form
+    // counts them per boundary; the drawing per chunk pass).
+    const double drawn = *std::max_element(t.schedule.stage_end_s.begin(),
+                                           t.schedule.stage_end_s.end());
+    CHECK(drawn == Approx(e.pipeline_s).epsilon(0.05));
+    CHECK(drawn + t.dp_sync_s + t.embedding_sync_s <= e.step_s * 1.05);
+  }
 }
