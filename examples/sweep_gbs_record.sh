@@ -20,7 +20,9 @@ for gbs in 32 64 128 256; do
   "$zs" --node_type "$node_type" --num_node "$nodes" --custom_gbs "$gbs" \
         --record --add_exp_name "_gbs$gbs" --no_clobber -q
 done
+# The record file holds every row, OOM ones too (the original's format), fastest first: the
+# fastest plan that fits is the first row with is_oom False (True appears in no other column).
 for csv in logs/*_gbs*.csv; do
-  best=$(sed -n 2p "$csv" | cut -d, -f1-6)
-  echo "$csv: $(($(wc -l <"$csv") - 1)) rows; fastest row: $best"
+  best=$(sed 1d "$csv" | grep -m1 -v ',True,' | cut -d, -f1-6 || true)
+  echo "$csv: $(($(wc -l <"$csv") - 1)) rows; fastest row that fits (m,mbs,tp,pp,dp,method): ${best:-none}"
 done

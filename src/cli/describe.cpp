@@ -12,4 +12,8 @@ std::string cluster_text(const Cluster& c) {
   return out;
 }
 
+std::string micro_batches_text(int n) {
+  return std::to_string(n) + (n == 1 ? " micro-batch" : " micro-batches");
+}
+
 } // namespace zerosearch::cli

@@ -96,11 +96,11 @@ void exhaustive_native(const Options& o, Session& session, SessionResult& result
                        ctx.model.name, cluster_text(cluster), cluster.world_size(),
                        cluster.gpus_per_node, ctx.global_batch);
     out << fmt::format("estimator: {} (docs/native.md)\n", profile_source_text(ctx));
-    out << fmt::format("design point: {} ({}), tp {}, pp {}, dp {}, micro-batch {} ({} "
-                       "micro-batches), recompute {}, offload {}, virtual stages {}, {}, "
+    out << fmt::format("design point: {} ({}), tp {}, pp {}, dp {}, micro-batch {} ({}), "
+                       "recompute {}, offload {}, virtual stages {}, {}, "
                        "schedule {}\n",
                        to_string(p.method), framework_params(p.method).framework, p.tp, p.pp, p.dp,
-                       p.mbs, p.num_micro_batches, to_string(p.recompute), to_string(p.offload),
+                       p.mbs, micro_batches_text(p.num_micro_batches), to_string(p.recompute), to_string(p.offload),
                        p.virtual_stages, to_string(p.dtype), to_string(p.schedule));
     out << fmt::format("placement:    {}\n", compress_placement(cluster, placement));
     if (!n.slices.empty()) {
@@ -222,8 +222,9 @@ int run_exhaustive_mode(const Options& o, const char* argv0) {
                        ctx.model.name, cluster_text(cluster), cluster.world_size(), cluster.gpus_per_node,
                        ctx.global_batch);
     out << fmt::format("profiles: {}\n", profile_source_text(ctx));
-    out << fmt::format("design point: {}, tp {}, pp {}, dp {}, micro-batch {} ({} micro-batches)\n",
-                       to_string(p.method), p.tp, p.pp, p.dp, p.mbs, p.num_micro_batches);
+    out << fmt::format("design point: {}, tp {}, pp {}, dp {}, micro-batch {} ({})\n",
+                       to_string(p.method), p.tp, p.pp, p.dp, p.mbs,
+                       micro_batches_text(p.num_micro_batches));
     out << fmt::format("placement:    {}\n", compress_placement(cluster, placement));
     out << fmt::format("partition:    {} ({})\n", python_int_list(e.partition),
                        given.empty() ? fmt::format("chosen by {}", to_string(ctx.partition_method))

@@ -41,12 +41,26 @@ std::string profile_sources(const std::vector<SearchPlan>& plans) {
   return fmt::format("{}", fmt::join(sources, ", "));
 }
 
+std::uint64_t total_estimates(const SessionResult& result) {
+  std::uint64_t n = 0;
+  for (const RunResult& run : result.runs) {
+    n += run.estimates;
+  }
+  return n;
+}
+
 void print_summary(std::ostream& out, const ParetoSweep& sweep, const SessionResult& result,
                    const ParetoLimits& limits, const std::vector<std::string>& type_names) {
   const auto& ranked = result.ranked;
-  std::size_t feasible = 0, on_front = 0;
+  // The counts of every estimate: the sweep may have kept only the rows that fit.
+  std::uint64_t estimates = 0, oom = 0;
+  for (const RunResult& run : result.runs) {
+    estimates += run.estimates;
+    oom += run.oom;
+  }
+  const std::uint64_t feasible = estimates - oom;
+  std::size_t on_front = 0;
   for (const auto& r : ranked) {
-    feasible += r.row->estimate.oom ? 0 : 1;
     on_front += r.on_front ? 1 : 0;
   }
   out << fmt::format("zerosearch: {} ({} compositions, {} GPUs per node, 'pareto' links), global "
@@ -56,7 +70,7 @@ void print_summary(std::ostream& out, const ParetoSweep& sweep, const SessionRes
   out << fmt::format("profiles: {}\n", profile_sources(result.plans));
   out << fmt::format("searched {} estimates in {:.3f} s: {} fit in memory, {} OOM; {} on the "
                      "price/step-time front\n",
-                     ranked.size(), result.seconds, feasible, ranked.size() - feasible, on_front);
+                     estimates, result.seconds, feasible, oom, on_front);
   if (feasible == 0) {
     out << "no design point fits in GPU memory; try a larger --num_node or a smaller "
            "--custom_gbs\n";
@@ -104,7 +118,7 @@ int run_pareto_mode(const Options& o, const char* argv0) {
   const std::vector<std::string> type_names = session.type_names();
   session.write(result, "--pareto",
                 {fmt::format("{}: {} compositions, {} estimates in {:.1f} s", sweep_text(sweep),
-                             sweep.compositions, result.ranked.size(), result.seconds)},
+                             sweep.compositions, total_estimates(result), result.seconds)},
                 [&](std::ostream& out) { print_summary(out, sweep, result, limits, type_names); },
                 chart);
   return 0;

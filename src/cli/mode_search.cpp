@@ -4,6 +4,7 @@
 
 #include "output.hpp"
 #include "session.hpp"
+#include "setup.hpp"
 
 namespace zerosearch::cli {
 
@@ -14,6 +15,13 @@ int run_search_mode(const Options& o, const char* argv0) {
   session.announce(plans);
   const SessionResult result = session.search(std::move(plans));
   const EstimateContext& ctx = result.plans.front().context;
+  std::vector<std::string> gpu_lines;
+  if (ctx.estimator == Estimator::native) {
+    gpu_lines = gpu_entry_lines(ctx, session.catalogs.hardware);
+  }
+  if (!o.gpu_per_node_note.empty()) {
+    gpu_lines.push_back(o.gpu_per_node_note);
+  }
   session.write(result, "search",
                 {fmt::format("{} on {} GPUs, global batch {}: {} estimates in {:.1f} s",
                              ctx.model.name, ctx.cluster.world_size(), ctx.global_batch,
@@ -23,7 +31,7 @@ int run_search_mode(const Options& o, const char* argv0) {
                       load_uncertainty(session.profiledb / "uncertainty.json");
                   print_summary(out, result.plans.front(), result.runs.front(), result.ranked,
                                 summary_rows(session.output, result.ranked), result.seconds,
-                                &intervals, &session.catalogs.hardware);
+                                gpu_lines, &intervals, &session.catalogs.hardware);
                 });
   return 0;
 }

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -12,10 +13,19 @@ namespace zerosearch::cli {
 
 namespace {
 
-/// Design points sharing (method, tp, pp, dp): they differ only in the micro-batch size.
+/// Design points sharing (method, tp, pp, dp): they differ in the micro-batch size (and, for
+/// the native estimator, in recompute, offload, virtual stages, dtype and schedule).
 struct Group {
   DesignPoint point;
+  /// Every point's micro-batch size, one entry per point.
   std::vector<int> mbs;
+  /// The distinct micro-batch sizes, ascending: what the table lists.
+  [[nodiscard]] std::vector<int> sizes() const {
+    std::vector<int> v = mbs;
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    return v;
+  }
 };
 
 std::vector<Group> group_points(const std::vector<DesignPoint>& points) {
@@ -53,7 +63,7 @@ int print_one_cluster(Session& session, bool csv) {
     std::cout << "method,tp,pp,dp,micro_batch_sizes,design_points,placements,estimates\n";
     for (const auto& g : groups) {
       std::cout << fmt::format("{},{},{},{},{},{},{},{}\n", to_string(g.point.method), g.point.tp,
-                               g.point.pp, g.point.dp, joined(g.mbs, " "), g.mbs.size(), places,
+                               g.point.pp, g.point.dp, joined(g.sizes(), " "), g.mbs.size(), places,
                                g.mbs.size() * places);
     }
     std::cout << fmt::format("total,,,,,{},{},{}\n", points, places, points * places);
@@ -64,7 +74,7 @@ int print_one_cluster(Session& session, bool csv) {
   for (const auto& g : groups) {
     std::cout << fmt::format("{:<6} {:>3} {:>3} {:>4}  {:<22} {:>13} {:>10}\n",
                              to_string(g.point.method), g.point.tp, g.point.pp, g.point.dp,
-                             joined(g.mbs, ","), g.mbs.size(), g.mbs.size() * places);
+                             joined(g.sizes(), ","), g.mbs.size(), g.mbs.size() * places);
   }
   std::cout << fmt::format("total: {} design points x {} placement{} = {} estimates\n", points,
                            places, places == 1 ? "" : "s", points * places);

@@ -1,5 +1,7 @@
 #pragma once
 // The CLI's modes. Each returns the exit code and throws InputError on bad input.
+#include <string>
+
 #include "options.hpp"
 
 namespace zerosearch::cli {
@@ -17,6 +19,10 @@ int run_exhaustive_mode(const Options& o, const char* argv0);
 
 /// --search_space: design points per (method, tp, pp, dp) and the total; no estimates.
 int run_search_space_mode(const Options& o, const char* argv0);
+
+/// `list models` / `list gpus` (or --list WHAT): the built-in models and the GPU catalog with
+/// their key figures.
+int run_list_mode(const std::string& what, const Options& o, const char* argv0);
 
 /// --write_profile FILE: the analytic profile of --type on the first --node_type.
 int run_write_profile_mode(const Options& o, const char* argv0);

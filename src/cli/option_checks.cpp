@@ -91,7 +91,8 @@ std::vector<std::string> check_mode_flags(const RawOptions& o) {
     // --no_clobber applies to --write_profile's file; --search_space writes none.
     const std::pair<const char*, bool> outputs[] = {
         {"-o", o.output_given}, {"--record", o.record}, {"--top", !o.top.empty()},
-        {"--feasible", o.feasible}, {"--distinct", o.distinct},
+        {"--feasible", o.feasible}, {"--include_oom", o.include_oom},
+        {"--distinct", o.distinct},
         {"--no_clobber", o.no_clobber && o.search_space}};
     for (const auto& [flag, given] : outputs) {
       if (given) {
@@ -180,6 +181,7 @@ std::vector<std::string> check_mode_flags(const RawOptions& o) {
 /// first type for --write_profile, otherwise one count per type. Then the cluster's size.
 void check_cluster(const RawOptions& raw, Options& o) {
   o.gpu_per_node = parse_int32("--gpu_per_node", raw.gpu_per_node, 1, kMaxGpusPerNode);
+  o.gpu_per_node_given = raw.gpu_per_node_given;
   o.num_node = parse_int32("--num_node", raw.num_node, 1, kMaxNodes);
   std::vector<int> counts;
   for (const std::string& text : raw.node_type_counts) {
@@ -274,6 +276,25 @@ void check_plan_inputs(const RawOptions& raw, Options& o) {
   o.calibration = raw.calibration;
 }
 
+/// --memory_margin: "N%" (0 to 90) of each GPU's memory, or N GiB (0 or more).
+MemoryMargin parse_memory_margin(const std::string& text) {
+  MemoryMargin m;
+  const bool percent = !text.empty() && text.back() == '%';
+  const std::string number = percent ? text.substr(0, text.size() - 1) : text;
+  double v = -1.0;
+  const char* end = number.data() + number.size();
+  const auto [ptr, ec] = std::from_chars(number.data(), end, v);
+  if (number.empty() || ec != std::errc() || ptr != end || !std::isfinite(v) || v < 0.0 ||
+      (percent && v > 90.0)) {
+    throw InputError(fmt::format("--memory_margin '{}' is neither a percentage of GPU memory "
+                                 "from 0% to 90% nor a number of GiB >= 0 (e.g. 10% or 4)",
+                                 text));
+  }
+  m.percent = percent ? v : 0.0;
+  m.gib = percent ? 0.0 : v;
+  return m;
+}
+
 /// What goes where: --format, --top, -o, and the files' flags.
 void check_outputs(const RawOptions& raw, Options& o) {
   if (!raw.top.empty()) {
@@ -307,6 +328,14 @@ void check_outputs(const RawOptions& raw, Options& o) {
   }
   o.output = raw.output;
   o.feasible = raw.feasible;
+  if (raw.include_oom && raw.feasible) {
+    throw InputError("--include_oom and --feasible contradict each other: one keeps the OOM "
+                     "rows, the other leaves them out; give one");
+  }
+  o.include_oom = raw.include_oom;
+  if (!raw.memory_margin.empty()) {
+    o.memory_margin = parse_memory_margin(raw.memory_margin);
+  }
   o.distinct = raw.distinct;
   o.pretty = raw.pretty;
   o.quiet = raw.quiet;
@@ -531,6 +560,7 @@ Options validate_options(const RawOptions& raw) {
   o.exhaustive = raw.exhaustive;
   o.search_space = raw.search_space;
   o.write_profile = raw.write_profile;
+  o.list = raw.list;
   o.num_node_given = raw.num_node_given;
   check_cluster(raw, o);
   check_plan_inputs(raw, o);

@@ -1,5 +1,7 @@
 #include "options.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <memory>
 #include <iostream>
 
@@ -63,7 +65,55 @@ std::string parse_error_text(const CLI::ParseError& e) {
   return what;
 }
 
+/// Levenshtein distance of two short strings.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
 } // namespace
+
+std::string suggest_flag(const std::string& flag, const std::vector<std::string>& flags) {
+  // Names users bring from other tools, then spelling: '-' for '_', case, a letter or two.
+  static const std::pair<const char*, const char*> kAliases[] = {
+      {"--model", "--type"},          {"--model_name", "--type"},
+      {"--gpu", "--node_type"},       {"--gpu_type", "--node_type"},
+      {"--nodes", "--num_node"},      {"--num_nodes", "--num_node"},
+      {"--gpus_per_node", "--gpu_per_node"}, {"--global_batch_size", "--custom_gbs"},
+      {"--gbs", "--custom_gbs"},      {"--batch_size", "--custom_gbs"},
+      {"--seq_length", "--seq_len"},  {"--sequence_length", "--seq_len"},
+      {"--output", "-o"}};
+  std::string norm = flag;
+  for (std::size_t i = 2; i < norm.size(); ++i) {
+    norm[i] = norm[i] == '-' ? '_'
+                             : static_cast<char>(std::tolower(static_cast<unsigned char>(norm[i])));
+  }
+  for (const auto& [alias, meant] : kAliases) {
+    if (norm == alias) {
+      return meant;
+    }
+  }
+  std::string best;
+  std::size_t best_distance = 3; // at most 2 edits
+  for (const std::string& f : flags) {
+    const std::size_t d = edit_distance(norm, f);
+    if (d < best_distance) {
+      best_distance = d;
+      best = f;
+    }
+  }
+  return best;
+}
 
 ParseResult parse_options(int argc, const char* const* argv) {
   RawOptions o;
@@ -95,7 +145,10 @@ ParseResult parse_options(int argc, const char* const* argv) {
                              "bound per type, at most {}); default: 8",
                              kMaxNodes, kMaxParetoNodesPerType))
       ->type_name("N")->group(cluster);
-  app.add_option("--gpu_per_node", o.gpu_per_node, fmt::format("GPUs per node, 1 to {}; default: 4", kMaxGpusPerNode))
+  app.add_option("--gpu_per_node", o.gpu_per_node, fmt::format("GPUs per node, 1 to {}; default: the catalog's node of the GPU (8 for "
+                             "H100-SXM, ...), 4 for the original's entries (A10, A6000, A100, "
+                             "H100, RTX3090)",
+                             kMaxGpusPerNode))
       ->type_name("N")->group(cluster);
   app.add_option("--type", o.model,
                  "Model from profiledb/models.json (llama2_13B, gpt2XL, llama3_8B, ...), or a "
@@ -177,10 +230,19 @@ ParseResult parse_options(int argc, const char* const* argv) {
                "report column order")
       ->group(output);
   app.add_option("--top", o.top,
-                 "Only the N best rows, the same rows in every output (summary, files, "
-                 "stdout), N >= 1; OOM rows count unless --feasible; default: all rows (the "
-                 "summary then shows the 10 best that fit)")
+                 "Only the N best plans that fit in GPU memory, the same rows in every output "
+                 "(summary, files, stdout), N >= 1; --include_oom lets OOM rows count; "
+                 "default: all rows (the summary then shows the 10 best that fit)")
       ->type_name("N")->group(output);
+  app.add_flag("--include_oom", o.include_oom,
+               "OOM rows count in --top and in the summary (is_oom marks them); default: only "
+               "rows that fit")
+      ->group(output);
+  app.add_option("--memory_margin", o.memory_margin,
+                 "Memory each GPU keeps free for the CUDA context, NCCL buffers and allocator "
+                 "fragmentation: N% of its memory or N GiB; plans that fit only inside it are "
+                 "marked 'within margin' (feasibility and ranks are unchanged); default: 10%")
+      ->type_name("X")->group(output);
   app.add_flag("--feasible", o.feasible,
                "Leave out design points that do not fit in GPU memory; default: keep them")
       ->group(output);
@@ -258,8 +320,9 @@ ParseResult parse_options(int argc, const char* const* argv) {
                  "scripts, Slurm, PLAN.md) into DIR, created if missing (docs/launch.md)")
       ->type_name("DIR")->group(modes);
   app.add_option("--rank", o.rank,
-                 "--emit/--timeline: the plan at this position of the ranked rows; default: the "
-                 "best that fits in memory")
+                 "--emit/--timeline: the row shown as # N in the summary or the table (the N-th "
+                 "row of the CSV or JSON), ties in `rank` apart; default: the best that fits in "
+                 "memory")
       ->type_name("N")->group(modes);
   app.add_option("--timeline", o.timeline,
                  "Write an SVG timeline of the plan's pipeline schedule and memory to FILE")
@@ -317,6 +380,10 @@ ParseResult parse_options(int argc, const char* const* argv) {
                  "The loss compiled into fused kernels (torchtitan's [compile], fsdp only): the "
                  "logits and their gradient stay in 16 bits; on or off (default)")
       ->type_name("on|off")->group(native);
+  app.add_option("--list", o.list,
+                 "Print the built-in models (models) or the GPU catalog (gpus) with their key "
+                 "figures and exit; also `zerosearch list models|gpus`")
+      ->type_name("WHAT")->group(modes);
   app.add_flag("--search_space", o.search_space,
                "Print the size of the search space and exit")
       ->group(modes);
@@ -332,8 +399,18 @@ ParseResult parse_options(int argc, const char* const* argv) {
 
   // Left-over arguments are reported below, in command-line order.
   app.allow_extras();
+  // `zerosearch list WHAT ...`: the --list mode.
+  std::vector<const char*> args(argv, argv + argc);
+  std::string list_word;
+  if (argc >= 2 && std::string(argv[1]) == "list") {
+    if (argc < 3 || argv[2][0] == '-') {
+      throw InputError("list needs what to list: list models or list gpus");
+    }
+    list_word = argv[2];
+    args.erase(args.begin() + 1, args.begin() + 3);
+  }
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(args.size()), args.data());
   } catch (const CLI::CallForHelp&) {
     std::cout << app.help();
     return ParseResult{std::nullopt, 0};
@@ -344,10 +421,32 @@ ParseResult parse_options(int argc, const char* const* argv) {
     throw InputError(fmt::format("{} (see zerosearch --help)", parse_error_text(e)));
   }
   if (const std::vector<std::string> extras = app.remaining(); !extras.empty()) {
+    // A mistyped flag: name it with the flag it most likely meant.
+    std::vector<std::string> flags;
+    for (const CLI::Option* opt : app.get_options()) {
+      for (const std::string& name : opt->get_lnames()) {
+        flags.push_back("--" + name);
+      }
+    }
+    for (const std::string& arg : extras) {
+      if (arg.size() > 2 && arg.rfind("--", 0) == 0) {
+        const std::string flag = arg.substr(0, arg.find('='));
+        const std::string meant = suggest_flag(flag, flags);
+        throw InputError(meant.empty()
+                             ? fmt::format("unknown flag {} (see zerosearch --help)", flag)
+                             : fmt::format("unknown flag {}; did you mean {}? (see zerosearch "
+                                           "--help)",
+                                           flag, meant));
+      }
+    }
     throw InputError(fmt::format("unexpected argument{} {} (see zerosearch --help)",
                                  extras.size() == 1 ? "" : "s", fmt::join(extras, " ")));
   }
+  if (!list_word.empty()) {
+    o.list = list_word;
+  }
   o.num_node_given = app.count("--num_node") > 0;
+  o.gpu_per_node_given = app.count("--gpu_per_node") > 0;
   o.output_given = app.count("--output") > 0;
   o.comm_type_given = app.count("--comm_type") > 0;
   o.seed_given = app.count("--seed") > 0;

@@ -13,6 +13,7 @@
 #include "zerosearch/core/dp_method.hpp"
 #include "zerosearch/model/estimate.hpp"
 #include "zerosearch/search/plan.hpp"
+#include "zerosearch/search/ranking.hpp"
 
 namespace zerosearch::cli {
 
@@ -49,6 +50,8 @@ struct RawOptions {
   std::string format;
   std::string top;
   bool feasible = false;
+  bool include_oom = false;
+  std::string memory_margin;                  // --memory_margin "10%" or GiB; empty: 10 %
   bool distinct = false;
   bool quiet = false;
   std::string dp_method;
@@ -77,9 +80,11 @@ struct RawOptions {
   std::string overlap_grad_reduce;
   std::string fused_loss;
   std::string seed = "0";
+  std::string list;                           // `list models|gpus` or --list
   bool no_clobber = false;
   // Which flags were given (flags that do not apply to a mode are errors or notes).
   bool num_node_given = false;
+  bool gpu_per_node_given = false;
   bool custom_num_layer_given = false;
   bool output_given = false;                  // -o, even with an empty value
   bool comm_type_given = false;
@@ -118,6 +123,7 @@ struct Options {
   bool exhaustive = false;
   bool search_space = false;
   std::string write_profile;                  // --write_profile FILE; empty: not this mode
+  std::string list;                           // `list WHAT` / --list WHAT; empty: not this mode
 
   // Cluster and model.
   std::vector<std::string> node_types;        // at least one; two with --pareto
@@ -126,7 +132,12 @@ struct Options {
   std::vector<int> node_counts;
   int num_node = 8;                           // --num_node; with --pareto the bound per type
   bool num_node_given = false;
+  /// --gpu_per_node; when not given, the catalog's node size of the GPU (4 for the original's
+  /// entries): apply_gpu_per_node_default.
   int gpu_per_node = 4;
+  bool gpu_per_node_given = false;
+  /// The summary's line on a default gpu_per_node other than 4; empty otherwise.
+  std::string gpu_per_node_note;
   std::string model = "llama2_13B";           // --type: a built-in name or a model file
   std::int64_t seq_len = 0;                   // 0: the model's
   int custom_gbs = 64;
@@ -153,6 +164,12 @@ struct Options {
   std::optional<Format> format;               // empty: the summary
   std::optional<std::size_t> top;             // >= 1; empty: all rows
   bool feasible = false;
+  /// --include_oom: OOM rows count in --top and the summary (the old meaning of --top).
+  bool include_oom = false;
+  /// --memory_margin: memory each GPU keeps free (CUDA context, NCCL buffers, allocator
+  /// fragmentation), as a percentage of its memory or in GiB. It marks the plans that fit
+  /// only within it ("within margin"); it changes no estimate, rank or OOM flag.
+  MemoryMargin memory_margin;
   bool distinct = false;                      // --distinct: CSV and JSON rows collapsed too
   bool pretty = false;
   bool quiet = false;
@@ -203,6 +220,12 @@ struct ParseResult {
 /// Parses argv and validates it (validate_options). Prints --help/--version text itself.
 /// Throws InputError on a bad command line.
 [[nodiscard]] ParseResult parse_options(int argc, const char* const* argv);
+
+/// The flag a mistyped `flag` most likely means: a known alias (--model: --type, --num_nodes:
+/// --num_node), else the one of `flags` at most 2 edits away once '-' reads as '_' ("--node-type":
+/// --node_type); empty when none is close.
+[[nodiscard]] std::string suggest_flag(const std::string& flag,
+                                       const std::vector<std::string>& flags);
 
 /// Every check of the flags that needs no file: types and ranges, names of methods and
 /// formats, flags that do not apply to the mode, the cluster's shape and size, the explicit

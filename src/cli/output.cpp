@@ -1,6 +1,8 @@
 #include "output.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <cerrno>
 #include <ctime>
 #include <cstring>
@@ -12,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "describe.hpp"
+#include "zerosearch/model/model_stats.hpp"
 #include "zerosearch/core/error.hpp"
 #include "zerosearch/core/version.hpp"
 
@@ -35,7 +38,10 @@ OutputPlan make_output_plan(const Options& o, const fs::path& record_file) {
   plan.csv.pretty = o.pretty;
   plan.csv.distinct = o.distinct;
   plan.csv.threads = o.threads;
-  plan.selection.feasible_only = o.feasible;
+  // --top N: the N best plans that fit, unless --include_oom lets OOM rows count. Without
+  // --top every row goes out (the original's CSV) unless --feasible.
+  plan.include_oom = o.include_oom;
+  plan.selection.feasible_only = o.feasible || (o.top.has_value() && !o.include_oom);
   plan.selection.top = o.top.value_or(0);
   const std::string hint = "; remove it, or choose another name (--add_exp_name for --record)";
   if (!record_file.empty()) {
@@ -132,7 +138,7 @@ RowFilter search_filter(const OutputPlan& plan, bool all_rows) {
   }
   f.top = plan.selection.top;
   if (!any_full && plan.to_stdout != StdoutFormat::table && f.top == 0) {
-    f.feasible_only = true; // the summary's 10 best that fit
+    f.feasible_only = !plan.include_oom; // the summary's 10 best that fit
     f.top = 10;
   }
   return f;
@@ -172,7 +178,7 @@ void write_outputs(const OutputPlan& plan, const std::vector<RankedRow>& ranked,
   case StdoutFormat::summary: summary(std::cout); break;
   case StdoutFormat::csv: write_csv(std::cout, rows, type_names, plan.csv); break;
   case StdoutFormat::json: write_json(std::cout, rows, type_names, plan.csv); break;
-  case StdoutFormat::table: write_table(std::cout, distinct, type_names, true); break;
+  case StdoutFormat::table: write_table(std::cout, distinct, type_names, true, true); break;
   case StdoutFormat::none: break;
   }
   std::cout.flush();
@@ -188,19 +194,32 @@ void write_extra_output(const OutputPlan& plan, const OutputTarget& target,
   say_wrote(plan, target, replaced);
 }
 
+std::vector<RankedRow> shown_rows(const OutputPlan& plan, const std::vector<RankedRow>& ranked) {
+  switch (plan.to_stdout) {
+  case StdoutFormat::summary: return summary_rows(plan, ranked);
+  case StdoutFormat::table: return select_rows(distinct_rows(ranked), plan.selection);
+  case StdoutFormat::csv:
+  case StdoutFormat::json:
+  case StdoutFormat::none: break;
+  }
+  return plan.csv.distinct ? select_rows(distinct_rows(ranked), plan.selection)
+                           : select_rows(ranked, plan.selection);
+}
+
 std::vector<RankedRow> summary_rows(const OutputPlan& plan, const std::vector<RankedRow>& ranked) {
   if (plan.selection.top != 0) {
     return select_rows(distinct_rows(ranked), plan.selection);
   }
-  return select_rows(distinct_rows(ranked), RowSelection{true, 10});
+  return select_rows(distinct_rows(ranked), RowSelection{!plan.include_oom, 10});
 }
 
 namespace {
 
-/// The recompute and offload settings that make an OOM row's plan fit, with their step time
-/// and cost against the OOM estimate (native estimator).
+/// The recompute and offload settings that make an OOM row's plan fit faster than `limit_s`
+/// (the best plan that fits), with their step time and cost against the OOM estimate (native
+/// estimator).
 std::vector<std::string> fitting_settings(const EstimateContext& ctx, const RunResult& run,
-                                          const ResultRow& oom_row) {
+                                          const ResultRow& oom_row, double limit_s) {
   const DesignPoint& p = oom_row.point;
   const Placement& placement = run.placements[static_cast<std::size_t>(oom_row.placement)];
   std::vector<std::string> fits;
@@ -219,7 +238,8 @@ std::vector<std::string> fitting_settings(const EstimateContext& ctx, const RunR
       } catch (const InputError&) {
         continue;
       }
-      if (!e.oom) {
+      // Only settings that beat the best plan that fits: a slower fix is no advice.
+      if (!e.oom && e.step_s < limit_s) {
         fits.push_back(fmt::format("--recompute {} --offload {}: {:.2f} s/step ({:+.0f} %), "
                                    "{:.1f} GiB",
                                    to_string(r), to_string(o), e.step_s,
@@ -256,7 +276,7 @@ void print_fit_hint(std::ostream& out, const EstimateContext& ctx, const RunResu
       return;
     }
     ++tried;
-    const std::vector<std::string> fits = fitting_settings(ctx, run, row);
+    const std::vector<std::string> fits = fitting_settings(ctx, run, row, limit_s);
     if (fits.empty()) {
       continue;
     }
@@ -325,23 +345,111 @@ StepInterval plan_interval(const UncertaintyTable& intervals, const HardwareCata
                        scale_bucket(ctx.cluster.world_size()));
 }
 
+namespace {
+
+/// Free GPU memory of a plan using `gpumem` GiB, against the smallest GPU of the run.
+double ctx_free_gib(const EstimateContext& ctx, double gpumem) {
+  double smallest = std::numeric_limits<double>::infinity();
+  for (std::size_t g = 0; g < ctx.cluster.groups.size() && g < ctx.memory_limit_gib.size(); ++g) {
+    if (ctx.cluster.groups[g].count > 0) {
+      smallest = std::min(smallest, static_cast<double>(ctx.memory_limit_gib[g]));
+    }
+  }
+  return smallest - gpumem;
+}
+
+} // namespace
+
+std::string margin_note(const EstimateContext& ctx, const RunResult& run, std::size_t in_margin,
+                        std::size_t shown) {
+  const MemoryMargin& m = run.memory_margin;
+  std::string per_gpu;
+  for (std::size_t g = 0; g < ctx.cluster.groups.size() && g < ctx.memory_limit_gib.size(); ++g) {
+    if (ctx.cluster.groups[g].count > 0) {
+      const auto gib = static_cast<double>(ctx.memory_limit_gib[g]);
+      per_gpu += fmt::format("{}{:.1f} of {}'s {:.1f} GiB", per_gpu.empty() ? "" : ", ",
+                             m.of(gib), ctx.cluster.groups[g].gpu, gib);
+    }
+  }
+  const std::string what =
+      m.gib > 0.0 ? fmt::format("{:g} GiB", m.gib) : fmt::format("{:g} % of GPU memory", m.percent);
+  return fmt::format("memory margin: {} ({}) kept free for the CUDA context, NCCL buffers and "
+                     "allocator fragmentation (--memory_margin); {} of the {} rows shown fit "
+                     "only within it{}",
+                     what, per_gpu, in_margin, shown,
+                     ctx.cluster.types_present() > 1
+                         ? " (mixed cluster: against the smallest GPU, --exhaustive shows each "
+                           "stage)"
+                         : "");
+}
+
+std::string mfu_note(const RunThroughput& t, const std::string& model) {
+  if (t.peak_flops <= 0.0) {
+    return fmt::format("MFU: unknown (a GPU of this cluster has no {} peak in the catalog)",
+                       t.peak_dtype);
+  }
+  return fmt::format("MFU = model FLOPs per step ({}: {:.3g} FLOPs, Megatron-LM's formula, no "
+                     "recompute) / (step time x {} GPUs' dense {} peak, {:.4g} TFLOP/s in all)",
+                     model, t.model_flops_per_step, t.gpus, t.peak_dtype, t.peak_flops / 1e12);
+}
+
+std::string moe_note(const ModelSpec& m) {
+  return fmt::format(
+      "mixture of experts without expert parallelism: {} has {} experts, {} per token; each "
+      "plan is costed as a dense model of the active experts ({:.1f} B of {:.1f} B parameters "
+      "per token) with all {} experts' weights on every GPU of a layer's stage; expert "
+      "parallelism and its all-to-all are not modelled yet",
+      m.name, m.num_experts, m.experts_per_token,
+      static_cast<double>(active_parameters(m)) / 1e9,
+      static_cast<double>(total_parameters(m)) / 1e9, m.num_experts);
+}
+
+std::string native_estimator_text(const EstimateContext& ctx) {
+  std::vector<std::string> calibrated, prior;
+  for (std::size_t g = 0; g < ctx.cluster.groups.size() && g < ctx.profile_source.size(); ++g) {
+    if (ctx.cluster.groups[g].count == 0) {
+      continue;
+    }
+    (ctx.profile_source[g] == "native (calibrated)" ? calibrated : prior)
+        .push_back(ctx.cluster.groups[g].gpu);
+  }
+  std::string text = "native, an analytic model (docs/native.md)";
+  if (!calibrated.empty()) {
+    text += fmt::format(", calibrated for {} (profiledb/calibration.json)",
+                        fmt::join(calibrated, " and "));
+  }
+  if (!prior.empty()) {
+    text += fmt::format("{} not calibrated for {} (the prior of {} GPU class)",
+                        calibrated.empty() ? "," : ";", fmt::join(prior, " and "),
+                        prior.size() == 1 ? "its" : "each");
+  }
+  return text + "; its error against published runs: docs/validation.md";
+}
+
 void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& run,
                    const std::vector<RankedRow>& ranked, const std::vector<RankedRow>& rows,
-                   double seconds, const UncertaintyTable* intervals,
-                   const HardwareCatalog* hardware) {
+                   double seconds, const std::vector<std::string>& gpu_lines,
+                   const UncertaintyTable* intervals, const HardwareCatalog* hardware) {
   const EstimateContext& ctx = plan.context;
   const std::uint64_t estimates = run.estimates;
   const std::uint64_t oom = run.oom;
-  out << fmt::format("zerosearch: {} on {} ({} GPUs, {} per node), global batch {}\n",
+  const RunThroughput& tput = run.throughput;
+  out << fmt::format("zerosearch: {} on {} ({} GPUs, {} per node), global batch {} x seq {} = "
+                     "{} tokens per step\n",
                      ctx.model.name, cluster_text(ctx.cluster), ctx.cluster.world_size(),
-                     ctx.cluster.gpus_per_node, ctx.global_batch);
+                     ctx.cluster.gpus_per_node, ctx.global_batch, tput.seq_len,
+                     tput.tokens_per_step);
   if (ctx.estimator == Estimator::native) {
-    out << fmt::format("estimator: {} (docs/native.md; error against published runs: "
-                       "docs/validation.md)\n",
-                       profile_source_text(ctx));
+    out << "estimator: " << native_estimator_text(ctx) << '\n';
   } else {
     out << fmt::format("profiles: {} (estimator: zerosearch, the original's formulas)\n",
                        profile_source_text(ctx));
+  }
+  for (const std::string& line : gpu_lines) {
+    out << line << '\n';
+  }
+  if (ctx.model.is_moe()) {
+    out << moe_note(ctx.model) << '\n';
   }
   std::string methods;
   for (const auto m : plan.methods) {
@@ -390,19 +498,28 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
       layout.emplace_back(C::step_time_high);
     }
   }
+  const auto within_margin = [&](const RankedRow& r) {
+    return !r.row->estimate.oom && r.row->estimate.gpumem_gib > run.margin_limit_gib;
+  };
   const bool any_oom = std::any_of(rows.begin(), rows.end(),
                                    [](const RankedRow& r) { return r.row->estimate.oom; });
-  if (any_oom) {
-    layout.emplace_back(C::is_oom);
+  const std::size_t in_margin =
+      static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), within_margin));
+  if (any_oom || in_margin > 0) {
+    layout.emplace_back(C::memory_fit);
   }
   layout.emplace_back(C::price_per_step);
+  layout.emplace_back(C::tokens_per_gpu_s);
+  layout.emplace_back(C::mfu);
   layout.emplace_back(C::partition);
   if (ctx.cluster.types_present() > 1) {
     layout.emplace_back(C::node_placement);
     layout.emplace_back(C::placements);
   }
   out << '\n';
-  write_table(out, rows, layout);
+  write_table(out, rows, layout, true);
+  out << '\n' << mfu_note(tput, ctx.model.name) << '\n';
+  out << margin_note(ctx, run, in_margin, rows.size()) << '\n';
   const RankedRow* best_fit = nullptr;
   for (const RankedRow& r : rows) {
     if (!r.row->estimate.oom) {
@@ -411,27 +528,51 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
     }
   }
   if (best_fit == nullptr) {
-    out << "\nnone of these rows fits in GPU memory (is_oom); drop --top or add --feasible\n";
+    out << "\nnone of these rows fits in GPU memory (is_oom); drop --include_oom\n";
     if (native) {
       print_fit_hint(out, ctx, run, ranked, std::numeric_limits<double>::infinity());
     }
     return;
   }
   const auto& b = *best_fit->row;
-  out << fmt::format("\nbest plan: {} with tp {}, pp {}, dp {}, micro-batch {} ({} micro-batches){}: "
-                     "{:.2f} s/step, {:.1f} GiB per GPU, ${:.4f} per step\n",
+  out << fmt::format("\nbest plan: {} with tp {}, pp {}, dp {}, micro-batch {} ({}){}: "
+                     "{:.2f} s/step, {:.1f} GiB per GPU, ${:.4f} per step, {:.0f} tokens/s per "
+                     "GPU, MFU {}\n",
                      to_string(b.point.method), b.point.tp, b.point.pp, b.point.dp, b.point.mbs,
-                     b.point.num_micro_batches,
+                     micro_batches_text(b.point.num_micro_batches),
                      native ? fmt::format(", recompute {}, offload {}, virtual stages {}, {}",
                                           to_string(b.point.recompute), to_string(b.point.offload),
                                           b.point.virtual_stages, to_string(b.point.dtype))
                             : std::string(),
-                     b.estimate.step_s, b.estimate.gpumem_gib, b.estimate.price_per_step_usd);
+                     b.estimate.step_s, b.estimate.gpumem_gib, b.estimate.price_per_step_usd,
+                     tput.tokens_per_gpu_s(b.estimate.step_s),
+                     std::isfinite(tput.mfu_percent(b.estimate.step_s))
+                         ? fmt::format("{:.1f} %", tput.mfu_percent(b.estimate.step_s))
+                         : std::string("unknown"));
   if (native && intervals != nullptr && hardware != nullptr) {
     out << "step time: "
         << interval_text(plan_interval(*intervals, *hardware, ctx, b.point.method),
                          b.estimate.step_s)
         << '\n';
+  }
+  if (within_margin(*best_fit)) {
+    // The best plan leaves less free than the margin: the best one that leaves it, if kept.
+    const auto safe = std::find_if(ranked.begin(), ranked.end(), [&](const RankedRow& r) {
+      return !r.row->estimate.oom && !within_margin(r);
+    });
+    out << fmt::format("  it leaves {:.1f} GiB free, less than the memory margin",
+                       ctx_free_gib(ctx, b.estimate.gpumem_gib));
+    if (safe != ranked.end()) {
+      const DesignPoint& q = safe->row->point;
+      out << fmt::format("; the best plan outside it: {} tp {} pp {} dp {} mbs {}, rank {}: "
+                         "{:.2f} s/step ({:+.1f} %), {:.1f} GiB\n",
+                         to_string(q.method), q.tp, q.pp, q.dp, q.mbs, safe->rank,
+                         safe->row->estimate.step_s,
+                         100.0 * (safe->row->estimate.step_s / b.estimate.step_s - 1.0),
+                         safe->row->estimate.gpumem_gib);
+    } else {
+      out << "; no plan kept for this summary fits outside it (--top N shows more)\n";
+    }
   }
   if (native && std::find(plan.schedules.begin(), plan.schedules.end(), Schedule::terapipe) !=
                     plan.schedules.end()) {

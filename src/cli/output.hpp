@@ -28,8 +28,11 @@ struct OutputPlan {
   std::vector<OutputTarget> csv_files;
   /// --record's file exists and will be replaced: a note says so when it is.
   bool record_replaces = false;
-  /// --feasible and --top, applied to every output.
+  /// --feasible and --top, applied to every output: --top counts the plans that fit unless
+  /// --include_oom.
   RowSelection selection;
+  /// --include_oom: the summary's rows without --top are the 10 best, OOM or not.
+  bool include_oom = false;
   /// --pretty: the original's report column order in CSV and JSON; --distinct: distinct rows
   /// (csv.distinct) in CSV and JSON.
   CsvOptions csv;
@@ -82,18 +85,35 @@ inline constexpr std::size_t kFitHintRows = 256;
 /// needs every row (--rank, --emit, --timeline, --html).
 [[nodiscard]] RowFilter search_filter(const OutputPlan& plan, bool all_rows);
 
+/// The rows standard output shows, in order: the summary's (summary_rows), the table's
+/// (distinct rows, --top), or those of the CSV or JSON (of the CSV file with -q). --rank N is
+/// the N-th of them: the row shown as `#` N in the summary and the table.
+[[nodiscard]] std::vector<RankedRow> shown_rows(const OutputPlan& plan,
+                                                const std::vector<RankedRow>& ranked);
+
 /// The rows the summary lists (distinct rows): with --top, the --top best; without, the 10
 /// best that fit.
 [[nodiscard]] std::vector<RankedRow> summary_rows(const OutputPlan& plan,
                                                   const std::vector<RankedRow>& ranked);
 
+/// One line on what the MFU column means: model FLOPs per step over the cluster's dense peak,
+/// and which dtype's peak.
+[[nodiscard]] std::string mfu_note(const RunThroughput& t, const std::string& model);
+
+/// One line on --memory_margin: how much each GPU keeps free and how many of the `shown` rows
+/// fit only within it.
+[[nodiscard]] std::string margin_note(const EstimateContext& ctx, const RunResult& run,
+                                      std::size_t in_margin, std::size_t shown);
+
 /// The default, short report: what was searched, how many points fit, the `top` best that fit.
 /// `rows` are summary_rows(); the counts are the run's (RunResult::estimates, oom).
-/// With `intervals` (profiledb/uncertainty.json) and the catalog, a native best plan also gets
-/// its step-time interval (docs/validation.md, "Intervals").
+/// `gpu_lines` (native runs: gpu_entry_lines; the default --gpu_per_node) follow the
+/// estimator line. With `intervals` (profiledb/uncertainty.json) and the catalog, a native best
+/// plan also gets its step-time interval (docs/validation.md, "Intervals").
 void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& run,
                    const std::vector<RankedRow>& ranked, const std::vector<RankedRow>& rows,
-                   double seconds, const UncertaintyTable* intervals = nullptr,
+                   double seconds, const std::vector<std::string>& gpu_lines = {},
+                   const UncertaintyTable* intervals = nullptr,
                    const HardwareCatalog* hardware = nullptr);
 
 /// The step-time interval of a native plan: its regime is the cluster's GPU (one type; a mixed
@@ -101,5 +121,13 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
 [[nodiscard]] StepInterval plan_interval(const UncertaintyTable& intervals,
                                          const HardwareCatalog& hardware,
                                          const EstimateContext& ctx, DpMethod method);
+
+/// One line for a mixture-of-experts model: no expert parallelism, costed as a dense model of
+/// the active experts, every expert's weights on every GPU.
+[[nodiscard]] std::string moe_note(const ModelSpec& m);
+
+/// The native estimator in words: "an analytic model (docs/native.md), calibrated for A10 /
+/// not calibrated for H100-SXM (the prior of its GPU class)".
+[[nodiscard]] std::string native_estimator_text(const EstimateContext& ctx);
 
 } // namespace zerosearch::cli

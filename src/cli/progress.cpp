@@ -28,6 +28,7 @@ std::chrono::milliseconds show_delay() {
   return kDelay;
 }
 constexpr auto kRedraw = std::chrono::milliseconds(100);
+constexpr auto kLogInterval = std::chrono::milliseconds(10'000);
 
 std::size_t terminal_width() noexcept {
   winsize ws{};
@@ -48,6 +49,17 @@ std::string clock_text(double s) {
 } // namespace
 
 bool stderr_is_terminal() noexcept { return ::isatty(STDERR_FILENO) == 1; }
+
+std::chrono::milliseconds log_interval() {
+  if (const char* env = std::getenv("ZEROSEARCH_PROGRESS_INTERVAL_MS")) {
+    char* end = nullptr;
+    const long ms = std::strtol(env, &end, 10);
+    if (end != env && *end == '\0' && ms >= 0) {
+      return std::chrono::milliseconds(ms);
+    }
+  }
+  return kLogInterval;
+}
 
 std::string format_progress(std::size_t done, std::size_t total, double elapsed_s,
                             std::size_t width) {
@@ -76,9 +88,9 @@ std::string format_progress(std::size_t done, std::size_t total, double elapsed_
   return bar;
 }
 
-ProgressBar::ProgressBar(std::ostream& err, bool enabled)
-    : err_(err), enabled_(enabled), delay_(show_delay()), start_(std::chrono::steady_clock::now()),
-      last_draw_(start_) {}
+ProgressBar::ProgressBar(std::ostream& err, bool enabled, bool terminal)
+    : err_(err), enabled_(enabled), terminal_(terminal), interval_(log_interval()),
+      delay_(show_delay()), start_(std::chrono::steady_clock::now()), last_draw_(start_) {}
 
 ProgressBar::~ProgressBar() { finish(); }
 
@@ -87,6 +99,17 @@ void ProgressBar::update(const SearchProgress& progress) {
     return;
   }
   const auto now = std::chrono::steady_clock::now();
+  if (!terminal_) {
+    // A log: a whole line every interval, nothing to erase.
+    if (now - last_draw_ < interval_) {
+      return;
+    }
+    last_draw_ = now;
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    err_ << "zerosearch: progress: " << format_progress(progress.done, progress.total, elapsed, 60)
+         << '\n' << std::flush;
+    return;
+  }
   if (now - start_ < delay_ || (drawn_ && now - last_draw_ < kRedraw)) {
     return;
   }

@@ -1,6 +1,7 @@
 #pragma once
-// The progress bar of a long search: on stderr, only when stderr is a terminal, and only once
-// the search has run for about a second.
+// The progress of a long search on stderr: on a terminal a bar, once the search has run for
+// about a second; otherwise (a log, a CI job) a start line when the search is expected to take
+// a while and a line of progress every 10 seconds.
 #include <chrono>
 #include <cstddef>
 #include <ostream>
@@ -18,10 +19,15 @@ namespace zerosearch::cli {
 [[nodiscard]] std::string format_progress(std::size_t done, std::size_t total, double elapsed_s,
                                           std::size_t width);
 
+/// How often a search that is not on a terminal says how far it is: every 10 s, or
+/// ZEROSEARCH_PROGRESS_INTERVAL_MS (0: at every update, for the tests).
+[[nodiscard]] std::chrono::milliseconds log_interval();
+
 class ProgressBar {
 public:
-  /// Draws on `err` when `enabled`; otherwise every call does nothing.
-  ProgressBar(std::ostream& err, bool enabled);
+  /// Draws on `err` when `enabled`: a bar when `terminal`, else a line "zerosearch: progress:
+  /// ..." every log_interval(). When not enabled every call does nothing.
+  ProgressBar(std::ostream& err, bool enabled, bool terminal = true);
   ~ProgressBar();
   ProgressBar(const ProgressBar&) = delete;
   ProgressBar& operator=(const ProgressBar&) = delete;
@@ -34,7 +40,9 @@ public:
 private:
   std::ostream& err_;
   bool enabled_;
+  bool terminal_ = true;
   bool drawn_ = false;
+  std::chrono::milliseconds interval_;
   std::chrono::milliseconds delay_;
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_draw_;

@@ -5,6 +5,7 @@
 
 #include "modes.hpp"
 #include "options.hpp"
+#include "setup.hpp"
 #include "zerosearch/core/error.hpp"
 #include "zerosearch/io/output_file.hpp"
 
@@ -18,12 +19,17 @@ int run(int argc, const char* const* argv) {
     if (!parsed.options) {
       return parsed.exit_code;
     }
-    const Options& o = *parsed.options;
     const char* argv0 = argc > 0 ? argv[0] : "zerosearch";
+    Options options = *parsed.options;
+    apply_gpu_per_node_default(options, argv0);
+    const Options& o = options;
     for (const std::string& note : o.notes) {
       if (!o.quiet) {
         std::cerr << "zerosearch: note: " << note << '\n';
       }
+    }
+    if (!o.list.empty()) {
+      return run_list_mode(o.list, o, argv0);
     }
     if (!o.write_profile.empty()) {
       return run_write_profile_mode(o, argv0);

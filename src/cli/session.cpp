@@ -1,11 +1,16 @@
 #include "session.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <string_view>
 #include <chrono>
+#include <limits>
 #include <iostream>
 #include <thread>
 
 #include "output.hpp"
+#include <fmt/format.h>
+
 #include "plan_outputs.hpp"
 #include "progress.hpp"
 #include "setup.hpp"
@@ -31,8 +36,44 @@ Session::Session(const Options& o, const char* argv0)
   catalogs = load_catalogs(profiledb, o.hardware, o.calibration);
 }
 
-SearchPlan Session::plan(const PlanInput& in) const {
+SearchPlan Session::plan(PlanInput in) const {
+  // Model names are case-insensitive, as GPU names are: the catalog's spelling.
+  if (!in.model_spec && !catalogs.models.contains(in.model)) {
+    for (const ModelSpec& m : catalogs.models.models) {
+      if (same_name_ignoring_case(m.name, in.model)) {
+        in.model = m.name;
+        break;
+      }
+    }
+  }
   SearchPlan p = make_plan(in, catalogs);
+  // --seq_len away from the length the measured profiles were taken at: their layer times
+  // are for that length, so the run goes to the native estimator, which models any length
+  // (refused when --estimator zerosearch asks for the profiles).
+  if (in.sequence_length > 0 && p.context.estimator == Estimator::zerosearch) {
+    const std::int64_t measured_at =
+        in.model_spec ? in.model_spec->sequence_length
+                      : catalogs.models.find(p.context.model.name).sequence_length;
+    const bool measured = std::find(p.context.profile_source.begin(),
+                                    p.context.profile_source.end(),
+                                    "measured") != p.context.profile_source.end();
+    if (measured && in.sequence_length != measured_at) {
+      if (in.estimator || in.profile_source == ProfileSource::measured) {
+        throw InputError(fmt::format(
+            "--seq_len {}: the measured profiles of {} were taken at {} tokens and {} asks for "
+            "them; drop it (the native estimator models any length) or --seq_len",
+            in.sequence_length, p.context.model.name, measured_at,
+            in.estimator ? "--estimator zerosearch" : "--profile_source measured"));
+      }
+      in.estimator = Estimator::native;
+      in.profile_source = ProfileSource::automatic;
+      p = make_plan(in, catalogs);
+      p.notes.push_back(fmt::format("--seq_len {}: the measured profiles of {} were taken at {} "
+                                    "tokens, so this run uses the native estimator (analytic, "
+                                    "docs/native.md), not the original's formulas",
+                                    in.sequence_length, p.context.model.name, measured_at));
+    }
+  }
   check_plan(options, p);
   return p;
 }
@@ -69,6 +110,28 @@ void Session::announce(const std::vector<SearchPlan>& plans, const std::string& 
   }
 }
 
+bool same_name_ignoring_case(std::string_view a, std::string_view b) noexcept {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+double margin_limit_gib(const EstimateContext& ctx, const MemoryMargin& margin) {
+  double limit = std::numeric_limits<double>::infinity();
+  for (std::size_t g = 0; g < ctx.cluster.groups.size() && g < ctx.memory_limit_gib.size(); ++g) {
+    if (ctx.cluster.groups[g].count > 0) {
+      const auto gib = static_cast<double>(ctx.memory_limit_gib[g]);
+      limit = std::min(limit, gib - margin.of(gib));
+    }
+  }
+  return limit;
+}
+
+/// A search expected to take this long (wall seconds) announces itself when not on a terminal.
+constexpr double kStartLineSeconds = 2.0;
+
 unsigned search_threads(unsigned requested, const SearchSize& size) {
   const unsigned threads = requested != 0 ? requested : std::max(1U, std::thread::hardware_concurrency());
   return threads_within_limit(size, threads);
@@ -98,6 +161,16 @@ SessionResult Session::search(std::vector<SearchPlan> plans) const {
                         !options.timeline.empty() || !options.html.empty() ||
                         (native && terapipe);
   so.keep = search_filter(output, all_rows);
+  // A sweep whose only output is its summary (the front, the limits, the counts: rows that fit)
+  // keeps only the rows that fit; OOM rows count in ranks and totals without being held.
+  const bool summary_only = output.csv_files.empty() &&
+                            (output.to_stdout == StdoutFormat::summary ||
+                             output.to_stdout == StdoutFormat::none) &&
+                            options.plot.empty() && options.html.empty() && !options.rank &&
+                            options.emit.empty() && options.timeline.empty();
+  if (plans.size() != 1 && summary_only) {
+    so.keep.feasible_only = true;
+  }
   if (native && !all_rows) {
     so.keep.oom_top = kFitHintRows;
   }
@@ -113,7 +186,21 @@ SessionResult Session::search(std::vector<SearchPlan> plans) const {
   const UncertaintyTable intervals =
       native ? load_uncertainty(profiledb / "uncertainty.json") : UncertaintyTable{};
   {
-    ProgressBar bar(std::cerr, !options.quiet && stderr_is_terminal());
+    const bool terminal = stderr_is_terminal();
+    // Not on a terminal (a log, a CI job): a start line when the search is expected to take
+    // a while (its CPU-time model over the threads), then a progress line every 10 s.
+    if (!options.quiet && !terminal &&
+        (size.cpu_s / so.threads >= kStartLineSeconds || log_interval().count() == 0)) {
+      std::cerr << fmt::format("zerosearch: searching {} estimates ({} design points x {} "
+                               "placements) on {} thread{}, about {:.0f} s; progress every {:g} s "
+                               "on stderr (-q hides it)\n",
+                               size.estimates, size.design_points, size.placements, so.threads,
+                               so.threads == 1 ? "" : "s",
+                               size.cpu_s / so.threads,
+                               std::chrono::duration<double>(log_interval()).count())
+                << std::flush;
+    }
+    ProgressBar bar(std::cerr, !options.quiet, terminal);
     std::size_t done_before = 0;
     const auto total = static_cast<std::size_t>(size.estimates);
     so.on_progress = [&](const SearchProgress& sp) {
@@ -132,6 +219,12 @@ SessionResult Session::search(std::vector<SearchPlan> plans) const {
       run.oom = found.oom;
       run.profile_source = profile_source_text(plans[i].context);
       run.estimator = plans[i].context.estimator;
+      run.throughput = run_throughput(plans[i].context, catalogs.hardware);
+      run.margin_limit_gib = margin_limit_gib(plans[i].context, options.memory_margin);
+      run.memory_margin = options.memory_margin;
+      if (plans[i].context.native) {
+        run.overlap_grad_reduce = plans[i].context.native->settings.overlap_grad_reduce;
+      }
       if (run.estimator == Estimator::native) {
         for (const DpMethod m : {DpMethod::dp, DpMethod::zero1, DpMethod::fsdp}) {
           const StepInterval si = plan_interval(intervals, catalogs.hardware,
@@ -165,7 +258,12 @@ void Session::write(const SessionResult& result, const std::string& origin,
                     const std::string& pareto_svg) const {
   write_plan_outputs(
       options, [&](const RankedRow& r) -> const EstimateContext& { return result.context_of(r); },
-      result.ranked, origin, catalogs.hardware, summary_lines, pareto_svg);
+      result.ranked,
+      // The rows shown (distinct rows of every row: not free), only for a plan output.
+      options.emit.empty() && options.timeline.empty() && options.html.empty()
+          ? std::vector<RankedRow>()
+          : shown_rows(output, result.ranked),
+      origin, catalogs.hardware, summary_lines, pareto_svg);
   write_outputs(output, result.ranked, type_names(), summary);
 }
 

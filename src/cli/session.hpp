@@ -5,6 +5,7 @@
 // (the Pareto front and limits, the detail of one design point, the size table).
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "options.hpp"
@@ -41,7 +42,9 @@ public:
   Session(const Options& o, const char* argv0);
 
   /// The plan of `in` (make_plan), with the options checked against its model (check_plan).
-  [[nodiscard]] SearchPlan plan(const PlanInput& in) const;
+  /// --seq_len away from the measured profiles' length switches the run to the native
+  /// estimator, with a note (refused with --estimator zerosearch).
+  [[nodiscard]] SearchPlan plan(PlanInput in) const;
   /// The plan of the options on `cluster`.
   [[nodiscard]] SearchPlan plan(const Cluster& cluster) const;
 
@@ -71,6 +74,13 @@ public:
   std::filesystem::path profiledb;
   Catalogs catalogs;
 };
+
+/// Equal names but for the case of ASCII letters ("LLAMA3_8b" and "llama3_8B").
+[[nodiscard]] bool same_name_ignoring_case(std::string_view a, std::string_view b) noexcept;
+
+/// RunResult::margin_limit_gib of a search of `ctx`: the smallest memory limit of its node
+/// types less the margin.
+[[nodiscard]] double margin_limit_gib(const EstimateContext& ctx, const MemoryMargin& margin);
 
 /// The worker threads of a search of `size`: -j, or one per core, within what memory allows.
 [[nodiscard]] unsigned search_threads(unsigned requested, const SearchSize& size);

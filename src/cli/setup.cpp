@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <iostream>
+#include <numeric>
 
 #include <fmt/format.h>
 
 #include "options.hpp"
 #include "zerosearch/core/error.hpp"
+#include "zerosearch/io/hardware_json.hpp"
 #include "zerosearch/io/hf_config.hpp"
 #include "describe.hpp"
 
@@ -105,12 +107,50 @@ std::string no_design_point_message(const SearchPlan& plan) {
     }
   }
   std::sort(tps.begin(), tps.end());
+  // The data-parallel degrees the cluster allows (enumerate.cpp's rules, any global batch):
+  // the nearest batches below and above that one of them divides.
+  const int world = ctx.cluster.world_size();
+  std::vector<int> dps;
+  for (std::size_t i = 0; i < plan.methods.size() && i < plan.tp_degrees.size(); ++i) {
+    const DpMethodInfo& m = info(plan.methods[i]);
+    for (const int tp : plan.tp_degrees[i]) {
+      if (tp <= 0 || world % tp != 0 || (!m.allows_tensor_parallel && tp > 1)) continue;
+      for (int dp = 1; dp <= world / tp; ++dp) {
+        if ((world / tp) % dp != 0) continue;
+        const int pp = world / (tp * dp);
+        if (pp <= ctx.model.num_layers && (m.allows_pipeline_parallel || pp == 1)) {
+          dps.push_back(dp);
+        }
+      }
+    }
+  }
+  const auto works = [&](long long b) {
+    return std::any_of(dps.begin(), dps.end(), [&](int dp) { return b % dp == 0; });
+  };
+  std::vector<std::string> nearest;
+  if (!dps.empty()) {
+    for (long long b = ctx.global_batch - 1; b >= 1; --b) {
+      if (works(b)) {
+        nearest.push_back(fmt::format("{}", b));
+        break;
+      }
+    }
+    for (long long b = ctx.global_batch + 1; b <= kMaxGlobalBatch; ++b) {
+      if (works(b)) {
+        nearest.push_back(fmt::format("{}", b));
+        break;
+      }
+    }
+  }
   return fmt::format("no design point for {} GPUs ({} nodes x {}) and global batch {}: tp x dp x "
                      "pp must be {} with tp in {{{}}}, dp dividing {} and pp at most the {} "
-                     "layers of {}; use fewer nodes or a larger --custom_gbs",
+                     "layers of {}; use fewer nodes or another --custom_gbs{}",
                      ctx.cluster.world_size(), ctx.cluster.num_nodes(), ctx.cluster.gpus_per_node,
                      ctx.global_batch, ctx.cluster.world_size(), fmt::join(tps, ", "),
-                     ctx.global_batch, ctx.model.num_layers, ctx.model.name);
+                     ctx.global_batch, ctx.model.num_layers, ctx.model.name,
+                     nearest.empty() ? std::string()
+                                     : fmt::format(" (the nearest with a design point: {})",
+                                                   fmt::join(nearest, " and ")));
 }
 
 /// The original's record file name (docs/model.md §5).
@@ -139,6 +179,86 @@ nlohmann::ordered_json run_inputs(const Options& o, const SearchPlan& plan,
   j["profiledb"] = profiledb.string();
   j["profile_source"] = profile_source_text(ctx);
   return j;
+}
+
+bool original_entry(const GpuSpec& gpu) noexcept {
+  return gpu.price_source.rfind("the original ZeROSearch", 0) == 0;
+}
+
+void apply_gpu_per_node_default(Options& o, const char* argv0) {
+  if (o.gpu_per_node_given) {
+    return;
+  }
+  HardwareCatalog hardware;
+  try {
+    const fs::path db = find_profiledb(o, argv0);
+    hardware = load_hardware_catalog(db / "hardware.json");
+    if (!o.hardware.empty()) {
+      hardware = merge_catalogs(std::move(hardware), load_hardware_catalog(o.hardware));
+    }
+  } catch (const InputError&) {
+    return; // the run says what is wrong with the catalog
+  }
+  int size = 0;
+  bool differ = false;
+  for (const std::string& name : o.node_types) {
+    const GpuSpec* gpu = hardware.find_gpu(name);
+    if (gpu == nullptr) {
+      return; // an unknown name: the run refuses it
+    }
+    const int n = original_entry(*gpu) || gpu->default_gpus_per_node <= 0
+                      ? 4
+                      : gpu->default_gpus_per_node;
+    differ = differ || (size != 0 && n != size);
+    size = size == 0 ? n : std::min(size, n);
+  }
+  if (size == 0 || size == o.gpu_per_node) {
+    return;
+  }
+  const long long gpus = static_cast<long long>(size) *
+                         std::max<long long>(1, o.node_counts.empty()
+                                                    ? o.num_node
+                                                    : std::accumulate(o.node_counts.begin(),
+                                                                      o.node_counts.end(), 0LL));
+  if (gpus > kMaxClusterGpus) {
+    return;
+  }
+  o.gpu_per_node = size;
+  o.gpu_per_node_note = fmt::format("GPUs per node: {}, {} (--gpu_per_node changes it)", size,
+                                    differ ? "the smallest catalog node of these GPU types"
+                                           : "the catalog's node of this GPU type");
+}
+
+std::vector<std::string> gpu_entry_lines(const EstimateContext& ctx,
+                                         const HardwareCatalog& hardware) {
+  std::vector<std::string> lines;
+  for (const NodeGroup& g : ctx.cluster.groups) {
+    const GpuSpec* gpu = g.count > 0 ? hardware.find_gpu(g.gpu) : nullptr;
+    if (gpu == nullptr) {
+      continue;
+    }
+    std::string line = fmt::format(
+        "GPU {}: catalog entry {}, {:.1f} GiB, ${:.2f} per GPU-hour ({}, {})", g.gpu, gpu->name,
+        gpu->memory_gib.value_or(0.0), gpu->price_per_gpu_hour_usd, gpu->price_source,
+        gpu->price_date);
+    if (original_entry(*gpu)) {
+      // The parts an original's entry stands for: the catalog's entries named NAME-...
+      std::vector<std::string> parts;
+      for (const auto& [name, spec] : hardware.gpus) {
+        if (name.size() > gpu->name.size() + 1 && name.rfind(gpu->name + "-", 0) == 0) {
+          parts.push_back(fmt::format("{} (${:.2f}, {:.1f} GiB)", name,
+                                      spec.price_per_gpu_hour_usd,
+                                      spec.memory_gib.value_or(0.0)));
+        }
+      }
+      line += "; this is the original's entry, kept for parity";
+      if (!parts.empty()) {
+        line += fmt::format(": for a real part use --node_type {}", fmt::join(parts, " or "));
+      }
+    }
+    lines.push_back(std::move(line));
+  }
+  return lines;
 }
 
 } // namespace zerosearch::cli

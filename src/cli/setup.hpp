@@ -17,6 +17,21 @@ namespace zerosearch::cli {
 /// profiledb/ beside the binary, else the source tree the binary was built from.
 [[nodiscard]] std::filesystem::path find_profiledb(const Options& o, const char* argv0);
 
+/// The original's catalog entries (A10, A6000, A100, H100, RTX3090): their price is the
+/// original's node price over its 4 GPUs (GpuSpec::price_source says so), kept for parity.
+[[nodiscard]] bool original_entry(const GpuSpec& gpu) noexcept;
+
+/// Without --gpu_per_node: the catalog's node size of the --node_type GPUs (the smallest when
+/// they differ, with a note), 4 (the original's default) where a GPU is one of the original's
+/// entries or has no node size. Leaves the options as they are when the catalog cannot be read
+/// (the run reports that itself).
+void apply_gpu_per_node_default(Options& o, const char* argv0);
+
+/// For native runs: per node type, the catalog entry its name resolved to, with its price and
+/// source, and the real parts an original's entry stands for (H100: H100-SXM, H100-PCIe).
+[[nodiscard]] std::vector<std::string> gpu_entry_lines(const EstimateContext& ctx,
+                                                       const HardwareCatalog& hardware);
+
 /// What a run searched, for the sidecar of its CSV files: model, cluster, batch, framework,
 /// search method, precision, links, profile database and profile source.
 [[nodiscard]] nlohmann::ordered_json run_inputs(const Options& o, const SearchPlan& plan,

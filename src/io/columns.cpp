@@ -19,7 +19,7 @@ namespace zerosearch {
 namespace {
 
 // The one table of output columns (docs/model.md §5 for the original's CSV).
-constexpr std::array<ColumnDef, 43> kColumns{{
+constexpr std::array<ColumnDef, 49> kColumns{{
     {ColumnId::m, "m", "", false},
     {ColumnId::mbs, "mbs", "", false},
     {ColumnId::tp, "tp", "", false},
@@ -63,6 +63,12 @@ constexpr std::array<ColumnDef, 43> kColumns{{
     {ColumnId::step_time_low, "interval low (s/step)", "", false},
     {ColumnId::step_time_high, "interval high (s/step)", "", false},
     {ColumnId::interval_basis, "interval basis", "", true},
+    {ColumnId::seq_len, "seq_len", "", false},
+    {ColumnId::tokens_per_step, "tokens per step", "", false},
+    {ColumnId::tokens_per_gpu_s, "tokens/s per GPU", "", false},
+    {ColumnId::mfu, "MFU", "%", false},
+    {ColumnId::mfu_peak, "MFU peak", "", true},
+    {ColumnId::memory_fit, "memory fit", "", true},
 }};
 static_assert([] {
   for (std::size_t i = 0; i < kColumns.size(); ++i) {
@@ -148,6 +154,10 @@ std::vector<Column> csv_layout(const std::vector<std::string>& type_names,
          C::mem_gradients, C::mem_optimizer, C::mem_activations, C::mem_buffers,
          C::mem_overhead, C::step_time_low, C::step_time_high, C::interval_basis});
   }
+  if (options.throughput) {
+    add({C::seq_len, C::tokens_per_step, C::tokens_per_gpu_s, C::mfu, C::mfu_peak,
+         C::memory_fit});
+  }
   return cols;
 }
 
@@ -177,6 +187,10 @@ std::vector<Column> table_layout(const std::vector<std::string>& type_names, boo
                       [](const Column& c) { return c.def->id == ColumnId::step_time; });
     at = cols.insert(at + 1, Column(ColumnId::step_time_low));
     cols.insert(at + 1, Column(ColumnId::step_time_high));
+  }
+  for (const ColumnId id : {ColumnId::seq_len, ColumnId::tokens_per_step,
+                            ColumnId::tokens_per_gpu_s, ColumnId::mfu, ColumnId::memory_fit}) {
+    cols.emplace_back(id);
   }
   return cols;
 }
@@ -327,7 +341,7 @@ char* CellWriter::write(char* out, const Column& c, const RankedRow& r) {
   case ColumnId::pp: return put_int(out, p.pp);
   case ColumnId::dp: return put_int(out, p.dp);
   case ColumnId::dp_method: return put(out, to_string(p.method));
-  case ColumnId::overlap_comm: return put(out, "False");
+  case ColumnId::overlap_comm: return put_bool(out, overlaps_comm(*r.run, p.method));
   case ColumnId::node_placement: {
     // "['A10', 'A6000']": quoted as soon as it has two nodes (a comma).
     const std::string_view text = placement_text(r);
@@ -393,6 +407,13 @@ char* CellWriter::write(char* out, const Column& c, const RankedRow& r) {
     scratch_.clear();
     append_csv_field(scratch_, spread_of(r).basis);
     return put(out, scratch_);
+  case ColumnId::seq_len: return put_int(out, r.run->throughput.seq_len);
+  case ColumnId::tokens_per_step: return put_int(out, r.run->throughput.tokens_per_step);
+  case ColumnId::tokens_per_gpu_s:
+    return write_python_float(out, r.run->throughput.tokens_per_gpu_s(e.step_s));
+  case ColumnId::mfu: return write_python_float(out, r.run->throughput.mfu_percent(e.step_s));
+  case ColumnId::mfu_peak: return put(out, r.run->throughput.peak_dtype);
+  case ColumnId::memory_fit: return put(out, memory_fit(*r.run, e));
   }
   return out;
 }
@@ -431,7 +452,7 @@ char* CellWriter::write_json(char* out, const Column& c, const RankedRow& r) {
     out = put(out, to_string(p.method));
     *out++ = '"';
     return out;
-  case ColumnId::overlap_comm: return put_json_bool(out, false);
+  case ColumnId::overlap_comm: return put_json_bool(out, overlaps_comm(*r.run, p.method));
   case ColumnId::node_placement:
     *out++ = '[';
     out = put(out, placement_json(r));
@@ -457,7 +478,8 @@ char* CellWriter::write_json(char* out, const Column& c, const RankedRow& r) {
   case ColumnId::price_per_step: return put_json_number(out, e.price_per_step_usd);
   case ColumnId::exp_partition:
     *out++ = '"';
-    out = put_exp_partition(out, e.partition);
+    out = e.partition.size() == 1 ? put_int(out, e.partition.front() - 2)
+                                  : put_exp_partition(out, e.partition);
     *out++ = '"';
     return out;
   case ColumnId::node_count: return put_int(out, node_count(r, c.node_type));
@@ -468,6 +490,21 @@ char* CellWriter::write_json(char* out, const Column& c, const RankedRow& r) {
     scratch_ = json_string(compress_placement(r.run->cluster, placement_of(r)));
     return put(out, scratch_);
   case ColumnId::placements: return put_int(out, static_cast<long long>(r.placements));
+  case ColumnId::seq_len: return put_int(out, r.run->throughput.seq_len);
+  case ColumnId::tokens_per_step: return put_int(out, r.run->throughput.tokens_per_step);
+  case ColumnId::tokens_per_gpu_s:
+    return put_json_number(out, r.run->throughput.tokens_per_gpu_s(e.step_s));
+  case ColumnId::mfu: return put_json_number(out, r.run->throughput.mfu_percent(e.step_s));
+  case ColumnId::mfu_peak: // "bf16" or "fp16": plain ASCII
+    *out++ = '"';
+    out = put(out, r.run->throughput.peak_dtype);
+    *out++ = '"';
+    return out;
+  case ColumnId::memory_fit:
+    *out++ = '"';
+    out = put(out, memory_fit(*r.run, e));
+    *out++ = '"';
+    return out;
   default:
     // The native columns: few rows' worth, through nlohmann.
     scratch_ = json_cell(c, r).dump();
@@ -567,7 +604,7 @@ nlohmann::ordered_json json_cell(const Column& c, const RankedRow& r) {
   case ColumnId::pp: return p.pp;
   case ColumnId::dp: return p.dp;
   case ColumnId::dp_method: return to_string(p.method);
-  case ColumnId::overlap_comm: return false;
+  case ColumnId::overlap_comm: return overlaps_comm(*r.run, p.method);
   case ColumnId::node_placement: {
     auto names = nlohmann::ordered_json::array();
     for (const int g : placement_of(r)) {
@@ -584,7 +621,10 @@ nlohmann::ordered_json json_cell(const Column& c, const RankedRow& r) {
   case ColumnId::gpumem: return number(e.gpumem_gib);
   case ColumnId::train_cost: return number(e.train_cost_usd);
   case ColumnId::price_per_step: return number(e.price_per_step_usd);
-  case ColumnId::exp_partition: return exp_partition(e.partition);
+  // One stage: its transformer layers (the CSV keeps the original's "81-81" for 80 layers).
+  case ColumnId::exp_partition:
+    return e.partition.size() == 1 ? std::to_string(e.partition.front() - 2)
+                                   : exp_partition(e.partition);
   case ColumnId::node_count: return node_count(r, c.node_type);
   case ColumnId::rank: return r.rank;
   case ColumnId::real_rank: return r.real_rank;
@@ -611,6 +651,12 @@ nlohmann::ordered_json json_cell(const Column& c, const RankedRow& r) {
   case ColumnId::step_time_high:
     return number(spread_bound(r, c.def->id == ColumnId::step_time_high));
   case ColumnId::interval_basis: return spread_of(r).basis;
+  case ColumnId::seq_len: return r.run->throughput.seq_len;
+  case ColumnId::tokens_per_step: return r.run->throughput.tokens_per_step;
+  case ColumnId::tokens_per_gpu_s: return number(r.run->throughput.tokens_per_gpu_s(e.step_s));
+  case ColumnId::mfu: return number(r.run->throughput.mfu_percent(e.step_s));
+  case ColumnId::mfu_peak: return r.run->throughput.peak_dtype;
+  case ColumnId::memory_fit: return memory_fit(*r.run, e);
   }
   return nullptr;
 }
@@ -629,6 +675,13 @@ void append_table_cell(std::string& out, const Column& c, const RankedRow& r) {
     return;
   }
   case ColumnId::partition: fmt::format_to(to, "[{}]", fmt::join(e.partition, ",")); return;
+  case ColumnId::exp_partition:
+    if (e.partition.size() == 1) {
+      fmt::format_to(to, "{}", e.partition.front() - 2);
+      return;
+    }
+    append_csv_cell(out, c, r);
+    return;
   case ColumnId::step_time: fmt::format_to(to, "{:.4f}", e.step_s); return;
   case ColumnId::pipeline_time: fmt::format_to(to, "{:.4f}", e.pipeline_s); return;
   case ColumnId::dp_sync_time: fmt::format_to(to, "{:.4f}", e.dp_sync_s); return;
@@ -643,6 +696,18 @@ void append_table_cell(std::string& out, const Column& c, const RankedRow& r) {
       out += '-';
     } else {
       fmt::format_to(to, "{:.4f}", v);
+    }
+    return;
+  }
+  case ColumnId::tokens_per_gpu_s:
+    fmt::format_to(to, "{:.0f}", r.run->throughput.tokens_per_gpu_s(e.step_s));
+    return;
+  case ColumnId::mfu: {
+    const double mfu = r.run->throughput.mfu_percent(e.step_s);
+    if (std::isfinite(mfu)) {
+      fmt::format_to(to, "{:.1f}", mfu);
+    } else {
+      out += '-';
     }
     return;
   }

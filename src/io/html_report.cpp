@@ -1,5 +1,8 @@
 #include "zerosearch/io/html_report.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -96,12 +99,25 @@ std::string html_report(const HtmlReportInput& in) {
     o += "<h2>Price against step time</h2>\n<div class=\"chart\" id=\"pareto\">" +
          inline_svg(in.pareto_svg) + "</div>\n";
   }
-  o += "<h2>Ranked plans</h2>\n<p><label><input type=\"checkbox\" id=\"feasible\"> fits in memory "
+  o += "<h2>Ranked plans</h2>\n";
+  if (!in.rows_note.empty()) {
+    o += "<p id=\"rows_note\">" + html_escape(in.rows_note) + "</p>\n";
+  }
+  o += "<p><label><input type=\"checkbox\" id=\"feasible\"> fits in memory "
        "only</label><span id=\"count\"></span> (click a column to sort)</p>\n";
+  // Native rows add their own dimensions after the method.
+  const bool native = std::any_of(in.rows.begin(), in.rows.end(), [](const RankedRow& r) {
+    return r.run->estimator == Estimator::native;
+  });
   o += "<table id=\"rows\">\n<thead><tr>";
-  for (const char* h : {"rank", "method", "tp", "pp", "dp", "micro-batch", "micro-batches",
-                        "placement", "partition", "step (s)", "memory (GiB)", "fits",
-                        "price ($/step)"}) {
+  std::vector<const char*> heads = {"#", "rank", "method"};
+  if (native) {
+    heads.insert(heads.end(), {"recompute", "offload", "virtual stages", "dtype"});
+  }
+  heads.insert(heads.end(), {"tp", "pp", "dp", "micro-batch", "micro-batches", "placement",
+                             "partition", "step (s)", "tokens/s per GPU", "MFU (%)",
+                             "memory (GiB)", "fits", "price ($/step)"});
+  for (const char* h : heads) {
     o += fmt::format("<th>{}</th>", h);
   }
   o += "</tr></thead>\n<tbody>\n";
@@ -117,9 +133,17 @@ std::string html_report(const HtmlReportInput& in) {
     const auto text = [](const std::string& v) {
       return fmt::format("<td data-v=\"{0}\">{0}</td>", escape_markup(v));
     };
-    o += fmt::format("<tr data-i=\"{}\"{}>", i++, e.oom ? " class=\"oom\"" : "");
+    o += fmt::format("<tr data-i=\"{}\"{}>", i, e.oom ? " class=\"oom\"" : "");
+    ++i;
+    o += num(std::to_string(i), std::to_string(i));
     o += num(std::to_string(r.rank), std::to_string(r.rank));
     o += text(to_string(p.method));
+    if (native) {
+      o += text(to_string(p.recompute));
+      o += text(to_string(p.offload));
+      o += num(std::to_string(p.virtual_stages), std::to_string(p.virtual_stages));
+      o += text(to_string(p.dtype));
+    }
     o += num(std::to_string(p.tp), std::to_string(p.tp));
     o += num(std::to_string(p.pp), std::to_string(p.pp));
     o += num(std::to_string(p.dp), std::to_string(p.dp));
@@ -128,8 +152,13 @@ std::string html_report(const HtmlReportInput& in) {
     o += text(compress_placement(r.run->cluster, pl));
     o += text(fmt::format("{}", fmt::join(e.partition, "-")));
     o += num(fmt::format("{:.17g}", e.step_s), fmt::format("{:.4f}", e.step_s));
+    const double tokens = r.run->throughput.tokens_per_gpu_s(e.step_s);
+    const double mfu = r.run->throughput.mfu_percent(e.step_s);
+    o += num(fmt::format("{:.17g}", tokens), fmt::format("{:.0f}", tokens));
+    o += std::isfinite(mfu) ? num(fmt::format("{:.17g}", mfu), fmt::format("{:.1f}", mfu))
+                            : num("0", "-");
     o += num(fmt::format("{:.17g}", e.gpumem_gib), fmt::format("{:.2f}", e.gpumem_gib));
-    o += text(e.oom ? "OOM" : "yes");
+    o += text(memory_fit(*r.run, e));
     o += num(fmt::format("{:.17g}", e.price_per_step_usd), fmt::format("{:.6f}", e.price_per_step_usd));
     o += "</tr>\n";
   }

@@ -151,6 +151,8 @@ void write_csv(std::ostream& out, const std::vector<RankedRow>& rows,
                const std::vector<std::string>& type_names, const CsvOptions& options) {
   CsvOptions with_native = options;
   with_native.native = options.native || has_native_rows(rows);
+  // The throughput columns only where the CSV is not the original's format.
+  with_native.throughput = options.throughput || with_native.native || options.distinct;
   const std::vector<Column> columns = csv_layout(type_names, with_native);
   std::string header;
   for (std::size_t i = 0; i < columns.size(); ++i) {

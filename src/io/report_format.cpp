@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -35,6 +36,7 @@ void write_json(std::ostream& out, const std::vector<RankedRow>& rows,
   // straight into each chunk's buffer (CellWriter::write_json, write_rows).
   CsvOptions with_native = options;
   with_native.native = options.native || has_native_rows(rows);
+  with_native.throughput = true;
   const std::vector<Column> layout = csv_layout(type_names, with_native);
   std::vector<std::string> keys;
   for (const Column& c : layout) {
@@ -84,12 +86,12 @@ void write_json(std::ostream& out, const std::vector<RankedRow>& rows,
 }
 
 void write_table(std::ostream& out, const std::vector<RankedRow>& rows,
-                 const std::vector<std::string>& type_names, bool distinct) {
-  write_table(out, rows, table_layout(type_names, distinct, has_native_rows(rows)));
+                 const std::vector<std::string>& type_names, bool distinct, bool numbered) {
+  write_table(out, rows, table_layout(type_names, distinct, has_native_rows(rows)), numbered);
 }
 
 void write_table(std::ostream& out, const std::vector<RankedRow>& rows,
-                 const std::vector<Column>& layout) {
+                 const std::vector<Column>& layout, bool numbered) {
   // Two passes over the cells, each written into one reused string: the column widths, then
   // the lines, padded (text left-aligned, numbers right-aligned, no trailing spaces) into a
   // buffer that goes out in blocks of about 1 MiB.
@@ -107,6 +109,15 @@ void write_table(std::ostream& out, const std::vector<RankedRow>& rows,
     }
   }
   std::string text;
+  // The `#` column: right-aligned positions from 1.
+  const std::size_t number_width = std::max<std::size_t>(1, fmt::formatted_size("{}", rows.size()));
+  const auto put_number = [&](std::string_view value) {
+    if (numbered) {
+      text.append(number_width > value.size() ? number_width - value.size() : 0, ' ');
+      text += value;
+      text += "  ";
+    }
+  };
   const auto put = [&](std::size_t c, std::string_view value) {
     const std::size_t pad = width[c] > value.size() ? width[c] - value.size() : 0;
     if (c > 0) {
@@ -132,11 +143,19 @@ void write_table(std::ostream& out, const std::vector<RankedRow>& rows,
       text.clear();
     }
   };
+  put_number("#");
   for (std::size_t c = 0; c < layout.size(); ++c) {
     put(c, layout[c].table_header());
   }
   end_line();
-  for (const RankedRow& r : rows) {
+  std::string number;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const RankedRow& r = rows[i];
+    if (numbered) {
+      number.clear();
+      fmt::format_to(std::back_inserter(number), "{}", i + 1);
+      put_number(number);
+    }
     for (std::size_t c = 0; c < layout.size(); ++c) {
       cell.clear();
       append_table_cell(cell, layout[c], r);

@@ -49,10 +49,63 @@ double stage_bubble_share(const PipelineSchedule& schedule, int stage) {
   return end > 0.0 ? std::max(0.0, 1.0 - busy / end) : 0.0;
 }
 
+PipelineSchedule token_pipeline_schedule(const TokenPipeline& pipe, const Slicing& slicing) {
+  PipelineSchedule out;
+  const std::size_t stages = pipe.stages.size();
+  const std::size_t slices = slicing.size();
+  const std::size_t units = slices * static_cast<std::size_t>(std::max(pipe.micro_batches, 1));
+  out.stage_end_s.assign(stages, 0.0);
+  if (stages == 0 || slices == 0) {
+    return out;
+  }
+  std::vector<std::int64_t> context(slices, 0);
+  for (std::size_t k = 1; k < slices; ++k) {
+    context[k] = context[k - 1] + slicing[k - 1];
+  }
+  const auto link = [&](std::size_t j, std::size_t k) {
+    return j < pipe.link_s_per_token.size()
+               ? pipe.link_s_per_token[j] * static_cast<double>(slicing[k])
+               : 0.0;
+  };
+  out.events.reserve(2 * units * stages);
+  std::vector<double> prev(units, 0.0), cur(units, 0.0), forward_end(stages, 0.0);
+  for (std::size_t j = 0; j < stages; ++j) {
+    double free_at = 0.0;
+    for (std::size_t u = 0; u < units; ++u) {
+      const std::size_t k = u % slices;
+      const double ready = j == 0 ? 0.0 : prev[u] + link(j - 1, k);
+      const double start = std::max(free_at, ready);
+      free_at = start + pipe.stages[j].forward_s(slicing[k], context[k]);
+      out.events.push_back({ScheduleEventKind::forward, static_cast<int>(j), static_cast<int>(u),
+                            start, free_at});
+      cur[u] = free_at;
+    }
+    forward_end[j] = free_at;
+    std::swap(prev, cur);
+  }
+  std::vector<double> above(units, 0.0);
+  for (std::size_t jj = stages; jj-- > 0;) {
+    double free_at = forward_end[jj];
+    for (std::size_t u = units; u-- > 0;) {
+      const std::size_t k = u % slices;
+      const double ready = jj + 1 == stages ? 0.0 : above[u] + link(jj, k);
+      const double start = std::max(free_at, ready);
+      free_at = start + pipe.stages[jj].backward_s(slicing[k], context[k]);
+      out.events.push_back({ScheduleEventKind::backward, static_cast<int>(jj),
+                            static_cast<int>(u), start, free_at});
+      cur[u] = free_at;
+    }
+    out.stage_end_s[jj] = free_at;
+    std::swap(above, cur);
+  }
+  return out;
+}
+
 namespace {
 
 /// The timeline of a native estimate: its per-stage forward + backward times and sends in the
-/// 1F1B order (interleaved plans are drawn as plain 1F1B; the step time is the estimate's).
+/// 1F1B order, interleaved plans as m x v chunk passes, TeraPipe plans as their token slices
+/// (token_pipeline_schedule); the step time is the estimate's.
 TimelineInput native_timeline_input(const EstimateContext& ctx, const DesignPoint& p,
                                     const Placement& placement, const Estimate& e) {
   NativeEstimate n;
@@ -68,9 +121,18 @@ TimelineInput native_timeline_input(const EstimateContext& ctx, const DesignPoin
                             compress_placement(ctx.cluster, placement),
                             fmt::join(again.partition, "-"), again.step_s, again.gpumem_gib,
                             again.oom ? " (OOM)" : "",
-                            p.virtual_stages > 1 ? "; drawn without interleaving" : "");
+                            p.virtual_stages > 1
+                                ? fmt::format("; interleaved: each stage's {} model chunks drawn "
+                                              "as {} x {} chunk passes",
+                                              p.virtual_stages, p.num_micro_batches,
+                                              p.virtual_stages)
+                            : p.schedule == Schedule::terapipe
+                                ? fmt::format("; TeraPipe: {} micro-batches x {} token slices",
+                                              p.num_micro_batches, again.slices.size())
+                                : "");
   StageTimes times;
   const std::size_t stages = n.stages.size();
+  const int v = p.virtual_stages;
   times.comp_s.assign(stages, 0.0);
   times.for_send_s.assign(stages, 0.0);
   times.back_send_s.assign(stages, 0.0);
@@ -81,7 +143,9 @@ TimelineInput native_timeline_input(const EstimateContext& ctx, const DesignPoin
     in.stage_layers.push_back(st.layers);
     in.stage_mem_gib.push_back(st.memory.total());
     in.stage_limit_gib.push_back(st.memory_limit_gib);
-    times.comp_s[j] = st.forward_s + st.backward_s;
+    // Interleaved 1F1B (docs/native.md §2.2): a micro-batch passes each rank once per model
+    // chunk, 1/v of the rank's layers each time, so the estimate's fill and drain shrink by v.
+    times.comp_s[j] = (st.forward_s + st.backward_s) / std::max(1, static_cast<int>(v));
     if (j + 1 < stages) {
       times.comm_s[j + 1] = st.send_s;
     }
@@ -91,7 +155,15 @@ TimelineInput native_timeline_input(const EstimateContext& ctx, const DesignPoin
     times.back_send_s[stages - 1] = n.stages[stages - 2].send_s;
     times.comm_s[stages - 1] = 0.0;
   }
-  in.schedule = pipeline_schedule(p.num_micro_batches, times, ForwardShare::third);
+  // Drawn as 1F1B over m x v chunk passes: the compute of the estimate's closed form,
+  // m max_t + (sum_t - max_t) / v.
+  in.schedule = pipeline_schedule(p.num_micro_batches * std::max(1, static_cast<int>(v)), times,
+                                  ForwardShare::third);
+  if (p.schedule == Schedule::terapipe && !again.slices.empty() && ctx.native) {
+    // TeraPipe as estimated: its token slices through the stages (native_token_pipeline).
+    in.schedule = token_pipeline_schedule(native_token_pipeline(*ctx.native, p, n),
+                                          Slicing(again.slices.begin(), again.slices.end()));
+  }
   if (p.pp == 1) {
     in.schedule.stage_end_s = {again.pipeline_s};
   }

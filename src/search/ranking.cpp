@@ -1,10 +1,73 @@
 #include "zerosearch/search/ranking.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <unordered_map>
 
+#include "zerosearch/model/model_stats.hpp"
+#include "zerosearch/model/native.hpp"
+
 namespace zerosearch {
+
+double RunThroughput::tokens_per_gpu_s(double step_s) const noexcept {
+  return static_cast<double>(tokens_per_step) / step_s / std::max(gpus, 1);
+}
+
+double RunThroughput::mfu_percent(double step_s) const noexcept {
+  if (peak_flops <= 0.0) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  return 100.0 * model_flops_per_step / step_s / peak_flops;
+}
+
+bool overlaps_comm(const RunResult& run, DpMethod method) noexcept {
+  if (run.estimator != Estimator::native) {
+    return false;
+  }
+  const FrameworkParams& fw = framework_params(method);
+  return fw.shard_level >= 3 || run.overlap_grad_reduce.value_or(fw.dp_overlap > 0.0);
+}
+
+const char* memory_fit(const RunResult& run, const Estimate& e) noexcept {
+  if (e.oom) {
+    return "OOM";
+  }
+  return e.gpumem_gib > run.margin_limit_gib ? "within margin" : "fits";
+}
+
+RunThroughput run_throughput(const EstimateContext& ctx, const HardwareCatalog& hardware) {
+  RunThroughput t;
+  t.seq_len = ctx.model.sequence_length;
+  t.tokens_per_step = static_cast<std::int64_t>(ctx.global_batch) * ctx.model.sequence_length;
+  t.model_flops_per_step =
+      training_flops_per_sequence(ctx.model, ctx.model.sequence_length,
+                                  megatron_padded_vocab(ctx.model.vocab_size)) *
+      ctx.global_batch;
+  t.gpus = ctx.cluster.world_size();
+  bool all_bf16 = true;
+  for (const NodeGroup& g : ctx.cluster.groups) {
+    const GpuSpec* gpu = g.count > 0 ? hardware.find_gpu(g.gpu) : nullptr;
+    all_bf16 = all_bf16 && (gpu == nullptr || gpu->peak_tflops.bf16.has_value());
+  }
+  const Dtype dtype = all_bf16 ? Dtype::bf16 : Dtype::fp16;
+  t.peak_dtype = to_string(dtype);
+  for (const NodeGroup& g : ctx.cluster.groups) {
+    if (g.count == 0) {
+      continue;
+    }
+    const GpuSpec* gpu = hardware.find_gpu(g.gpu);
+    const std::optional<double> peak =
+        gpu != nullptr ? gpu->peak_tflops.of(dtype) : std::optional<double>();
+    if (!peak) {
+      t.peak_flops = 0.0;
+      break;
+    }
+    t.peak_flops += *peak * 1e12 * g.count * ctx.cluster.gpus_per_node;
+  }
+  return t;
+}
 
 std::vector<RankedRow> rank_results(const std::vector<RunResult>& runs) {
   std::vector<RankedRow> out;

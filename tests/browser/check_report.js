@@ -1,12 +1,14 @@
 // Loads a zerosearch HTML report in headless Chromium over the DevTools protocol (pipe
 // transport, no network, no npm packages) and checks: no console errors or exceptions, no
 // network requests, the table sorts both ways, the feasible filter hides OOM rows, the timeline
-// SVG renders with data. Usage: node check_report.js CHROMIUM REPORT.html PROFILE_DIR
+// SVG renders with data. Usage: node check_report.js CHROMIUM REPORT.html PROFILE_DIR [LOAD_LIMIT_MS]
 'use strict';
 const { spawn } = require('child_process');
 const path = require('path');
 
-const [chrome, report, profile] = process.argv.slice(2);
+const [chrome, report, profile, limitArg] = process.argv.slice(2);
+// The page must load within this many milliseconds (run_report.sh's LOAD_LIMIT_MS); 0: no limit.
+const loadLimitMs = Number(limitArg || 0);
 const proc = spawn(chrome, [
   '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
   '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-extensions',
@@ -72,8 +74,12 @@ function check(cond, what) {
   const { sessionId } = await send('Target.attachToTarget', { targetId, flatten: true });
   for (const d of ['Runtime', 'Log', 'Page', 'Network']) await send(`${d}.enable`, {}, sessionId);
   const loaded = waitFor('Page.loadEventFired', 20000);
+  const t0 = Date.now();
   await send('Page.navigate', { url: 'file://' + path.resolve(report) }, sessionId);
   await loaded;
+  const loadMs = Date.now() - t0;
+  check(loadMs > 0 && (loadLimitMs === 0 || loadMs < loadLimitMs),
+        `the page loads and renders in ${loadMs} ms` + (loadLimitMs ? ` (limit ${loadLimitMs} ms)` : ''));
   const evaluate = async (expr) => {
     const r = await send('Runtime.evaluate', { expression: expr, returnByValue: true }, sessionId);
     if (r.exceptionDetails) throw new Error(JSON.stringify(r.exceptionDetails));

@@ -159,3 +159,41 @@ TEST_CASE("parse_int and parse_positive_real name the flag and the range", "[opt
   CHECK_THROWS_WITH(parse_positive_real("--y", "0"), "--y '0' is not a number > 0");
   CHECK_THROWS_WITH(parse_positive_real("--y", "inf"), "--y 'inf' is not a number > 0");
 }
+
+TEST_CASE("a mistyped flag gets the flag it most likely meant", "[options]") {
+  const std::vector<std::string> flags = {"--node_type", "--num_node", "--type", "--seq_len",
+                                          "--gpu_per_node", "--custom_gbs"};
+  CHECK(suggest_flag("--num_nodes", flags) == "--num_node");
+  CHECK(suggest_flag("--model", flags) == "--type");
+  CHECK(suggest_flag("--node-type", flags) == "--node_type");
+  CHECK(suggest_flag("--Node_Type", flags) == "--node_type");
+  CHECK(suggest_flag("--seq-len", flags) == "--seq_len");
+  CHECK(suggest_flag("--gpus_per_node", flags) == "--gpu_per_node");
+  CHECK(suggest_flag("--frobnicate", flags).empty());
+}
+
+TEST_CASE("top counts plans that fit, and include_oom and feasible exclude each other",
+          "[options]") {
+  const Options o = parse({"--top", "3", "--include_oom"});
+  CHECK(o.include_oom);
+  CHECK(error_of({"--top", "3", "--include_oom", "--feasible"})
+            .rfind("--include_oom and --feasible contradict each other", 0) == 0);
+}
+
+TEST_CASE("memory_margin takes a percentage or GiB", "[options]") {
+  CHECK(parse({}).memory_margin.percent == 10.0);
+  const Options pct = parse({"--memory_margin", "15%"});
+  CHECK(pct.memory_margin.percent == 15.0);
+  CHECK(pct.memory_margin.gib == 0.0);
+  const Options gib = parse({"--memory_margin", "4"});
+  CHECK(gib.memory_margin.percent == 0.0);
+  CHECK(gib.memory_margin.gib == 4.0);
+  CHECK(error_of({"--memory_margin", "95%"}).rfind("--memory_margin '95%' is neither", 0) == 0);
+  CHECK(error_of({"--memory_margin", "-1"}).rfind("--memory_margin '-1' is neither", 0) == 0);
+}
+
+TEST_CASE("`list WHAT` is the --list mode", "[options]") {
+  CHECK(parse({"list", "models"}).list == "models");
+  CHECK(parse({"--list", "gpus"}).list == "gpus");
+  CHECK(error_of({"list"}) == "list needs what to list: list models or list gpus");
+}

@@ -1,6 +1,8 @@
 // The session sequence the modes share: plan, search, rank.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <string>
 #include <vector>
 
@@ -55,7 +57,36 @@ TEST_CASE("a session ranks the runs of a sweep together", "[session]") {
     rows += p.design_points().size() * placements(p.context.cluster).size();
   }
   const SessionResult r = session.search(std::move(plans));
+  // The summary alone needs the rows that fit; every estimate counts in the runs' totals.
+  std::uint64_t estimates = 0, oom = 0;
+  for (const RunResult& run : r.runs) {
+    estimates += run.estimates;
+    oom += run.oom;
+  }
+  CHECK(estimates == rows);
+  CHECK(r.ranked.size() == rows - oom);
+  for (const RankedRow& row : r.ranked) {
+    CHECK_FALSE(row.row->estimate.oom);
+  }
+}
+
+TEST_CASE("a sweep with a CSV output keeps every row, each with its own context",
+          "[session]") {
+  const Options o = options({"--pareto", "--node_type", "A10", "A6000", "--num_node", "2",
+                             "--format", "csv"});
+  Session session(o, "zerosearch");
+  std::vector<SearchPlan> plans;
+  for (const Cluster& c : pareto_compositions("A10", "A6000", 2, o.gpu_per_node)) {
+    plans.push_back(session.plan(c));
+  }
+  std::size_t rows = 0;
+  for (const SearchPlan& p : plans) {
+    rows += p.design_points().size() * placements(p.context.cluster).size();
+  }
+  const SessionResult r = session.search(std::move(plans));
   CHECK(r.ranked.size() == rows);
+  CHECK(std::any_of(r.ranked.begin(), r.ranked.end(),
+                    [](const RankedRow& x) { return x.row->estimate.oom; }));
   // Every row's context is its own composition's.
   for (const RankedRow& row : r.ranked) {
     CHECK(r.context_of(row).cluster.num_nodes() == row.run->cluster.num_nodes());

@@ -38,6 +38,13 @@ RunResult sample_run() {
   add(20.5, true, 3, {21, 21});
   add(30.0, false, 3, {11, 10, 10, 11});
   add(25.0, false, 0, {42});
+  run.throughput.seq_len = 4096;
+  run.throughput.tokens_per_step = 64 * 4096;
+  run.throughput.model_flops_per_step = 1e15;
+  run.throughput.gpus = 16;
+  run.throughput.peak_flops = 2e15;
+  run.throughput.peak_dtype = "bf16";
+  run.margin_limit_gib = 20.0;
   return run;
 }
 
@@ -80,7 +87,17 @@ TEST_CASE("JSON has the CSV's columns as keys, in order, with native types", "[r
   for (const auto& item : first.items()) {
     keys.push_back(item.key());
   }
-  CHECK(keys == csv_columns({"A10", "A6000"}));
+  CsvOptions with_throughput;
+  with_throughput.throughput = true;
+  CHECK(keys == csv_columns({"A10", "A6000"}, with_throughput));
+  // Throughput: 262144 tokens / 20.5 s / 16 GPUs; MFU 1e15 FLOPs / 20.5 s / 2e15 FLOP/s.
+  CHECK(first["seq_len"] == 4096);
+  CHECK(first["tokens per step"] == 262144);
+  CHECK(first["tokens/s per GPU"].get<double>() == Approx(262144.0 / 20.5 / 16));
+  CHECK(first["MFU"].get<double>() == Approx(100.0 / 20.5 / 2.0));
+  CHECK(first["MFU peak"] == "bf16");
+  CHECK(first["memory fit"] == "OOM");
+  CHECK(doc[1]["memory fit"] == "within margin"); // 20.375 GiB above the 20.0 GiB limit
   CHECK(first["m"] == 16);
   CHECK(first["m"].is_number_integer());
   CHECK(first["dp method"] == "zero1");
@@ -121,13 +138,16 @@ TEST_CASE("the table aligns columns in the original's pretty order", "[report_fo
   const std::string expected =
       "rank  real_rank   m  mbs  tp  pp  dp  dp method  A10  A6000  estimated time (s/step)  "
       "pipeline time (s)  DP all-reduce time (s)  Emb layer all-reduce time (s)  gpumem (GiB)  "
-      "is_oom  node placement  exp_partition  partition  train_cost (USD)  price_per_step (USD)\n"
+      "is_oom  node placement  exp_partition  partition  train_cost (USD)  price_per_step (USD)  "
+      "seq_len  tokens per step  tokens/s per GPU  MFU (%)  memory fit\n"
       "   1          0  16    2   1   2   2  zero1        3      1                  20.5000  "
       "          20.0000                  0.2500                         0.1250         20.38  "
-      "True    A6000x1 A10x3   20-20          [21,21]             2562500               0.20500\n"
+      "True    A6000x1 A10x3   20-20          [21,21]             2562500               0.20500  "
+      "   4096           262144               799      2.4  OOM\n"
       "   2          1  16    2   1   2   2  zero1        3      1                  21.6993  "
       "          21.1993                  0.2500                         0.1250         20.38  "
-      "False   A10x3 A6000x1   21-19          [22,20]             2712412               0.21699\n";
+      "False   A10x3 A6000x1   21-19          [22,20]             2712412               0.21699  "
+      "   4096           262144               755      2.3  within margin\n";
   CHECK(out.str() == expected);
 }
 
@@ -139,7 +159,9 @@ std::string reference_json(const std::vector<RankedRow>& rows,
                            const std::vector<std::string>& type_names, const CsvOptions& options) {
   if (rows.empty()) return "[]\n";
   std::string out = "[\n";
-  const auto layout = csv_layout(type_names, options);
+  CsvOptions with_throughput = options; // write_json always adds the throughput columns
+  with_throughput.throughput = true;
+  const auto layout = csv_layout(type_names, with_throughput);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     nlohmann::ordered_json object = nlohmann::ordered_json::object();
     for (const Column& c : layout) object[c.name()] = json_cell(c, rows[i]);

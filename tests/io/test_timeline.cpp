@@ -2,6 +2,7 @@
 
 #include <regex>
 
+#include "fixtures.hpp"
 #include "zerosearch/io/catalogs.hpp"
 #include "zerosearch/io/html_report.hpp"
 #include "zerosearch/io/timeline.hpp"
@@ -77,4 +78,73 @@ TEST_CASE("HTML report: self-contained, escaped, every row", "[timeline]") {
   CHECK(html.find("src=") == std::string::npos);
   CHECK(html.find("href=") == std::string::npos);
   CHECK(html.find("<table id=\"rows\">") != std::string::npos);
+}
+
+TEST_CASE("an interleaved plan is drawn as its m x v chunk passes, ending near the estimate",
+          "[timeline]") {
+  PlanInput in;
+  in.model = "llama3_8B";
+  in.cluster = Cluster{{{"H100-SXM", 2}}, 8, {}};
+  in.global_batch = 64;
+  in.estimator = Estimator::native;
+  const SearchPlan plan = make_plan(in, test::shipped_catalogs());
+  const Placement placement = placements(plan.context.cluster)[0];
+  for (const int v : {1, 2}) {
+    DesignPoint p{DpMethod::dp, 2, 2, 4, 1, 32};
+    p.virtual_stages = static_cast<std::int16_t>(v);
+    p.schedule = v > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
+    const Estimate e = estimate_native(plan.context, p, placement);
+    const TimelineInput t = timeline_input(plan.context, p, placement, e);
+    std::size_t forwards = 0;
+    for (const ScheduleEvent& ev : t.schedule.events) {
+      forwards += ev.stage == 0 && ev.kind == ScheduleEventKind::forward ? 1 : 0;
+    }
+    CHECK(forwards == static_cast<std::size_t>(32 * v));
+    // The drawn pipeline ends where the estimate's does, within its sends (the closed form
+    // counts them per boundary; the drawing per chunk pass).
+    const double drawn = *std::max_element(t.schedule.stage_end_s.begin(),
+                                           t.schedule.stage_end_s.end());
+    CHECK(drawn == Approx(e.pipeline_s).epsilon(0.05));
+    CHECK(drawn + t.dp_sync_s + t.embedding_sync_s <= e.step_s * 1.05);
+  }
+}
+
+TEST_CASE("TeraPipe's token pipeline is drawn as simulated, ending where the estimate does",
+          "[timeline]") {
+  TokenPipeline pipe;
+  pipe.stages = {SliceCost{1e-3, 2e-5, 1e-9, 2.0}, SliceCost{2e-3, 3e-5, 2e-9, 2.0},
+                 SliceCost{1e-3, 2e-5, 1e-9, 2.5}};
+  pipe.link_s_per_token = {1e-6, 2e-6};
+  pipe.micro_batches = 3;
+  const Slicing slicing = {1024, 768, 512, 512, 256};
+  const PipelineSchedule s = token_pipeline_schedule(pipe, slicing);
+  CHECK(s.stage_end_s.front() == simulate_token_pipeline(pipe, slicing)); // the same arithmetic
+  CHECK(s.events.size() == 2 * 3 * 5 * 3);
+  // A unit's forward on stage 1 starts after it left stage 0.
+  for (const ScheduleEvent& a : s.events) {
+    for (const ScheduleEvent& b : s.events) {
+      if (a.kind == ScheduleEventKind::forward && b.kind == ScheduleEventKind::forward &&
+          a.stage == 0 && b.stage == 1 && a.micro_batch == b.micro_batch) {
+        CHECK(b.start_s >= a.end_s);
+      }
+    }
+  }
+}
+
+TEST_CASE("a TeraPipe plan's timeline ends at its estimated pipeline time", "[timeline]") {
+  PlanInput in;
+  in.model = "llama3_8B";
+  in.cluster = Cluster{{{"H100-SXM", 2}}, 8, {}};
+  in.global_batch = 16;
+  in.estimator = Estimator::native;
+  const SearchPlan plan = make_plan(in, test::shipped_catalogs());
+  const Placement placement = placements(plan.context.cluster)[0];
+  DesignPoint p{DpMethod::dp, 2, 2, 4, 1, 8};
+  p.schedule = Schedule::terapipe;
+  p.recompute = Recompute::full;
+  const Estimate e = estimate_native(plan.context, p, placement);
+  REQUIRE_FALSE(e.slices.empty());
+  const TimelineInput t = timeline_input(plan.context, p, placement, e);
+  CHECK(t.schedule.stage_end_s.front() == Approx(e.pipeline_s).epsilon(1e-9));
+  CHECK(t.schedule.events.size() == 2 * 4 * e.slices.size() * 8);
 }

@@ -32,7 +32,14 @@ enum class ColumnId {
   mem_overhead, schedule, slices,
   /// Native rows: the step-time interval from published runs of the plan's regime
   /// (RunResult::step_spread, docs/validation.md), and what it rests on.
-  step_time_low, step_time_high, interval_basis
+  step_time_low, step_time_high, interval_basis,
+  /// Throughput (RunThroughput): tokens per sequence and per step, tokens/s per GPU, MFU in
+  /// percent and whose peak it is against. In JSON and the table always; in the CSV only where
+  /// it is not the original's format (native rows, --distinct).
+  seq_len, tokens_per_step, tokens_per_gpu_s, mfu, mfu_peak,
+  /// memory_fit(): "fits", "within margin" (--memory_margin) or "OOM"; where the throughput
+  /// columns are.
+  memory_fit
 };
 
 struct ColumnDef {
@@ -72,6 +79,9 @@ struct CsvOptions {
   bool distinct = false;
   /// Adds the native estimator's columns after the original's (rows of --estimator native).
   bool native = false;
+  /// Adds the throughput columns (seq_len ... mfu_peak) last. write_json always adds them;
+  /// write_csv with `native` or `distinct` (formats that are not the original's).
+  bool throughput = false;
   /// Threads that format the rows (write_rows); 0: one per hardware thread, at most 4.
   unsigned threads = 0;
 };

@@ -35,9 +35,11 @@ void write_json(std::ostream& out, const std::vector<RankedRow>& rows,
 /// compressed. Numbers are right-aligned, text left-aligned. `distinct`: the distinct layout
 /// (CsvOptions::distinct), for rows of distinct_rows.
 void write_table(std::ostream& out, const std::vector<RankedRow>& rows,
-                 const std::vector<std::string>& type_names, bool distinct = false);
-/// The same with the given columns (the summary's subset, say).
+                 const std::vector<std::string>& type_names, bool distinct = false,
+                 bool numbered = false);
+/// The same with the given columns (the summary's subset, say). `numbered`: a first column
+/// `#`, the row's position in `rows` from 1 (what --rank N names).
 void write_table(std::ostream& out, const std::vector<RankedRow>& rows,
-                 const std::vector<Column>& layout);
+                 const std::vector<Column>& layout, bool numbered = false);
 
 } // namespace zerosearch

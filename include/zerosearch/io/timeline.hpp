@@ -10,6 +10,7 @@
 #include "zerosearch/core/cluster.hpp"
 #include "zerosearch/model/estimate.hpp"
 #include "zerosearch/model/schedule.hpp"
+#include "zerosearch/model/terapipe.hpp"
 
 namespace zerosearch {
 
@@ -35,6 +36,13 @@ struct TimelineInput {
 
 /// The SVG document.
 [[nodiscard]] std::string timeline_svg(const TimelineInput& in);
+
+/// The events of TeraPipe's token-level pipeline (simulate_token_pipeline's rules: every
+/// forward of unit u = micro-batch x slice in order on each stage, then every backward in
+/// reverse), one event per unit and stage, `micro_batch` being the unit. stage_end_s[j] is the
+/// end of stage j's last backward; stage 0's equals simulate_token_pipeline(pipe, slicing).
+[[nodiscard]] PipelineSchedule token_pipeline_schedule(const TokenPipeline& pipe,
+                                                       const Slicing& slicing);
 
 /// Idle share of stage s between 0 and its last backward end (the bubble), 0..1.
 [[nodiscard]] double stage_bubble_share(const PipelineSchedule& schedule, int stage);

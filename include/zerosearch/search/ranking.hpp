@@ -2,10 +2,14 @@
 // Ranking of result rows by step time (docs/model.md §5).
 #include <array>
 #include <cstdint>
+#include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "zerosearch/core/cluster.hpp"
+#include "zerosearch/core/hardware.hpp"
+#include "zerosearch/model/estimate.hpp"
 #include "zerosearch/search/search.hpp"
 
 namespace zerosearch {
@@ -19,6 +23,45 @@ struct StepSpread {
   /// has 3 runs)", or why there is none.
   std::string basis;
 };
+
+/// Memory a GPU keeps free besides what the estimate counts (--memory_margin): a share of
+/// its memory and/or GiB.
+struct MemoryMargin {
+  double percent = 10.0;
+  double gib = 0.0;
+  /// The margin on a GPU of `memory_gib`, GiB.
+  [[nodiscard]] double of(double memory_gib) const noexcept {
+    return memory_gib * percent / 100.0 + gib;
+  }
+};
+
+/// What the throughput columns of a run's rows need (seq_len, tokens per step, tokens/s per
+/// GPU, MFU): the same for every row of the run.
+struct RunThroughput {
+  /// Tokens per sequence, and per step (global batch x seq_len).
+  std::int64_t seq_len = 0;
+  std::int64_t tokens_per_step = 0;
+  /// Model FLOPs of one step: Megatron-LM's num_floating_point_operations (forward and
+  /// backward GEMMs, training_flops_per_sequence) x global batch; recomputation not counted.
+  double model_flops_per_step = 0.0;
+  /// GPUs of the cluster, and the sum of their dense peaks in `peak_dtype`, FLOP/s (0 when a
+  /// GPU of the cluster has no such figure in the catalog: MFU is then unknown).
+  int gpus = 0;
+  double peak_flops = 0.0;
+  /// "bf16" when every GPU has a bf16 peak, else "fp16" (V100, T4); MFU is against it whatever
+  /// dtype a native row trains in, as published runs report it.
+  std::string peak_dtype;
+
+  /// Tokens per second per GPU at `step_s` seconds per step.
+  [[nodiscard]] double tokens_per_gpu_s(double step_s) const noexcept;
+  /// Model FLOPs utilisation at `step_s`, in percent; NaN when the peak is unknown.
+  [[nodiscard]] double mfu_percent(double step_s) const noexcept;
+};
+
+/// The throughput figures of a search of `ctx` (its model, sequence length, batch and cluster),
+/// the GPUs' peaks from `hardware`.
+[[nodiscard]] RunThroughput run_throughput(const EstimateContext& ctx,
+                                           const HardwareCatalog& hardware);
 
 /// The rows of one cluster composition (one run of the search), with what names them.
 struct RunResult {
@@ -40,6 +83,15 @@ struct RunResult {
   /// Native runs: the step-time interval per framework family of a row's data-parallel method
   /// (step_spread_index), set by the CLI from profiledb/uncertainty.json; empty otherwise.
   std::array<StepSpread, 3> step_spread{};
+  /// Tokens and FLOPs of one step, and the cluster's peak: the throughput columns.
+  RunThroughput throughput;
+  /// A row that fits with more than this peak GPU memory is "within margin": the smallest,
+  /// over the run's node types, of memory limit minus --memory_margin (exact for one node
+  /// type; for a mix it can mark a row whose fullest stage sits on a larger GPU).
+  double margin_limit_gib = std::numeric_limits<double>::infinity();
+  MemoryMargin memory_margin;
+  /// Native runs: --overlap_grad_reduce as given (unset: each framework's default).
+  std::optional<bool> overlap_grad_reduce;
 };
 
 /// The index into RunResult::step_spread of a method's framework family (the native model's,
@@ -47,6 +99,14 @@ struct RunResult {
 [[nodiscard]] constexpr std::size_t step_spread_index(DpMethod m) noexcept {
   return m == DpMethod::dp ? 0 : m == DpMethod::fsdp ? 2 : 1;
 }
+
+/// Whether a row's gradient reduction overlaps backward (the overlap_comm column): the
+/// original's False for its rows; for native rows true with ZeRO-3 and FSDP (always), else
+/// --overlap_grad_reduce or the framework's default.
+[[nodiscard]] bool overlaps_comm(const RunResult& run, DpMethod method) noexcept;
+
+/// "fits", "within margin" (fits, but not with the --memory_margin kept free) or "OOM".
+[[nodiscard]] const char* memory_fit(const RunResult& run, const Estimate& e) noexcept;
 
 /// A result row with its ranks (docs/model.md §5).
 struct RankedRow {
