@@ -101,7 +101,7 @@ std::string html_report(const HtmlReportInput& in) {
   }
   o += "<h2>Ranked plans</h2>\n";
   if (!in.rows_note.empty()) {
-    o += "<p id=\"rows_note\">" + html_escape(in.rows_note) + "</p>\n";
+    o += "<p id=\"rows_note\">" + escape_markup(in.rows_note) + "</p>\n";
   }
   o += "<p><label><input type=\"checkbox\" id=\"feasible\"> fits in memory "
        "only</label><span id=\"count\"></span> (click a column to sort)</p>\n";
