@@ -317,6 +317,11 @@ ParseResult parse_options(int argc, const char* const* argv) {
                  "The loss compiled into fused kernels (torchtitan's [compile], fsdp only): the "
                  "logits and their gradient stay in 16 bits; on or off (default)")
       ->type_name("on|off")->group(native);
+  app.add_option("--tp_comm_overlap", o.tp_comm_overlap,
+                 "Overlap the tensor-parallel collectives with the GEMMs beside them "
+                 "(Megatron-LM --tp-comm-overlap, Transformer Engine userbuffers): on or off "
+                 "(default: charged in full)")
+      ->type_name("on|off")->group(native);
   app.add_flag("--search_space", o.search_space,
                "Print the size of the search space and exit")
       ->group(modes);

@@ -76,6 +76,7 @@ struct RawOptions {
   std::string flash_attention;
   std::string overlap_grad_reduce;
   std::string fused_loss;
+  std::string tp_comm_overlap;
   std::string seed = "0";
   bool no_clobber = false;
   // Which flags were given (flags that do not apply to a mode are errors or notes).

@@ -36,16 +36,23 @@ double intra_bus_Bps(const NativeGpu& g, int n) noexcept {
 }
 
 /// Ring all-reduce, reduce-scatter and all-gather of `bytes` per GPU over n GPUs at bus
-/// bandwidth `bus` (nccl-tests convention).
-double ring_allreduce_s(double bytes, int n, double bus) noexcept {
+/// bandwidth `bus` (nccl-tests convention), with NCCL's latencies of the link (an all-reduce
+/// across `tree_nodes` > 1 nodes may take the tree's).
+double ring_allreduce_s(double bytes, int n, double bus, const NcclLatency& lat,
+                        int tree_nodes = 0) noexcept {
   if (n <= 1 || bytes <= 0) return 0.0;
   const double k = n - 1;
-  return 2 * k * kAlpha_s + 2 * k / n * bytes / bus;
+  return nccl_collective_s(2 * k / n * bytes, 2 * (n - 1), bus, lat, tree_nodes);
 }
-double ring_half_s(double bytes, int n, double bus) noexcept {
+double ring_half_s(double bytes, int n, double bus, const NcclLatency& lat) noexcept {
   if (n <= 1 || bytes <= 0) return 0.0;
   const double k = n - 1;
-  return k * kAlpha_s + k / n * bytes / bus;
+  return nccl_collective_s(k / n * bytes, n - 1, bus, lat);
+}
+
+/// NCCL's latencies of a GPU's intra-node link.
+NcclLatency intra_latency(const GpuSpec& g) noexcept {
+  return nccl_latency(g.intra_node.link.rfind("nvlink", 0) == 0 ? "nvlink" : "pci");
 }
 
 /// A data-parallel collective over `dp` ranks spaced tp apart (docs/native.md §2.4): inside a
@@ -56,6 +63,8 @@ struct DpGroup {
   int inter = 1;
   double intra_bus = 1.0;
   double inter_bus = 1.0;
+  NcclLatency intra_lat;
+  NcclLatency inter_lat;
 };
 
 DpGroup dp_group(const NativeContext& ctx, const DesignPoint& p, const NativeGpu& g) {
@@ -64,20 +73,22 @@ DpGroup dp_group(const NativeContext& ctx, const DesignPoint& p, const NativeGpu
   d.inter = (p.dp + d.intra - 1) / d.intra;
   d.intra_bus = intra_bus_Bps(g, d.intra);
   d.inter_bus = g.inter_node_Bps / std::max(1, ctx.gpus_per_node);
+  d.intra_lat = intra_latency(g.spec);
+  d.inter_lat = nccl_latency("net");
   return d;
 }
 
 double dp_allreduce_s(const DpGroup& d, double bytes) noexcept {
-  if (d.inter <= 1) return ring_allreduce_s(bytes, d.intra, d.intra_bus);
-  return 2 * ring_half_s(bytes, d.intra, d.intra_bus) +
-         ring_allreduce_s(bytes / d.intra, d.inter, d.inter_bus);
+  if (d.inter <= 1) return ring_allreduce_s(bytes, d.intra, d.intra_bus, d.intra_lat);
+  return 2 * ring_half_s(bytes, d.intra, d.intra_bus, d.intra_lat) +
+         ring_allreduce_s(bytes / d.intra, d.inter, d.inter_bus, d.inter_lat, d.inter);
 }
 
 /// Reduce-scatter (or all-gather) of `bytes` (the full, unsharded size on one GPU).
 double dp_half_s(const DpGroup& d, double bytes) noexcept {
-  if (d.inter <= 1) return ring_half_s(bytes, d.intra, d.intra_bus);
-  return ring_half_s(bytes, d.intra, d.intra_bus) +
-         ring_half_s(bytes / d.intra, d.inter, d.inter_bus);
+  if (d.inter <= 1) return ring_half_s(bytes, d.intra, d.intra_bus, d.intra_lat);
+  return ring_half_s(bytes, d.intra, d.intra_bus, d.intra_lat) +
+         ring_half_s(bytes / d.intra, d.inter, d.inter_bus, d.inter_lat);
 }
 
 /// Slice boundaries are multiples of 1/32 of the sequence (TeraPipe's DP stays small).
@@ -138,6 +149,16 @@ AnalyticLayerTimes layer_times(const NativeContext& ctx, const DesignPoint& p, i
   st.flash_attention = ctx.settings.flash_attention;
   st.lm_head_tp_split = true;
   st.sequence_parallel = ctx.settings.sequence_parallel && p.tp > 1;
+  // The native costs (docs/native.md §2.1): GEMMs by shape, the host issuing the kernels of
+  // the framework the method implies (torchtitan runs eager PyTorch modules; Megatron-LM and
+  // Megatron-DeepSpeed fused kernels), the gathers' copies, overlapped tp collectives.
+  const FrameworkParams& fw = framework_params(p.method);
+  st.gemm_shapes = true;
+  st.host_per_kernel_s = kHostPerKernel_s;
+  st.host_per_linear_s = kHostPerLinear_s;
+  st.fused_kernels = !fw.torch_loss;
+  st.sharded_parameters = fw.shard_level >= 3 && p.dp > 1;
+  st.tp_comm_overlap = ctx.settings.tp_comm_overlap;
   const NativeGpu& gpu = ctx.gpus[static_cast<std::size_t>(g)];
   return analytic_layer_times(ctx.model, gpu.spec, gpu.calibration, st);
 }
@@ -184,6 +205,14 @@ double per_op_recomputed_share(const ModelSpec& m) {
   return all > 0 ? again / all : 0.0;
 }
 
+/// Parameter tensors of one layer: its matmul weights and two norm weights; GPT-style
+/// layers add a bias to each matmul and each norm.
+double tensors_per_layer(const ModelSpec& m) {
+  const double mats = static_cast<double>(layer_matmuls(m).size());
+  const bool biases = m.architecture == "gpt2" || m.architecture == "gpt3";
+  return mats + 2.0 + (biases ? mats + 2.0 : 0.0);
+}
+
 double recompute_s(const AnalyticLayerTimes& t, Recompute r, const FrameworkParams& fw,
                    const ModelSpec& m) {
   switch (r) {
@@ -206,6 +235,42 @@ FrameworkParams framework_params(DpMethod m, Dtype d) noexcept {
     fw.grad_reduce_bytes = 2.0;
   }
   return fw;
+}
+
+NcclLatency nccl_latency(const std::string& transport) noexcept {
+  NcclLatency l;
+  if (transport == "nvlink") {
+    l.simple_step_s = 3.4e-6;
+    l.ll_step_s = 0.6e-6;
+  } else if (transport == "pci") {
+    l.simple_step_s = 5.7e-6;
+    l.ll_step_s = 1.0e-6;
+  }
+  return l;
+}
+
+double nccl_collective_s(double bytes_on_wire, int steps, double bus, const NcclLatency& lat,
+                         int tree_nodes) noexcept {
+  if (steps <= 0 || bytes_on_wire <= 0) return 0.0;
+  const double n = steps;
+  double simple_lat = lat.simple_base_s + n * lat.simple_step_s;
+  double ll_lat = lat.ll_base_s + n * lat.ll_step_s;
+  if (tree_nodes > 1) {
+    // NCCL's tree all-reduce: up and down a binary tree over the nodes.
+    const double depth = 2.0 * std::ceil(std::log2(static_cast<double>(tree_nodes)));
+    simple_lat = std::min(simple_lat, lat.simple_base_s + depth * lat.simple_step_s);
+    ll_lat = std::min(ll_lat, lat.ll_base_s + depth * lat.ll_step_s);
+  }
+  const double simple = simple_lat + bytes_on_wire / bus;
+  const double ll = ll_lat + bytes_on_wire / (0.25 * bus);
+  return std::min(simple, ll);
+}
+
+double optimizer_launches(double parameters, double tensors) noexcept {
+  constexpr double kChunk = 65536.0, kMaxChunks = 320.0, kMaxTensors = 36.0;
+  if (parameters <= 0) return 0.0;
+  const double chunks = std::ceil(parameters / kChunk) + std::max(0.0, tensors);
+  return std::max(std::ceil(tensors / kMaxTensors), std::ceil(chunks / kMaxChunks));
 }
 
 double host_link_bytes_per_s(const GpuSpec& gpu) noexcept {
@@ -463,13 +528,28 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
       const double gather = dp_half_s(group, wb * local);
       const double reduce = dp_half_s(group, fw.grad_reduce_bytes * local);
       const double first_gather = n_layers > 0 ? gather / std::max(1, st.layers) : gather;
+      // FSDP2 gathers into one flat buffer and copies it out to the parameters on the compute
+      // stream (foreach_all_gather_copy_out in torch/distributed/fsdp/_fully_shard/
+      // _fsdp_collectives.py): a read and a write of the gathered parameters that cannot
+      // overlap compute. DeepSpeed ZeRO-3 gathers into the parameters' own storage.
+      const double copy_out =
+          fw.torch_loss ? 2.0 * wb * local /
+                              (gpu.spec.memory_gbps * 1e9 * gpu.calibration.memory_efficiency)
+                        : 0.0;
       if (unsharded) {
-        st.dp_sync_s = first_gather + std::max(0.0, gather - st.forward_s) +
+        st.dp_sync_s = first_gather + copy_out + std::max(0.0, gather - st.forward_s) +
                        std::max(0.0, reduce - fw.dp_overlap * st.backward_s);
       } else {
+        const double compute_f = st.forward_s, compute_b = st.backward_s;
+        st.forward_s += copy_out;
+        st.backward_s += copy_out;
+        // Prefetching hides the next layer's gather behind this layer's compute; what
+        // cannot hide: the first layer's gather before forward, the last layer's
+        // reduce-scatter after backward, and whatever is longer than the compute.
+        const double last_reduce = n_layers > 0 ? reduce / std::max(1, st.layers) : reduce;
         const double fwd = std::max(st.forward_s, gather) + first_gather;
-        const double bwd = std::max(st.backward_s, gather + reduce);
-        st.sharded_comm_s = (fwd - st.forward_s) + (bwd - st.backward_s);
+        const double bwd = std::max(st.backward_s, gather + reduce) + last_reduce;
+        st.sharded_comm_s = (fwd - compute_f) + (bwd - compute_b);
         st.forward_s = fwd;
         st.backward_s = bwd;
       }
@@ -582,6 +662,11 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
       const double updated = opt_sharded ? local / d : local;
       const double bytes = updated * (fw.grad_bytes + 2 * opt_bytes + wb);
       st.optimizer_s = bytes / (gpu.spec.memory_gbps * 1e9 * gpu.calibration.memory_efficiency);
+      // The host issues the multi-tensor launches over the stage's parameter tensors (the
+      // GEMM weights, norms and biases of each layer, the embedding and LM head).
+      const double tensors = n_layers * tensors_per_layer(m) + 2.0;
+      st.optimizer_s = std::max(st.optimizer_s,
+                                optimizer_launches(updated, tensors) * kHostPerKernel_s);
     }
   }
 
@@ -635,7 +720,7 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
     const NativeGpu& gpu = ctx.gpus[static_cast<std::size_t>(where.stage_gpu.front())];
     const double bytes = fw.grad_reduce_bytes * V * h / p.tp;
     const double bw = gpu.inter_node_Bps / std::max(1, ctx.gpus_per_node);
-    out.embedding_sync_s = ring_allreduce_s(bytes, 2, bw);
+    out.embedding_sync_s = ring_allreduce_s(bytes, 2, bw, nccl_latency("net"));
   }
   out.host_gib_per_node = host_per_gpu * ctx.gpus_per_node;
   if (p.offload != Offload::none) {
