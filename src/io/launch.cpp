@@ -359,6 +359,12 @@ Args megatron_lm_args(const Facts& f) {
   if (f.p.method != DpMethod::fsdp && overlap_grad_reduce(f)) {
     a.add("--overlap-grad-reduce");
   }
+  // The estimate hid the tp collectives behind the GEMMs (--tp_comm_overlap on): Megatron-LM
+  // runs them with Transformer Engine's userbuffers.
+  if (const NativeSettings* st = native_settings(f);
+      st != nullptr && st->tp_comm_overlap && f.p.tp > 1) {
+    a.add("--tp-comm-overlap");
+  }
   training_args(a, false);
   return a;
 }

@@ -149,7 +149,7 @@ AnalyticLayerTimes layer_times(const NativeContext& ctx, const DesignPoint& p, i
   st.flash_attention = ctx.settings.flash_attention;
   st.lm_head_tp_split = true;
   st.sequence_parallel = ctx.settings.sequence_parallel && p.tp > 1;
-  // The native costs (docs/native.md §2.1): GEMMs by shape, the host issuing the kernels of
+  // The native costs (docs/native.md §2.2): GEMMs by shape, the host issuing the kernels of
   // the framework the method implies (torchtitan runs eager PyTorch modules; Megatron-LM and
   // Megatron-DeepSpeed fused kernels), the gathers' copies, overlapped tp collectives.
   const FrameworkParams& fw = framework_params(p.method);

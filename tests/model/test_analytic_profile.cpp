@@ -240,7 +240,7 @@ TEST_CASE("fp8 casts: an amax pass and a transposed copy, on s/tp tokens with SP
   }
 }
 
-// The native estimator's costs (docs/native.md §2.1), worked by hand.
+// The native estimator's costs (docs/native.md §2.2), worked by hand.
 
 TEST_CASE("a layer's kernels follow the framework's fused or eager path", "[analytic][kernels]") {
   ModelSpec gpt = gpt3_175b();

@@ -70,7 +70,7 @@ struct AnalyticSettings {
   /// the all-gather.
   bool sequence_parallel = false;
 
-  // The native estimator's costs (docs/native.md §2.1). Off, the layer times are the
+  // The native estimator's costs (docs/native.md §2.2). Off, the layer times are the
   // calibrated model's (the zerosearch estimator's analytic profiles, the calibration fits).
   /// GEMMs by shape (M, N, K after the tp split): how their tiles fill the GPU's SMs, and the
   /// memory roofline of skinny GEMMs.
@@ -91,7 +91,7 @@ struct AnalyticSettings {
   bool tp_comm_overlap = false;
 };
 
-/// Kernels one transformer layer launches on one GPU (docs/native.md §2.1).
+/// Kernels one transformer layer launches on one GPU (docs/native.md §2.2).
 struct LayerKernels {
   int forward = 0;
   int backward = 0;
