@@ -195,6 +195,9 @@ double gemm_sm_fill(double m, double n, double k, int sm_count) noexcept {
   constexpr double kMinSlice = 256.0;
   const double tiles = std::ceil(m / kTile) * std::ceil(n / kTile);
   const double sms = static_cast<double>(sm_count);
+  if (tiles >= sms) {
+    return 1.0; // a full wave without splitting K (the common case: M = tokens)
+  }
   const double slices = std::min(std::max(1.0, std::floor(k / kMinSlice)),
                                  std::max(1.0, std::ceil(sms / tiles)));
   return std::min(1.0, tiles * slices / sms);
@@ -209,9 +212,11 @@ double gemm_shape_s(double m, double n, double k, double peak, double e_max,
   }
   // The size curve e(F) was fitted on the layers' near-square GEMMs: a GEMM fills the SMs
   // worse than the cube of its FLOPs only when its shape is skinnier.
-  const double cube = std::cbrt(flops / 2.0);
-  const double ref = gemm_sm_fill(cube, cube, cube, sm_count);
-  const double fill = std::min(1.0, gemm_sm_fill(m, n, k, sm_count) / ref);
+  double fill = gemm_sm_fill(m, n, k, sm_count);
+  if (fill < 1.0) {
+    const double cube = std::cbrt(flops / 2.0);
+    fill = std::min(1.0, fill / gemm_sm_fill(cube, cube, cube, sm_count));
+  }
   const double compute = flops / (peak * gemm_efficiency(e_max, c, flops) * fill);
   const double memory = (in_bytes * (m * k + k * n) + out_bytes * m * n) / memory_bytes_per_s;
   return std::max(compute, memory);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <queue>
 
 #include <fmt/format.h>
@@ -52,7 +53,8 @@ double ring_half_s(double bytes, int n, double bus, const NcclLatency& lat) noex
 
 /// NCCL's latencies of a GPU's intra-node link.
 NcclLatency intra_latency(const GpuSpec& g) noexcept {
-  return nccl_latency(g.intra_node.link.rfind("nvlink", 0) == 0 ? "nvlink" : "pci");
+  return nccl_latency(g.intra_node.link.rfind("nvlink", 0) == 0 ? Transport::nvlink
+                                                                 : Transport::pci);
 }
 
 /// A data-parallel collective over `dp` ranks spaced tp apart (docs/native.md §2.4): inside a
@@ -74,7 +76,7 @@ DpGroup dp_group(const NativeContext& ctx, const DesignPoint& p, const NativeGpu
   d.intra_bus = intra_bus_Bps(g, d.intra);
   d.inter_bus = g.inter_node_Bps / std::max(1, ctx.gpus_per_node);
   d.intra_lat = intra_latency(g.spec);
-  d.inter_lat = nccl_latency("net");
+  d.inter_lat = nccl_latency(Transport::net);
   return d;
 }
 
@@ -163,6 +165,26 @@ AnalyticLayerTimes layer_times(const NativeContext& ctx, const DesignPoint& p, i
   return analytic_layer_times(ctx.model, gpu.spec, gpu.calibration, st);
 }
 
+/// The layer times of one design point on each node type, computed once per type however many
+/// stages run on it.
+class StageLayerTimes {
+public:
+  StageLayerTimes(const NativeContext& ctx, const DesignPoint& p)
+      : ctx_(ctx), p_(p), times_(ctx.gpus.size()) {}
+  const AnalyticLayerTimes& operator()(int g) {
+    std::optional<AnalyticLayerTimes>& t = times_[static_cast<std::size_t>(g)];
+    if (!t) {
+      t = layer_times(ctx_, p_, g);
+    }
+    return *t;
+  }
+
+private:
+  const NativeContext& ctx_;
+  const DesignPoint& p_;
+  std::vector<std::optional<AnalyticLayerTimes>> times_;
+};
+
 /// Hidden size, attention heads, key/value heads, head size and the FFN width a token passes
 /// through (an MoE layer: its top-k experts and the shared one).
 struct LayerDims {
@@ -237,12 +259,12 @@ FrameworkParams framework_params(DpMethod m, Dtype d) noexcept {
   return fw;
 }
 
-NcclLatency nccl_latency(const std::string& transport) noexcept {
+NcclLatency nccl_latency(Transport transport) noexcept {
   NcclLatency l;
-  if (transport == "nvlink") {
+  if (transport == Transport::nvlink) {
     l.simple_step_s = 3.4e-6;
     l.ll_step_s = 0.6e-6;
-  } else if (transport == "pci") {
+  } else if (transport == Transport::pci) {
     l.simple_step_s = 5.7e-6;
     l.ll_step_s = 1.0e-6;
   }
@@ -435,8 +457,9 @@ std::vector<int> native_partition(const NativeContext& ctx, const DesignPoint& p
     // Min-max: give each layer to the stage whose time grows least (optimal for stage times
     // a_i + n_i c_i); the embedding and post-process are fixed on the first and last stage.
     std::vector<double> per_layer(static_cast<std::size_t>(pp)), fixed(static_cast<std::size_t>(pp), 0.0);
+    StageLayerTimes times(ctx, p);
     for (int j = 0; j < pp; ++j) {
-      const AnalyticLayerTimes t = layer_times(ctx, p, where.stage_gpu[static_cast<std::size_t>(j)]);
+      const AnalyticLayerTimes& t = times(where.stage_gpu[static_cast<std::size_t>(j)]);
       per_layer[static_cast<std::size_t>(j)] = t.layer.forward_s + t.layer.backward_s +
                                                recompute_s(t, p.recompute, framework_params(p.method), ctx.model);
       if (j == 0) fixed[0] += t.embedding.forward_s + t.embedding.backward_s;
@@ -491,6 +514,7 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
 
   out.stages.resize(static_cast<std::size_t>(pp));
   double largest_layer_params = params.layer;
+  StageLayerTimes times(ctx, p);
   for (int j = 0; j < pp; ++j) {
     NativeStage& st = out.stages[static_cast<std::size_t>(j)];
     const int g = where.stage_gpu[static_cast<std::size_t>(j)];
@@ -503,7 +527,7 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
     const int n_layers = st.layers - (first ? 1 : 0) - (last ? 1 : 0);
 
     // Time of one micro-batch through this stage (all its chunks when interleaved).
-    const AnalyticLayerTimes t = layer_times(ctx, p, g);
+    const AnalyticLayerTimes& t = times(g);
     const double rc = recompute_s(t, p.recompute, fw, m);
     st.forward_s = n_layers * t.layer.forward_s + (first ? t.embedding.forward_s : 0.0) +
                    (last ? t.post_process.forward_s : 0.0);
@@ -720,7 +744,7 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
     const NativeGpu& gpu = ctx.gpus[static_cast<std::size_t>(where.stage_gpu.front())];
     const double bytes = fw.grad_reduce_bytes * V * h / p.tp;
     const double bw = gpu.inter_node_Bps / std::max(1, ctx.gpus_per_node);
-    out.embedding_sync_s = ring_allreduce_s(bytes, 2, bw, nccl_latency("net"));
+    out.embedding_sync_s = ring_allreduce_s(bytes, 2, bw, nccl_latency(Transport::net));
   }
   out.host_gib_per_node = host_per_gpu * ctx.gpus_per_node;
   if (p.offload != Offload::none) {

@@ -433,7 +433,7 @@ TEST_CASE("sequence parallelism and FlashAttention are settings of the native mo
 
 TEST_CASE("collectives follow NCCL's latency model by transport and protocol",
           "[native][collectives]") {
-  const NcclLatency nvlink = nccl_latency("nvlink");
+  const NcclLatency nvlink = nccl_latency(Transport::nvlink);
   // An all-reduce of 1 KiB over 8 GPUs: 14 ring steps moving 2 x 7/8 x 1024 = 1792 bytes.
   // Simple: 8.4 + 14 x 3.4 = 56 us; LL: 6.6 + 14 x 0.6 = 15 us plus 1792 B at a quarter of
   // 240 GB/s: LL wins.
@@ -442,16 +442,16 @@ TEST_CASE("collectives follow NCCL's latency model by transport and protocol",
   const double big = 2.0 * 7 / 8 * 1073741824.0;
   CHECK(nccl_collective_s(big, 14, 240e9, nvlink) == Approx(56e-6 + big / 240e9));
   // PCIe and the network step latencies (5.7 and 14 us with Simple).
-  CHECK(nccl_collective_s(big, 14, 24e9, nccl_latency("pci")) ==
+  CHECK(nccl_collective_s(big, 14, 24e9, nccl_latency(Transport::pci)) ==
         Approx(8.4e-6 + 14 * 5.7e-6 + big / 24e9));
-  CHECK(nccl_collective_s(big, 14, 24e9, nccl_latency("net")) ==
+  CHECK(nccl_collective_s(big, 14, 24e9, nccl_latency(Transport::net)) ==
         Approx(8.4e-6 + 14 * 14e-6 + big / 24e9));
   // 64 nodes: the ring's 126 network steps (1772 us with Simple) against the tree's
   // 2 log2(64) = 12 (176.4 us).
   const double mid = 100e6;
-  CHECK(nccl_collective_s(mid, 126, 25e9, nccl_latency("net"), 64) ==
+  CHECK(nccl_collective_s(mid, 126, 25e9, nccl_latency(Transport::net), 64) ==
         Approx(8.4e-6 + 12 * 14e-6 + mid / 25e9));
-  CHECK(nccl_collective_s(mid, 126, 25e9, nccl_latency("net")) ==
+  CHECK(nccl_collective_s(mid, 126, 25e9, nccl_latency(Transport::net)) ==
         Approx(8.4e-6 + 126 * 14e-6 + mid / 25e9));
 }
 
@@ -474,7 +474,7 @@ TEST_CASE("ZeRO-3 exposes the first gather and the last reduce-scatter", "[nativ
   // embedding, 32 layers, post-process).
   const double params = static_cast<double>(total_parameters(llama()));
   const double one = nccl_collective_s(7.0 / 8 * 2 * params, 7, 0.8 * 450e9,
-                                       nccl_latency("nvlink"));
+                                       nccl_latency(Transport::nvlink));
   REQUIRE(one < s.forward_s);
   CHECK(s.sharded_comm_s == Approx(one / 34 + one / 34));
 }

@@ -6,6 +6,7 @@
 // per method with the part that overlaps compute not charged twice; the optimizer step;
 // recomputation; ZeRO-Offload transfers. Memory per stage from the model's real architecture.
 // Pure functions: no I/O, no state.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -88,9 +89,11 @@ struct NcclLatency {
   double ll_base_s = 6.6e-6;
   double ll_step_s = 2.7e-6;
 };
+/// The links NCCL's model tells apart.
+enum class Transport : std::uint8_t { nvlink, pci, net };
 /// NCCL's latencies over NVLink (3.4 / 0.6 us a step), PCIe (5.7 / 1.0) and the network (14 /
 /// 2.7, InfiniBand, RoCE and sockets alike: NCCL's model does not tell them apart).
-[[nodiscard]] NcclLatency nccl_latency(const std::string& transport) noexcept;
+[[nodiscard]] NcclLatency nccl_latency(Transport transport) noexcept;
 
 /// A ring collective over n ranks as NCCL runs it: the faster of the Simple and LL protocols;
 /// `steps` ring steps moving `bytes_on_wire` per rank at bus bandwidth `bus`. With
