@@ -152,6 +152,11 @@ AnalyticCalibration prior_calibration(const GpuSpec& gpu) {
       c.gemm_e_max *= r16;
       c.lm_head_efficiency *= r16;
     }
+    if (gpu.gpu_class == "gddr-pcie" && r16 > 0) {
+      // A power cap lowers the clock for every tensor-core kernel alike: the attention core
+      // (the class prior's 0.3 goes with its 0.6 for GEMMs) follows the matmul rate.
+      c.attention_efficiency *= c.gemm_e_max / 0.6;
+    }
     const double r8 = fraction(m.fp8_tflops, gpu.peak_tflops.fp8);
     if (r8 > 0) {
       c.gemm_e_max_fp8 = c.gemm_e_max / (r16 > 0 ? r16 : 1.0) * r8;

@@ -340,6 +340,8 @@ TEST_CASE("a power-capped GPU's measured matmul rate sets its efficiency (T4)", 
   REQUIRE(t4.mamf);
   const AnalyticCalibration c = prior_calibration(t4);
   CHECK(c.gemm_e_max == Approx(0.2973451327));
+  // The clock cap slows attention alike: the gddr prior's 0.3 x 0.2973 / 0.6.
+  CHECK(c.attention_efficiency == Approx(0.3 * 0.2973451327 / 0.6));
   CHECK(t4.sm_count == 40);
   CHECK(catalog().gpu("A100-80GB").sm_count == 108);
 }
