@@ -538,6 +538,19 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
     const double stage_params = n_layers * params.layer + (first ? params.embedding : 0.0) +
                                 (last ? params.post : 0.0);
     const double local = stage_params / p.tp; // parameters of one GPU before data-parallel sharding
+    // Gradient accumulation: DeepSpeed ZeRO 0-2 let autograd add each micro-batch's gradient
+    // into .grad after the first (AccumulateGrad's in-place add: read both, write one, in the
+    // training dtype), memory-bound on the compute stream. Megatron-LM's DDP accumulates in
+    // the weight-gradient GEMM (gradient-accumulation fusion, its default); ZeRO-3 and FSDP
+    // reduce-scatter every micro-batch and add into the shard (1/dp of this).
+    if ((p.method == DpMethod::zero0 || p.method == DpMethod::zero1 ||
+         p.method == DpMethod::zero2) &&
+        mb > 1) {
+      const double once =
+          3.0 * wb * local / (gpu.spec.memory_gbps * 1e9 * gpu.calibration.memory_efficiency);
+      st.grad_accumulation_s = once * (mb - 1) / mb;
+      st.backward_s += st.grad_accumulation_s;
+    }
     const DpGroup group = dp_group(ctx, p, gpu);
     const double d = p.dp;
 
@@ -800,7 +813,8 @@ TokenPipeline native_token_pipeline(const NativeContext& ctx, const DesignPoint&
                            (last ? full.post_process.forward_s : 0.0);
     const double backward = n_layers * (full.layer.backward_s + recompute_s(full, p.recompute, fw, m)) +
                             (first ? full.embedding.backward_s : 0.0) +
-                            (last ? full.post_process.backward_s : 0.0);
+                            (last ? full.post_process.backward_s : 0.0) +
+                            st.grad_accumulation_s;
     c.backward_factor = forward > 0 ? backward / forward : 2.0;
     pipe.stages.push_back(c);
     if (!last) {

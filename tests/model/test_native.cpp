@@ -509,3 +509,20 @@ TEST_CASE("overlapping tensor-parallel collectives with GEMMs (--tp_comm_overlap
   CHECK(full8 > none8 / 8);
   CHECK(full8 < none8);
 }
+
+TEST_CASE("DeepSpeed accumulates gradients into .grad after the first micro-batch",
+          "[native][kernels]") {
+  const NativeContext c = context(llama(), {gpu()});
+  // zero1, dp 8, 4 micro-batches: 3 of 4 micro-batches add 2 + 2 bytes read and 2 written per
+  // parameter at 85 % of 3000 GB/s; averaged over the 4 micro-batches.
+  const DesignPoint p = point(DpMethod::zero1, 1, 1, 8, 1, 32);
+  const NativeStage s = native_estimate(c, p, same_node_type(c, p, 1)).stages[0];
+  const double params = static_cast<double>(total_parameters(llama()));
+  CHECK(s.grad_accumulation_s == Approx(6.0 * params / (3000e9 * 0.85) * 3 / 4));
+  // One micro-batch, or Megatron-LM's fused accumulation: nothing.
+  const DesignPoint one = point(DpMethod::zero1, 1, 1, 8, 1, 8);
+  CHECK(native_estimate(c, one, same_node_type(c, one, 1)).stages[0].grad_accumulation_s == 0.0);
+  const DesignPoint megatron = point(DpMethod::dp, 1, 1, 8, 1, 32);
+  CHECK(native_estimate(c, megatron, same_node_type(c, megatron, 1)).stages[0].grad_accumulation_s ==
+        0.0);
+}

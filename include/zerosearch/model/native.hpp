@@ -158,6 +158,9 @@ struct NativeStage {
   double recompute_s = 0.0;
   /// Exposed parameter gathers / gradient reduce-scatters per micro-batch (ZeRO-3, FSDP).
   double sharded_comm_s = 0.0;
+  /// Gradient accumulation into the 16-bit .grad after the first micro-batch (DeepSpeed ZeRO
+  /// 0-2: autograd's AccumulateGrad), per micro-batch on average, inside backward_s.
+  double grad_accumulation_s = 0.0;
   /// Send to the next stage, seconds (0 for the last stage).
   double send_s = 0.0;
   /// Data-parallel sync after the last backward, exposed part, seconds.
