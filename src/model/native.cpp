@@ -515,6 +515,7 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
   out.stages.resize(static_cast<std::size_t>(pp));
   double largest_layer_params = params.layer;
   StageLayerTimes times(ctx, p);
+  const double layer_tensors = tensors_per_layer(m);
   for (int j = 0; j < pp; ++j) {
     NativeStage& st = out.stages[static_cast<std::size_t>(j)];
     const int g = where.stage_gpu[static_cast<std::size_t>(j)];
@@ -701,7 +702,7 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
       st.optimizer_s = bytes / (gpu.spec.memory_gbps * 1e9 * gpu.calibration.memory_efficiency);
       // The host issues the multi-tensor launches over the stage's parameter tensors (the
       // GEMM weights, norms and biases of each layer, the embedding and LM head).
-      const double tensors = n_layers * tensors_per_layer(m) + 2.0;
+      const double tensors = n_layers * layer_tensors + 2.0;
       st.optimizer_s = std::max(st.optimizer_s,
                                 optimizer_launches(updated, tensors) * kHostPerKernel_s);
     }
