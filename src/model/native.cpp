@@ -1,6 +1,7 @@
 #include "zerosearch/model/native.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <optional>
 #include <queue>
@@ -132,14 +133,6 @@ EntryParams entry_params(const ModelSpec& m, int pp) {
     e.post += static_cast<double>(m.vocab_size * m.hidden_size);
   }
   return e;
-}
-
-/// Slowness order of node types for a stage spanning several: lower peak first, then less
-/// memory.
-bool slower(const NativeGpu& a, const NativeGpu& b) {
-  const double pa = peak_flops(a.spec, Dtype::bf16), pb = peak_flops(b.spec, Dtype::bf16);
-  if (pa != pb) return pa < pb;
-  return a.memory_gib < b.memory_gib;
 }
 
 AnalyticLayerTimes layer_times(const NativeContext& ctx, const DesignPoint& p, int g) {
@@ -320,13 +313,29 @@ NativePlacement native_placement(const NativeContext& ctx, const DesignPoint& p,
     return static_cast<std::size_t>(std::min<long long>(n, static_cast<long long>(node_types.size()) - 1));
   };
   w.stage_gpu.resize(static_cast<std::size_t>(p.pp));
+  // Slowness order of node types for a stage spanning several: lower 16-bit peak first, then
+  // less memory; each type's peak computed once, not per comparison.
+  std::array<double, 8> peaks{};
+  const bool cached = ctx.gpus.size() <= peaks.size();
+  for (std::size_t t = 0; cached && t < ctx.gpus.size(); ++t) {
+    peaks[t] = peak_flops(ctx.gpus[t].spec, Dtype::bf16);
+  }
+  const auto peak = [&](std::size_t t) {
+    return cached ? peaks[t] : peak_flops(ctx.gpus[t].spec, Dtype::bf16);
+  };
+  const auto slower_type = [&](int a, int b) {
+    const auto ua = static_cast<std::size_t>(a), ub = static_cast<std::size_t>(b);
+    const double pa = peak(ua), pb = peak(ub);
+    if (pa != pb) return pa < pb;
+    return ctx.gpus[ua].memory_gib < ctx.gpus[ub].memory_gib;
+  };
   for (int j = 0; j < p.pp; ++j) {
     const std::size_t first = node_of(j * per_stage);
     const std::size_t last = node_of((j + 1) * per_stage - 1);
     int g = node_types[first];
     for (std::size_t n = first + 1; n <= last; ++n) {
       const int h = node_types[n];
-      if (h != g && slower(ctx.gpus[static_cast<std::size_t>(h)], ctx.gpus[static_cast<std::size_t>(g)])) {
+      if (h != g && slower_type(h, g)) {
         g = h;
       }
     }
