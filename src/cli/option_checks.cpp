@@ -498,7 +498,8 @@ void check_native(const RawOptions& raw, Options& o) {
       {"--sequence_parallel", &raw.sequence_parallel},
       {"--flash_attention", &raw.flash_attention},
       {"--overlap_grad_reduce", &raw.overlap_grad_reduce},
-      {"--fused_loss", &raw.fused_loss}};
+      {"--fused_loss", &raw.fused_loss},
+      {"--tp_comm_overlap", &raw.tp_comm_overlap}};
   const char* given = nullptr;
   for (const auto& [flag, value] : only_native) {
     if (!value->empty() && given == nullptr) given = flag;
@@ -548,6 +549,9 @@ void check_native(const RawOptions& raw, Options& o) {
   }
   if (!raw.fused_loss.empty()) {
     o.native.fused_loss = parse_on_off("--fused_loss", raw.fused_loss);
+  }
+  if (!raw.tp_comm_overlap.empty()) {
+    o.native.tp_comm_overlap = parse_on_off("--tp_comm_overlap", raw.tp_comm_overlap);
   }
 }
 

@@ -384,6 +384,11 @@ ParseResult parse_options(int argc, const char* const* argv) {
                  "Print the built-in models (models) or the GPU catalog (gpus) with their key "
                  "figures and exit; also `zerosearch list models|gpus`")
       ->type_name("WHAT")->group(modes);
+  app.add_option("--tp_comm_overlap", o.tp_comm_overlap,
+                 "Overlap the tensor-parallel collectives with the GEMMs beside them "
+                 "(Megatron-LM --tp-comm-overlap, Transformer Engine userbuffers): on or off "
+                 "(default: charged in full)")
+      ->type_name("on|off")->group(native);
   app.add_flag("--search_space", o.search_space,
                "Print the size of the search space and exit")
       ->group(modes);

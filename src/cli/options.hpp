@@ -79,6 +79,7 @@ struct RawOptions {
   std::string flash_attention;
   std::string overlap_grad_reduce;
   std::string fused_loss;
+  std::string tp_comm_overlap;
   std::string seed = "0";
   std::string list;                           // `list models|gpus` or --list
   bool no_clobber = false;

@@ -68,9 +68,10 @@ GpuBenchmark parse_benchmark(const Json& b, const std::string& where) {
 MatmulBenchmark parse_mamf(const Json& m, const std::string& where) {
   using namespace json_util;
   require_object(m, where);
-  reject_unknown_keys(m, {"bf16", "fp8", "source"}, where);
+  reject_unknown_keys(m, {"bf16", "fp16", "fp8", "source"}, where);
   MatmulBenchmark out;
   out.bf16_tflops = optional_positive(m, "bf16", where);
+  out.fp16_tflops = optional_positive(m, "fp16", where);
   out.fp8_tflops = optional_positive(m, "fp8", where);
   out.source = get_string(m, "source", where);
   return out;
@@ -107,6 +108,9 @@ void parse_specs(const Json& g, GpuSpec& spec, const std::string& where) {
   spec.inter_node_gbit_per_node = get_positive_number(g, "inter_node_gbit_per_node", where);
   spec.spec_source = get_string(g, "spec_source", where);
   spec.flash_attention_efficiency = optional_positive(g, "flash_attention_efficiency", where);
+  if (g.contains("sm_count") && !g.at("sm_count").is_null()) {
+    spec.sm_count = static_cast<int>(get_positive_int(g, "sm_count", where));
+  }
   if (g.contains("benchmark") && !g.at("benchmark").is_null()) {
     spec.benchmark = parse_benchmark(g.at("benchmark"), where + ": benchmark");
   }
@@ -114,6 +118,7 @@ void parse_specs(const Json& g, GpuSpec& spec, const std::string& where) {
     spec.mamf = parse_mamf(g.at("mamf_tflops"), where + ": mamf_tflops");
     for (const auto& [dtype, v, top] :
          {std::tuple{"bf16", spec.mamf->bf16_tflops, spec.peak_tflops.bf16},
+          std::tuple{"fp16", spec.mamf->fp16_tflops, spec.peak_tflops.fp16},
           std::tuple{"fp8", spec.mamf->fp8_tflops, spec.peak_tflops.fp8}}) {
       if (v && (!top || *v > *top)) {
         throw InputError(fmt::format("{}: mamf_tflops: '{}' must be at most the peak_tflops "
@@ -144,7 +149,7 @@ HardwareCatalog parse_hardware_catalog(const std::string& text, const std::strin
                             "peak_tflops", "memory_gbps", "intra_node", "gpus_per_node",
                             "inter_node_gbit_per_node", "flash_attention_efficiency",
                             "price_source", "price_date", "spec_source", "benchmark",
-                            "mamf_tflops"},
+                            "mamf_tflops", "sm_count"},
                         where);
     GpuSpec spec;
     spec.name = name;

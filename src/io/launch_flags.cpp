@@ -13,8 +13,10 @@ namespace {
 // --num-virtual-stages-per-pipeline-rank (megatron/training/arguments.py:925-939); sequence
 // parallelism: --sequence-parallel (ModelParallelConfig.sequence_parallel, turned off with a
 // warning when tp == 1: arguments.py:1430-1439); --overlap-grad-reduce (arguments.py:3121,
-// DistributedDataParallelConfig.overlap_grad_reduce, default False).
-constexpr std::array<const char*, 59> kMegatronLm{
+// DistributedDataParallelConfig.overlap_grad_reduce, default False); --tp-comm-overlap
+// (arguments.py _add_distributed_args: TP communication overlapped with GEMMs through
+// Transformer Engine's userbuffers; needs --sequence-parallel).
+constexpr std::array<const char*, 60> kMegatronLm{
     "--tensor-model-parallel-size", "--pipeline-model-parallel-size",
     "--pipeline-model-parallel-layout", "--use-distributed-optimizer", "--use-torch-fsdp2",
     "--ckpt-format", "--micro-batch-size", "--global-batch-size", "--num-layers",
@@ -27,7 +29,7 @@ constexpr std::array<const char*, 59> kMegatronLm{
     "--lr-warmup-iters", "--weight-decay", "--clip-grad", "--adam-beta1", "--adam-beta2",
     "--log-interval", "--eval-iters", "--recompute-granularity", "--recompute-method",
     "--recompute-num-layers", "--num-virtual-stages-per-pipeline-rank", "--sequence-parallel",
-    "--overlap-grad-reduce",
+    "--overlap-grad-reduce", "--tp-comm-overlap",
     // Issue 24: GQA (--num-query-groups, TransformerConfig.num_query_groups), head width,
     // QKV bias (TransformerConfig.add_qkv_bias), rotary base (arguments.py:2418), FSDP2's
     // --no-gradient-accumulation-fusion (arguments.py:2944), fp8 (transformer_config.py:587-600:

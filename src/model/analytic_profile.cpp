@@ -132,15 +132,30 @@ AnalyticCalibration prior_calibration(const GpuSpec& gpu) {
     c.embedding_overhead_s = 3e-4;
   }
   c.post_overhead_s = 8e-5;
-  if (gpu.gpu_class != "gddr-pcie" && gpu.mamf) {
+  if (gpu.mamf) {
     const MatmulBenchmark& m = *gpu.mamf;
     const auto fraction = [](std::optional<double> tflops, std::optional<double> peak) {
       return tflops && peak ? *tflops / *peak / kReferenceMamfFraction : 0.0;
     };
-    const double r16 = fraction(m.bf16_tflops, gpu.peak_tflops.bf16);
+    if (gpu.gpu_class == "gddr-pcie") {
+      // A measured rate sets the efficiency of any class from the same A100 reference (the
+      // HBM prior's 0.7 and 0.8): the gddr prior's 0.6 is a fit of A10 and A6000, whose own
+      // rates are not in the table. T4: the power cap keeps it at 24 of 65 TFLOPS.
+      c.gemm_e_max = 0.7;
+      c.lm_head_efficiency = 0.8;
+    }
+    double r16 = fraction(m.bf16_tflops, gpu.peak_tflops.bf16);
+    if (r16 <= 0) {
+      r16 = fraction(m.fp16_tflops, gpu.peak_tflops.fp16);
+    }
     if (r16 > 0) {
       c.gemm_e_max *= r16;
       c.lm_head_efficiency *= r16;
+    }
+    if (gpu.gpu_class == "gddr-pcie" && r16 > 0) {
+      // A power cap lowers the clock for every tensor-core kernel alike: the attention core
+      // (the class prior's 0.3 goes with its 0.6 for GEMMs) follows the matmul rate.
+      c.attention_efficiency *= c.gemm_e_max / 0.6;
     }
     const double r8 = fraction(m.fp8_tflops, gpu.peak_tflops.fp8);
     if (r8 > 0) {
@@ -173,6 +188,102 @@ AnalyticCalibration prior_calibration(const GpuSpec& gpu) {
   return c;
 }
 
+double gemm_sm_fill(double m, double n, double k, int sm_count) noexcept {
+  if (sm_count <= 0 || m <= 0 || n <= 0 || k <= 0) {
+    return 1.0;
+  }
+  // 128 x 128 output tiles (the CTA tile of cuBLAS's and CUTLASS's large tensor-core kernels,
+  // NVIDIA's "Matrix Multiplication Background User's Guide"); while tiles leave SMs idle, the
+  // library splits K (split-K, stream-K: Osama et al., PPoPP 2023), each slice keeping at least
+  // 256 of K (4 main-loop steps of a 64-deep k tile) so that its prologue and fix-up amortise.
+  constexpr double kTile = 128.0;
+  constexpr double kMinSlice = 256.0;
+  const double tiles = std::ceil(m / kTile) * std::ceil(n / kTile);
+  const double sms = static_cast<double>(sm_count);
+  if (tiles >= sms) {
+    return 1.0; // a full wave without splitting K (the common case: M = tokens)
+  }
+  const double slices = std::min(std::max(1.0, std::floor(k / kMinSlice)),
+                                 std::max(1.0, std::ceil(sms / tiles)));
+  return std::min(1.0, tiles * slices / sms);
+}
+
+double gemm_shape_s(double m, double n, double k, double peak, double e_max,
+                    const AnalyticCalibration& c, int sm_count, double in_bytes,
+                    double out_bytes, double memory_bytes_per_s) noexcept {
+  const double flops = 2.0 * m * n * k;
+  if (flops <= 0) {
+    return 0.0;
+  }
+  // The size curve e(F) was fitted on the layers' near-square GEMMs: a GEMM fills the SMs
+  // worse than the cube of its FLOPs only when its shape is skinnier.
+  double fill = gemm_sm_fill(m, n, k, sm_count);
+  if (fill < 1.0) {
+    const double cube = std::cbrt(flops / 2.0);
+    fill = std::min(1.0, fill / gemm_sm_fill(cube, cube, cube, sm_count));
+  }
+  const double compute = flops / (peak * gemm_efficiency(e_max, c, flops) * fill);
+  const double memory = (in_bytes * (m * k + k * n) + out_bytes * m * n) / memory_bytes_per_s;
+  return std::max(compute, memory);
+}
+
+double tp_overlap_exposed_s(double comm_s, double gemm_s, int t) noexcept {
+  if (t <= 1 || comm_s <= 0) {
+    return std::max(0.0, comm_s);
+  }
+  // Userbuffers splits the collective and the GEMM into t chunks in a ring: the GEMM of chunk
+  // i runs while chunk i+1 moves. The first (all-gather) or last (reduce-scatter) chunk has
+  // no GEMM beside it; the rest hides up to the GEMM's length.
+  const double first = comm_s / t;
+  return first + std::max(0.0, comm_s - first - gemm_s);
+}
+
+LayerKernels layer_kernels(const ModelSpec& model, const AnalyticSettings& st) noexcept {
+  const bool fused = st.fused_kernels;
+  const bool rotary = model.architecture != "gpt2" && model.architecture != "gpt3";
+  const bool dropout = !rotary;
+  const bool rms = rotary;
+  const int mats = model.gated_mlp ? 3 : 2;
+  int k = 0;
+  // Two norms: fused (Apex/TE LayerNorm or RMSNorm) one kernel; eager RMSNorm (torchtitan's
+  // x * rsqrt(mean(x^2) + eps) * w in fp32): cast, pow, mean, add, rsqrt, mul, cast, mul.
+  k += 2 * (fused || !rms ? 1 : 8);
+  // GEMMs: Megatron fuses q, k, v into one and gate and up into one; eager runs each.
+  const int gemms = fused ? 4 : 4 + mats;
+  k += gemms;
+  if (rotary) {
+    // RoPE of q and k: TE's fused kernel each; eager complex multiply: cast, mul, cast each.
+    k += fused ? 2 : 6;
+  }
+  if (st.flash_attention) {
+    k += 1;
+  } else {
+    // baddbmm, (fused) scale-mask-softmax, dropout, bmm, two transposes to contiguous
+    k += (fused ? 1 : 3) + (dropout ? 1 : 0) + 4;
+  }
+  // Activation: fused bias-GeLU or SwiGLU; eager SiLU and the product.
+  k += fused ? 1 : (model.gated_mlp ? 2 : 1);
+  // Residuals: fused bias-dropout-add; eager adds (and dropouts).
+  k += fused ? 2 : (dropout ? 4 : 2);
+  if (st.tp > 1) {
+    k += st.sequence_parallel ? 4 : 2; // all-gather + reduce-scatter, or all-reduce, twice
+  }
+  if (st.dtype == Dtype::fp8) {
+    k += 2 * (fused ? 4 : 4 + mats); // amax and cast(+transpose) of each GEMM input
+  }
+  LayerKernels out;
+  out.forward = k;
+  out.forward_gemms = gemms;
+  // Backward: two GEMMs per GEMM (data and weight gradient), two kernels per norm (input
+  // gradient, weight-gradient reduction), one or two per element-wise op: twice forward.
+  out.backward = 2 * k;
+  if (st.sharded_parameters) {
+    out.forward += 3;  // all-gather copy-in, all-gather, copy-out (FSDP2, ZeRO-3 alike)
+    out.backward += 6; // the gather again, reduce-scatter copy-in, reduce-scatter, scaling
+  }
+  return out;
+}
+
 AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& gpu,
                                         const AnalyticCalibration& c,
                                         const AnalyticSettings& st) noexcept {
@@ -186,24 +297,36 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   const double bw = gpu.memory_gbps * 1e9 * c.memory_efficiency;
   const double e_max =
       st.dtype == Dtype::fp8 && c.gemm_e_max_fp8 > 0 ? c.gemm_e_max_fp8 : c.gemm_e_max;
-  const auto gemm_s = [&](double flops) {
+  // A GEMM of M x N x K: by FLOPs on the calibrated curve, or (native) by its shape.
+  const int sms = gpu.sm_count.value_or(0);
+  const double in_bytes = st.dtype == Dtype::fp8 ? 1.0 : elem;
+  const auto gemm_s = [&](double m_, double n_, double k_) {
+    if (st.gemm_shapes) {
+      return gemm_shape_s(m_, n_, k_, P, e_max, c, sms, in_bytes, elem, bw);
+    }
+    const double flops = 2 * m_ * n_ * k_;
     return flops / (P * gemm_efficiency(e_max, c, flops));
   };
 
   // Transformer layer, forward.
-  double gemm = gemm_s(2 * tokens * x.h * (x.a * x.d + 2 * x.g * x.d) / t) // q, k, v
-                + gemm_s(2 * tokens * x.a * x.d * x.h / t);                 // o
+  const double qkv = gemm_s(tokens, (x.a * x.d + 2 * x.g * x.d) / t, x.h);
+  const double proj = gemm_s(tokens, x.h, x.a * x.d / t);
+  double gemm = qkv + proj;
+  double mlp = 0.0;
   const double mats = x.gated ? 3.0 : 2.0;
   if (x.experts > 0 && x.top_k > 0) {
-    gemm += gemm_s(2 * tokens * x.h * x.experts); // router
+    mlp += gemm_s(tokens, x.experts, x.h); // router
     const double per_expert_tokens = tokens * x.top_k / x.experts;
-    gemm += x.experts * mats * gemm_s(2 * per_expert_tokens * x.h * x.f_expert / t);
+    mlp += x.experts * ((mats - 1) * gemm_s(per_expert_tokens, x.f_expert / t, x.h) +
+                        gemm_s(per_expert_tokens, x.h, x.f_expert / t));
     if (x.f_shared > 0) {
-      gemm += mats * gemm_s(2 * tokens * x.h * x.f_shared / t);
+      mlp += (mats - 1) * gemm_s(tokens, x.f_shared / t, x.h) +
+             gemm_s(tokens, x.h, x.f_shared / t);
     }
   } else {
-    gemm += mats * gemm_s(2 * tokens * x.h * x.f / t);
+    mlp += (mats - 1) * gemm_s(tokens, x.f / t, x.h) + gemm_s(tokens, x.h, x.f / t);
   }
+  gemm += mlp;
   const double s_eff = st.flash_attention ? x.s / 2 : x.s;
   const double attention_eff =
       st.flash_attention ? gpu.flash_attention_efficiency.value_or(
@@ -230,9 +353,20 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   }
   const double element_wise = bytes / bw;
   double tp_comm = 0.0;
+  double tp_comm_bwd = 0.0;
   if (st.tp > 1) {
     if (const CollectiveFit* cf = collective_for(c.tp_allreduce, st.tp)) {
-      tp_comm = 2 * allreduce_s(*cf, st.tp, elem * tokens * x.h);
+      // One all-reduce (or all-gather + reduce-scatter) beside attention's GEMMs, one beside
+      // the MLP's.
+      const double one = allreduce_s(*cf, st.tp, elem * tokens * x.h);
+      tp_comm = 2 * one;
+      tp_comm_bwd = tp_comm;
+      if (st.tp_comm_overlap) {
+        tp_comm = tp_overlap_exposed_s(one, qkv + proj, st.tp) +
+                  tp_overlap_exposed_s(one, mlp, st.tp);
+        tp_comm_bwd = tp_overlap_exposed_s(one, 2 * (qkv + proj), st.tp) +
+                      tp_overlap_exposed_s(one, 2 * mlp, st.tp);
+      }
     }
   }
   AnalyticLayerTimes out;
@@ -240,8 +374,25 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   out.attention_forward_s = attention;
   out.gemm_forward_s = gemm;
   out.elementwise_forward_s = element_wise;
+  out.tp_comm_forward_s = tp_comm;
   out.layer.backward_s = 2 * gemm + (st.flash_attention ? 2.5 : 2.0) * attention +
-                         2 * element_wise + c.layer_overhead_s + tp_comm;
+                         2 * element_wise + c.layer_overhead_s + tp_comm_bwd;
+  if (st.host_per_kernel_s > 0) {
+    // The host issues kernels asynchronously: the GPU runs behind it and a layer takes the
+    // longer of its GPU time and the host's time to issue its kernels (a kernel cannot start
+    // before it is launched; when kernels are shorter than their launch, the host sets the
+    // pace and the GPU waits).
+    out.kernels = layer_kernels(model, st);
+    const double linear = std::max(st.host_per_linear_s, st.host_per_kernel_s);
+    const double host_fwd = out.kernels.forward_gemms * linear +
+                            (out.kernels.forward - out.kernels.forward_gemms) *
+                                st.host_per_kernel_s;
+    const double host_bwd = out.kernels.backward * st.host_per_kernel_s;
+    out.host_bound_forward = host_fwd > out.layer.forward_s;
+    out.host_bound_backward = host_bwd > out.layer.backward_s;
+    out.layer.forward_s = std::max(out.layer.forward_s, host_fwd);
+    out.layer.backward_s = std::max(out.layer.backward_s, host_bwd);
+  }
 
   // Embedding: read the rows and write the activations, then the vocabulary-parallel
   // all-reduce; backward scatters the gradient and reduces it alike.

@@ -1,7 +1,9 @@
 #include "zerosearch/model/native.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <optional>
 #include <queue>
 
 #include <fmt/format.h>
@@ -36,16 +38,24 @@ double intra_bus_Bps(const NativeGpu& g, int n) noexcept {
 }
 
 /// Ring all-reduce, reduce-scatter and all-gather of `bytes` per GPU over n GPUs at bus
-/// bandwidth `bus` (nccl-tests convention).
-double ring_allreduce_s(double bytes, int n, double bus) noexcept {
+/// bandwidth `bus` (nccl-tests convention), with NCCL's latencies of the link (an all-reduce
+/// across `tree_nodes` > 1 nodes may take the tree's).
+double ring_allreduce_s(double bytes, int n, double bus, const NcclLatency& lat,
+                        int tree_nodes = 0) noexcept {
   if (n <= 1 || bytes <= 0) return 0.0;
   const double k = n - 1;
-  return 2 * k * kAlpha_s + 2 * k / n * bytes / bus;
+  return nccl_collective_s(2 * k / n * bytes, 2 * (n - 1), bus, lat, tree_nodes);
 }
-double ring_half_s(double bytes, int n, double bus) noexcept {
+double ring_half_s(double bytes, int n, double bus, const NcclLatency& lat) noexcept {
   if (n <= 1 || bytes <= 0) return 0.0;
   const double k = n - 1;
-  return k * kAlpha_s + k / n * bytes / bus;
+  return nccl_collective_s(k / n * bytes, n - 1, bus, lat);
+}
+
+/// NCCL's latencies of a GPU's intra-node link.
+NcclLatency intra_latency(const GpuSpec& g) noexcept {
+  return nccl_latency(g.intra_node.link.rfind("nvlink", 0) == 0 ? Transport::nvlink
+                                                                 : Transport::pci);
 }
 
 /// A data-parallel collective over `dp` ranks spaced tp apart (docs/native.md §2.4): inside a
@@ -56,6 +66,8 @@ struct DpGroup {
   int inter = 1;
   double intra_bus = 1.0;
   double inter_bus = 1.0;
+  NcclLatency intra_lat;
+  NcclLatency inter_lat;
 };
 
 DpGroup dp_group(const NativeContext& ctx, const DesignPoint& p, const NativeGpu& g) {
@@ -64,20 +76,22 @@ DpGroup dp_group(const NativeContext& ctx, const DesignPoint& p, const NativeGpu
   d.inter = (p.dp + d.intra - 1) / d.intra;
   d.intra_bus = intra_bus_Bps(g, d.intra);
   d.inter_bus = g.inter_node_Bps / std::max(1, ctx.gpus_per_node);
+  d.intra_lat = intra_latency(g.spec);
+  d.inter_lat = nccl_latency(Transport::net);
   return d;
 }
 
 double dp_allreduce_s(const DpGroup& d, double bytes) noexcept {
-  if (d.inter <= 1) return ring_allreduce_s(bytes, d.intra, d.intra_bus);
-  return 2 * ring_half_s(bytes, d.intra, d.intra_bus) +
-         ring_allreduce_s(bytes / d.intra, d.inter, d.inter_bus);
+  if (d.inter <= 1) return ring_allreduce_s(bytes, d.intra, d.intra_bus, d.intra_lat);
+  return 2 * ring_half_s(bytes, d.intra, d.intra_bus, d.intra_lat) +
+         ring_allreduce_s(bytes / d.intra, d.inter, d.inter_bus, d.inter_lat, d.inter);
 }
 
 /// Reduce-scatter (or all-gather) of `bytes` (the full, unsharded size on one GPU).
 double dp_half_s(const DpGroup& d, double bytes) noexcept {
-  if (d.inter <= 1) return ring_half_s(bytes, d.intra, d.intra_bus);
-  return ring_half_s(bytes, d.intra, d.intra_bus) +
-         ring_half_s(bytes / d.intra, d.inter, d.inter_bus);
+  if (d.inter <= 1) return ring_half_s(bytes, d.intra, d.intra_bus, d.intra_lat);
+  return ring_half_s(bytes, d.intra, d.intra_bus, d.intra_lat) +
+         ring_half_s(bytes / d.intra, d.inter, d.inter_bus, d.inter_lat);
 }
 
 /// Slice boundaries are multiples of 1/32 of the sequence (TeraPipe's DP stays small).
@@ -121,14 +135,6 @@ EntryParams entry_params(const ModelSpec& m, int pp) {
   return e;
 }
 
-/// Slowness order of node types for a stage spanning several: lower peak first, then less
-/// memory.
-bool slower(const NativeGpu& a, const NativeGpu& b) {
-  const double pa = peak_flops(a.spec, Dtype::bf16), pb = peak_flops(b.spec, Dtype::bf16);
-  if (pa != pb) return pa < pb;
-  return a.memory_gib < b.memory_gib;
-}
-
 AnalyticLayerTimes layer_times(const NativeContext& ctx, const DesignPoint& p, int g) {
   AnalyticSettings st;
   st.tp = p.tp;
@@ -138,9 +144,39 @@ AnalyticLayerTimes layer_times(const NativeContext& ctx, const DesignPoint& p, i
   st.flash_attention = ctx.settings.flash_attention;
   st.lm_head_tp_split = true;
   st.sequence_parallel = ctx.settings.sequence_parallel && p.tp > 1;
+  // The native costs (docs/native.md §2.2): GEMMs by shape, the host issuing the kernels of
+  // the framework the method implies (torchtitan runs eager PyTorch modules; Megatron-LM and
+  // Megatron-DeepSpeed fused kernels), the gathers' copies, overlapped tp collectives.
+  const FrameworkParams& fw = framework_params(p.method);
+  st.gemm_shapes = true;
+  st.host_per_kernel_s = kHostPerKernel_s;
+  st.host_per_linear_s = kHostPerLinear_s;
+  st.fused_kernels = !fw.torch_loss;
+  st.sharded_parameters = fw.shard_level >= 3 && p.dp > 1;
+  st.tp_comm_overlap = ctx.settings.tp_comm_overlap;
   const NativeGpu& gpu = ctx.gpus[static_cast<std::size_t>(g)];
   return analytic_layer_times(ctx.model, gpu.spec, gpu.calibration, st);
 }
+
+/// The layer times of one design point on each node type, computed once per type however many
+/// stages run on it.
+class StageLayerTimes {
+public:
+  StageLayerTimes(const NativeContext& ctx, const DesignPoint& p)
+      : ctx_(ctx), p_(p), times_(ctx.gpus.size()) {}
+  const AnalyticLayerTimes& operator()(int g) {
+    std::optional<AnalyticLayerTimes>& t = times_[static_cast<std::size_t>(g)];
+    if (!t) {
+      t = layer_times(ctx_, p_, g);
+    }
+    return *t;
+  }
+
+private:
+  const NativeContext& ctx_;
+  const DesignPoint& p_;
+  std::vector<std::optional<AnalyticLayerTimes>> times_;
+};
 
 /// Hidden size, attention heads, key/value heads, head size and the FFN width a token passes
 /// through (an MoE layer: its top-k experts and the shared one).
@@ -184,6 +220,14 @@ double per_op_recomputed_share(const ModelSpec& m) {
   return all > 0 ? again / all : 0.0;
 }
 
+/// Parameter tensors of one layer: its matmul weights and two norm weights; GPT-style
+/// layers add a bias to each matmul and each norm.
+double tensors_per_layer(const ModelSpec& m) {
+  const double mats = static_cast<double>(layer_matmuls(m).size());
+  const bool biases = m.architecture == "gpt2" || m.architecture == "gpt3";
+  return mats + 2.0 + (biases ? mats + 2.0 : 0.0);
+}
+
 double recompute_s(const AnalyticLayerTimes& t, Recompute r, const FrameworkParams& fw,
                    const ModelSpec& m) {
   switch (r) {
@@ -206,6 +250,42 @@ FrameworkParams framework_params(DpMethod m, Dtype d) noexcept {
     fw.grad_reduce_bytes = 2.0;
   }
   return fw;
+}
+
+NcclLatency nccl_latency(Transport transport) noexcept {
+  NcclLatency l;
+  if (transport == Transport::nvlink) {
+    l.simple_step_s = 3.4e-6;
+    l.ll_step_s = 0.6e-6;
+  } else if (transport == Transport::pci) {
+    l.simple_step_s = 5.7e-6;
+    l.ll_step_s = 1.0e-6;
+  }
+  return l;
+}
+
+double nccl_collective_s(double bytes_on_wire, int steps, double bus, const NcclLatency& lat,
+                         int tree_nodes) noexcept {
+  if (steps <= 0 || bytes_on_wire <= 0) return 0.0;
+  const double n = steps;
+  double simple_lat = lat.simple_base_s + n * lat.simple_step_s;
+  double ll_lat = lat.ll_base_s + n * lat.ll_step_s;
+  if (tree_nodes > 1) {
+    // NCCL's tree all-reduce: up and down a binary tree over the nodes.
+    const double depth = 2.0 * std::ceil(std::log2(static_cast<double>(tree_nodes)));
+    simple_lat = std::min(simple_lat, lat.simple_base_s + depth * lat.simple_step_s);
+    ll_lat = std::min(ll_lat, lat.ll_base_s + depth * lat.ll_step_s);
+  }
+  const double simple = simple_lat + bytes_on_wire / bus;
+  const double ll = ll_lat + bytes_on_wire / (0.25 * bus);
+  return std::min(simple, ll);
+}
+
+double optimizer_launches(double parameters, double tensors) noexcept {
+  constexpr double kChunk = 65536.0, kMaxChunks = 320.0, kMaxTensors = 36.0;
+  if (parameters <= 0) return 0.0;
+  const double chunks = std::ceil(parameters / kChunk) + std::max(0.0, tensors);
+  return std::max(std::ceil(tensors / kMaxTensors), std::ceil(chunks / kMaxChunks));
 }
 
 double host_link_bytes_per_s(const GpuSpec& gpu) noexcept {
@@ -233,13 +313,29 @@ NativePlacement native_placement(const NativeContext& ctx, const DesignPoint& p,
     return static_cast<std::size_t>(std::min<long long>(n, static_cast<long long>(node_types.size()) - 1));
   };
   w.stage_gpu.resize(static_cast<std::size_t>(p.pp));
+  // Slowness order of node types for a stage spanning several: lower 16-bit peak first, then
+  // less memory; each type's peak computed once, not per comparison.
+  std::array<double, 8> peaks{};
+  const bool cached = ctx.gpus.size() <= peaks.size();
+  for (std::size_t t = 0; cached && t < ctx.gpus.size(); ++t) {
+    peaks[t] = peak_flops(ctx.gpus[t].spec, Dtype::bf16);
+  }
+  const auto peak = [&](std::size_t t) {
+    return cached ? peaks[t] : peak_flops(ctx.gpus[t].spec, Dtype::bf16);
+  };
+  const auto slower_type = [&](int a, int b) {
+    const auto ua = static_cast<std::size_t>(a), ub = static_cast<std::size_t>(b);
+    const double pa = peak(ua), pb = peak(ub);
+    if (pa != pb) return pa < pb;
+    return ctx.gpus[ua].memory_gib < ctx.gpus[ub].memory_gib;
+  };
   for (int j = 0; j < p.pp; ++j) {
     const std::size_t first = node_of(j * per_stage);
     const std::size_t last = node_of((j + 1) * per_stage - 1);
     int g = node_types[first];
     for (std::size_t n = first + 1; n <= last; ++n) {
       const int h = node_types[n];
-      if (h != g && slower(ctx.gpus[static_cast<std::size_t>(h)], ctx.gpus[static_cast<std::size_t>(g)])) {
+      if (h != g && slower_type(h, g)) {
         g = h;
       }
     }
@@ -370,8 +466,9 @@ std::vector<int> native_partition(const NativeContext& ctx, const DesignPoint& p
     // Min-max: give each layer to the stage whose time grows least (optimal for stage times
     // a_i + n_i c_i); the embedding and post-process are fixed on the first and last stage.
     std::vector<double> per_layer(static_cast<std::size_t>(pp)), fixed(static_cast<std::size_t>(pp), 0.0);
+    StageLayerTimes times(ctx, p);
     for (int j = 0; j < pp; ++j) {
-      const AnalyticLayerTimes t = layer_times(ctx, p, where.stage_gpu[static_cast<std::size_t>(j)]);
+      const AnalyticLayerTimes& t = times(where.stage_gpu[static_cast<std::size_t>(j)]);
       per_layer[static_cast<std::size_t>(j)] = t.layer.forward_s + t.layer.backward_s +
                                                recompute_s(t, p.recompute, framework_params(p.method), ctx.model);
       if (j == 0) fixed[0] += t.embedding.forward_s + t.embedding.backward_s;
@@ -426,6 +523,8 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
 
   out.stages.resize(static_cast<std::size_t>(pp));
   double largest_layer_params = params.layer;
+  StageLayerTimes times(ctx, p);
+  const double layer_tensors = tensors_per_layer(m);
   for (int j = 0; j < pp; ++j) {
     NativeStage& st = out.stages[static_cast<std::size_t>(j)];
     const int g = where.stage_gpu[static_cast<std::size_t>(j)];
@@ -438,7 +537,7 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
     const int n_layers = st.layers - (first ? 1 : 0) - (last ? 1 : 0);
 
     // Time of one micro-batch through this stage (all its chunks when interleaved).
-    const AnalyticLayerTimes t = layer_times(ctx, p, g);
+    const AnalyticLayerTimes& t = times(g);
     const double rc = recompute_s(t, p.recompute, fw, m);
     st.forward_s = n_layers * t.layer.forward_s + (first ? t.embedding.forward_s : 0.0) +
                    (last ? t.post_process.forward_s : 0.0);
@@ -449,6 +548,19 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
     const double stage_params = n_layers * params.layer + (first ? params.embedding : 0.0) +
                                 (last ? params.post : 0.0);
     const double local = stage_params / p.tp; // parameters of one GPU before data-parallel sharding
+    // Gradient accumulation: DeepSpeed ZeRO 0-2 let autograd add each micro-batch's gradient
+    // into .grad after the first (AccumulateGrad's in-place add: read both, write one, in the
+    // training dtype), memory-bound on the compute stream. Megatron-LM's DDP accumulates in
+    // the weight-gradient GEMM (gradient-accumulation fusion, its default); ZeRO-3 and FSDP
+    // reduce-scatter every micro-batch and add into the shard (1/dp of this).
+    if ((p.method == DpMethod::zero0 || p.method == DpMethod::zero1 ||
+         p.method == DpMethod::zero2) &&
+        mb > 1) {
+      const double once =
+          3.0 * wb * local / (gpu.spec.memory_gbps * 1e9 * gpu.calibration.memory_efficiency);
+      st.grad_accumulation_s = once * (mb - 1) / mb;
+      st.backward_s += st.grad_accumulation_s;
+    }
     const DpGroup group = dp_group(ctx, p, gpu);
     const double d = p.dp;
 
@@ -463,13 +575,28 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
       const double gather = dp_half_s(group, wb * local);
       const double reduce = dp_half_s(group, fw.grad_reduce_bytes * local);
       const double first_gather = n_layers > 0 ? gather / std::max(1, st.layers) : gather;
+      // FSDP2 gathers into one flat buffer and copies it out to the parameters on the compute
+      // stream (foreach_all_gather_copy_out in torch/distributed/fsdp/_fully_shard/
+      // _fsdp_collectives.py): a read and a write of the gathered parameters that cannot
+      // overlap compute. DeepSpeed ZeRO-3 gathers into the parameters' own storage.
+      const double copy_out =
+          fw.torch_loss ? 2.0 * wb * local /
+                              (gpu.spec.memory_gbps * 1e9 * gpu.calibration.memory_efficiency)
+                        : 0.0;
       if (unsharded) {
-        st.dp_sync_s = first_gather + std::max(0.0, gather - st.forward_s) +
+        st.dp_sync_s = first_gather + copy_out + std::max(0.0, gather - st.forward_s) +
                        std::max(0.0, reduce - fw.dp_overlap * st.backward_s);
       } else {
+        const double compute_f = st.forward_s, compute_b = st.backward_s;
+        st.forward_s += copy_out;
+        st.backward_s += copy_out;
+        // Prefetching hides the next layer's gather behind this layer's compute; what
+        // cannot hide: the first layer's gather before forward, the last layer's
+        // reduce-scatter after backward, and whatever is longer than the compute.
+        const double last_reduce = n_layers > 0 ? reduce / std::max(1, st.layers) : reduce;
         const double fwd = std::max(st.forward_s, gather) + first_gather;
-        const double bwd = std::max(st.backward_s, gather + reduce);
-        st.sharded_comm_s = (fwd - st.forward_s) + (bwd - st.backward_s);
+        const double bwd = std::max(st.backward_s, gather + reduce) + last_reduce;
+        st.sharded_comm_s = (fwd - compute_f) + (bwd - compute_b);
         st.forward_s = fwd;
         st.backward_s = bwd;
       }
@@ -582,6 +709,11 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
       const double updated = opt_sharded ? local / d : local;
       const double bytes = updated * (fw.grad_bytes + 2 * opt_bytes + wb);
       st.optimizer_s = bytes / (gpu.spec.memory_gbps * 1e9 * gpu.calibration.memory_efficiency);
+      // The host issues the multi-tensor launches over the stage's parameter tensors (the
+      // GEMM weights, norms and biases of each layer, the embedding and LM head).
+      const double tensors = n_layers * layer_tensors + 2.0;
+      st.optimizer_s = std::max(st.optimizer_s,
+                                optimizer_launches(updated, tensors) * kHostPerKernel_s);
     }
   }
 
@@ -635,7 +767,7 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
     const NativeGpu& gpu = ctx.gpus[static_cast<std::size_t>(where.stage_gpu.front())];
     const double bytes = fw.grad_reduce_bytes * V * h / p.tp;
     const double bw = gpu.inter_node_Bps / std::max(1, ctx.gpus_per_node);
-    out.embedding_sync_s = ring_allreduce_s(bytes, 2, bw);
+    out.embedding_sync_s = ring_allreduce_s(bytes, 2, bw, nccl_latency(Transport::net));
   }
   out.host_gib_per_node = host_per_gpu * ctx.gpus_per_node;
   if (p.offload != Offload::none) {
@@ -691,7 +823,8 @@ TokenPipeline native_token_pipeline(const NativeContext& ctx, const DesignPoint&
                            (last ? full.post_process.forward_s : 0.0);
     const double backward = n_layers * (full.layer.backward_s + recompute_s(full, p.recompute, fw, m)) +
                             (first ? full.embedding.backward_s : 0.0) +
-                            (last ? full.post_process.backward_s : 0.0);
+                            (last ? full.post_process.backward_s : 0.0) +
+                            st.grad_accumulation_s;
     c.backward_factor = forward > 0 ? backward / forward : 2.0;
     pipe.stages.push_back(c);
     if (!last) {

@@ -366,6 +366,22 @@ TEST_CASE("an overlapped gradient reduction reaches Megatron-LM and DeepSpeed", 
   CHECK_FALSE(has_file(files, "torchtitan.toml")); // a dp plan with pp 8: Megatron-LM only
 }
 
+TEST_CASE("overlapped tp collectives reach Megatron-LM (--tp_comm_overlap)", "[launch]") {
+  LaunchPlan lp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
+  lp.point.method = DpMethod::dp;
+  const auto args = [&] { return file(launch_files(lp), "megatron_lm_args.sh").text; };
+  CHECK(args().find("--tp-comm-overlap") == std::string::npos);
+  NativeSettings settings;
+  settings.tp_comm_overlap = true;
+  const EstimateContext ctx = with_native_settings(*lp.ctx, settings);
+  lp.ctx = &ctx;
+  CHECK(args().find("--tp-comm-overlap") == std::string::npos); // tp 1: nothing to overlap
+  lp.point.tp = 2;
+  lp.point.dp = 2;
+  CHECK(args().find("--tp-comm-overlap") != std::string::npos);
+  CHECK(documented_argument("Megatron-LM", "--tp-comm-overlap"));
+}
+
 TEST_CASE("a plan estimated with a compiled loss compiles it in torchtitan", "[launch]") {
   LaunchPlan lp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
   NativeSettings settings;

@@ -239,3 +239,109 @@ TEST_CASE("fp8 casts: an amax pass and a transposed copy, on s/tp tokens with SP
           Approx(e16 + 6.0 * sp_elems / bw).epsilon(1e-12));
   }
 }
+
+// The native estimator's costs (docs/native.md §2.2), worked by hand.
+
+TEST_CASE("a layer's kernels follow the framework's fused or eager path", "[analytic][kernels]") {
+  ModelSpec gpt = gpt3_175b();
+  gpt.architecture = "gpt3";
+  AnalyticSettings st;
+  st.dtype = Dtype::fp16;
+  // Megatron-LM, unfused attention: 2 norms, 4 GEMMs (qkv, proj, fc1, fc2), baddbmm +
+  // scale-mask-softmax + dropout + bmm + 2 transposes, bias-GeLU, 2 bias-dropout-adds.
+  LayerKernels k = layer_kernels(gpt, st);
+  CHECK(k.forward == 2 + 4 + 6 + 1 + 2);
+  CHECK(k.forward_gemms == 4);
+  CHECK(k.backward == 30);
+
+  ModelSpec llama = models().find("llama3_8B");
+  st.fused_kernels = false; // torchtitan: eager RMSNorm, q/k/v and w1/w3/w2 apart
+  st.flash_attention = true;
+  st.tp = 8;
+  st.sequence_parallel = true;
+  st.dtype = Dtype::bf16;
+  k = layer_kernels(llama, st);
+  // 2 x 8 (RMSNorm) + 7 GEMMs + 6 (RoPE) + 1 (flash) + 2 (SiLU, product) + 2 adds + 4 tp.
+  CHECK(k.forward == 16 + 7 + 6 + 1 + 2 + 2 + 4);
+  CHECK(k.forward_gemms == 7);
+  st.dtype = Dtype::fp8;
+  CHECK(layer_kernels(llama, st).forward == 38 + 2 * 7);
+  st.dtype = Dtype::bf16;
+  st.sharded_parameters = true;
+  CHECK(layer_kernels(llama, st).forward == 38 + 3);
+  CHECK(layer_kernels(llama, st).backward == 76 + 6);
+}
+
+TEST_CASE("a GEMM's tiles fill the SMs, split along K while SMs are idle", "[analytic][kernels]") {
+  // 512 x 512: 16 tiles of 128 x 128; K 1024 splits into 4 slices of 256: 64 of 108 SMs.
+  CHECK(gemm_sm_fill(512, 512, 1024, 108) == Approx(64.0 / 108.0));
+  // K 4096 could split 16 ways; 7 slices already fill the SMs.
+  CHECK(gemm_sm_fill(512, 512, 4096, 108) == 1.0);
+  // K 128 cannot split: 4 tiles on 108 SMs.
+  CHECK(gemm_sm_fill(256, 256, 128, 108) == Approx(4.0 / 108.0));
+  CHECK(gemm_sm_fill(8192, 8192, 8192, 132) == 1.0);
+  CHECK(gemm_sm_fill(256, 256, 128, 0) == 1.0); // SMs unknown: not modelled
+}
+
+TEST_CASE("a skinny GEMM is never faster than its memory traffic", "[analytic][kernels]") {
+  AnalyticCalibration c;
+  c.gemm_e_max = 0.7;
+  c.gemm_x0_flops = 1e10;
+  // 65536 x 128 x 128: F = 2 147 483 648, e(F) = 0.7 (1 - exp(-0.2147)) = 0.13528; the tiles
+  // fill the SMs (512 of them), as do the cube's (1024^3: 64 tiles x 2 K slices).
+  const double compute = 2147483648.0 / (312e12 * 0.13527890604809795);
+  CHECK(gemm_shape_s(65536, 128, 128, 312e12, 0.7, c, 108, 2, 2, 1e12) ==
+        Approx(compute).epsilon(1e-9));
+  CHECK(compute == Approx(50.88e-6).epsilon(1e-3));
+  // At 300 GB/s the 2 (65536 x 128 + 128 x 128) + 2 x 65536 x 128 = 33 587 200 bytes take
+  // 112 us: the roofline binds.
+  CHECK(gemm_shape_s(65536, 128, 128, 312e12, 0.7, c, 108, 2, 2, 3e11) ==
+        Approx(33587200.0 / 3e11));
+}
+
+TEST_CASE("overlapped tp collectives hide all but their first chunk", "[analytic][kernels]") {
+  // 80 us over 8 chunks beside a 100 us GEMM: the first 10 us show.
+  CHECK(tp_overlap_exposed_s(80e-6, 100e-6, 8) == Approx(10e-6));
+  // Beside a 30 us GEMM with 4 chunks: 20 us first chunk + (80 - 20 - 30) us that the GEMM
+  // cannot cover.
+  CHECK(tp_overlap_exposed_s(80e-6, 30e-6, 4) == Approx(50e-6));
+  CHECK(tp_overlap_exposed_s(80e-6, 100e-6, 1) == Approx(80e-6));
+}
+
+TEST_CASE("a layer is never faster than the host issuing its kernels", "[analytic][kernels]") {
+  ModelSpec m = gpt3_175b();
+  m.architecture = "gpt3";
+  m.hidden_size = 64;
+  m.num_attention_heads = 1;
+  m.ffn_hidden_size = 256;
+  m.sequence_length = 16;
+  GpuSpec g = catalog().gpu("A100-80GB");
+  AnalyticCalibration c = prior_calibration(g);
+  c.layer_overhead_s = 0.0;
+  c.gemm_x0_flops = 1.0; // every GEMM at e_max: this layer's GPU time is well under 1 us
+  AnalyticSettings st;
+  st.dtype = Dtype::fp16;
+  const AnalyticLayerTimes gpu_only = analytic_layer_times(m, g, c, st);
+  CHECK(gpu_only.layer.forward_s < 1e-6);
+  st.host_per_kernel_s = 10e-6;
+  st.host_per_linear_s = 15e-6;
+  const AnalyticLayerTimes t = analytic_layer_times(m, g, c, st);
+  // 15 kernels, 4 of them linear modules: 4 x 15 + 11 x 10 us; backward 30 x 10 us.
+  CHECK(t.layer.forward_s == Approx(4 * 15e-6 + 11 * 10e-6));
+  CHECK(t.layer.backward_s == Approx(30 * 10e-6));
+  CHECK(t.host_bound_forward);
+  CHECK(t.host_bound_backward);
+}
+
+TEST_CASE("a power-capped GPU's measured matmul rate sets its efficiency (T4)", "[analytic]") {
+  // T4: 24 of its 65 fp16 TFLOPS sustained under the 70 W cap (NVIDIA forum thread 264462),
+  // on A100's reference (0.7 at 271.2 of 312): 0.7 x (24 / 65) / (271.2 / 312).
+  const GpuSpec& t4 = catalog().gpu("T4");
+  REQUIRE(t4.mamf);
+  const AnalyticCalibration c = prior_calibration(t4);
+  CHECK(c.gemm_e_max == Approx(0.2973451327));
+  // The clock cap slows attention alike: the gddr prior's 0.3 x 0.2973 / 0.6.
+  CHECK(c.attention_efficiency == Approx(0.3 * 0.2973451327 / 0.6));
+  CHECK(t4.sm_count == 40);
+  CHECK(catalog().gpu("A100-80GB").sm_count == 108);
+}

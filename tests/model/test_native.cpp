@@ -430,3 +430,99 @@ TEST_CASE("sequence parallelism and FlashAttention are settings of the native mo
   CHECK(unfused.step_s > no_sp.step_s);
   CHECK(unfused.stages[0].memory.activations > no_sp.stages[0].memory.activations);
 }
+
+TEST_CASE("collectives follow NCCL's latency model by transport and protocol",
+          "[native][collectives]") {
+  const NcclLatency nvlink = nccl_latency(Transport::nvlink);
+  // An all-reduce of 1 KiB over 8 GPUs: 14 ring steps moving 2 x 7/8 x 1024 = 1792 bytes.
+  // Simple: 8.4 + 14 x 3.4 = 56 us; LL: 6.6 + 14 x 0.6 = 15 us plus 1792 B at a quarter of
+  // 240 GB/s: LL wins.
+  CHECK(nccl_collective_s(1792, 14, 240e9, nvlink) == Approx(15e-6 + 1792 / 60e9));
+  // 1 GiB: the bandwidth term decides, Simple wins.
+  const double big = 2.0 * 7 / 8 * 1073741824.0;
+  CHECK(nccl_collective_s(big, 14, 240e9, nvlink) == Approx(56e-6 + big / 240e9));
+  // PCIe and the network step latencies (5.7 and 14 us with Simple).
+  CHECK(nccl_collective_s(big, 14, 24e9, nccl_latency(Transport::pci)) ==
+        Approx(8.4e-6 + 14 * 5.7e-6 + big / 24e9));
+  CHECK(nccl_collective_s(big, 14, 24e9, nccl_latency(Transport::net)) ==
+        Approx(8.4e-6 + 14 * 14e-6 + big / 24e9));
+  // 64 nodes: the ring's 126 network steps (1772 us with Simple) against the tree's
+  // 2 log2(64) = 12 (176.4 us).
+  const double mid = 100e6;
+  CHECK(nccl_collective_s(mid, 126, 25e9, nccl_latency(Transport::net), 64) ==
+        Approx(8.4e-6 + 12 * 14e-6 + mid / 25e9));
+  CHECK(nccl_collective_s(mid, 126, 25e9, nccl_latency(Transport::net)) ==
+        Approx(8.4e-6 + 126 * 14e-6 + mid / 25e9));
+}
+
+TEST_CASE("the optimizer step launches a multi-tensor apply per 320 chunks or 36 tensors",
+          "[native][kernels]") {
+  // 1e9 parameters in 300 tensors: 15259 chunks of 65536 plus one partial chunk per tensor at
+  // most (300): ceil(15559 / 320) = 49 launches; 300 tensors need 9.
+  CHECK(optimizer_launches(1e9, 300) == 49.0);
+  CHECK(optimizer_launches(1000, 100) == 3.0); // tensors decide: ceil(100 / 36)
+  CHECK(optimizer_launches(0, 10) == 0.0);
+}
+
+TEST_CASE("ZeRO-3 exposes the first gather and the last reduce-scatter", "[native]") {
+  const NativeContext c = context(llama(), {gpu()});
+  const DesignPoint p = point(DpMethod::zero3, 1, 1, 8, 1, 8);
+  const NativeEstimate e = native_estimate(c, p, same_node_type(c, p, 1));
+  const NativeStage& s = e.stages[0];
+  // Both collectives move 2 bytes per parameter over 8 GPUs on NVLink (the prior's bus:
+  // 80 % of 450 GB/s) and hide behind compute except one layer's share each (34 entries:
+  // embedding, 32 layers, post-process).
+  const double params = static_cast<double>(total_parameters(llama()));
+  const double one = nccl_collective_s(7.0 / 8 * 2 * params, 7, 0.8 * 450e9,
+                                       nccl_latency(Transport::nvlink));
+  REQUIRE(one < s.forward_s);
+  CHECK(s.sharded_comm_s == Approx(one / 34 + one / 34));
+}
+
+TEST_CASE("overlapping tensor-parallel collectives with GEMMs (--tp_comm_overlap)",
+          "[native][kernels]") {
+  NativeContext c = context(llama(), {gpu()});
+  const DesignPoint p = point(DpMethod::zero1, 2, 1, 4, 1, 8);
+  const NativeEstimate off = native_estimate(c, p, same_node_type(c, p, 1));
+  c.settings.tp_comm_overlap = true;
+  const NativeEstimate on = native_estimate(c, p, same_node_type(c, p, 1));
+  CHECK(on.step_s < off.step_s);
+  // At tp 2 the GEMMs beside each collective are longer than it: what stays is its first
+  // chunk, half of it.
+  AnalyticSettings st;
+  st.tp = 2;
+  st.sequence_length = 4096;
+  st.flash_attention = true;
+  st.sequence_parallel = true;
+  st.gemm_shapes = true;
+  const NativeGpu g = gpu();
+  const AnalyticLayerTimes full = analytic_layer_times(c.model, g.spec, g.calibration, st);
+  st.tp_comm_overlap = true;
+  const AnalyticLayerTimes hidden = analytic_layer_times(c.model, g.spec, g.calibration, st);
+  CHECK(hidden.tp_comm_forward_s == Approx(full.tp_comm_forward_s / 2));
+  CHECK(full.layer.forward_s - hidden.layer.forward_s == Approx(full.tp_comm_forward_s / 2));
+  // At tp 8 the 8B model's GEMMs are too short to cover the rest: more than an eighth shows.
+  st.tp = 8;
+  const double full8 = analytic_layer_times(c.model, g.spec, g.calibration, st).tp_comm_forward_s;
+  st.tp_comm_overlap = false;
+  const double none8 = analytic_layer_times(c.model, g.spec, g.calibration, st).tp_comm_forward_s;
+  CHECK(full8 > none8 / 8);
+  CHECK(full8 < none8);
+}
+
+TEST_CASE("DeepSpeed accumulates gradients into .grad after the first micro-batch",
+          "[native][kernels]") {
+  const NativeContext c = context(llama(), {gpu()});
+  // zero1, dp 8, 4 micro-batches: 3 of 4 micro-batches add 2 + 2 bytes read and 2 written per
+  // parameter at 85 % of 3000 GB/s; averaged over the 4 micro-batches.
+  const DesignPoint p = point(DpMethod::zero1, 1, 1, 8, 1, 32);
+  const NativeStage s = native_estimate(c, p, same_node_type(c, p, 1)).stages[0];
+  const double params = static_cast<double>(total_parameters(llama()));
+  CHECK(s.grad_accumulation_s == Approx(6.0 * params / (3000e9 * 0.85) * 3 / 4));
+  // One micro-batch, or Megatron-LM's fused accumulation: nothing.
+  const DesignPoint one = point(DpMethod::zero1, 1, 1, 8, 1, 8);
+  CHECK(native_estimate(c, one, same_node_type(c, one, 1)).stages[0].grad_accumulation_s == 0.0);
+  const DesignPoint megatron = point(DpMethod::dp, 1, 1, 8, 1, 32);
+  CHECK(native_estimate(c, megatron, same_node_type(c, megatron, 1)).stages[0].grad_accumulation_s ==
+        0.0);
+}

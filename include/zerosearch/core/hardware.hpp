@@ -47,6 +47,8 @@ struct GpuBenchmark {
 /// prior relative to A100's (docs/native.md §3.1).
 struct MatmulBenchmark {
   std::optional<double> bf16_tflops;
+  /// The 16-bit rate of a GPU without bf16 (V100, T4): fp16 with fp32 accumulation.
+  std::optional<double> fp16_tflops;
   std::optional<double> fp8_tflops;
   std::string source;
 };
@@ -79,6 +81,9 @@ struct GpuSpec {
   std::string spec_source;
   std::optional<GpuBenchmark> benchmark;
   std::optional<MatmulBenchmark> mamf;
+  /// Streaming multiprocessors (AMD: compute units) of one GPU, from its vendor's whitepaper;
+  /// empty: the native estimator does not model how a GEMM's tiles fill the GPU (docs/native.md).
+  std::optional<int> sm_count;
 
   /// $ per hour of one node of `gpus_per_node` GPUs: the GPU price times the GPUs.
   [[nodiscard]] double node_price_per_hour_usd(int gpus_per_node) const noexcept;

@@ -69,7 +69,55 @@ struct AnalyticSettings {
   /// Sequence parallelism: the norm outputs are cast to fp8 on the rank's s/tp tokens, before
   /// the all-gather.
   bool sequence_parallel = false;
+
+  // The native estimator's costs (docs/native.md §2.2). Off, the layer times are the
+  // calibrated model's (the zerosearch estimator's analytic profiles, the calibration fits).
+  /// GEMMs by shape (M, N, K after the tp split): how their tiles fill the GPU's SMs, and the
+  /// memory roofline of skinny GEMMs.
+  bool gemm_shapes = false;
+  /// Host (CPU) time to issue one kernel in the framework; 0: the host is not modelled. A
+  /// layer then takes max(GPU time, the host's time to issue its kernels).
+  double host_per_kernel_s = 0.0;
+  /// Host time of one forward linear module call (module, autograd and GEMM launch).
+  double host_per_linear_s = 0.0;
+  /// The framework's kernels: fused (Megatron-LM, Megatron-DeepSpeed: one kernel per norm,
+  /// RoPE, bias-activation, bias-dropout-add) or eager PyTorch modules (torchtitan).
+  bool fused_kernels = true;
+  /// Parameters gathered per layer (ZeRO-3, FSDP): the gather's and reduce-scatter's copy
+  /// kernels count as the layer's.
+  bool sharded_parameters = false;
+  /// Tensor-parallel collectives overlapped with the GEMMs beside them (Megatron-LM
+  /// --tp-comm-overlap, Transformer Engine userbuffers): only what cannot hide is charged.
+  bool tp_comm_overlap = false;
 };
+
+/// Kernels one transformer layer launches on one GPU (docs/native.md §2.2).
+struct LayerKernels {
+  int forward = 0;
+  int backward = 0;
+  /// The forward GEMMs among them (each a linear module call on the host).
+  int forward_gemms = 0;
+};
+[[nodiscard]] LayerKernels layer_kernels(const ModelSpec& model,
+                                         const AnalyticSettings& settings) noexcept;
+
+/// Fraction of the SMs a GEMM of M x N x K keeps busy: its 128 x 128 output tiles, each split
+/// along K into slices of at least 256 (split-K, stream-K) while SMs are idle, over the SMs;
+/// 1 when they fill one wave. sm_count <= 0: 1.
+[[nodiscard]] double gemm_sm_fill(double m, double n, double k, int sm_count) noexcept;
+
+/// Time of one GEMM of M x N x K (2MNK FLOPs) with the calibration's size curve e(F), scaled by
+/// its SM fill relative to a cube of the same FLOPs (what the curve was fitted on), and never
+/// below its memory roofline (inputs of `in_bytes`, output of `out_bytes` per element).
+[[nodiscard]] double gemm_shape_s(double m, double n, double k, double peak_flops, double e_max,
+                                  const AnalyticCalibration& calibration, int sm_count,
+                                  double in_bytes, double out_bytes,
+                                  double memory_bytes_per_s) noexcept;
+
+/// Exposed part of a tensor-parallel collective of `comm_s` overlapped with GEMMs of `gemm_s`
+/// in t chunks (userbuffers' ring exchange): the first chunk cannot hide, the rest hides up to
+/// the GEMM's length.
+[[nodiscard]] double tp_overlap_exposed_s(double comm_s, double gemm_s, int t) noexcept;
 
 struct LayerTime {
   double forward_s = 0.0;
@@ -87,6 +135,12 @@ struct AnalyticLayerTimes {
   /// The GEMMs' and the element-wise operations' shares of layer.forward_s.
   double gemm_forward_s = 0.0;
   double elementwise_forward_s = 0.0;
+  /// The tensor-parallel collectives' exposed share of layer.forward_s.
+  double tp_comm_forward_s = 0.0;
+  /// Kernels of the layer and whether the host (issuing them) is what its time is.
+  LayerKernels kernels;
+  bool host_bound_forward = false;
+  bool host_bound_backward = false;
 };
 
 /// The peak of `dtype` in FLOP/s, falling back to fp16 for bf16 (V100, T4) and to tf32/fp32.

@@ -6,6 +6,7 @@
 // per method with the part that overlaps compute not charged twice; the optimizer step;
 // recomputation; ZeRO-Offload transfers. Memory per stage from the model's real architecture.
 // Pure functions: no I/O, no state.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,6 +41,9 @@ struct NativeSettings {
   /// The loss is compiled into fused kernels (--fused_loss): torchtitan compiles its loss with
   /// [compile] enable since bbb1b61 (2025-04-02). Only the fsdp method (torchtitan) has it.
   bool fused_loss = false;
+  /// Tensor-parallel collectives overlapped with the GEMMs beside them (--tp_comm_overlap:
+  /// Megatron-LM --tp-comm-overlap, Transformer Engine userbuffers). Off: charged in full.
+  bool tp_comm_overlap = false;
   /// Per-GPU memory besides model states and activations: CUDA context, NCCL buffers,
   /// allocator fragmentation, GiB (--framework_overhead_gib).
   double framework_overhead_gib = 2.0;
@@ -64,6 +68,44 @@ struct NativeGpu {
 
 /// The host link of a GPU: its PCIe generation's x16 figure at 80 % (docs/native.md §3).
 [[nodiscard]] double host_link_bytes_per_s(const GpuSpec& gpu) noexcept;
+
+/// Host time to issue one kernel in an eager PyTorch framework (Megatron-LM, DeepSpeed,
+/// torchtitan), seconds: the CUDA launch (3.8 us a kernel when launches set the pace, NVIDIA's
+/// "Getting Started with CUDA Graphs") plus PyTorch's eager dispatch (4.5 us for x + 1,
+/// dev-discuss.pytorch.org "Micro-optimizations for the most micro of benchmarks").
+inline constexpr double kHostPerKernel_s = 3.8e-6 + 4.5e-6;
+/// Host time of one forward torch.nn.Linear call on an H100 DGX (Xeon 8480C), bf16, 2048
+/// wide, 8192 tokens: 13.48 us (NVIDIA/TransformerEngine#2053, measured CPU runtime).
+inline constexpr double kHostPerLinear_s = 13.48e-6;
+
+/// NCCL's latency model (NVIDIA/nccl src/graph/tuning.cc, 2.12 to 2.2x): a collective costs
+/// a base latency per call plus a hardware latency per step of its algorithm, per protocol.
+struct NcclLatency {
+  /// Simple protocol: base and per ring step, seconds.
+  double simple_base_s = 8.4e-6;
+  double simple_step_s = 14.0e-6;
+  /// LL protocol (small messages): base and per step; it moves data at a quarter of the bus
+  /// bandwidth (8-byte stores carrying 4 bytes, and NCCL's tuning caps it further).
+  double ll_base_s = 6.6e-6;
+  double ll_step_s = 2.7e-6;
+};
+/// The links NCCL's model tells apart.
+enum class Transport : std::uint8_t { nvlink, pci, net };
+/// NCCL's latencies over NVLink (3.4 / 0.6 us a step), PCIe (5.7 / 1.0) and the network (14 /
+/// 2.7, InfiniBand, RoCE and sockets alike: NCCL's model does not tell them apart).
+[[nodiscard]] NcclLatency nccl_latency(Transport transport) noexcept;
+
+/// A ring collective over n ranks as NCCL runs it: the faster of the Simple and LL protocols;
+/// `steps` ring steps moving `bytes_on_wire` per rank at bus bandwidth `bus`. With
+/// `tree_nodes` > 1 (an all-reduce across nodes), the tree's latency (2 log2(nodes) network
+/// steps) where it is shorter than the ring's.
+[[nodiscard]] double nccl_collective_s(double bytes_on_wire, int steps, double bus,
+                                       const NcclLatency& lat, int tree_nodes = 0) noexcept;
+
+/// Optimizer step kernels: a multi-tensor apply (Apex FusedAdam, PyTorch's fused and foreach
+/// Adam) handles at most 36 tensors and 320 chunks of 65,536 elements per launch (depth 4:
+/// gradient, parameter, m, v; csrc/multi_tensor_apply.cuh).
+[[nodiscard]] double optimizer_launches(double parameters, double tensors) noexcept;
 
 /// Everything the native model needs that does not change from one design point to the next.
 struct NativeContext {
@@ -116,6 +158,9 @@ struct NativeStage {
   double recompute_s = 0.0;
   /// Exposed parameter gathers / gradient reduce-scatters per micro-batch (ZeRO-3, FSDP).
   double sharded_comm_s = 0.0;
+  /// Gradient accumulation into the 16-bit .grad after the first micro-batch (DeepSpeed ZeRO
+  /// 0-2: autograd's AccumulateGrad), per micro-batch on average, inside backward_s.
+  double grad_accumulation_s = 0.0;
   /// Send to the next stage, seconds (0 for the last stage).
   double send_s = 0.0;
   /// Data-parallel sync after the last backward, exposed part, seconds.

@@ -164,6 +164,11 @@ Args args(const Facts& f) {
   if (f.launch.kind == DpLaunchKind::replicate && overlap_grad_reduce(f)) {
     a.add("--overlap-grad-reduce");
   }
+  // The estimate hid the tp collectives behind the GEMMs (--tp_comm_overlap on): Megatron-LM
+  // runs them with Transformer Engine's userbuffers (needs --sequence-parallel).
+  if (st != nullptr && st->tp_comm_overlap && f.p.tp > 1) {
+    a.add("--tp-comm-overlap");
+  }
   a.add("--lr", "3e-4");
   a.add("--min-lr", "3e-5");
   a.add("--lr-decay-style", "cosine");
