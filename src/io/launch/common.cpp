@@ -181,4 +181,25 @@ void recompute_args(Args& a, const Facts& f, bool deepspeed) {
   }
 }
 
+void sequence_parallel_arg(Args& a, const Facts& f) {
+  const NativeSettings* st = native_settings(f);
+  if (st != nullptr && f.p.tp > 1 && st->sequence_parallel) {
+    a.add("--sequence-parallel");
+  }
+}
+
+void training_args(Args& a) {
+  a.add("--lr", "3e-4");
+  a.add("--min-lr", "3e-5");
+  a.add("--lr-decay-style", "cosine");
+  a.add("--lr-warmup-iters", "2000");
+  a.add("--weight-decay", "0.1");
+  a.add("--clip-grad", "1.0");
+  a.add("--adam-beta1", "0.9");
+  a.add("--adam-beta2", "0.95");
+  a.add("--train-iters", "\"${TRAIN_ITERS:-1000}\"");
+  a.add("--log-interval", "1");
+  a.add("--eval-iters", "10");
+}
+
 } // namespace zerosearch::launch

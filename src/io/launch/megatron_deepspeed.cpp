@@ -125,22 +125,9 @@ Args args(const Facts& f) {
   a.add("--data-impl", "mmap");
   a.add("--split", "949,50,1");
   recompute_args(a, f, true);
-  const NativeSettings* st = native_settings(f);
-  if (st != nullptr && f.p.tp > 1 && st->sequence_parallel) {
-    a.add("--sequence-parallel");
-  }
+  sequence_parallel_arg(a, f);
   a.add("--optimizer", "adam");
-  a.add("--lr", "3e-4");
-  a.add("--min-lr", "3e-5");
-  a.add("--lr-decay-style", "cosine");
-  a.add("--lr-warmup-iters", "2000");
-  a.add("--weight-decay", "0.1");
-  a.add("--clip-grad", "1.0");
-  a.add("--adam-beta1", "0.9");
-  a.add("--adam-beta2", "0.95");
-  a.add("--train-iters", "\"${TRAIN_ITERS:-1000}\"");
-  a.add("--log-interval", "1");
-  a.add("--eval-iters", "10");
+  training_args(a);
   a.add("--deepspeed");
   a.add("--deepspeed_config", "\"$PLAN_DIR/ds_config.json\"");
   a.add("--zero-stage", f.launch.zero_stage);

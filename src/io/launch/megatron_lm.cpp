@@ -157,29 +157,17 @@ Args args(const Facts& f) {
   if (f.p.virtual_stages > 1) {
     a.add("--num-virtual-stages-per-pipeline-rank", f.p.virtual_stages);
   }
-  const NativeSettings* st = native_settings(f);
-  if (st != nullptr && f.p.tp > 1 && st->sequence_parallel) {
-    a.add("--sequence-parallel");
-  }
+  sequence_parallel_arg(a, f);
   if (f.launch.kind == DpLaunchKind::replicate && overlap_grad_reduce(f)) {
     a.add("--overlap-grad-reduce");
   }
   // The estimate hid the tp collectives behind the GEMMs (--tp_comm_overlap on): Megatron-LM
   // runs them with Transformer Engine's userbuffers (needs --sequence-parallel).
-  if (st != nullptr && st->tp_comm_overlap && f.p.tp > 1) {
+  if (const NativeSettings* st = native_settings(f);
+      st != nullptr && st->tp_comm_overlap && f.p.tp > 1) {
     a.add("--tp-comm-overlap");
   }
-  a.add("--lr", "3e-4");
-  a.add("--min-lr", "3e-5");
-  a.add("--lr-decay-style", "cosine");
-  a.add("--lr-warmup-iters", "2000");
-  a.add("--weight-decay", "0.1");
-  a.add("--clip-grad", "1.0");
-  a.add("--adam-beta1", "0.9");
-  a.add("--adam-beta2", "0.95");
-  a.add("--train-iters", "\"${TRAIN_ITERS:-1000}\"");
-  a.add("--log-interval", "1");
-  a.add("--eval-iters", "10");
+  training_args(a);
   return a;
 }
 

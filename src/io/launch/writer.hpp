@@ -104,6 +104,10 @@ struct Writer {
                                                const std::string& command);
 /// Megatron's activation recomputation flags for the plan's recompute.
 void recompute_args(Args& a, const Facts& f, bool deepspeed);
+/// Megatron's --sequence-parallel where the native estimate assumed it (tp > 1).
+void sequence_parallel_arg(Args& a, const Facts& f);
+/// The optimizer schedule and run length both Megatron launchers write (the Llama-2 recipe).
+void training_args(Args& a);
 [[nodiscard]] std::string gpt_tokenizer_note(const Facts& f);
 
 // One registry row per framework.
