@@ -159,7 +159,8 @@ SessionResult Session::search(std::vector<SearchPlan> plans) const {
                                   Schedule::terapipe) != first.schedules.end();
   const bool all_rows = plans.size() != 1 || options.rank || !options.emit.empty() ||
                         !options.timeline.empty() || !options.html.empty() ||
-                        (native && terapipe);
+                        (native && terapipe) || options.run_cost.budget_usd ||
+                        options.run_cost.deadline_days;
   so.keep = search_filter(output, all_rows);
   // A sweep whose only output is its summary (the front, the limits, the counts: rows that fit)
   // keeps only the rows that fit; OOM rows count in ranks and totals without being held.
@@ -220,6 +221,8 @@ SessionResult Session::search(std::vector<SearchPlan> plans) const {
       run.profile_source = profile_source_text(plans[i].context);
       run.estimator = plans[i].context.estimator;
       run.throughput = run_throughput(plans[i].context, catalogs.hardware);
+      run.run_cost =
+          run_cost_spec(options.run_cost, plans[i].context, run.throughput, catalogs.hardware);
       run.margin_limit_gib = margin_limit_gib(plans[i].context, options.memory_margin);
       run.memory_margin = options.memory_margin;
       if (plans[i].context.native) {
@@ -240,6 +243,7 @@ SessionResult Session::search(std::vector<SearchPlan> plans) const {
     bar.finish();
   }
   result.ranked = rank_results(result.runs);
+  filter_run_cost(result.ranked, options.run_cost.budget_usd, options.run_cost.deadline_days);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   result.plans = std::move(plans);
   return result;
