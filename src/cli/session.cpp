@@ -181,6 +181,14 @@ SessionResult Session::search(std::vector<SearchPlan> plans) const {
   check_search_size(size);
   so.threads = search_threads(options.threads, size);
 
+  // The whole run's prices, power and failure rates (--tokens): refused before any search when
+  // a GPU lacks the asked price.
+  std::vector<std::optional<RunCostSpec>> run_costs;
+  for (const SearchPlan& p : plans) {
+    run_costs.push_back(run_cost_spec(options.run_cost, p.context,
+                                      run_throughput(p.context, catalogs.hardware),
+                                      catalogs.hardware));
+  }
   const auto t0 = std::chrono::steady_clock::now();
   result.runs.resize(plans.size());
   // Native estimates carry their interval from the published runs (docs/validation.md).
@@ -221,8 +229,7 @@ SessionResult Session::search(std::vector<SearchPlan> plans) const {
       run.profile_source = profile_source_text(plans[i].context);
       run.estimator = plans[i].context.estimator;
       run.throughput = run_throughput(plans[i].context, catalogs.hardware);
-      run.run_cost =
-          run_cost_spec(options.run_cost, plans[i].context, run.throughput, catalogs.hardware);
+      run.run_cost = std::move(run_costs[i]);
       run.margin_limit_gib = margin_limit_gib(plans[i].context, options.memory_margin);
       run.memory_margin = options.memory_margin;
       if (plans[i].context.native) {
