@@ -59,8 +59,17 @@ double cap_throughput(double cap_w, double draw_w, double idle_w) noexcept {
   return (cap_w - idle_w) / (draw_w - idle_w);
 }
 
+int checkpoint_writer_nodes(int shard_level, int tp, int pp, int gpus_per_node,
+                            int nodes) noexcept {
+  if (shard_level >= 1 || gpus_per_node <= 0) {
+    return nodes;
+  }
+  const int replica_gpus = std::max(1, tp) * std::max(1, pp);
+  return std::clamp((replica_gpus + gpus_per_node - 1) / gpus_per_node, 1, std::max(1, nodes));
+}
+
 RunCost run_cost(const std::vector<RunCostGroup>& groups, const RunCostSettings& s, double step_s,
-                 double mfu) noexcept {
+                 double mfu, int writer_nodes) noexcept {
   constexpr double nan = std::numeric_limits<double>::quiet_NaN();
   RunCost c;
   int nodes = 0, gpus = 0;
@@ -94,7 +103,9 @@ RunCost run_cost(const std::vector<RunCostGroup>& groups, const RunCostSettings&
   c.solve_s = static_cast<double>(s.steps) * c.step_s;
   c.mtbf_s = failures_per_hour > 0.0 ? 3600.0 / failures_per_hour
                                      : std::numeric_limits<double>::infinity();
-  c.checkpoint_s = nodes > 0 ? s.checkpoint_bytes / (nodes * s.storage_gbps_per_node * 1e9) : 0.0;
+  const int writers = writer_nodes > 0 ? std::min(writer_nodes, nodes) : nodes;
+  c.checkpoint_s =
+      writers > 0 ? s.checkpoint_bytes / (writers * s.storage_gbps_per_node * 1e9) : 0.0;
   if (c.checkpoint_s <= 0.0) {
     // A free checkpoint taken continuously: Daly's wall time as tau -> 0, a failure costs only
     // its restart.

@@ -89,8 +89,12 @@ std::optional<RunCost> run_cost_of(const RankedRow& r) {
     return std::nullopt;
   }
   const double step_s = r.row->estimate.step_s;
+  const DesignPoint& p = r.row->point;
+  const int writers =
+      checkpoint_writer_nodes(info(p.method).native.shard_level, p.tp, p.pp,
+                              r.run->cluster.gpus_per_node, r.run->cluster.num_nodes());
   return run_cost(r.run->run_cost->groups, r.run->run_cost->settings, step_s,
-                  r.run->throughput.mfu_percent(step_s) / 100.0);
+                  r.run->throughput.mfu_percent(step_s) / 100.0, writers);
 }
 
 void filter_run_cost(std::vector<RankedRow>& rows, std::optional<double> budget_usd,

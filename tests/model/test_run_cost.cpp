@@ -165,3 +165,26 @@ TEST_CASE("run_cost.pricing_names") {
   CHECK(parse_pricing("reserved") == Pricing::reserved);
   CHECK_FALSE(parse_pricing("ondemand").has_value());
 }
+
+TEST_CASE("run_cost.checkpoint_writers_follow_the_plan") {
+  // Sharded optimizer states (ZeRO 1-3, FSDP): every node holds a distinct shard and writes.
+  CHECK(checkpoint_writer_nodes(1, 1, 1, 8, 16) == 16);
+  CHECK(checkpoint_writer_nodes(3, 8, 2, 8, 16) == 16);
+  // Replicated states (plain DP, ZeRO-0): one replica of tp x pp GPUs writes.
+  CHECK(checkpoint_writer_nodes(0, 1, 1, 8, 16) == 1);
+  CHECK(checkpoint_writer_nodes(0, 8, 4, 8, 16) == 4);
+  CHECK(checkpoint_writer_nodes(0, 4, 3, 8, 16) == 2); // 12 GPUs on ceil(12 / 8) nodes
+  CHECK(checkpoint_writer_nodes(0, 8, 64, 8, 16) == 16); // never more than the cluster
+  // The write takes nodes / writers times as long: 1 TB on 16 nodes at 1 GB/s each is 62.5 s;
+  // on the 4 nodes of one replica, 250 s.
+  RunCostSettings s;
+  s.steps = 1000;
+  s.checkpoint_bytes = 1e12;
+  s.storage_gbps_per_node = 1.0;
+  const RunCost all = run_cost({h100_nodes(16)}, s, 10.0, 0.4);
+  const RunCost four = run_cost({h100_nodes(16)}, s, 10.0, 0.4, 4);
+  CHECK(all.checkpoint_s == Approx(62.5));
+  CHECK(four.checkpoint_s == Approx(250.0));
+  CHECK(four.wall_s > all.wall_s);
+  CHECK(run_cost({h100_nodes(16)}, s, 10.0, 0.4, 0).checkpoint_s == Approx(62.5));
+}

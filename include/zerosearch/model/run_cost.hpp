@@ -108,8 +108,18 @@ struct RunCostSpec {
 
 /// The whole run of a plan of step time `step_s` (uncapped) and model FLOPs utilisation
 /// `mfu` (0..1; NaN: energy unknown) on `groups`.
+/// `writer_nodes`: nodes whose GPUs hold distinct shards of the checkpoint and write them in
+/// parallel (checkpoint_writer_nodes); 0 = every node of the cluster.
 [[nodiscard]] RunCost run_cost(const std::vector<RunCostGroup>& groups,
                                const RunCostSettings& settings, double step_s,
-                               double mfu) noexcept;
+                               double mfu, int writer_nodes = 0) noexcept;
+
+/// Nodes that write a plan's checkpoint: every GPU holds a distinct shard when the optimizer
+/// states are sharded over the data-parallel ranks (ZeRO 1-3, FSDP: `shard_level` >= 1); with
+/// replicated states (plain DP, ZeRO-0) one replica, its tp x pp GPUs, writes (Megatron-LM's
+/// and DeepSpeed's checkpoints: data-parallel rank 0 saves), on ceil(tp pp / gpus_per_node)
+/// nodes, never more than `nodes`.
+[[nodiscard]] int checkpoint_writer_nodes(int shard_level, int tp, int pp, int gpus_per_node,
+                                          int nodes) noexcept;
 
 } // namespace zerosearch
