@@ -12,6 +12,7 @@
 #include "setup.hpp"
 #include "zerosearch/core/error.hpp"
 #include "zerosearch/search/enumerate.hpp"
+#include "zerosearch/model/zero_bubble.hpp"
 #include "zerosearch/search/partition_choice.hpp"
 #include "zerosearch/io/report.hpp"
 #include "zerosearch/io/report_format.hpp"
@@ -85,6 +86,11 @@ void exhaustive_native(const Options& o, Session& session, SessionResult& result
   }
   if (p.schedule == Schedule::interleaved && p.virtual_stages == 1) {
     throw InputError("--schedule interleaved needs --virtual_stages 2 or more");
+  }
+  if (!given.empty() && schedule_chunks_per_rank(p.schedule) > 1) {
+    throw InputError(fmt::format("--partition with --schedule {}: its two model chunks per rank "
+                                 "are split as torchtitan splits them (leave --partition out)",
+                                 to_string(p.schedule)));
   }
   NativeEstimate n;
   const Estimate e = estimate_native(ctx, p, placement, given, &n);

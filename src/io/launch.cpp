@@ -97,7 +97,12 @@ void check_general_rules(const Facts& f) {
   }
   switch (p.schedule) {
   case Schedule::one_f_one_b:
-  case Schedule::interleaved: break;
+  case Schedule::interleaved:
+  case Schedule::zb_h1:
+  case Schedule::zb_h2:
+  case Schedule::zbv:
+  case Schedule::dualpipe:
+  case Schedule::dualpipev: break; // each writer says whether its framework has the schedule
   case Schedule::terapipe:
     throw InputError("cannot emit: TeraPipe's token-level pipeline runs in none of the frameworks "
                      "written here (Megatron-LM, Megatron-DeepSpeed and torchtitan pipeline whole "
