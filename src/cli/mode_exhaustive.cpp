@@ -146,6 +146,18 @@ void exhaustive_native(const Options& o, Session& session, SessionResult& result
                          st.recompute_s, st.sharded_comm_s, st.send_s, st.dp_sync_s,
                          st.optimizer_s);
     }
+    if (p.pp > 1 && is_split_schedule(p.schedule)) {
+      // The zero-bubble and DualPipe schedules run the backward as two passes (docs/native.md
+      // §2.3): per stage, its input-gradient part B and its weight-gradient part W.
+      out << fmt::format("\nbackward split by the {} schedule, s per micro-batch:\n{:>5} {:>10} "
+                         "{:>10}\n",
+                         to_string(p.schedule), "stage", "B (input)", "W (weight)");
+      for (std::size_t j = 0; j < n.stages.size(); ++j) {
+        const NativeStage& st = n.stages[j];
+        out << fmt::format("{:>5} {:>10.6f} {:>10.6f}\n", j, st.backward_s - st.weight_s,
+                           st.weight_s);
+      }
+    }
     if (!n.slices.empty()) {
       // Per slice: its tokens and, on the first and the slowest stage, its forward and
       // backward time (attention over the earlier tokens makes later slices dearer).
