@@ -76,6 +76,7 @@ std::optional<std::pair<std::int64_t, double>> ffn_args(const ModelSpec& m) {
 /// torch.distributed.pipelining's name of the plan's schedule (get_schedule_class in
 /// torch/distributed/pipelining/schedules.py), or nullptr where it has none.
 const char* schedule_name(const Facts& f) {
+  if (f.p.virtual_stages > 1) return "Interleaved1F1B";
   switch (f.p.schedule) {
   case Schedule::one_f_one_b: return "1F1B";
   case Schedule::interleaved: return "Interleaved1F1B";
