@@ -12,6 +12,7 @@
 #include "setup.hpp"
 #include "zerosearch/core/error.hpp"
 #include "zerosearch/search/enumerate.hpp"
+#include "zerosearch/model/zero_bubble.hpp"
 #include "zerosearch/search/partition_choice.hpp"
 #include "zerosearch/io/report.hpp"
 #include "zerosearch/io/report_format.hpp"
@@ -89,6 +90,11 @@ void exhaustive_native(const Options& o, Session& session, SessionResult& result
   if (p.schedule == Schedule::interleaved && p.virtual_stages == 1) {
     throw InputError("--schedule interleaved needs --virtual_stages 2 or more");
   }
+  if (!given.empty() && schedule_chunks_per_rank(p.schedule) > 1) {
+    throw InputError(fmt::format("--partition with --schedule {}: its two model chunks per rank "
+                                 "are split as torchtitan splits them (leave --partition out)",
+                                 to_string(p.schedule)));
+  }
   NativeEstimate n;
   const Estimate e = estimate_native(ctx, p, placement, given, &n);
 
@@ -142,6 +148,18 @@ void exhaustive_native(const Options& o, Session& session, SessionResult& result
                          j, st.layers, gpu_name(st.gpu), st.forward_s, st.backward_s,
                          st.recompute_s, st.sharded_comm_s, st.send_s, st.dp_sync_s,
                          st.optimizer_s);
+    }
+    if (p.pp > 1 && is_split_schedule(p.schedule)) {
+      // The zero-bubble and DualPipe schedules run the backward as two passes (docs/native.md
+      // §2.3): per stage, its input-gradient part B and its weight-gradient part W.
+      out << fmt::format("\nbackward split by the {} schedule, s per micro-batch:\n{:>5} {:>10} "
+                         "{:>10}\n",
+                         to_string(p.schedule), "stage", "B (input)", "W (weight)");
+      for (std::size_t j = 0; j < n.stages.size(); ++j) {
+        const NativeStage& st = n.stages[j];
+        out << fmt::format("{:>5} {:>10.6f} {:>10.6f}\n", j, st.backward_s - st.weight_s,
+                           st.weight_s);
+      }
     }
     if (!n.slices.empty()) {
       // Per slice: its tokens and, on the first and the slowest stage, its forward and

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "describe.hpp"
+#include "zerosearch/model/zero_bubble.hpp"
 #include "zerosearch/model/model_stats.hpp"
 #include "zerosearch/core/error.hpp"
 #include "zerosearch/core/version.hpp"
@@ -549,9 +550,12 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
                      "GPU, MFU {}\n",
                      to_string(b.point.method), b.point.tp, b.point.pp, b.point.dp, b.point.mbs,
                      micro_batches_text(b.point.num_micro_batches),
-                     native ? fmt::format(", recompute {}, offload {}, virtual stages {}, {}",
+                     native ? fmt::format(", recompute {}, offload {}, virtual stages {}, {}{}",
                                           to_string(b.point.recompute), to_string(b.point.offload),
-                                          b.point.virtual_stages, to_string(b.point.dtype))
+                                          b.point.virtual_stages, to_string(b.point.dtype),
+                                          b.point.pp > 1 && is_split_schedule(b.point.schedule)
+                                              ? fmt::format(", schedule {}", to_string(b.point.schedule))
+                                              : std::string())
                             : std::string(),
                      b.estimate.step_s, b.estimate.gpumem_gib, b.estimate.price_per_step_usd,
                      tput.tokens_per_gpu_s(b.estimate.step_s),

@@ -108,15 +108,24 @@ const char* to_string(Schedule s) noexcept {
   case Schedule::one_f_one_b: return "1f1b";
   case Schedule::interleaved: return "interleaved";
   case Schedule::terapipe: return "terapipe";
+  case Schedule::zb_h1: return "zb-h1";
+  case Schedule::zb_h2: return "zb-h2";
+  case Schedule::zbv: return "zbv";
+  case Schedule::dualpipe: return "dualpipe";
+  case Schedule::dualpipev: return "dualpipev";
   }
   return "?";
 }
 
 Schedule parse_schedule(const std::string& text) {
-  for (const Schedule s : {Schedule::one_f_one_b, Schedule::interleaved, Schedule::terapipe}) {
+  constexpr Schedule all[] = {Schedule::one_f_one_b, Schedule::interleaved, Schedule::terapipe,
+                              Schedule::zb_h1,       Schedule::zb_h2,       Schedule::zbv,
+                              Schedule::dualpipe,    Schedule::dualpipev};
+  for (const Schedule s : all) {
     if (text == to_string(s)) return s;
   }
-  throw InputError(fmt::format("unknown schedule '{}' (allowed: 1f1b, interleaved, terapipe)",
+  throw InputError(fmt::format("unknown schedule '{}' (allowed: 1f1b, interleaved, terapipe, "
+                               "zb-h1, zb-h2, zbv, dualpipe, dualpipev)",
                                text));
 }
 

@@ -1,3 +1,4 @@
+#include "zerosearch/model/zero_bubble.hpp"
 #include "zerosearch/io/launch.hpp"
 
 #include <algorithm>
@@ -97,7 +98,12 @@ void check_general_rules(const Facts& f) {
   }
   switch (p.schedule) {
   case Schedule::one_f_one_b:
-  case Schedule::interleaved: break;
+  case Schedule::interleaved:
+  case Schedule::zb_h1:
+  case Schedule::zb_h2:
+  case Schedule::zbv:
+  case Schedule::dualpipe:
+  case Schedule::dualpipev: break; // each writer says whether its framework has the schedule
   case Schedule::terapipe:
     throw InputError("cannot emit: TeraPipe's token-level pipeline runs in none of the frameworks "
                      "written here (Megatron-LM, Megatron-DeepSpeed and torchtitan pipeline whole "
@@ -372,6 +378,27 @@ std::vector<LaunchFile> launch_files(const LaunchPlan& plan) {
   if (f.p.virtual_stages > 1) {
     md += fmt::format("- Interleaved 1F1B with {} model chunks per pipeline rank, as estimated.\n",
                       f.p.virtual_stages);
+  }
+  if (f.p.pp > 1 && is_split_schedule(f.p.schedule)) {
+    md += fmt::format("- Pipeline schedule {} as estimated: backward split into input-gradient "
+                      "and weight-gradient passes{}. Of the frameworks written here only "
+                      "torchtitan (torch.distributed.pipelining) runs it{}; the frameworks that "
+                      "cannot are listed under Not written.\n",
+                      to_string(f.p.schedule),
+                      schedule_chunks_per_rank(f.p.schedule) > 1
+                          ? ", two model chunks per rank in a V (stage k and 2 pp - 1 - k on "
+                            "rank k)"
+                          : "",
+                      f.p.schedule == Schedule::zb_h1
+                          ? " as InterleavedZeroBubble (its ZB1P) with one stage per rank"
+                      : f.p.schedule == Schedule::zbv ? " as ZBVZeroBubble"
+                      : f.p.schedule == Schedule::dualpipev
+                          ? " as DualPipeV, which needs a PyTorch whose "
+                            "torch.distributed.pipelining has ScheduleDualPipeV and overlaps a "
+                            "forward with a backward only through a custom overlap callback "
+                            "(the estimate's F&B hides the tensor-parallel collectives)"
+                          : ": no framework here runs it (ZB-H2: sail-sg's Megatron-LM fork; "
+                            "DualPipe: deepseek-ai/DualPipe)");
   }
   if (f.model.is_moe()) {
     md += fmt::format("- MoE: {} experts per layer, top-{} routing, expert width {} (Megatron-LM "

@@ -27,6 +27,23 @@ const char* kSendForward = "#59a14f";
 const char* kSendBackward = "#e15759";
 const char* kDpSync = "#b07aa1";
 const char* kEmbSync = "#9c755f";
+const char* kWeight = "#edc948";
+const char* kOverlapped = "#17becf";
+
+bool is_compute(ScheduleEventKind k) {
+  return k == ScheduleEventKind::forward || k == ScheduleEventKind::backward ||
+         k == ScheduleEventKind::weight || k == ScheduleEventKind::overlapped;
+}
+
+/// A pass's label: its micro-batch, with a prime on a rank's second model chunk; an F&B pair
+/// names both.
+std::string pass_label(const ScheduleEvent& ev) {
+  const auto one = [](int mb, int chunk) { return fmt::format("{}{}", mb, chunk == 1 ? "\'" : ""); };
+  if (ev.kind == ScheduleEventKind::overlapped) {
+    return one(ev.micro_batch, ev.chunk) + "|" + one(ev.back_micro_batch, ev.back_chunk);
+  }
+  return one(ev.micro_batch, ev.chunk);
+}
 
 double nice_step(double range) {
   const double raw = range / 8.0;
@@ -40,8 +57,7 @@ double nice_step(double range) {
 double stage_bubble_share(const PipelineSchedule& schedule, int stage) {
   double busy = 0.0;
   for (const ScheduleEvent& ev : schedule.events) {
-    if (ev.stage == stage &&
-        (ev.kind == ScheduleEventKind::forward || ev.kind == ScheduleEventKind::backward)) {
+    if (ev.stage == stage && is_compute(ev.kind)) {
       busy += ev.end_s - ev.start_s;
     }
   }
@@ -112,16 +128,24 @@ TimelineInput native_timeline_input(const EstimateContext& ctx, const DesignPoin
   const Estimate again = estimate_native(ctx, p, placement, e.partition, &n);
   TimelineInput in;
   in.title = fmt::format("{}: {} tp {} pp {} dp {} micro-batch {} ({} micro-batches), recompute "
-                         "{}, offload {}, virtual stages {}, {}",
+                         "{}, offload {}, virtual stages {}, {}{}",
                          ctx.model.name, to_string(p.method), p.tp, p.pp, p.dp, p.mbs,
                          p.num_micro_batches, to_string(p.recompute), to_string(p.offload),
-                         p.virtual_stages, to_string(p.dtype));
+                         p.virtual_stages, to_string(p.dtype),
+                         p.pp > 1 ? fmt::format(", schedule {}", to_string(p.schedule)) : "");
   in.subtitle = fmt::format("{}, partition {}: {:.4f} s/step, {:.2f} GiB peak{} (native "
                             "estimator{})",
                             compress_placement(ctx.cluster, placement),
                             fmt::join(again.partition, "-"), again.step_s, again.gpumem_gib,
                             again.oom ? " (OOM)" : "",
-                            p.virtual_stages > 1
+                            is_split_schedule(p.schedule)
+                                ? fmt::format("; {}: forward, input-gradient (B) and weight-"
+                                              "gradient (W) passes as simulated{}",
+                                              to_string(p.schedule),
+                                              schedule_chunks_per_rank(p.schedule) > 1
+                                                  ? ", a prime marks a rank's second model chunk"
+                                                  : "")
+                            : p.virtual_stages > 1
                                 ? fmt::format("; interleaved: each stage's {} model chunks drawn "
                                               "as {} x {} chunk passes",
                                               p.virtual_stages, p.num_micro_batches,
@@ -159,6 +183,31 @@ TimelineInput native_timeline_input(const EstimateContext& ctx, const DesignPoin
   // m max_t + (sum_t - max_t) / v.
   in.schedule = pipeline_schedule(p.num_micro_batches * std::max(1, static_cast<int>(v)), times,
                                   ForwardShare::third);
+  if (is_split_schedule(p.schedule) && p.pp > 1 && ctx.native) {
+    // Zero-bubble and DualPipe plans: the passes of the simulation that gave the estimate.
+    const PipeRun run = native_pipe_run(*ctx.native, p, n);
+    const bool chunks = schedule_chunks_per_rank(p.schedule) > 1;
+    in.schedule = PipelineSchedule{};
+    for (const PipeEvent& pe : run.events) {
+      ScheduleEvent ev;
+      switch (pe.kind) {
+      case PipeOpKind::forward: ev.kind = ScheduleEventKind::forward; break;
+      case PipeOpKind::input_backward:
+      case PipeOpKind::full_backward: ev.kind = ScheduleEventKind::backward; break;
+      case PipeOpKind::weight_backward: ev.kind = ScheduleEventKind::weight; break;
+      case PipeOpKind::forward_backward: ev.kind = ScheduleEventKind::overlapped; break;
+      }
+      ev.stage = pe.rank;
+      ev.micro_batch = pe.micro_batch;
+      ev.chunk = chunks ? pe.chunk : -1;
+      ev.back_micro_batch = pe.back_micro_batch;
+      ev.back_chunk = chunks ? pe.back_chunk : -1;
+      ev.start_s = pe.start_s;
+      ev.end_s = pe.end_s;
+      in.schedule.events.push_back(ev);
+    }
+    in.schedule.stage_end_s = run.rank_end_s;
+  }
   if (p.schedule == Schedule::terapipe && !again.slices.empty() && ctx.native) {
     // TeraPipe as estimated: its token slices through the stages (native_token_pipeline).
     in.schedule = token_pipeline_schedule(native_token_pipeline(*ctx.native, p, n),
@@ -264,6 +313,8 @@ std::string timeline_svg(const TimelineInput& in) {
     switch (ev.kind) {
     case ScheduleEventKind::forward: break;
     case ScheduleEventKind::backward: kind = "backward"; fill = kBackward; break;
+    case ScheduleEventKind::weight: kind = "weight gradient"; fill = kWeight; break;
+    case ScheduleEventKind::overlapped: kind = "forward and backward overlapped"; fill = kOverlapped; break;
     case ScheduleEventKind::send_forward:
       kind = "send forward"; fill = kSendForward; top = y + kLane - 6.0; h = 6.0; break;
     case ScheduleEventKind::send_backward:
@@ -274,18 +325,27 @@ std::string timeline_svg(const TimelineInput& in) {
         continue;
       }
     }
+    const std::string what =
+        ev.kind == ScheduleEventKind::overlapped
+            ? fmt::format("forward of micro-batch {}{} and backward of micro-batch {}{} overlapped",
+                          ev.micro_batch, ev.chunk >= 0 ? fmt::format(" chunk {}", ev.chunk) : "",
+                          ev.back_micro_batch,
+                          ev.back_chunk >= 0 ? fmt::format(" chunk {}", ev.back_chunk) : "")
+            : fmt::format("{} micro-batch {}{}", kind, ev.micro_batch,
+                          ev.chunk >= 0 ? fmt::format(" chunk {}", ev.chunk) : "");
     o += fmt::format("<rect class=\"{}\" x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.1f}\" "
-                     "fill=\"{}\" stroke=\"#ffffff\" stroke-width=\"0.5\"><title>stage {} {} "
-                     "micro-batch {}: {:.4f}-{:.4f} s</title></rect>\n",
-                     ev.kind == ScheduleEventKind::forward    ? "fwd"
-                     : ev.kind == ScheduleEventKind::backward ? "bwd"
-                                                              : "send",
-                     x0, top, w, h, fill, ev.stage, kind, ev.micro_batch, ev.start_s, ev.end_s);
-    if ((ev.kind == ScheduleEventKind::forward || ev.kind == ScheduleEventKind::backward) &&
-        w >= 16.0) {
+                     "fill=\"{}\" stroke=\"#ffffff\" stroke-width=\"0.5\"><title>stage {} {}: "
+                     "{:.4f}-{:.4f} s</title></rect>\n",
+                     ev.kind == ScheduleEventKind::forward      ? "fwd"
+                     : ev.kind == ScheduleEventKind::backward   ? "bwd"
+                     : ev.kind == ScheduleEventKind::weight     ? "wgt"
+                     : ev.kind == ScheduleEventKind::overlapped ? "fb"
+                                                                : "send",
+                     x0, top, w, h, fill, ev.stage, what, ev.start_s, ev.end_s);
+    if (is_compute(ev.kind) && w >= 16.0) {
       o += fmt::format("<text x=\"{:.2f}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"#ffffff\" "
                        "font-size=\"10\">{}</text>\n",
-                       x0 + w / 2.0, y + 15.0, ev.micro_batch);
+                       x0 + w / 2.0, y + 15.0, pass_label(ev));
     }
   }
   // Data-parallel sync after each stage's end; embedding sync at the end (first and last stage
@@ -333,11 +393,18 @@ std::string timeline_svg(const TimelineInput& in) {
   o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">time in the step (s)</text>\n",
                    (plot_left + plot_right) / 2.0, axis_y + 34.0);
   // Legend.
-  const std::pair<const char*, const char*> legend[] = {
-      {kForward, "forward"},           {kBackward, "backward"},
-      {kSendForward, "send forward"},  {kSendBackward, "send backward"},
-      {kDpSync, "data-parallel sync"}, {kEmbSync, "embedding sync"},
-      {"#eeeeee", "idle (bubble)"}};
+  bool has_weight = false, has_overlapped = false;
+  for (const ScheduleEvent& ev : in.schedule.events) {
+    has_weight = has_weight || ev.kind == ScheduleEventKind::weight;
+    has_overlapped = has_overlapped || ev.kind == ScheduleEventKind::overlapped;
+  }
+  std::vector<std::pair<const char*, const char*>> legend = {
+      {kForward, "forward"}, {kBackward, has_weight ? "backward (B: input gradient)" : "backward"}};
+  if (has_weight) legend.emplace_back(kWeight, "W (weight gradient)");
+  if (has_overlapped) legend.emplace_back(kOverlapped, "F&B overlapped");
+  legend.insert(legend.end(), {{kSendForward, "send forward"},  {kSendBackward, "send backward"},
+                               {kDpSync, "data-parallel sync"}, {kEmbSync, "embedding sync"},
+                               {"#eeeeee", "idle (bubble)"}});
   double lx = plot_left;
   for (const auto& [color, name] : legend) {
     o += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"12\" height=\"12\" fill=\"{}\" "

@@ -375,9 +375,16 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   out.gemm_forward_s = gemm;
   out.elementwise_forward_s = element_wise;
   out.tp_comm_forward_s = tp_comm;
+  out.tp_comm_backward_s = tp_comm_bwd;
   out.layer.backward_s = 2 * gemm +
                          (st.flash_attention ? kFlashBackwardRatio : 2.0) * attention +
                          2 * element_wise + c.layer_overhead_s + tp_comm_bwd;
+  // Backward runs two GEMMs per forward GEMM: the input gradient dX = dY W^T and the weight
+  // gradient dW = X^T dY, each of the forward's shape and FLOPs, so the weight-gradient part
+  // (W) is one forward's GEMM time; attention, element-wise work and the collectives belong to
+  // the input gradient. Set after the host bound below, as backward_s less its input part, so
+  // that the two parts add up to backward_s exactly (the input part is at least half of it).
+
   if (st.host_per_kernel_s > 0) {
     // The host issues kernels asynchronously: the GPU runs behind it and a layer takes the
     // longer of its GPU time and the host's time to issue its kernels (a kernel cannot start
@@ -394,6 +401,7 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
     out.layer.forward_s = std::max(out.layer.forward_s, host_fwd);
     out.layer.backward_s = std::max(out.layer.backward_s, host_bwd);
   }
+  out.layer.weight_s = out.layer.backward_s - (out.layer.backward_s - gemm);
 
   // Embedding: read the rows and write the activations, then the vocabulary-parallel
   // all-reduce; backward scatters the gradient and reduces it alike.
@@ -405,6 +413,9 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   }
   out.embedding.forward_s = c.embedding_overhead_s + 2 * elem * tokens * x.h / bw + emb_comm;
   out.embedding.backward_s = out.embedding.forward_s;
+  // The embedding's backward is its weight gradient (a scatter-add into the table): nothing
+  // upstream needs an input gradient.
+  out.embedding.weight_s = out.embedding.backward_s;
 
   // Post-process: final norm, LM head GEMM, cross-entropy over the logits.
   const double split = st.lm_head_tp_split ? t : 1.0;
@@ -413,6 +424,7 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   const double post_bytes = 2 * elem * tokens * x.h + 2 * elem * tokens * x.V / split;
   out.post_process.forward_s = c.post_overhead_s + lm + post_bytes / bw;
   out.post_process.backward_s = c.post_overhead_s + 2 * lm + post_bytes / bw;
+  out.post_process.weight_s = lm; // the LM head's weight-gradient GEMM
   return out;
 }
 

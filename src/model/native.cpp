@@ -1,4 +1,5 @@
 #include "zerosearch/model/native.hpp"
+#include "zerosearch/model/zero_bubble.hpp"
 
 #include <algorithm>
 #include <array>
@@ -337,6 +338,15 @@ std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p
   if (p.virtual_stages < 1) {
     return fmt::format("--virtual_stages {} must be at least 1", p.virtual_stages);
   }
+  if (is_split_schedule(p.schedule)) {
+    if (p.virtual_stages > 1) {
+      return fmt::format("the {} schedule sets its own model chunks (--virtual_stages 1)",
+                         to_string(p.schedule));
+    }
+    std::string why = split_schedule_invalid_reason(p.schedule, p.pp, p.num_micro_batches,
+                                                    ctx.model.num_layers);
+    if (!why.empty()) return why;
+  }
   if (p.virtual_stages > 1) {
     if (p.pp < 2) {
       return fmt::format("--virtual_stages {} needs a pipeline (pp > 1)", p.virtual_stages);
@@ -438,6 +448,19 @@ std::vector<int> native_partition(const NativeContext& ctx, const DesignPoint& p
   std::vector<int> layers(static_cast<std::size_t>(pp), 0);
   const bool alike = std::all_of(where.stage_gpu.begin(), where.stage_gpu.end(),
                                  [&](int g) { return g == where.stage_gpu.front(); });
+  if (pp > 1 && schedule_chunks_per_rank(p.schedule) == 2) {
+    // zbv, dualpipev: 2 pp chunks in a V, the embedding and the LM head both on rank 0;
+    // dualpipe: rank r holds stages r and pp - 1 - r, both end ranks an embedding and a head.
+    const bool dual = p.schedule == Schedule::dualpipe;
+    const std::vector<int> chunks = interleaved_chunks(L, pp, dual ? 1 : 2);
+    const std::size_t last = chunks.size() - 1;
+    for (std::size_t r = 0; r < static_cast<std::size_t>(pp); ++r) {
+      layers[r] = chunks[r] + chunks[last - r];
+    }
+    layers.front() += 2;
+    if (dual) layers.back() += 2;
+    return layers;
+  }
   if (p.virtual_stages > 1) {
     const std::vector<int> chunks = interleaved_chunks(L, pp, p.virtual_stages);
     for (std::size_t k = 0; k < chunks.size(); ++k) {
@@ -478,6 +501,121 @@ std::vector<int> native_partition(const NativeContext& ctx, const DesignPoint& p
   return layers;
 }
 
+namespace {
+
+/// A split schedule's order of passes and where its model chunks are (zero_bubble.hpp).
+struct PipeShape {
+  bool split = false;
+  int pp = 1;
+  PipeProgram program;
+  /// [rank][chunk]: transformer layers, and whether the chunk holds the embedding / LM head.
+  std::vector<std::vector<int>> layers;
+  std::vector<std::vector<char>> embedding, head;
+  /// Peak micro-batches of activations per rank.
+  std::vector<double> in_flight;
+  [[nodiscard]] bool holds_embedding(int j) const {
+    if (!split) return j == 0;
+    const auto& e = embedding[static_cast<std::size_t>(j)];
+    return std::find(e.begin(), e.end(), 1) != e.end();
+  }
+  [[nodiscard]] bool holds_head(int j) const {
+    if (!split) return j == pp - 1;
+    const auto& e = head[static_cast<std::size_t>(j)];
+    return std::find(e.begin(), e.end(), 1) != e.end();
+  }
+};
+
+/// The chunks of `p` under its schedule: one per rank as the partition gives them (zb-h1,
+/// zb-h2); for zbv and dualpipev 2 pp chunks split as interleaved_chunks does (torchtitan's
+/// split), chunk k on rank k and 2 pp - 1 - k; for dualpipe pp stages, rank r holding stage r
+/// and stage pp - 1 - r (two copies of the parameters).
+PipeShape pipe_shape(const NativeContext& ctx, const DesignPoint& p, const std::vector<int>& partition) {
+  PipeShape sh;
+  sh.pp = p.pp;
+  sh.split = is_split_schedule(p.schedule) && p.pp > 1;
+  if (!sh.split) return sh;
+  sh.program = pipe_program(p.schedule, p.pp, p.num_micro_batches);
+  const PipeLayout& l = sh.program.layout;
+  const int L = static_cast<int>(ctx.model.num_layers);
+  std::vector<int> at_position;
+  if (l.chunks_per_rank == 1) {
+    for (int j = 0; j < p.pp; ++j) {
+      at_position.push_back(partition[static_cast<std::size_t>(j)] - (j == 0 ? 1 : 0) -
+                            (j == p.pp - 1 ? 1 : 0));
+    }
+  } else {
+    at_position = interleaved_chunks(L, p.pp, p.schedule == Schedule::dualpipe ? 1 : 2);
+  }
+  const auto R = static_cast<std::size_t>(p.pp);
+  sh.layers.assign(R, {});
+  sh.embedding.assign(R, {});
+  sh.head.assign(R, {});
+  std::vector<std::vector<double>> share(R);
+  for (std::size_t r = 0; r < R; ++r) {
+    int total = 0;
+    for (const auto& [d, pos] : l.place[r]) {
+      (void)d;
+      const int n = at_position[static_cast<std::size_t>(pos)];
+      sh.layers[r].push_back(n);
+      sh.embedding[r].push_back(pos == 0 ? 1 : 0);
+      sh.head[r].push_back(pos == l.positions - 1 ? 1 : 0);
+      total += n;
+    }
+    for (const int n : sh.layers[r]) {
+      share[r].push_back(total > 0 ? static_cast<double>(n) / total
+                                   : 1.0 / static_cast<double>(sh.layers[r].size()));
+    }
+  }
+  sh.in_flight = pipe_in_flight(sh.program, share);
+  return sh;
+}
+
+/// Per rank and chunk, one micro-batch's forward, input-gradient and weight-gradient times: the
+/// rank's times (framework costs included) shared out in proportion to each chunk's analytic
+/// compute, so the chunks of a rank add up to it; the tensor-parallel collectives a DualPipe
+/// F&B pair can hide; the stages' sends as the links.
+PipeTimes pipe_times(const NativeContext& ctx, const DesignPoint& p, const NativeEstimate& est,
+                     const PipeShape& shape, StageLayerTimes& times) {
+  PipeTimes pt;
+  const FrameworkParams fw = framework_params(p.method, p.dtype);
+  for (std::size_t r = 0; r < est.stages.size(); ++r) {
+    const NativeStage& st = est.stages[r];
+    if (r + 1 < est.stages.size()) pt.link_s.push_back(st.send_s);
+    const AnalyticLayerTimes& t = times(st.gpu);
+    const double rc = recompute_s(t, p.recompute, fw, ctx.model);
+    const std::size_t C = shape.layers[r].size();
+    std::vector<double> f(C), b(C), w(C);
+    double sf = 0.0, sb = 0.0, sw = 0.0;
+    for (std::size_t c = 0; c < C; ++c) {
+      const double n = shape.layers[r][c];
+      const bool e = shape.embedding[r][c] != 0, h = shape.head[r][c] != 0;
+      f[c] = n * t.layer.forward_s + (e ? t.embedding.forward_s : 0.0) + (h ? t.post_process.forward_s : 0.0);
+      b[c] = n * (t.layer.backward_s + rc) + (e ? t.embedding.backward_s : 0.0) +
+             (h ? t.post_process.backward_s : 0.0);
+      w[c] = n * t.layer.weight_s + (e ? t.embedding.weight_s : 0.0) + (h ? t.post_process.weight_s : 0.0);
+      sf += f[c];
+      sb += b[c];
+      sw += w[c];
+    }
+    const auto part = [C](double total, double x, double sum) {
+      return sum > 0.0 ? total * x / sum : total / static_cast<double>(C);
+    };
+    std::vector<PipeChunkTimes> chunks(C);
+    for (std::size_t c = 0; c < C; ++c) {
+      PipeChunkTimes& ct = chunks[c];
+      ct.forward_s = part(st.forward_s, f[c], sf);
+      ct.weight_s = part(st.weight_s, w[c], sw);
+      ct.input_s = std::max(0.0, part(st.backward_s, b[c], sb) - ct.weight_s);
+      ct.forward_comm_s = std::min(ct.forward_s, shape.layers[r][c] * t.tp_comm_forward_s);
+      ct.backward_comm_s = std::min(ct.input_s, shape.layers[r][c] * t.tp_comm_backward_s);
+    }
+    pt.chunks.push_back(std::move(chunks));
+  }
+  return pt;
+}
+
+} // namespace
+
 NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
                                const NativePlacement& where, std::vector<int> partition) {
   NativeEstimate out;
@@ -505,6 +643,7 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
   }();
 
   out.stages.resize(static_cast<std::size_t>(pp));
+  const PipeShape shape = pipe_shape(ctx, p, partition);
   double largest_layer_params = params.layer;
   StageLayerTimes times(ctx, p);
   const double layer_tensors = tensors_per_layer(m);
@@ -515,8 +654,10 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
     st.gpu = g;
     st.layers = partition[static_cast<std::size_t>(j)];
     st.memory_limit_gib = gpu.memory_gib;
-    const bool first = j == 0;
-    const bool last = j == pp - 1;
+    // The ranks holding the embedding and the LM head: the first and the last, but the first
+    // holds both in a V (zbv, dualpipev) and both end ranks hold both in DualPipe.
+    const bool first = shape.holds_embedding(j);
+    const bool last = shape.holds_head(j);
     const int n_layers = st.layers - (first ? 1 : 0) - (last ? 1 : 0);
 
     // Time of one micro-batch through this stage (all its chunks when interleaved).
@@ -527,6 +668,8 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
     st.recompute_s = n_layers * rc;
     st.backward_s = n_layers * (t.layer.backward_s + rc) + (first ? t.embedding.backward_s : 0.0) +
                     (last ? t.post_process.backward_s : 0.0);
+    st.weight_s = n_layers * t.layer.weight_s + (first ? t.embedding.weight_s : 0.0) +
+                  (last ? t.post_process.weight_s : 0.0);
 
     const double stage_params = n_layers * params.layer + (first ? params.embedding : 0.0) +
                                 (last ? params.post : 0.0);
@@ -543,6 +686,7 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
           3.0 * wb * local / (gpu.spec.memory_gbps * 1e9 * gpu.calibration.memory_efficiency);
       st.grad_accumulation_s = once * (mb - 1) / mb;
       st.backward_s += st.grad_accumulation_s;
+      st.weight_s += st.grad_accumulation_s; // adds the weight gradient into .grad
     }
     const DpGroup group = dp_group(ctx, p, gpu);
     const double d = p.dp;
@@ -593,7 +737,7 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
       st.backward_s = bwd;
     }
 
-    if (!last) {
+    if (j + 1 < pp) {
       const NativeGpu& next = ctx.gpus[static_cast<std::size_t>(where.stage_gpu[static_cast<std::size_t>(j + 1)])];
       const double bytes = wb * s * p.mbs * h / p.tp; // scatter-gather over the tp ranks
       const double bw = where.boundary_inter_node[static_cast<std::size_t>(j)] != 0
@@ -662,7 +806,9 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
     // Megatron-LM's 1 + (pp - 1) / (pp v) more).
     // TeraPipe runs all forwards, then all backwards (GPipe order): every micro-batch's slices
     // stay on every stage until its backward.
+    // The split schedules: the peak of their order (model/zero_bubble.hpp).
     double in_flight = p.schedule == Schedule::terapipe ? mb
+                       : shape.split                    ? shape.in_flight[static_cast<std::size_t>(j)]
                        : pp > 1                         ? std::min<double>(pp - j, mb)
                                                         : 1.0;
     if (v > 1) {
@@ -714,6 +860,11 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
   }
   out.pipeline_s = mb * max_t + (sum_t - max_t) / v + 2.0 * sum_send +
                    (pp > 1 ? 2.0 * v * (mb - 1) * max_send : 0.0);
+  if (shape.split) {
+    // Zero-bubble and DualPipe schedules: their orders simulated pass by pass on every rank's
+    // chunk times and the links (docs/native.md §2.2).
+    out.pipeline_s = simulate_pipe(shape.program, pipe_times(ctx, p, out, shape, times)).makespan_s;
+  }
   if (p.schedule == Schedule::terapipe) {
     // TeraPipe (docs/native.md §2.3): the slicing that minimises its objective on the slowest
     // stage, then the token-level pipeline simulated over every stage.
@@ -769,6 +920,13 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
   out.step_s = out.pipeline_s + out.dp_sync_s + out.embedding_sync_s + out.optimizer_s +
                out.offload_s;
   return out;
+}
+
+PipeRun native_pipe_run(const NativeContext& ctx, const DesignPoint& p, const NativeEstimate& est) {
+  const PipeShape shape = pipe_shape(ctx, p, est.partition);
+  if (!shape.split) return {};
+  StageLayerTimes times(ctx, p);
+  return simulate_pipe(shape.program, pipe_times(ctx, p, est, shape, times), true);
 }
 
 TokenPipeline native_token_pipeline(const NativeContext& ctx, const DesignPoint& p,

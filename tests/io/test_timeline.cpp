@@ -148,3 +148,41 @@ TEST_CASE("a TeraPipe plan's timeline ends at its estimated pipeline time", "[ti
   CHECK(t.schedule.stage_end_s.front() == Approx(e.pipeline_s).epsilon(1e-9));
   CHECK(t.schedule.events.size() == 2 * 4 * e.slices.size() * 8);
 }
+
+TEST_CASE("zero-bubble and DualPipe plans are drawn as simulated: F, B and W boxes, chunks "
+          "labelled, ending at the estimate",
+          "[timeline][zb]") {
+  PlanInput in;
+  in.model = "llama3_8B";
+  in.cluster = Cluster{{{"H100-SXM", 2}}, 8, {}};
+  in.global_batch = 32;
+  in.estimator = Estimator::native;
+  const SearchPlan plan = make_plan(in, test::shipped_catalogs());
+  const Placement placement = placements(plan.context.cluster)[0];
+  for (const Schedule s : {Schedule::zb_h1, Schedule::zb_h2, Schedule::zbv, Schedule::dualpipe,
+                           Schedule::dualpipev}) {
+    DesignPoint p{DpMethod::dp, 2, 4, 2, 1, 16};
+    p.schedule = s;
+    const Estimate e = estimate_native(plan.context, p, placement);
+    const TimelineInput t = timeline_input(plan.context, p, placement, e);
+    double end = 0.0;
+    std::size_t weights = 0, overlapped = 0, second_chunk = 0;
+    for (const ScheduleEvent& ev : t.schedule.events) {
+      end = std::max(end, ev.end_s);
+      weights += ev.kind == ScheduleEventKind::weight ? 1 : 0;
+      overlapped += ev.kind == ScheduleEventKind::overlapped ? 1 : 0;
+      second_chunk += ev.chunk == 1 ? 1 : 0;
+    }
+    CHECK(end == Approx(e.pipeline_s).epsilon(1e-12));
+    CHECK(weights > 0);
+    const bool dual = s == Schedule::dualpipe || s == Schedule::dualpipev;
+    CHECK((overlapped > 0) == dual);
+    CHECK((second_chunk > 0) == (s == Schedule::zbv || dual));
+    const std::string svg = timeline_svg(t);
+    CHECK(count(svg, "class=\"wgt\"") == weights);
+    CHECK(count(svg, "class=\"fb\"") == overlapped);
+    CHECK(count(svg, "W (weight gradient)") == 1);
+    CHECK(count(svg, std::string("schedule ") + to_string(s)) == 1);
+    CHECK(count(svg, "idle (bubble)") == 1);
+  }
+}

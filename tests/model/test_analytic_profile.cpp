@@ -345,3 +345,55 @@ TEST_CASE("a power-capped GPU's measured matmul rate sets its efficiency (T4)", 
   CHECK(t4.sm_count == 40);
   CHECK(catalog().gpu("A100-80GB").sm_count == 108);
 }
+
+TEST_CASE("backward splits into its input-gradient part and W, the weight GEMMs", "[analytic][zb]") {
+  // The hand-worked layer above: W is the forward's 2048 GEMM FLOP again (dW = X^T dY);
+  // the input gradient keeps the other GEMM, attention and the element-wise traffic.
+  ModelSpec m;
+  m.name = "tiny";
+  m.hidden_size = 4;
+  m.sequence_length = 8;
+  m.num_layers = 1;
+  m.num_attention_heads = 2;
+  m.ffn_hidden_size = 8;
+  m.vocab_size = 16;
+  m.gated_mlp = false;
+  GpuSpec g;
+  g.name = "unit";
+  g.has_specs = true;
+  g.peak_tflops.fp32 = 1.0;
+  g.peak_tflops.bf16 = 1.0;
+  g.memory_gbps = 1000.0;
+  AnalyticCalibration c;
+  c.gemm_e_max = 1.0;
+  c.gemm_x0_flops = 1e-3;
+  c.attention_efficiency = 1.0;
+  c.memory_efficiency = 1.0;
+  c.layer_overhead_s = 0.0;
+  AnalyticSettings st;
+  st.flash_attention = false;
+  const AnalyticLayerTimes t = analytic_layer_times(m, g, c, st);
+  CHECK(t.layer.weight_s == Approx(2048e-12));
+  CHECK(t.layer.backward_s - t.layer.weight_s == Approx(2048e-12 + 2 * 1024e-12 + 2 * 1920e-12));
+
+  // On every catalog GPU with specifications, for two models and tp 1 and 8: the two parts
+  // add up to the backward the estimator used before the split, exactly, and each is positive.
+  for (const char* name : {"llama3_70B", "gpt2XL"}) {
+    const ModelSpec& model = models().find(name);
+    for (const auto& [gname, gpu] : catalog().gpus) {
+      if (!gpu.has_specs) continue;
+      for (const int tp : {1, 8}) {
+        AnalyticSettings s;
+        s.tp = tp;
+        const AnalyticLayerTimes x = analytic_layer_times(model, gpu, prior_calibration(gpu), s);
+        const double input = x.layer.backward_s - x.layer.weight_s;
+        CHECK(x.layer.weight_s == Approx(x.gemm_forward_s).epsilon(1e-12));
+        CHECK(input > 0.0);
+        CHECK(input + x.layer.weight_s == x.layer.backward_s);
+        CHECK(x.embedding.weight_s == x.embedding.backward_s);
+        CHECK(x.post_process.weight_s > 0.0);
+        CHECK(x.post_process.weight_s < x.post_process.backward_s);
+      }
+    }
+  }
+}

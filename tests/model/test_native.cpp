@@ -526,3 +526,75 @@ TEST_CASE("DeepSpeed accumulates gradients into .grad after the first micro-batc
   CHECK(native_estimate(c, megatron, same_node_type(c, megatron, 1)).stages[0].grad_accumulation_s ==
         0.0);
 }
+
+TEST_CASE("a stage's backward splits into input gradient and W, adding up to backward",
+          "[native][zb]") {
+  const NativeContext c = context(llama(), {gpu()});
+  for (const DpMethod method : {DpMethod::dp, DpMethod::zero1}) {
+    const DesignPoint p = point(method, 2, 4, 2, 1, 32);
+    const NativeEstimate e = native_estimate(c, p, same_node_type(c, p, 1));
+    for (const NativeStage& s : e.stages) {
+      CHECK(s.weight_s > 0.0);
+      CHECK(s.weight_s < 0.5 * s.backward_s); // W is one of the backward's two GEMM halves
+    }
+  }
+}
+
+TEST_CASE("zero-bubble schedules: simulated on the stages, memory as each holds it",
+          "[native][zb]") {
+  const NativeContext c = context(llama(), {gpu()});
+  DesignPoint p = point(DpMethod::zero1, 1, 4, 2, 1, 32); // 16 micro-batches
+  const NativePlacement where = same_node_type(c, p, 1);
+  const NativeEstimate one = native_estimate(c, p, where);
+  const auto with = [&](Schedule s) {
+    DesignPoint q = p;
+    q.schedule = s;
+    REQUIRE(native_invalid_reason(c, q, where).empty());
+    return native_estimate(c, q, where);
+  };
+  const NativeEstimate h1 = with(Schedule::zb_h1);
+  const NativeEstimate h2 = with(Schedule::zb_h2);
+  const NativeEstimate v = with(Schedule::zbv);
+  const NativeEstimate dual = with(Schedule::dualpipe);
+  const NativeEstimate dualv = with(Schedule::dualpipev);
+  CHECK(h1.pipeline_s < one.pipeline_s);
+  for (std::size_t j = 0; j < 4; ++j) {
+    CHECK(h1.stages[j].in_flight == one.stages[j].in_flight);
+    CHECK(h1.stages[j].memory.total() == Approx(one.stages[j].memory.total()));
+  }
+  CHECK(h2.stages[0].in_flight == 7);
+  CHECK(h2.stages[0].memory.activations > 1.5 * one.stages[0].memory.activations);
+  // ZB-V and DualPipeV: the embedding and the LM head both on rank 0, in flight p everywhere
+  // (ZB-V), 2 pp chunks split as torchtitan splits them.
+  CHECK(v.partition == std::vector<int>{10, 8, 8, 8});
+  CHECK(v.stages[0].in_flight == 4);
+  CHECK(v.stages[3].in_flight == 4);
+  CHECK(dualv.partition == v.partition);
+  // DualPipe: each rank holds two stages, so twice the parameters, and pp + 1 stage-sized
+  // micro-batches of activations on the end ranks.
+  CHECK(dual.partition == std::vector<int>{18, 16, 16, 18});
+  CHECK(dual.stages[1].memory.weights == Approx(2 * one.stages[1].memory.weights));
+  CHECK(dual.stages[0].in_flight == 2.5);
+  // Every schedule does the same work: no pipeline is shorter than its slowest rank's passes.
+  for (const NativeEstimate* e : {&one, &h1, &h2, &v, &dual, &dualv}) {
+    double slowest = 0.0;
+    // (DualPipe: a micro-batch passes one of a rank's two stages.)
+    const double m = e == &dual ? 8 : 16;
+    for (const NativeStage& s : e->stages) slowest = std::max(slowest, m * (s.forward_s + s.backward_s));
+    CHECK(e->pipeline_s >= slowest);
+  }
+}
+
+TEST_CASE("split schedules name their conditions", "[native][zb]") {
+  const NativeContext c = context(llama(), {gpu()});
+  DesignPoint p = point(DpMethod::zero1, 1, 4, 2, 1, 12); // 6 micro-batches
+  const NativePlacement where = same_node_type(c, p, 1);
+  p.schedule = Schedule::dualpipe;
+  CHECK(native_invalid_reason(c, p, where) ==
+        "the dualpipe schedule needs an even number of micro-batches, at least 2 x pp = 8 (half "
+        "enter from each end), not 6");
+  p.schedule = Schedule::zbv;
+  p.virtual_stages = 2;
+  CHECK(native_invalid_reason(c, p, where) ==
+        "the zbv schedule sets its own model chunks (--virtual_stages 1)");
+}

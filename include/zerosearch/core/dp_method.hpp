@@ -210,11 +210,22 @@ enum class Framework { megatron, deepspeed, both, automatic };
 /// Accepts m, d, both, default. Throws InputError listing them.
 [[nodiscard]] Framework parse_framework(const std::string& text);
 
-/// Pipeline schedule (native estimator): 1F1B, interleaved 1F1B (virtual_stages > 1), or
-/// TeraPipe's token-level pipeline (each sequence cut into token slices).
-enum class Schedule : std::uint8_t { one_f_one_b, interleaved, terapipe };
+/// Pipeline schedule (native estimator): 1F1B, interleaved 1F1B (virtual_stages > 1),
+/// TeraPipe's token-level pipeline (each sequence cut into token slices), the zero-bubble
+/// schedules ZB-H1, ZB-H2 and ZB-V (Qi et al., ICLR 2024) and DeepSeek's DualPipe and
+/// DualPipeV (model/zero_bubble.hpp).
+enum class Schedule : std::uint8_t {
+  one_f_one_b,
+  interleaved,
+  terapipe,
+  zb_h1,
+  zb_h2,
+  zbv,
+  dualpipe,
+  dualpipev
+};
 [[nodiscard]] const char* to_string(Schedule s) noexcept;
-/// Throws InputError listing 1f1b, interleaved, terapipe.
+/// Throws InputError listing the schedule names.
 [[nodiscard]] Schedule parse_schedule(const std::string& text);
 
 /// Throws InputError listing bf16, fp16, fp32, fp8 (--dtype).

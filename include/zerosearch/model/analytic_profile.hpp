@@ -131,6 +131,9 @@ inline constexpr double kFlashBackwardRatio = 2.95;
 struct LayerTime {
   double forward_s = 0.0;
   double backward_s = 0.0;
+  /// The weight-gradient part of backward_s (the weight GEMMs, W of the zero-bubble
+  /// schedules); the rest, backward_s - weight_s, is the input-gradient part.
+  double weight_s = 0.0;
 };
 
 struct AnalyticLayerTimes {
@@ -146,6 +149,8 @@ struct AnalyticLayerTimes {
   double elementwise_forward_s = 0.0;
   /// The tensor-parallel collectives' exposed share of layer.forward_s.
   double tp_comm_forward_s = 0.0;
+  /// The same of layer.backward_s.
+  double tp_comm_backward_s = 0.0;
   /// Kernels of the layer and whether the host (issuing them) is what its time is.
   LayerKernels kernels;
   bool host_bound_forward = false;

@@ -16,6 +16,7 @@
 #include "zerosearch/core/model.hpp"
 #include "zerosearch/model/analytic_profile.hpp"
 #include "zerosearch/model/terapipe.hpp"
+#include "zerosearch/model/zero_bubble.hpp"
 
 namespace zerosearch {
 
@@ -156,6 +157,9 @@ struct NativeStage {
   double forward_s = 0.0;
   double backward_s = 0.0;
   double recompute_s = 0.0;
+  /// The weight-gradient part of backward_s (the weight GEMMs and the gradient accumulation;
+  /// W of the zero-bubble schedules); backward_s - weight_s is the input-gradient part.
+  double weight_s = 0.0;
   /// Exposed parameter gathers / gradient reduce-scatters per micro-batch (ZeRO-3, FSDP).
   double sharded_comm_s = 0.0;
   /// Gradient accumulation into the 16-bit .grad after the first micro-batch (DeepSpeed ZeRO
@@ -234,6 +238,11 @@ struct NativeEstimate {
 /// token. One slice of the whole sequence reproduces the stage's forward and backward times.
 [[nodiscard]] TokenPipeline native_token_pipeline(const NativeContext& ctx, const DesignPoint& p,
                                                   const NativeEstimate& stages);
+
+/// The pass-by-pass run of a zero-bubble or DualPipe plan (is_split_schedule) behind
+/// `est`'s pipeline time, every pass recorded: what the timeline draws.
+[[nodiscard]] PipeRun native_pipe_run(const NativeContext& ctx, const DesignPoint& p,
+                                      const NativeEstimate& est);
 
 /// Estimates `p` on `where` with `partition` (pipeline entries per stage; empty: the
 /// native_partition). Call native_invalid_reason first.

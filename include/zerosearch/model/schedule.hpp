@@ -8,7 +8,9 @@
 
 namespace zerosearch {
 
-enum class ScheduleEventKind { forward, backward, send_forward, send_backward };
+/// backward: a full backward, or only its input-gradient part where the schedule runs the
+/// weight gradient apart (weight); overlapped: a DualPipe F&B pair.
+enum class ScheduleEventKind { forward, backward, send_forward, send_backward, weight, overlapped };
 
 /// One box of the schedule: stage `stage` computes (or sends) micro-batch `micro_batch` from
 /// `start_s` to `end_s`, seconds from the start of the step. A send belongs to its sender.
@@ -18,6 +20,11 @@ struct ScheduleEvent {
   int micro_batch = 0;
   double start_s = 0.0;
   double end_s = 0.0;
+  /// The stage's model chunk (zbv, dualpipe, dualpipev: 0 or 1), -1 when the stage has one.
+  int chunk = -1;
+  /// overlapped: the backward's micro-batch and chunk.
+  int back_micro_batch = 0;
+  int back_chunk = -1;
 };
 
 struct PipelineSchedule {

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "writer.hpp"
+#include "zerosearch/model/zero_bubble.hpp"
 #include "zerosearch/core/error.hpp"
 
 namespace zerosearch::launch {
@@ -11,6 +12,10 @@ namespace zerosearch::launch {
 namespace {
 
 std::string refusal(const Facts& f) {
+  if (f.p.pp > 1 && is_split_schedule(f.p.schedule)) {
+    return fmt::format("no DeepSpeed config: DeepSpeed's pipeline engine runs its own 1F1B (TrainSchedule in deepspeed/runtime/pipe/schedule.py), not the {} schedule",
+                       to_string(f.p.schedule));
+  }
   switch (f.launch.kind) {
   case DpLaunchKind::deepspeed_zero: return {};
   case DpLaunchKind::replicate:

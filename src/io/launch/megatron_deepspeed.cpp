@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "writer.hpp"
+#include "zerosearch/model/zero_bubble.hpp"
 #include "zerosearch/core/error.hpp"
 
 namespace zerosearch::launch {
@@ -18,6 +19,10 @@ std::vector<int> pipeline_partition_of(const std::vector<int>& transformer) {
 namespace {
 
 std::string refusal(const Facts& f) {
+  if (f.p.pp > 1 && is_split_schedule(f.p.schedule)) {
+    return fmt::format("no Megatron-DeepSpeed files: DeepSpeed's pipeline engine runs its own 1F1B (TrainSchedule in deepspeed/runtime/pipe/schedule.py), not the {} schedule",
+                       to_string(f.p.schedule));
+  }
   switch (f.launch.kind) {
   case DpLaunchKind::deepspeed_zero: break;
   case DpLaunchKind::replicate:

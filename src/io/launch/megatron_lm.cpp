@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "writer.hpp"
+#include "zerosearch/model/zero_bubble.hpp"
 #include "zerosearch/core/error.hpp"
 
 namespace zerosearch::launch {
@@ -11,6 +12,10 @@ namespace zerosearch::launch {
 namespace {
 
 std::string refusal(const Facts& f) {
+  if (f.p.pp > 1 && is_split_schedule(f.p.schedule)) {
+    return fmt::format("no Megatron-LM files: the {} schedule splits the backward into input and weight gradients, which the Megatron-LM read here (d98e8a64) does not schedule (its pipeline schedules are 1F1B and interleaved 1F1B; sail-sg/zero-bubble-pipeline-parallelism is a fork with ZB-H1/H2)",
+                       to_string(f.p.schedule));
+  }
   if (f.p.virtual_stages > 1 && f.model.num_layers % (f.p.pp * f.p.virtual_stages) != 0) {
     // --num-virtual-stages-per-pipeline-rank: every model chunk has num_layers / (pp x v)
     // layers (megatron/training/arguments.py:998 'Number of layers should be divisible by the

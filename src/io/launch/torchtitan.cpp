@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "writer.hpp"
+#include "zerosearch/model/zero_bubble.hpp"
 #include "zerosearch/core/error.hpp"
 
 namespace zerosearch::launch {
@@ -72,7 +73,30 @@ std::optional<std::pair<std::int64_t, double>> ffn_args(const ModelSpec& m) {
   return std::nullopt;
 }
 
+/// torch.distributed.pipelining's name of the plan's schedule (get_schedule_class in
+/// torch/distributed/pipelining/schedules.py), or nullptr where it has none.
+const char* schedule_name(const Facts& f) {
+  if (f.p.virtual_stages > 1) return "Interleaved1F1B";
+  switch (f.p.schedule) {
+  case Schedule::one_f_one_b: return "1F1B";
+  case Schedule::interleaved: return "Interleaved1F1B";
+  case Schedule::zb_h1: return "InterleavedZeroBubble"; // its ZB1P, here one stage per rank
+  case Schedule::zbv: return "ZBVZeroBubble";
+  case Schedule::dualpipev: return "DualPipeV";
+  case Schedule::zb_h2:
+  case Schedule::dualpipe:
+  case Schedule::terapipe: return nullptr;
+  }
+  return nullptr;
+}
+
 std::string refusal(const Facts& f) {
+  if (f.p.pp > 1 && schedule_name(f) == nullptr) {
+    return fmt::format("no torchtitan files: torch.distributed.pipelining has no {} schedule "
+                       "(get_schedule_class knows 1F1B, Interleaved1F1B, GPipe, LoopedBFS, "
+                       "InterleavedZeroBubble, ZBVZeroBubble, DualPipeV)",
+                       to_string(f.p.schedule));
+  }
   switch (f.launch.kind) {
   case DpLaunchKind::deepspeed_zero:
     return fmt::format("no torchtitan files: {} is a DeepSpeed ZeRO method", to_string(f.p.method));
@@ -150,9 +174,11 @@ std::string flavor_lines(const Facts& f) {
 int local_batch_size(const Facts& f) { return f.p.pp > 1 ? f.p.mbs * f.p.num_micro_batches : f.p.mbs; }
 
 std::vector<int> model_parts(const Facts& f) {
-  return f.p.virtual_stages > 1
-             ? interleaved_chunks(static_cast<int>(f.model.num_layers), f.p.pp, f.p.virtual_stages)
-             : f.transformer;
+  // ZBVZeroBubble and DualPipeV: 2 pp stages in stage order, which torchtitan places on the
+  // ranks in a V (stage k and 2 pp - 1 - k on rank k), as estimated.
+  const int v = schedule_chunks_per_rank(f.p.schedule) > 1 ? 2 : f.p.virtual_stages;
+  return v > 1 ? interleaved_chunks(static_cast<int>(f.model.num_layers), f.p.pp, v)
+               : f.transformer;
 }
 
 std::string toml(const Facts& f) {
@@ -179,8 +205,7 @@ std::string toml(const Facts& f) {
   out += fmt::format("tensor_parallel_degree = {}\ncontext_parallel_degree = 1\n", f.p.tp);
   out += fmt::format("pipeline_parallel_degree = {}\n", f.p.pp);
   if (f.p.pp > 1) {
-    out += f.p.virtual_stages > 1 ? "pipeline_parallel_schedule = \"Interleaved1F1B\"\n"
-                                  : "pipeline_parallel_schedule = \"1F1B\"\n";
+    out += fmt::format("pipeline_parallel_schedule = \"{}\"\n", schedule_name(f));
     out += fmt::format("pipeline_parallel_microbatch_size = {}\n", f.p.mbs);
     out += "# The planned split: the embedding with stage 0, norm and output with the last stage.\n";
     out += "module_fqns_per_model_part = [\n";
@@ -246,8 +271,7 @@ std::string launcher_main(const Facts& f, const Flavor& fl) {
   o("parallelism.tensor_parallel_degree", std::to_string(f.p.tp));
   o("parallelism.pipeline_parallel_degree", std::to_string(f.p.pp));
   if (f.p.pp > 1) {
-    o("parallelism.pipeline_parallel_schedule",
-      f.p.virtual_stages > 1 ? "Interleaved1F1B" : "1F1B");
+    o("parallelism.pipeline_parallel_schedule", schedule_name(f));
     o("parallelism.num_pp_microbatches", std::to_string(f.p.num_micro_batches));
   }
   std::string out = launch_torchrun_text(

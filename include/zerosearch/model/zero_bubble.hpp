@@ -1,0 +1,130 @@
+#pragma once
+// Pipeline schedules that split the backward pass (docs/native.md §2.2): zero-bubble 1F1B
+// (ZB-H1, ZB-H2) and ZB-V (Qi et al., ICLR 2024), DualPipe and DualPipeV (DeepSeek-V3,
+// deepseek-ai/DualPipe), and plain 1F1B in the same terms. A schedule is each rank's order of
+// passes: forward (F), input-gradient backward (B), weight-gradient backward (W), full
+// backward (B and W at once) and an overlapped forward-and-backward pair (F&B). The simulation
+// runs those orders event by event on per-rank, per-chunk times and per-boundary link times:
+// a pass starts when its rank is free and its input has arrived. Pure functions.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "zerosearch/core/dp_method.hpp"
+
+namespace zerosearch {
+
+enum class PipeOpKind : std::uint8_t {
+  forward,
+  input_backward,
+  weight_backward,
+  full_backward,
+  forward_backward
+};
+
+/// One pass of a rank. `chunk` is the rank's local model chunk; forward_backward runs the
+/// forward of (micro_batch, chunk) overlapped with the full backward of (back_micro_batch,
+/// back_chunk). Micro-batches count within the chunk's direction.
+struct PipeOp {
+  PipeOpKind kind = PipeOpKind::forward;
+  int micro_batch = 0;
+  int chunk = 0;
+  int back_micro_batch = 0;
+  int back_chunk = 0;
+};
+
+/// Where each model chunk runs. A direction is one pipeline through `positions` chunks
+/// (DualPipe has two, fed from opposite ends); position 0 holds the embedding, the last
+/// position the LM head.
+struct PipeLayout {
+  int ranks = 0;
+  int chunks_per_rank = 1;
+  int directions = 1;
+  int positions = 0;
+  /// Micro-batches entering each direction.
+  std::vector<int> micro_batches;
+  /// [rank][chunk]: direction and position.
+  std::vector<std::vector<std::pair<int, int>>> place;
+  /// [direction][position]: rank and chunk.
+  std::vector<std::vector<std::pair<int, int>>> at;
+};
+
+struct PipeProgram {
+  PipeLayout layout;
+  /// [rank]: the passes in the order the rank runs them.
+  std::vector<std::vector<PipeOp>> orders;
+};
+
+/// The schedules simulated here (everything but interleaved and terapipe).
+[[nodiscard]] bool is_split_schedule(Schedule s) noexcept;
+/// Model chunks per pipeline rank: 2 for zbv, dualpipe and dualpipev, else 1.
+[[nodiscard]] int schedule_chunks_per_rank(Schedule s) noexcept;
+/// Why `s` cannot run `micro_batches` micro-batches over `pp` ranks and a model of `layers`
+/// transformer layers (DualPipe: even pp, an even number of micro-batches, at least 2 pp;
+/// DualPipeV at least 2 pp; every chunk at least one layer), or an empty string.
+[[nodiscard]] std::string split_schedule_invalid_reason(Schedule s, int pp, int micro_batches,
+                                                        long long layers);
+/// Each rank's order of passes. Precondition: is_split_schedule(s) or s == one_f_one_b, and
+/// split_schedule_invalid_reason is empty.
+[[nodiscard]] PipeProgram pipe_program(Schedule s, int pp, int micro_batches);
+
+/// Times of one micro-batch through one chunk, seconds: forward, the backward's input-gradient
+/// part and its weight-gradient part (full backward = input + weight), and the exposed
+/// communication inside the forward and the backward that an overlapped F&B pair can hide
+/// behind the other pass's compute.
+struct PipeChunkTimes {
+  double forward_s = 0.0;
+  double input_s = 0.0;
+  double weight_s = 0.0;
+  double forward_comm_s = 0.0;
+  double backward_comm_s = 0.0;
+};
+
+struct PipeTimes {
+  /// [rank][chunk].
+  std::vector<std::vector<PipeChunkTimes>> chunks;
+  /// Per boundary between rank j and j + 1 (pp - 1 of them): one activation or gradient
+  /// transfer, seconds.
+  std::vector<double> link_s;
+};
+
+/// Time of the forward of `f` overlapped with the full backward of `b` on one rank: the
+/// computes run one after the other; each pass's exposed communication hides behind the
+/// other's compute where that is long enough (DualPipe's F&B).
+[[nodiscard]] double overlapped_s(const PipeChunkTimes& f, const PipeChunkTimes& b) noexcept;
+
+struct PipeEvent {
+  PipeOpKind kind = PipeOpKind::forward;
+  int rank = 0;
+  int chunk = 0;
+  int micro_batch = 0;
+  /// forward_backward: the backward's chunk and micro-batch.
+  int back_chunk = 0;
+  int back_micro_batch = 0;
+  double start_s = 0.0;
+  double end_s = 0.0;
+};
+
+struct PipeRun {
+  /// From the first pass's start to the last pass's end.
+  double makespan_s = 0.0;
+  /// Per rank: start of its first pass, end of its last.
+  std::vector<double> rank_start_s;
+  std::vector<double> rank_end_s;
+  /// Every pass, when asked for.
+  std::vector<PipeEvent> events;
+};
+
+/// Runs `program` on `times` event by event. Throws std::logic_error if the orders deadlock
+/// (a bug in a generator, never a property of the input).
+[[nodiscard]] PipeRun simulate_pipe(const PipeProgram& program, const PipeTimes& times,
+                                    bool record_events = false);
+
+/// Peak activations each rank holds, in micro-batches of the whole rank: a chunk's
+/// activations are held from its forward to its input-gradient backward (the weight-gradient
+/// pass keeps only the weight GEMMs' inputs, not counted: Qi et al.'s M_W < M_B), weighted by
+/// `share[rank][chunk]` (the chunk's share of the rank's layers).
+[[nodiscard]] std::vector<double> pipe_in_flight(const PipeProgram& program,
+                                                 const std::vector<std::vector<double>>& share);
+
+} // namespace zerosearch

@@ -1,0 +1,522 @@
+// Orders of passes per rank and their event simulation (zero_bubble.hpp). The orders are
+// those of the published implementations, re-derived here: ZB-H1 as torch.distributed.
+// pipelining's ScheduleInterleavedZeroBubble with one stage per rank (1F1B whose rank i keeps
+// i weight passes back to fill the drain); ZB-H2 as Qi et al.'s Figure 3 (rank i warms up with
+// 2(p - 1 - i) + 1 forwards and keeps 2i weight passes back); ZB-V as ScheduleZBVZeroBubble;
+// DualPipe and DualPipeV as deepseek-ai/DualPipe's step() (its eight steps, the F&B pairs and
+// the FIFO of deferred weight passes), DualPipeV being DualPipe's schedule on one direction
+// folded into a V.
+#include "zerosearch/model/zero_bubble.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <fmt/format.h>
+#include <stdexcept>
+
+namespace zerosearch {
+
+bool is_split_schedule(Schedule s) noexcept {
+  switch (s) {
+  case Schedule::zb_h1:
+  case Schedule::zb_h2:
+  case Schedule::zbv:
+  case Schedule::dualpipe:
+  case Schedule::dualpipev: return true;
+  case Schedule::one_f_one_b:
+  case Schedule::interleaved:
+  case Schedule::terapipe: return false;
+  }
+  return false;
+}
+
+int schedule_chunks_per_rank(Schedule s) noexcept {
+  return s == Schedule::zbv || s == Schedule::dualpipe || s == Schedule::dualpipev ? 2 : 1;
+}
+
+std::string split_schedule_invalid_reason(Schedule s, int pp, int m, long long layers) {
+  const char* name = to_string(s);
+  if (pp < 2) {
+    return fmt::format("the {} schedule needs a pipeline (pp > 1)", name);
+  }
+  if (s == Schedule::dualpipe) {
+    if (pp % 2 != 0) {
+      return fmt::format("the dualpipe schedule needs an even pp (it pairs rank i with rank "
+                         "pp - 1 - i), not {}",
+                         pp);
+    }
+    if (m % 2 != 0 || m < 2 * pp) {
+      return fmt::format("the dualpipe schedule needs an even number of micro-batches, at least "
+                         "2 x pp = {} (half enter from each end), not {}",
+                         2 * pp, m);
+    }
+  }
+  if (s == Schedule::dualpipev && m < 2 * pp) {
+    return fmt::format("the dualpipev schedule needs at least 2 x pp = {} micro-batches, not {}",
+                       2 * pp, m);
+  }
+  const long long chunks = static_cast<long long>(pp) * (s == Schedule::dualpipe ? 1 : schedule_chunks_per_rank(s));
+  if (layers < chunks) {
+    return fmt::format("the {} schedule with pp {} needs at least {} layers ({} model chunks), "
+                       "not {}",
+                       name, pp, chunks, chunks, layers);
+  }
+  return {};
+}
+
+namespace {
+
+PipeLayout linear_layout(int pp, int m) {
+  PipeLayout l;
+  l.ranks = pp;
+  l.positions = pp;
+  l.micro_batches = {m};
+  l.place.assign(static_cast<std::size_t>(pp), {});
+  l.at.assign(1, {});
+  for (int r = 0; r < pp; ++r) {
+    l.place[static_cast<std::size_t>(r)] = {{0, r}};
+    l.at[0].emplace_back(r, 0);
+  }
+  return l;
+}
+
+/// Chunk 0 of rank r at position r, chunk 1 at position 2 pp - 1 - r (ZB-V, DualPipeV).
+PipeLayout v_layout(int pp, int m) {
+  PipeLayout l;
+  l.ranks = pp;
+  l.chunks_per_rank = 2;
+  l.positions = 2 * pp;
+  l.micro_batches = {m};
+  l.place.assign(static_cast<std::size_t>(pp), {});
+  l.at.assign(1, std::vector<std::pair<int, int>>(static_cast<std::size_t>(2 * pp)));
+  for (int r = 0; r < pp; ++r) {
+    l.place[static_cast<std::size_t>(r)] = {{0, r}, {0, 2 * pp - 1 - r}};
+    l.at[0][static_cast<std::size_t>(r)] = {r, 0};
+    l.at[0][static_cast<std::size_t>(2 * pp - 1 - r)] = {r, 1};
+  }
+  return l;
+}
+
+/// DualPipe: direction 0 runs ranks 0 .. pp - 1, direction 1 ranks pp - 1 .. 0. Local chunk
+/// c of rank r is DualPipe's phase c: direction c on the first half of the ranks, 1 - c on the
+/// second half.
+PipeLayout dual_layout(int pp, int m) {
+  PipeLayout l;
+  l.ranks = pp;
+  l.chunks_per_rank = 2;
+  l.directions = 2;
+  l.positions = pp;
+  l.micro_batches = {m / 2, m / 2};
+  l.place.assign(static_cast<std::size_t>(pp), {});
+  l.at.assign(2, std::vector<std::pair<int, int>>(static_cast<std::size_t>(pp)));
+  for (int r = 0; r < pp; ++r) {
+    const int second = r >= pp / 2 ? 1 : 0;
+    for (int c = 0; c < 2; ++c) {
+      const int d = c ^ second;
+      const int pos = d == 0 ? r : pp - 1 - r;
+      l.place[static_cast<std::size_t>(r)].emplace_back(d, pos);
+      l.at[static_cast<std::size_t>(d)][static_cast<std::size_t>(pos)] = {r, c};
+    }
+  }
+  return l;
+}
+
+PipeOp op(PipeOpKind k, int mb, int chunk) {
+  PipeOp o;
+  o.kind = k;
+  o.micro_batch = mb;
+  o.chunk = chunk;
+  return o;
+}
+
+/// 1F1B on one chunk per rank; with `zero_bubble`, the backward split and rank i keeping i
+/// weight passes back (ZB-H1).
+std::vector<PipeOp> one_f_one_b_order(int pp, int i, int m, bool zero_bubble) {
+  std::vector<PipeOp> o;
+  const int warm = std::min(pp - 1 - i, m);
+  int f = 0, b = 0;
+  std::deque<int> weights;
+  for (; f < warm; ++f) o.push_back(op(PipeOpKind::forward, f, 0));
+  const auto backward = [&](bool steady) {
+    if (!zero_bubble) {
+      o.push_back(op(PipeOpKind::full_backward, b++, 0));
+      return;
+    }
+    o.push_back(op(PipeOpKind::input_backward, b, 0));
+    weights.push_back(b++);
+    if (!steady || static_cast<int>(weights.size()) > i) {
+      o.push_back(op(PipeOpKind::weight_backward, weights.front(), 0));
+      weights.pop_front();
+    }
+  };
+  while (f < m) {
+    o.push_back(op(PipeOpKind::forward, f++, 0));
+    backward(true);
+  }
+  while (b < m) backward(false);
+  for (const int w : weights) o.push_back(op(PipeOpKind::weight_backward, w, 0));
+  return o;
+}
+
+/// ZB-H2: rank i warms up with 2 (pp - 1 - i) + 1 forwards (the first rank holds 2 pp - 1
+/// micro-batches), then runs B, W, F, keeping 2i weight passes back for the drain.
+std::vector<PipeOp> zb_h2_order(int pp, int i, int m) {
+  std::vector<PipeOp> o;
+  const int warm = std::min(2 * (pp - 1 - i) + 1, m);
+  int f = 0, b = 0;
+  std::deque<int> weights;
+  for (; f < warm; ++f) o.push_back(op(PipeOpKind::forward, f, 0));
+  const auto backward = [&] {
+    o.push_back(op(PipeOpKind::input_backward, b, 0));
+    weights.push_back(b++);
+    if (static_cast<int>(weights.size()) > 2 * i) {
+      o.push_back(op(PipeOpKind::weight_backward, weights.front(), 0));
+      weights.pop_front();
+    }
+  };
+  while (f < m) {
+    backward();
+    o.push_back(op(PipeOpKind::forward, f++, 0));
+  }
+  while (b < m) backward();
+  for (const int w : weights) o.push_back(op(PipeOpKind::weight_backward, w, 0));
+  return o;
+}
+
+/// ZB-V (ScheduleZBVZeroBubble): chunk 0 descends, chunk 1 climbs back; at least 2 pp - 1
+/// micro-batches are scheduled and the passes of the ones that do not exist dropped.
+std::vector<PipeOp> zbv_order(int pp, int r, int m) {
+  std::vector<PipeOp> o;
+  const int n = std::max(2 * pp - 1, m);
+  int f0 = 0, f1 = 0, b0 = 0, b1 = 0;
+  for (int k = 0; k < 2 * (pp - r) - 1; ++k) o.push_back(op(PipeOpKind::forward, f0++, 0));
+  for (int k = 0; k < r; ++k) {
+    o.push_back(op(PipeOpKind::forward, f1++, 1));
+    o.push_back(op(PipeOpKind::forward, f0++, 0));
+  }
+  for (int k = 0; k < pp - r; ++k) {
+    o.push_back(op(PipeOpKind::forward, f1++, 1));
+    o.push_back(op(PipeOpKind::input_backward, b1, 1));
+    o.push_back(op(PipeOpKind::weight_backward, b1++, 1));
+  }
+  while (f1 < f0 || f0 < n) {
+    if (f0 < n) o.push_back(op(PipeOpKind::forward, f0++, 0));
+    o.push_back(op(PipeOpKind::input_backward, b0, 0));
+    o.push_back(op(PipeOpKind::weight_backward, b0++, 0));
+    o.push_back(op(PipeOpKind::forward, f1++, 1));
+    o.push_back(op(PipeOpKind::input_backward, b1, 1));
+    o.push_back(op(PipeOpKind::weight_backward, b1++, 1));
+  }
+  int w0 = b0, w1 = b1;
+  for (int k = 0; k < r; ++k) {
+    o.push_back(op(PipeOpKind::input_backward, b0++, 0));
+    o.push_back(op(PipeOpKind::input_backward, b1++, 1));
+  }
+  for (int k = 0; k < pp - r; ++k) {
+    o.push_back(op(PipeOpKind::input_backward, b0++, 0));
+    o.push_back(op(PipeOpKind::weight_backward, w0++, 0));
+  }
+  while (w1 < b1) o.push_back(op(PipeOpKind::weight_backward, w1++, 1));
+  while (w0 < b0) o.push_back(op(PipeOpKind::weight_backward, w0++, 0));
+  std::erase_if(o, [m](const PipeOp& x) { return x.micro_batch >= m; });
+  return o;
+}
+
+/// DualPipe's step() for one rank: `n` ranks per half (DualPipe: pp / 2; DualPipeV: pp),
+/// `h` this rank's index in its half, `chunks` micro-batches per direction, `middle` the
+/// rank whose first F&B is not overlapped.
+std::vector<PipeOp> dualpipe_order(int n, int h, int chunks, bool middle) {
+  std::vector<PipeOp> o;
+  int fwd[2] = {0, 0}, bwd[2] = {0, 0};
+  std::deque<std::pair<int, int>> weights; // (chunk, micro-batch), first in, first out
+  const auto forward = [&](int c) { o.push_back(op(PipeOpKind::forward, fwd[c]++, c)); };
+  const auto backward = [&](int c, bool zero_bubble) {
+    if (zero_bubble) {
+      o.push_back(op(PipeOpKind::input_backward, bwd[c], c));
+      weights.emplace_back(c, bwd[c]++);
+    } else {
+      o.push_back(op(PipeOpKind::full_backward, bwd[c]++, c));
+    }
+  };
+  const auto weight = [&] {
+    if (weights.empty()) return;
+    o.push_back(op(PipeOpKind::weight_backward, weights.front().second, weights.front().first));
+    weights.pop_front();
+  };
+  const auto pair = [&](int cf, int cb) {
+    PipeOp x = op(PipeOpKind::forward_backward, fwd[cf]++, cf);
+    x.back_chunk = cb;
+    x.back_micro_batch = bwd[cb]++;
+    o.push_back(x);
+  };
+  for (int k = 0; k < (n - h - 1) * 2; ++k) forward(0); // step 1: nF0
+  for (int k = 0; k < h + 1; ++k) {                     // step 2: nF0F1
+    forward(0);
+    forward(1);
+  }
+  for (int k = 0; k < n - h - 1; ++k) { // step 3: nB1W1F1
+    backward(1, true);
+    weight();
+    forward(1);
+  }
+  for (int k = 0; k < chunks - 2 * n + h + 1; ++k) { // step 4: nF0B1F1B0
+    if (k == 0 && middle) {
+      forward(0);
+      backward(1, false);
+    } else {
+      pair(0, 1);
+    }
+    pair(1, 0);
+  }
+  for (int k = 0; k < n - h - 1; ++k) { // step 5: nB1F1B0
+    backward(1, false);
+    pair(1, 0);
+  }
+  bool zero_bubble = false; // step 6: nB1B0, the second half with zero bubble
+  for (int k = 0; k < h + 1; ++k) {
+    if (k == (h + 1) / 2 && h % 2 == 1) zero_bubble = true;
+    backward(1, zero_bubble);
+    if (k == (h + 1) / 2 && h % 2 == 0) zero_bubble = true;
+    backward(0, zero_bubble);
+  }
+  for (int k = 0; k < n - h - 1; ++k) { // step 7: nWB0
+    weight();
+    backward(0, true);
+  }
+  for (int k = 0; k < h + 1; ++k) weight(); // step 8: nW
+  return o;
+}
+
+} // namespace
+
+PipeProgram pipe_program(Schedule s, int pp, int m) {
+  PipeProgram prog;
+  prog.orders.resize(static_cast<std::size_t>(pp));
+  switch (s) {
+  case Schedule::zbv: prog.layout = v_layout(pp, m); break;
+  case Schedule::dualpipev: prog.layout = v_layout(pp, m); break;
+  case Schedule::dualpipe: prog.layout = dual_layout(pp, m); break;
+  default: prog.layout = linear_layout(pp, m); break;
+  }
+  for (int r = 0; r < pp; ++r) {
+    std::vector<PipeOp>& o = prog.orders[static_cast<std::size_t>(r)];
+    switch (s) {
+    case Schedule::zb_h1: o = one_f_one_b_order(pp, r, m, true); break;
+    case Schedule::zb_h2: o = zb_h2_order(pp, r, m); break;
+    case Schedule::zbv: o = zbv_order(pp, r, m); break;
+    case Schedule::dualpipev: o = dualpipe_order(pp, r, m, r == pp - 1); break;
+    case Schedule::dualpipe: {
+      const int h = std::min(r, pp - 1 - r);
+      o = dualpipe_order(pp / 2, h, m / 2, h == pp / 2 - 1);
+      break;
+    }
+    case Schedule::one_f_one_b:
+    case Schedule::interleaved:
+    case Schedule::terapipe: o = one_f_one_b_order(pp, r, m, false); break;
+    }
+  }
+  return prog;
+}
+
+double overlapped_s(const PipeChunkTimes& f, const PipeChunkTimes& b) noexcept {
+  const double back = b.input_s + b.weight_s;
+  const double f_compute = std::max(0.0, f.forward_s - f.forward_comm_s);
+  const double b_compute = std::max(0.0, back - b.backward_comm_s);
+  const double hidden = std::min(f.forward_comm_s, b_compute) + std::min(b.backward_comm_s, f_compute);
+  return f.forward_s + back - hidden;
+}
+
+namespace {
+
+/// Done times of the forwards and input backwards of every (direction, position,
+/// micro-batch), and the rank waiting for each.
+class Board {
+public:
+  explicit Board(const PipeLayout& l) : l_(l) {
+    offset_.push_back(0);
+    for (int d = 0; d < l.directions; ++d) {
+      offset_.push_back(offset_.back() + static_cast<std::size_t>(l.positions) *
+                                             static_cast<std::size_t>(l.micro_batches[static_cast<std::size_t>(d)]));
+    }
+    const std::size_t n = offset_.back();
+    forward_.assign(n, -1.0);
+    backward_.assign(n, -1.0);
+    forward_waiter_.assign(n, -1);
+    backward_waiter_.assign(n, -1);
+  }
+  std::size_t key(int d, int pos, int mb) const {
+    return offset_[static_cast<std::size_t>(d)] +
+           static_cast<std::size_t>(pos) * static_cast<std::size_t>(l_.micro_batches[static_cast<std::size_t>(d)]) +
+           static_cast<std::size_t>(mb);
+  }
+  std::vector<double> forward_, backward_;
+  std::vector<int> forward_waiter_, backward_waiter_;
+
+private:
+  const PipeLayout& l_;
+  std::vector<std::size_t> offset_;
+};
+
+double link_between(const PipeTimes& t, int a, int b) {
+  double s = 0.0;
+  for (int j = std::min(a, b); j < std::max(a, b); ++j) {
+    s += t.link_s[static_cast<std::size_t>(j)];
+  }
+  return s;
+}
+
+} // namespace
+
+PipeRun simulate_pipe(const PipeProgram& prog, const PipeTimes& times, bool record_events) {
+  const PipeLayout& l = prog.layout;
+  const auto R = static_cast<std::size_t>(l.ranks);
+  Board board(l);
+  PipeRun run;
+  run.rank_start_s.assign(R, -1.0);
+  run.rank_end_s.assign(R, 0.0);
+  std::vector<std::size_t> next(R, 0);
+  std::vector<double> free_at(R, 0.0);
+  std::vector<int> ready;
+  for (int r = l.ranks - 1; r >= 0; --r) ready.push_back(r);
+
+  // When the input of a forward of (rank r, chunk c, mb) arrives, or -1 (not yet; r waits).
+  const auto forward_input = [&](int r, int c, int mb) -> double {
+    const auto [d, pos] = l.place[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)];
+    if (pos == 0) return 0.0;
+    const std::size_t k = board.key(d, pos - 1, mb);
+    if (board.forward_[k] < 0.0) {
+      board.forward_waiter_[k] = r;
+      return -1.0;
+    }
+    const int from = l.at[static_cast<std::size_t>(d)][static_cast<std::size_t>(pos - 1)].first;
+    return board.forward_[k] + link_between(times, from, r);
+  };
+  const auto backward_input = [&](int r, int c, int mb) -> double {
+    const auto [d, pos] = l.place[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)];
+    if (pos == l.positions - 1) {
+      const std::size_t k = board.key(d, pos, mb);
+      if (board.forward_[k] < 0.0) {
+        board.forward_waiter_[k] = r;
+        return -1.0;
+      }
+      return board.forward_[k];
+    }
+    const std::size_t k = board.key(d, pos + 1, mb);
+    if (board.backward_[k] < 0.0) {
+      board.backward_waiter_[k] = r;
+      return -1.0;
+    }
+    const int from = l.at[static_cast<std::size_t>(d)][static_cast<std::size_t>(pos + 1)].first;
+    return board.backward_[k] + link_between(times, from, r);
+  };
+  const auto finish = [&](std::vector<double>& done, std::vector<int>& waiter, int r, int c,
+                          int mb, double end) {
+    const auto [d, pos] = l.place[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)];
+    const std::size_t k = board.key(d, pos, mb);
+    done[k] = end;
+    if (waiter[k] >= 0) {
+      ready.push_back(waiter[k]);
+      waiter[k] = -1;
+    }
+  };
+
+  while (!ready.empty()) {
+    const int r = ready.back();
+    ready.pop_back();
+    const auto ru = static_cast<std::size_t>(r);
+    const std::vector<PipeOp>& order = prog.orders[ru];
+    const std::vector<PipeChunkTimes>& ct = times.chunks[ru];
+    while (next[ru] < order.size()) {
+      const PipeOp& o = order[next[ru]];
+      const PipeChunkTimes& t = ct[static_cast<std::size_t>(o.chunk)];
+      double input = 0.0, duration = 0.0;
+      switch (o.kind) {
+      case PipeOpKind::forward:
+        input = forward_input(r, o.chunk, o.micro_batch);
+        duration = t.forward_s;
+        break;
+      case PipeOpKind::input_backward:
+        input = backward_input(r, o.chunk, o.micro_batch);
+        duration = t.input_s;
+        break;
+      case PipeOpKind::full_backward:
+        input = backward_input(r, o.chunk, o.micro_batch);
+        duration = t.input_s + t.weight_s;
+        break;
+      case PipeOpKind::weight_backward: duration = t.weight_s; break;
+      case PipeOpKind::forward_backward: {
+        const double a = forward_input(r, o.chunk, o.micro_batch);
+        const double b = a < 0.0 ? -1.0 : backward_input(r, o.back_chunk, o.back_micro_batch);
+        input = a < 0.0 || b < 0.0 ? -1.0 : std::max(a, b);
+        duration = overlapped_s(t, ct[static_cast<std::size_t>(o.back_chunk)]);
+        break;
+      }
+      }
+      if (input < 0.0) break; // waits; the pass it waits for puts it back on `ready`
+      const double start = std::max(free_at[ru], input);
+      const double end = start + duration;
+      if (run.rank_start_s[ru] < 0.0) run.rank_start_s[ru] = start;
+      free_at[ru] = end;
+      ++next[ru];
+      if (record_events) {
+        run.events.push_back(PipeEvent{o.kind, r, o.chunk, o.micro_batch, o.back_chunk,
+                                       o.back_micro_batch, start, end});
+      }
+      switch (o.kind) {
+      case PipeOpKind::forward:
+        finish(board.forward_, board.forward_waiter_, r, o.chunk, o.micro_batch, end);
+        break;
+      case PipeOpKind::input_backward:
+      case PipeOpKind::full_backward:
+        finish(board.backward_, board.backward_waiter_, r, o.chunk, o.micro_batch, end);
+        break;
+      case PipeOpKind::weight_backward: break;
+      case PipeOpKind::forward_backward:
+        finish(board.forward_, board.forward_waiter_, r, o.chunk, o.micro_batch, end);
+        finish(board.backward_, board.backward_waiter_, r, o.back_chunk, o.back_micro_batch, end);
+        break;
+      }
+    }
+  }
+  double first = 0.0;
+  for (std::size_t r = 0; r < R; ++r) {
+    if (next[r] != prog.orders[r].size()) {
+      throw std::logic_error(fmt::format("pipeline schedule deadlocks on rank {} at pass {}", r,
+                                         next[r]));
+    }
+    run.rank_end_s[r] = free_at[r];
+    if (run.rank_start_s[r] < 0.0) run.rank_start_s[r] = 0.0;
+    first = r == 0 ? run.rank_start_s[r] : std::min(first, run.rank_start_s[r]);
+    run.makespan_s = std::max(run.makespan_s, free_at[r]);
+  }
+  run.makespan_s -= first;
+  return run;
+}
+
+std::vector<double> pipe_in_flight(const PipeProgram& prog,
+                                   const std::vector<std::vector<double>>& share) {
+  std::vector<double> out(prog.orders.size(), 0.0);
+  for (std::size_t r = 0; r < prog.orders.size(); ++r) {
+    const std::vector<double>& s = share[r];
+    double now = 0.0, peak = 0.0;
+    for (const PipeOp& o : prog.orders[r]) {
+      const double c = s[static_cast<std::size_t>(o.chunk)];
+      switch (o.kind) {
+      case PipeOpKind::forward: now += c; break;
+      case PipeOpKind::input_backward:
+      case PipeOpKind::full_backward: now -= c; break;
+      case PipeOpKind::weight_backward: break;
+      case PipeOpKind::forward_backward:
+        now += c;
+        peak = std::max(peak, now);
+        now -= s[static_cast<std::size_t>(o.back_chunk)];
+        break;
+      }
+      peak = std::max(peak, now);
+    }
+    out[r] = peak;
+  }
+  return out;
+}
+
+} // namespace zerosearch

@@ -1,0 +1,279 @@
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <random>
+#include <tuple>
+
+#include "zerosearch/model/zero_bubble.hpp"
+
+using namespace zerosearch;
+
+namespace {
+
+/// Every rank and chunk alike: forward F, input-gradient backward I, weight gradient W, and
+/// the exposed communication of the forward and the backward; links free.
+PipeTimes equal_times(const PipeProgram& prog, double F, double I, double W, double comm = 0.0) {
+  PipeTimes t;
+  PipeChunkTimes c;
+  c.forward_s = F;
+  c.input_s = I;
+  c.weight_s = W;
+  c.forward_comm_s = comm;
+  c.backward_comm_s = comm;
+  t.chunks.assign(static_cast<std::size_t>(prog.layout.ranks),
+                  std::vector<PipeChunkTimes>(static_cast<std::size_t>(prog.layout.chunks_per_rank), c));
+  t.link_s.assign(static_cast<std::size_t>(prog.layout.ranks - 1), 0.0);
+  return t;
+}
+
+/// The largest (last pass's end - first pass's start) of any rank: the bubble Qi et al. count
+/// for ZB-H2 and ZB-V, whose ranks start F apart (the skew their optimizer post-validation
+/// overlaps with the next step).
+double longest_rank_span(const PipeRun& run) {
+  double out = 0.0;
+  for (std::size_t r = 0; r < run.rank_end_s.size(); ++r) {
+    out = std::max(out, run.rank_end_s[r] - run.rank_start_s[r]);
+  }
+  return out;
+}
+
+/// (F, I, W) per chunk; B = I + W is the full backward of DualPipe's notation.
+struct Passes {
+  double F, I, W;
+};
+
+const std::vector<Passes> kTimes = {{1, 1, 1}, {2, 2, 1}, {1, 1.2, 0.8}, {1.5, 1, 0.3}, {1, 1, 0.25}};
+
+} // namespace
+
+TEST_CASE("every pass of every chunk and micro-batch runs once", "[zb]") {
+  for (const Schedule s : {Schedule::one_f_one_b, Schedule::zb_h1, Schedule::zb_h2, Schedule::zbv,
+                           Schedule::dualpipe, Schedule::dualpipev}) {
+    for (const int p : {2, 4, 6}) {
+      const int m = 4 * p;
+      const PipeProgram prog = pipe_program(s, p, m);
+      std::map<std::tuple<int, int, int, int>, int> seen; // (kind, rank, chunk, mb)
+      for (int r = 0; r < p; ++r) {
+        for (const PipeOp& o : prog.orders[static_cast<std::size_t>(r)]) {
+          if (o.kind == PipeOpKind::forward_backward) {
+            ++seen[{0, r, o.chunk, o.micro_batch}];
+            ++seen[{1, r, o.back_chunk, o.back_micro_batch}];
+            ++seen[{2, r, o.back_chunk, o.back_micro_batch}];
+          } else if (o.kind == PipeOpKind::full_backward) {
+            ++seen[{1, r, o.chunk, o.micro_batch}];
+            ++seen[{2, r, o.chunk, o.micro_batch}];
+          } else {
+            ++seen[{static_cast<int>(o.kind), r, o.chunk, o.micro_batch}];
+          }
+        }
+      }
+      const int per_chunk = prog.layout.micro_batches.front();
+      CHECK(seen.size() == static_cast<std::size_t>(3 * p * prog.layout.chunks_per_rank * per_chunk));
+      for (const auto& [key, n] : seen) {
+        CHECK(n == 1);
+        CHECK(std::get<3>(key) < per_chunk);
+      }
+    }
+  }
+}
+
+TEST_CASE("1F1B's bubble is (p-1)(F+B)", "[zb]") {
+  for (const int p : {2, 3, 4, 8}) {
+    for (const int m : {p, 2 * p, 3 * p + 1}) {
+      for (const Passes& x : kTimes) {
+        const PipeProgram prog = pipe_program(Schedule::one_f_one_b, p, m);
+        const PipeRun run = simulate_pipe(prog, equal_times(prog, x.F, x.I, x.W));
+        const double B = x.I + x.W;
+        CHECK(run.makespan_s == Approx(m * (x.F + B) + (p - 1) * (x.F + B)).epsilon(1e-12));
+      }
+    }
+  }
+}
+
+TEST_CASE("ZB-H1's bubble is (p-1)(F+B-2W)", "[zb]") {
+  for (const int p : {2, 3, 4, 8}) {
+    for (const int m : {p, 2 * p, 3 * p + 1}) {
+      for (const Passes& x : kTimes) {
+        const PipeProgram prog = pipe_program(Schedule::zb_h1, p, m);
+        const PipeRun run = simulate_pipe(prog, equal_times(prog, x.F, x.I, x.W));
+        const double B = x.I + x.W;
+        CHECK(run.makespan_s == Approx(m * (x.F + B) + (p - 1) * (x.F + B - 2 * x.W)).epsilon(1e-12));
+      }
+    }
+  }
+}
+
+TEST_CASE("ZB-H2's bubble is (p-1)(F+B-3W) for m >= 2p-1 and 2W <= F+I, zero at F=I=W", "[zb]") {
+  // Qi et al. Table 2 in their notation: (p-1)(T_F + T_B - 2 T_W), T_B the input gradient.
+  for (const int p : {2, 3, 4, 8}) {
+    for (const int m : {2 * p - 1, 3 * p}) {
+      for (const Passes& x : kTimes) {
+        const PipeProgram prog = pipe_program(Schedule::zb_h2, p, m);
+        const PipeRun run = simulate_pipe(prog, equal_times(prog, x.F, x.I, x.W));
+        const double B = x.I + x.W;
+        CHECK(longest_rank_span(run) ==
+              Approx(m * (x.F + B) + (p - 1) * (x.F + B - 3 * x.W)).epsilon(1e-12));
+        // The first rank starts at once, the last (p-1) F later: the makespan carries that
+        // skew where the weight passes cannot absorb it.
+        CHECK(run.makespan_s >= longest_rank_span(run) - 1e-12);
+        CHECK(run.makespan_s <= longest_rank_span(run) + (p - 1) * x.F + 1e-12);
+      }
+      const PipeProgram prog = pipe_program(Schedule::zb_h2, p, m);
+      CHECK(longest_rank_span(simulate_pipe(prog, equal_times(prog, 1, 1, 1))) == Approx(3.0 * m));
+    }
+  }
+}
+
+TEST_CASE("ZB-V's bubble is (p-1)(F+B-3W) per chunk for m >= 2p-1, F = I >= W", "[zb]") {
+  // Qi et al. §6: ZB-V has zero bubble when T_F = T_B = T_W, and the bubble of ZB-H2 with
+  // half the stage's time per chunk otherwise (their handcrafted V assumes F = B-input).
+  for (const int p : {2, 4, 6}) {
+    for (const int m : {2 * p - 1, 2 * p, 5 * p}) {
+      for (const Passes& x : {Passes{1, 1, 1}, Passes{2, 2, 1}, Passes{1, 1, 0.3}, Passes{1.5, 1.5, 1}}) {
+        const PipeProgram prog = pipe_program(Schedule::zbv, p, m);
+        const PipeRun run = simulate_pipe(prog, equal_times(prog, x.F, x.I, x.W));
+        const double B = x.I + x.W;
+        CHECK(longest_rank_span(run) ==
+              Approx(2 * m * (x.F + B) + (p - 1) * (x.F + B - 3 * x.W)).epsilon(1e-12));
+      }
+    }
+  }
+}
+
+TEST_CASE("DualPipe's bubble is (p/2-1)(F&B+B-3W), DualPipeV's (p-1)(F&B+B-3W)", "[zb]") {
+  // deepseek-ai/DualPipe README, with F and B-input of a chunk alike as in its figure; F&B the
+  // overlapped pair. The bubble is the idle time of the busiest rank.
+  for (const int p : {2, 4, 6, 8}) {
+    for (const int m : {2 * p, 4 * p + 2}) {
+      for (const Passes& x : {Passes{1, 1, 1}, Passes{2, 2, 1}, Passes{1, 1, 0.3}, Passes{1.5, 1.5, 1}}) {
+        for (const double comm : {0.0, 0.3}) {
+          for (const Schedule s : {Schedule::dualpipe, Schedule::dualpipev}) {
+            const PipeProgram prog = pipe_program(s, p, m);
+            const PipeTimes t = equal_times(prog, x.F, x.I, x.W, comm);
+            const PipeRun run = simulate_pipe(prog, t, true);
+            std::vector<double> busy(static_cast<std::size_t>(p), 0.0);
+            for (const PipeEvent& e : run.events) busy[static_cast<std::size_t>(e.rank)] += e.end_s - e.start_s;
+            const double B = x.I + x.W;
+            const double fb = overlapped_s(t.chunks[0][0], t.chunks[0][0]);
+            const double ranks = s == Schedule::dualpipe ? p / 2.0 : p;
+            const double bubble = (ranks - 1) * (fb + B - 3 * x.W);
+            double idle = 0.0;
+            for (const double b : busy) idle = std::max(idle, run.makespan_s - b);
+            CHECK(idle == Approx(bubble).margin(1e-12));
+            if (comm == 0.0) {
+              CHECK(fb == x.F + B);
+              const double work = s == Schedule::dualpipe ? m * (x.F + B) : 2 * m * (x.F + B);
+              CHECK(run.makespan_s == Approx(work + bubble).epsilon(1e-12));
+            } else {
+              CHECK(fb < x.F + B); // the pair hides some communication, not all of it
+              CHECK(fb >= x.F + B - 2 * comm);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("activations in flight per schedule match the papers' tables", "[zb]") {
+  const auto in_flight = [](Schedule s, int p, int m) {
+    const PipeProgram prog = pipe_program(s, p, m);
+    const auto C = static_cast<std::size_t>(prog.layout.chunks_per_rank);
+    return pipe_in_flight(prog, std::vector<std::vector<double>>(
+                                    static_cast<std::size_t>(p), std::vector<double>(C, 1.0 / static_cast<double>(C))));
+  };
+  for (const int p : {2, 4, 8}) {
+    const int m = 4 * p;
+    const auto one = in_flight(Schedule::one_f_one_b, p, m);
+    const auto h1 = in_flight(Schedule::zb_h1, p, m);
+    const auto h2 = in_flight(Schedule::zb_h2, p, m);
+    const auto v = in_flight(Schedule::zbv, p, m);
+    const auto dual = in_flight(Schedule::dualpipe, p, m);
+    const auto dualv = in_flight(Schedule::dualpipev, p, m);
+    for (int i = 0; i < p; ++i) {
+      const auto u = static_cast<std::size_t>(i);
+      CHECK(one[u] == p - i);            // 1F1B: p - i micro-batches on rank i
+      CHECK(h1[u] == one[u]);            // ZB-H1: as 1F1B (Qi et al.: p M_B)
+      CHECK(h2[u] == 2 * (p - 1 - i) + 1); // ZB-H2: (2p - 1) M_B on the first rank
+      CHECK(v[u] == p);                  // ZB-V: p M_B on every rank, two half-size chunks
+    }
+    // DualPipe: PP + 1 micro-batches of one stage's activations on the end ranks, a rank
+    // holding two stages (2x parameters); DualPipeV: the same on p ranks of two half-chunks.
+    CHECK(dual.front() * 2 == p + 1);
+    CHECK(dual.back() * 2 == p + 1);
+    CHECK(dualv.front() * 2 == 2 * p + 1);
+  }
+}
+
+TEST_CASE("heterogeneous stages: the slowest rank bounds the makespan, slower is never faster",
+          "[zb]") {
+  std::mt19937 rng(28);
+  std::uniform_real_distribution<double> u(0.5, 2.0);
+  for (const Schedule s : {Schedule::one_f_one_b, Schedule::zb_h1, Schedule::zb_h2, Schedule::zbv,
+                           Schedule::dualpipe, Schedule::dualpipev}) {
+    for (int trial = 0; trial < 20; ++trial) {
+      const int p = 2 * (1 + trial % 4);
+      const int m = 2 * p + 2 * (trial % 3);
+      const PipeProgram prog = pipe_program(s, p, m);
+      PipeTimes t = equal_times(prog, 1, 1, 1);
+      for (auto& rank : t.chunks) {
+        for (PipeChunkTimes& c : rank) {
+          c.forward_s = u(rng);
+          c.input_s = u(rng);
+          c.weight_s = 0.5 * u(rng);
+        }
+      }
+      for (double& l : t.link_s) l = 0.05 * u(rng);
+      const PipeRun run = simulate_pipe(prog, t, true);
+      std::vector<double> busy(static_cast<std::size_t>(p), 0.0);
+      for (const PipeEvent& e : run.events) busy[static_cast<std::size_t>(e.rank)] += e.end_s - e.start_s;
+      CHECK(run.makespan_s >= *std::max_element(busy.begin(), busy.end()) - 1e-12);
+      // Slowing one rank's forward never shortens the step.
+      PipeTimes slower = t;
+      slower.chunks[static_cast<std::size_t>(trial % p)][0].forward_s *= 1.5;
+      CHECK(simulate_pipe(prog, slower).makespan_s >= run.makespan_s - 1e-12);
+    }
+  }
+}
+
+TEST_CASE("ZB-H1 is never slower than 1F1B on the same heterogeneous stages", "[zb]") {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(0.5, 2.0);
+  for (int trial = 0; trial < 30; ++trial) {
+    const int p = 2 + trial % 7;
+    const int m = p + trial % 11;
+    const PipeProgram a = pipe_program(Schedule::one_f_one_b, p, m);
+    const PipeProgram b = pipe_program(Schedule::zb_h1, p, m);
+    PipeTimes t = equal_times(a, 1, 1, 1);
+    for (auto& rank : t.chunks) {
+      rank[0].forward_s = u(rng);
+      rank[0].input_s = u(rng);
+      rank[0].weight_s = 0.5 * u(rng);
+    }
+    CHECK(simulate_pipe(b, t).makespan_s <= simulate_pipe(a, t).makespan_s + 1e-12);
+  }
+}
+
+TEST_CASE("links delay the passes that wait for a transfer", "[zb]") {
+  // Two ranks, one micro-batch of 1F1B: F0, link, F1, B1, link, B0.
+  const PipeProgram prog = pipe_program(Schedule::one_f_one_b, 2, 1);
+  PipeTimes t = equal_times(prog, 1, 2, 1);
+  t.link_s = {0.5};
+  CHECK(simulate_pipe(prog, t).makespan_s == Approx(1 + 0.5 + 1 + 3 + 0.5 + 3));
+}
+
+TEST_CASE("schedule conditions are one-line reasons", "[zb]") {
+  CHECK(split_schedule_invalid_reason(Schedule::dualpipe, 3, 12, 80) ==
+        "the dualpipe schedule needs an even pp (it pairs rank i with rank pp - 1 - i), not 3");
+  CHECK(split_schedule_invalid_reason(Schedule::dualpipe, 4, 7, 80) ==
+        "the dualpipe schedule needs an even number of micro-batches, at least 2 x pp = 8 (half "
+        "enter from each end), not 7");
+  CHECK(split_schedule_invalid_reason(Schedule::dualpipev, 4, 6, 80) ==
+        "the dualpipev schedule needs at least 2 x pp = 8 micro-batches, not 6");
+  CHECK(split_schedule_invalid_reason(Schedule::zbv, 1, 6, 80) ==
+        "the zbv schedule needs a pipeline (pp > 1)");
+  CHECK(split_schedule_invalid_reason(Schedule::zbv, 8, 16, 12) ==
+        "the zbv schedule with pp 8 needs at least 16 layers (16 model chunks), not 12");
+  CHECK(split_schedule_invalid_reason(Schedule::zb_h1, 4, 1, 80).empty());
+  CHECK(split_schedule_invalid_reason(Schedule::dualpipe, 4, 8, 80).empty());
+}
