@@ -86,6 +86,9 @@ void exhaustive_native(const Options& o, Session& session, SessionResult& result
   if (p.schedule == Schedule::interleaved && p.virtual_stages == 1) {
     throw InputError("--schedule interleaved needs --virtual_stages 2 or more");
   }
+  // Expert parallelism: one layout; etp defaults to tp (Megatron-LM's default).
+  p.ep = static_cast<std::int16_t>(single(o.ep, 1, "--ep"));
+  p.etp = static_cast<std::int16_t>(single(o.etp, ctx.model.is_moe() ? p.tp : 1, "--etp"));
   NativeEstimate n;
   const Estimate e = estimate_native(ctx, p, placement, given, &n);
 
@@ -102,6 +105,12 @@ void exhaustive_native(const Options& o, Session& session, SessionResult& result
                        to_string(p.method), framework_params(p.method).framework, p.tp, p.pp, p.dp,
                        p.mbs, micro_batches_text(p.num_micro_batches), to_string(p.recompute), to_string(p.offload),
                        p.virtual_stages, to_string(p.dtype), to_string(p.schedule));
+    if (ctx.model.is_moe()) {
+      out << fmt::format("experts:      {} per MoE layer, top-{}, ep {}, etp {}, edp {} "
+                         "(router imbalance {:g})\n",
+                         ctx.model.num_experts, ctx.model.experts_per_token, p.ep, p.etp, p.edp(),
+                         effective_moe_imbalance(ctx.model, ctx.native->settings.moe_imbalance));
+    }
     out << fmt::format("placement:    {}\n", compress_placement(cluster, placement));
     if (!n.slices.empty()) {
       out << fmt::format("token slices: {} per sequence, {} tokens (TeraPipe's optimal "
@@ -139,6 +148,18 @@ void exhaustive_native(const Options& o, Session& session, SessionResult& result
                          j, st.layers, gpu_name(st.gpu), st.forward_s, st.backward_s,
                          st.recompute_s, st.sharded_comm_s, st.send_s, st.dp_sync_s,
                          st.optimizer_s);
+    }
+    if (ctx.model.is_moe()) {
+      out << "\nexpert parallelism per stage, s (all-to-all: token dispatch and combine over ep "
+             "and the etp gather, forward + backward of one micro-batch, inside the times above; "
+             "expert dp sync: the experts' gradients over edp, inside dp sync):\n";
+      out << fmt::format("{:>5} {:>10} {:>12} {:>15}\n", "stage", "MoE layers", "all-to-all",
+                         "expert dp sync");
+      for (std::size_t j = 0; j < n.stages.size(); ++j) {
+        const NativeStage& st = n.stages[j];
+        out << fmt::format("{:>5} {:>10} {:>12.6f} {:>15.6f}\n", j, st.moe_layers, st.moe_comm_s,
+                           st.expert_dp_sync_s);
+      }
     }
     if (!n.slices.empty()) {
       // Per slice: its tokens and, on the first and the slowest stage, its forward and

@@ -39,7 +39,9 @@ enum class ColumnId {
   seq_len, tokens_per_step, tokens_per_gpu_s, mfu, mfu_peak,
   /// memory_fit(): "fits", "within margin" (--memory_margin) or "OOM"; where the throughput
   /// columns are.
-  memory_fit
+  memory_fit,
+  /// Native rows: expert-parallel and expert tensor-parallel degrees (issue 27; 1, 1 dense).
+  ep, etp
 };
 
 struct ColumnDef {
