@@ -511,6 +511,19 @@ void make_native_plan(const PlanInput& in, SearchPlan& plan,
       plan.ep = in.ep;
     }
     plan.etp = in.etp.empty() ? std::vector<int>{1, 0} : in.etp;
+    // A value no point can take is an error, not an empty search.
+    for (const int e : plan.ep) {
+      if (m.num_experts % e != 0) {
+        throw InputError(fmt::format("--ep {} does not divide the {} experts of {}", e,
+                                     m.num_experts, m.name));
+      }
+    }
+    for (const int e : plan.etp) {
+      if (e > 0 && m.moe_ffn_hidden_size % e != 0) {
+        throw InputError(fmt::format("--etp {} does not divide the expert FFN width {} of {}", e,
+                                     m.moe_ffn_hidden_size, m.name));
+      }
+    }
   } else {
     for (const auto& [flag, values] : {std::pair{"--ep", &in.ep}, std::pair{"--etp", &in.etp}}) {
       for (const int x : *values) {
