@@ -159,7 +159,8 @@ SessionResult Session::search(std::vector<SearchPlan> plans) const {
                                   Schedule::terapipe) != first.schedules.end();
   const bool all_rows = plans.size() != 1 || options.rank || !options.emit.empty() ||
                         !options.timeline.empty() || !options.html.empty() ||
-                        (native && terapipe);
+                        (native && terapipe) || options.run_cost.budget_usd ||
+                        options.run_cost.deadline_days;
   so.keep = search_filter(output, all_rows);
   // A sweep whose only output is its summary (the front, the limits, the counts: rows that fit)
   // keeps only the rows that fit; OOM rows count in ranks and totals without being held.
@@ -180,6 +181,14 @@ SessionResult Session::search(std::vector<SearchPlan> plans) const {
   check_search_size(size);
   so.threads = search_threads(options.threads, size);
 
+  // The whole run's prices, power and failure rates (--tokens): refused before any search when
+  // a GPU lacks the asked price.
+  std::vector<std::optional<RunCostSpec>> run_costs;
+  for (const SearchPlan& p : plans) {
+    run_costs.push_back(run_cost_spec(options.run_cost, p.context,
+                                      run_throughput(p.context, catalogs.hardware),
+                                      catalogs.hardware));
+  }
   const auto t0 = std::chrono::steady_clock::now();
   result.runs.resize(plans.size());
   // Native estimates carry their interval from the published runs (docs/validation.md).
@@ -220,6 +229,7 @@ SessionResult Session::search(std::vector<SearchPlan> plans) const {
       run.profile_source = profile_source_text(plans[i].context);
       run.estimator = plans[i].context.estimator;
       run.throughput = run_throughput(plans[i].context, catalogs.hardware);
+      run.run_cost = std::move(run_costs[i]);
       run.margin_limit_gib = margin_limit_gib(plans[i].context, options.memory_margin);
       run.memory_margin = options.memory_margin;
       if (plans[i].context.native) {
@@ -240,6 +250,7 @@ SessionResult Session::search(std::vector<SearchPlan> plans) const {
     bar.finish();
   }
   result.ranked = rank_results(result.runs);
+  filter_run_cost(result.ranked, options.run_cost.budget_usd, options.run_cost.deadline_days);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   result.plans = std::move(plans);
   return result;
