@@ -95,6 +95,9 @@ void exhaustive_native(const Options& o, Session& session, SessionResult& result
                                  "are split as torchtitan splits them (leave --partition out)",
                                  to_string(p.schedule)));
   }
+  // Expert parallelism: one layout; etp defaults to tp (Megatron-LM's default).
+  p.ep = static_cast<std::int16_t>(single(o.ep, 1, "--ep"));
+  p.etp = static_cast<std::int16_t>(single(o.etp, ctx.model.is_moe() ? p.tp : 1, "--etp"));
   NativeEstimate n;
   const Estimate e = estimate_native(ctx, p, placement, given, &n);
 
@@ -111,6 +114,12 @@ void exhaustive_native(const Options& o, Session& session, SessionResult& result
                        to_string(p.method), framework_params(p.method).framework, p.tp, p.pp, p.dp,
                        p.mbs, micro_batches_text(p.num_micro_batches), to_string(p.recompute), to_string(p.offload),
                        p.virtual_stages, to_string(p.dtype), to_string(p.schedule));
+    if (ctx.model.is_moe()) {
+      out << fmt::format("experts:      {} per MoE layer, top-{}, ep {}, etp {}, edp {} "
+                         "(router imbalance {:g})\n",
+                         ctx.model.num_experts, ctx.model.experts_per_token, p.ep, p.etp, p.edp(),
+                         effective_moe_imbalance(ctx.model, ctx.native->settings.moe_imbalance));
+    }
     out << fmt::format("placement:    {}\n", compress_placement(cluster, placement));
     if (!n.slices.empty()) {
       out << fmt::format("token slices: {} per sequence, {} tokens (TeraPipe's optimal "
@@ -159,6 +168,18 @@ void exhaustive_native(const Options& o, Session& session, SessionResult& result
         const NativeStage& st = n.stages[j];
         out << fmt::format("{:>5} {:>10.6f} {:>10.6f}\n", j, st.backward_s - st.weight_s,
                            st.weight_s);
+      }
+    }
+    if (ctx.model.is_moe()) {
+      out << "\nexpert parallelism per stage, s (all-to-all: token dispatch and combine over ep "
+             "and the etp gather, forward + backward of one micro-batch, inside the times above; "
+             "expert dp sync: the experts' gradients over edp, inside dp sync):\n";
+      out << fmt::format("{:>5} {:>10} {:>12} {:>15}\n", "stage", "MoE layers", "all-to-all",
+                         "expert dp sync");
+      for (std::size_t j = 0; j < n.stages.size(); ++j) {
+        const NativeStage& st = n.stages[j];
+        out << fmt::format("{:>5} {:>10} {:>12.6f} {:>15.6f}\n", j, st.moe_layers, st.moe_comm_s,
+                           st.expert_dp_sync_s);
       }
     }
     if (!n.slices.empty()) {

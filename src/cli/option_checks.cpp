@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -499,7 +500,8 @@ void check_native(const RawOptions& raw, Options& o) {
       {"--flash_attention", &raw.flash_attention},
       {"--overlap_grad_reduce", &raw.overlap_grad_reduce},
       {"--fused_loss", &raw.fused_loss},
-      {"--tp_comm_overlap", &raw.tp_comm_overlap}};
+      {"--tp_comm_overlap", &raw.tp_comm_overlap},
+      {"--ep", &raw.ep}, {"--etp", &raw.etp}, {"--moe_imbalance", &raw.moe_imbalance}};
   const char* given = nullptr;
   for (const auto& [flag, value] : only_native) {
     if (!value->empty() && given == nullptr) given = flag;
@@ -552,6 +554,22 @@ void check_native(const RawOptions& raw, Options& o) {
   }
   if (!raw.tp_comm_overlap.empty()) {
     o.native.tp_comm_overlap = parse_on_off("--tp_comm_overlap", raw.tp_comm_overlap);
+  }
+  for (const auto& [flag, text, out] :
+       {std::tuple{"--ep", &raw.ep, &o.ep}, std::tuple{"--etp", &raw.etp, &o.etp}}) {
+    if (!text->empty()) {
+      *out = parse_list<int>(flag, *text, [flag = flag](const std::string& t) {
+        return static_cast<int>(parse_int(flag, t, 1, kMaxExpertDegree));
+      });
+    }
+  }
+  if (!raw.moe_imbalance.empty()) {
+    o.native.moe_imbalance = parse_positive_real("--moe_imbalance", raw.moe_imbalance);
+    if (o.native.moe_imbalance < 1.0) {
+      throw InputError(fmt::format("--moe_imbalance {} must be at least 1 (the busiest expert "
+                                   "rank's tokens over the average)",
+                                   raw.moe_imbalance));
+    }
   }
 }
 

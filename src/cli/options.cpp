@@ -389,6 +389,18 @@ ParseResult parse_options(int argc, const char* const* argv) {
                  "(Megatron-LM --tp-comm-overlap, Transformer Engine userbuffers): on or off "
                  "(default: charged in full)")
       ->type_name("on|off")->group(native);
+  app.add_option("--ep", o.ep,
+                 "Expert-parallel degrees to search for an MoE model, one or a list (default: "
+                 "every power of two dividing the experts, up to the GPUs of a stage)")
+      ->type_name("N[,N]")->group(native);
+  app.add_option("--etp", o.etp,
+                 "Expert tensor-parallel degrees to search for an MoE model, one or a list "
+                 "(default: 1 and the point's tp)")
+      ->type_name("N[,N]")->group(native);
+  app.add_option("--moe_imbalance", o.moe_imbalance,
+                 "Router load imbalance of MoE layers: the busiest expert rank's tokens over "
+                 "the average, >= 1 (default: 1, balanced)")
+      ->type_name("X")->group(native);
   app.add_flag("--search_space", o.search_space,
                "Print the size of the search space and exit")
       ->group(modes);

@@ -81,6 +81,9 @@ struct RawOptions {
   std::string overlap_grad_reduce;
   std::string fused_loss;
   std::string tp_comm_overlap;
+  std::string ep;                             // issue 27: expert parallelism
+  std::string etp;
+  std::string moe_imbalance;
   std::string seed = "0";
   std::string list;                           // `list models|gpus` or --list
   bool no_clobber = false;
@@ -108,6 +111,7 @@ inline constexpr long long kMaxThreads = 1024;             // -j/--threads
 inline constexpr long long kMaxDegree = 1'000'000;         // --tp --pp --dp --mbs
 inline constexpr long long kMaxRank = 1'000'000'000;       // --rank
 inline constexpr long long kMaxVirtualStages = 1024;       // --virtual_stages
+inline constexpr long long kMaxExpertDegree = 16384;       // --ep --etp (num_experts' limit)
 /// The largest cluster the CLI accepts: 2^24 GPUs, far beyond any real machine, so that node
 /// and GPU counts stay well inside int.
 inline constexpr long long kMaxClusterGpus = 16'777'216;
@@ -207,6 +211,9 @@ struct Options {
   std::vector<int> virtual_stages;
   std::vector<Dtype> dtypes;
   std::vector<Schedule> schedules;
+  /// --ep, --etp (MoE models): empty takes the defaults (docs/native.md §5).
+  std::vector<int> ep;
+  std::vector<int> etp;
   NativeSettings native;
 
   /// The whole run (--tokens, --steps, ...): run_cost_options.hpp.

@@ -16,6 +16,7 @@
 #include "describe.hpp"
 #include "zerosearch/model/zero_bubble.hpp"
 #include "zerosearch/model/model_stats.hpp"
+#include "zerosearch/model/moe.hpp"
 #include "zerosearch/core/error.hpp"
 #include "zerosearch/core/version.hpp"
 
@@ -405,6 +406,19 @@ std::string moe_note(const ModelSpec& m) {
       static_cast<double>(total_parameters(m)) / 1e9, m.num_experts);
 }
 
+std::string moe_native_note(const ModelSpec& m, const SearchPlan& plan, double imbalance) {
+  std::vector<std::string> etp;
+  for (const int x : plan.etp) etp.push_back(x == 0 ? "tp" : std::to_string(x));
+  return fmt::format("mixture of experts: {} has {} experts, {} per token ({:.1f} B of {:.1f} B "
+                     "parameters per token); expert parallelism searched over ep {} and etp {} "
+                     "(experts on etp x ep x edp of each stage's GPUs, docs/moe.md), "
+                     "router imbalance {:g}",
+                     m.name, m.num_experts, m.experts_per_token,
+                     static_cast<double>(active_parameters(m)) / 1e9,
+                     static_cast<double>(total_parameters(m)) / 1e9, fmt::join(plan.ep, ","),
+                     fmt::join(etp, ","), imbalance);
+}
+
 std::string native_estimator_text(const EstimateContext& ctx) {
   std::vector<std::string> calibrated, prior;
   for (std::size_t g = 0; g < ctx.cluster.groups.size() && g < ctx.profile_source.size(); ++g) {
@@ -450,7 +464,11 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
     out << line << '\n';
   }
   if (ctx.model.is_moe()) {
-    out << moe_note(ctx.model) << '\n';
+    out << (ctx.estimator == Estimator::native && ctx.native
+                ? moe_native_note(ctx.model, plan,
+                                  effective_moe_imbalance(ctx.model, ctx.native->settings.moe_imbalance))
+                : moe_note(ctx.model))
+        << '\n';
   }
   std::string methods;
   for (const auto m : plan.methods) {
@@ -550,11 +568,14 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
                      "GPU, MFU {}\n",
                      to_string(b.point.method), b.point.tp, b.point.pp, b.point.dp, b.point.mbs,
                      micro_batches_text(b.point.num_micro_batches),
-                     native ? fmt::format(", recompute {}, offload {}, virtual stages {}, {}{}",
+                     native ? fmt::format(", recompute {}, offload {}, virtual stages {}, {}{}{}",
                                           to_string(b.point.recompute), to_string(b.point.offload),
                                           b.point.virtual_stages, to_string(b.point.dtype),
                                           b.point.pp > 1 && is_split_schedule(b.point.schedule)
                                               ? fmt::format(", schedule {}", to_string(b.point.schedule))
+                                              : std::string(),
+                                          b.point.ep > 1 || b.point.etp > 1
+                                              ? fmt::format(", ep {}, etp {}", b.point.ep, b.point.etp)
                                               : std::string())
                             : std::string(),
                      b.estimate.step_s, b.estimate.gpumem_gib, b.estimate.price_per_step_usd,

@@ -125,6 +125,9 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
 /// One line for a mixture-of-experts model: no expert parallelism, costed as a dense model of
 /// the active experts, every expert's weights on every GPU.
 [[nodiscard]] std::string moe_note(const ModelSpec& m);
+/// The native estimator's line on an MoE model: its experts and the ep, etp values searched.
+[[nodiscard]] std::string moe_native_note(const ModelSpec& m, const SearchPlan& plan,
+                                          double imbalance);
 
 /// The native estimator in words: "an analytic model (docs/native.md), calibrated for A10 /
 /// not calibrated for H100-SXM (the prior of its GPU class)".

@@ -73,6 +73,8 @@ PlanInput make_plan_input(const Options& o, const Cluster& cluster) {
   in.virtual_stages = o.virtual_stages;
   in.dtypes = o.dtypes;
   in.schedules = o.schedules;
+  in.ep = o.ep;
+  in.etp = o.etp;
   in.native = o.native;
   return in;
 }

@@ -19,7 +19,7 @@ namespace zerosearch {
 namespace {
 
 // The one table of output columns (docs/model.md §5 for the original's CSV).
-constexpr std::array<ColumnDef, 57> kColumns{{
+constexpr std::array<ColumnDef, 59> kColumns{{
     {ColumnId::m, "m", "", false},
     {ColumnId::mbs, "mbs", "", false},
     {ColumnId::tp, "tp", "", false},
@@ -77,6 +77,8 @@ constexpr std::array<ColumnDef, 57> kColumns{{
     {ColumnId::run_effective, "effective training time (%)", "", false},
     {ColumnId::run_checkpoint_interval, "checkpoint interval (s)", "", false},
     {ColumnId::run_mtbf, "cluster MTBF (h)", "", false},
+    {ColumnId::ep, "ep", "", false},
+    {ColumnId::etp, "etp", "", false},
 }};
 static_assert([] {
   for (std::size_t i = 0; i < kColumns.size(); ++i) {
@@ -186,7 +188,8 @@ std::vector<Column> csv_layout(const std::vector<std::string>& type_names,
     add({C::estimator, C::schedule, C::recompute, C::offload, C::virtual_stages, C::dtype,
          C::slices, C::optimizer_time, C::offload_time, C::host_memory, C::mem_weights,
          C::mem_gradients, C::mem_optimizer, C::mem_activations, C::mem_buffers,
-         C::mem_overhead, C::step_time_low, C::step_time_high, C::interval_basis});
+         C::mem_overhead, C::step_time_low, C::step_time_high, C::interval_basis, C::ep,
+         C::etp});
   }
   if (options.throughput) {
     add({C::seq_len, C::tokens_per_step, C::tokens_per_gpu_s, C::mfu, C::mfu_peak,
@@ -442,6 +445,8 @@ char* CellWriter::write(char* out, const Column& c, const RankedRow& r) {
   case ColumnId::recompute: return put(out, to_string(p.recompute));
   case ColumnId::offload: return put(out, to_string(p.offload));
   case ColumnId::virtual_stages: return put_int(out, p.virtual_stages);
+  case ColumnId::ep: return put_int(out, p.ep);
+  case ColumnId::etp: return put_int(out, p.etp);
   case ColumnId::dtype: return put(out, to_string(p.dtype));
   case ColumnId::schedule: return put(out, to_string(p.schedule));
   case ColumnId::slices: {
@@ -716,6 +721,8 @@ nlohmann::ordered_json json_cell(const Column& c, const RankedRow& r) {
   case ColumnId::recompute: return to_string(p.recompute);
   case ColumnId::offload: return to_string(p.offload);
   case ColumnId::virtual_stages: return p.virtual_stages;
+  case ColumnId::ep: return p.ep;
+  case ColumnId::etp: return p.etp;
   case ColumnId::dtype: return to_string(p.dtype);
   case ColumnId::schedule: return to_string(p.schedule);
   case ColumnId::slices: return e.slices;

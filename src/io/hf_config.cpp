@@ -17,8 +17,9 @@ namespace {
 
 using json_util::Json;
 
-constexpr std::array<std::string_view, 7> kModelTypes = {
-    "gpt2", "gpt_neox", "llama", "mistral", "mixtral", "qwen2", "qwen2_moe"};
+constexpr std::array<std::string_view, 9> kModelTypes = {
+    "gpt2",  "gpt_neox",  "llama",     "mistral",    "mixtral",
+    "qwen2", "qwen2_moe", "qwen3_moe", "deepseek_v3"};
 
 /// Reads config.json fields with messages that name the file, the field and the bad value.
 class Fields {
@@ -122,7 +123,7 @@ std::int64_t rope_training_length(const Fields& f, std::int64_t max_positions) {
   return max_positions;
 }
 
-/// llama, mistral, mixtral, qwen2, qwen2_moe: pre-norm RMSNorm decoders with a SwiGLU MLP
+/// llama, mistral, mixtral, qwen2, qwen2_moe, qwen3_moe: pre-norm RMSNorm decoders with a SwiGLU MLP
 /// (gate_proj, up_proj, down_proj in every Hugging Face implementation of these types).
 void read_llama_family(const Fields& f, const std::string& type, ModelSpec& m) {
   m.hidden_size = f.positive("hidden_size");
@@ -144,21 +145,29 @@ void read_llama_family(const Fields& f, const std::string& type, ModelSpec& m) {
     m.mlp_bias = f.flag("mlp_bias", false);
   } else if (type == "qwen2" || type == "qwen2_moe") {
     m.qkv_bias = true;  // Qwen2 attention: q/k/v projections with bias, o_proj without
+  } else if (type == "qwen3_moe") {
+    // Qwen3MoeAttention: q/k/v/o with attention_bias (false in every released config), and an
+    // RMSNorm of q and of k over head_dim (q_norm, k_norm).
+    m.qkv_bias = f.flag("attention_bias", false);
+    m.attention_output_bias = m.qkv_bias;
+    m.qk_norm = true;
   }
   if (type == "mistral" || type == "mixtral") {
     m.sliding_window = f.optional_positive("sliding_window").value_or(0);
-  } else if ((type == "qwen2" || type == "qwen2_moe") && f.flag("use_sliding_window", false)) {
+  } else if ((type == "qwen2" || type == "qwen2_moe" || type == "qwen3_moe") &&
+             f.flag("use_sliding_window", false)) {
     m.sliding_window = f.optional_positive("sliding_window").value_or(0);
   }
   if (type == "mixtral") {
     m.num_experts = f.positive("num_local_experts");
     m.experts_per_token = f.positive("num_experts_per_tok");
     m.moe_ffn_hidden_size = m.ffn_hidden_size;
-  } else if (type == "qwen2_moe") {
+  } else if (type == "qwen2_moe" || type == "qwen3_moe") {
     m.num_experts = f.positive("num_experts");
     m.experts_per_token = f.positive("num_experts_per_tok");
     m.moe_ffn_hidden_size = f.positive("moe_intermediate_size");
-    m.shared_expert_ffn_hidden_size = f.optional_positive("shared_expert_intermediate_size").value_or(0);
+    m.shared_expert_ffn_hidden_size =
+        type == "qwen2_moe" ? f.optional_positive("shared_expert_intermediate_size").value_or(0) : 0;
     // Only configs whose every layer is an MoE layer are supported.
     if (const auto step = f.optional_positive("decoder_sparse_step"); step && *step != 1) {
       f.fail(fmt::format("'decoder_sparse_step' {} is not supported (only 1: every layer MoE)",
@@ -171,6 +180,57 @@ void read_llama_family(const Fields& f, const std::string& type, ModelSpec& m) {
     }
   }
   if (m.num_experts > 0 && m.experts_per_token > m.num_experts) {
+    f.fail(fmt::format("'num_experts_per_tok' {} is more than the {} experts",
+                       m.experts_per_token, m.num_experts));
+  }
+}
+
+/// deepseek_v3 (modeling_deepseek.py of deepseek-ai/DeepSeek-V3): multi-head latent attention,
+/// the first first_k_dense_replace layers dense (intermediate_size), the rest MoE with
+/// n_routed_experts of moe_intermediate_size, n_shared_experts beside them (no gate), a router
+/// with a per-expert score bias (topk_method noaux_tc). The multi-token-prediction module
+/// (num_nextn_predict_layers) is not part of the model (DeepSeek's 671B excludes it).
+void read_deepseek_v3(const Fields& f, ModelSpec& m) {
+  m.hidden_size = f.positive("hidden_size");
+  m.num_layers = f.positive("num_hidden_layers");
+  m.num_attention_heads = f.positive("num_attention_heads");
+  m.num_key_value_heads = m.num_attention_heads; // MLA: every head has its own k and v
+  m.q_lora_rank = f.optional_positive("q_lora_rank").value_or(0);
+  m.kv_lora_rank = f.positive("kv_lora_rank");
+  m.qk_rope_head_dim = f.positive("qk_rope_head_dim");
+  m.qk_nope_head_dim = f.positive("qk_nope_head_dim");
+  m.v_head_dim = f.positive("v_head_dim");
+  m.head_dim = m.qk_nope_head_dim + m.qk_rope_head_dim; // the query/key width of a head
+  m.ffn_hidden_size = f.positive("intermediate_size");
+  m.vocab_size = f.positive("vocab_size");
+  m.max_position_embeddings = f.positive("max_position_embeddings");
+  m.sequence_length = rope_training_length(f, m.max_position_embeddings);
+  m.memory_formula = MemoryFormula::llama;
+  m.gated_mlp = true;
+  m.norm = Norm::rmsnorm;
+  m.tied_embeddings = f.flag("tie_word_embeddings", false);
+  m.qkv_bias = f.flag("attention_bias", false);
+  m.num_experts = f.positive("n_routed_experts");
+  m.experts_per_token = f.positive("num_experts_per_tok");
+  m.moe_ffn_hidden_size = f.positive("moe_intermediate_size");
+  m.shared_expert_ffn_hidden_size =
+      f.optional_positive("n_shared_experts").value_or(0) * m.moe_ffn_hidden_size;
+  m.shared_expert_gate = false;
+  if (const Json* method = f.find("topk_method"); method != nullptr && method->is_string()) {
+    m.router_bias = method->get<std::string>() == "noaux_tc";
+  }
+  if (const Json* k = f.find("first_k_dense_replace")) {
+    if (!k->is_number_integer() || k->get<std::int64_t>() < 0) {
+      f.fail(fmt::format("'first_k_dense_replace' must be a whole number >= 0, not {}", k->dump()));
+    }
+    m.first_k_dense_layers = k->get<std::int64_t>();
+  }
+  if (const auto freq = f.optional_positive("moe_layer_freq"); freq && *freq != 1) {
+    f.fail(fmt::format("'moe_layer_freq' {} is not supported (only 1: every layer after "
+                       "first_k_dense_replace MoE)",
+                       *freq));
+  }
+  if (m.experts_per_token > m.num_experts) {
     f.fail(fmt::format("'num_experts_per_tok' {} is more than the {} experts",
                        m.experts_per_token, m.num_experts));
   }
@@ -249,6 +309,8 @@ ModelSpec parse_hf_config(const std::string& text, const std::string& origin,
     read_gpt2(f, m);
   } else if (type == "gpt_neox") {
     read_gpt_neox(f, m);
+  } else if (type == "deepseek_v3") {
+    read_deepseek_v3(f, m);
   } else {
     read_llama_family(f, type, m);
   }

@@ -402,9 +402,12 @@ std::vector<LaunchFile> launch_files(const LaunchPlan& plan) {
   }
   if (f.model.is_moe()) {
     md += fmt::format("- MoE: {} experts per layer, top-{} routing, expert width {} (Megatron-LM "
-                      "--num-experts --moe-router-topk --moe-ffn-hidden-size; expert parallel "
-                      "size 1, as estimated).\n",
-                      f.model.num_experts, f.model.experts_per_token, f.model.moe_ffn_hidden_size);
+                      "--num-experts --moe-router-topk --moe-ffn-hidden-size); expert parallel "
+                      "size {}, expert tensor parallel size {}, expert data parallel size {} "
+                      "(--expert-model-parallel-size --expert-tensor-parallel-size), as "
+                      "estimated.\n",
+                      f.model.num_experts, f.model.experts_per_token, f.model.moe_ffn_hidden_size,
+                      f.p.ep, f.p.etp, f.p.edp());
   }
   if (!refused.empty()) {
     md += "\n## Not written\n\n";

@@ -16,7 +16,7 @@ namespace {
 // DistributedDataParallelConfig.overlap_grad_reduce, default False); --tp-comm-overlap
 // (arguments.py _add_distributed_args: TP communication overlapped with GEMMs through
 // Transformer Engine's userbuffers; needs --sequence-parallel).
-constexpr std::array<const char*, 60> kMegatronLm{
+constexpr std::array<const char*, 73> kMegatronLm{
     "--tensor-model-parallel-size", "--pipeline-model-parallel-size",
     "--pipeline-model-parallel-layout", "--use-distributed-optimizer", "--use-torch-fsdp2",
     "--ckpt-format", "--micro-batch-size", "--global-batch-size", "--num-layers",
@@ -39,11 +39,21 @@ constexpr std::array<const char*, 60> kMegatronLm{
     "--kv-channels", "--add-qkv-bias", "--rotary-base", "--no-gradient-accumulation-fusion",
     "--fp8-format", "--fp8-recipe", "--num-experts", "--moe-router-topk", "--moe-ffn-hidden-size",
     "--moe-shared-expert-intermediate-size", "--expert-model-parallel-size", "--vocab-file",
-    "--merge-file"};
+    "--merge-file",
+    // Issue 27: expert tensor parallelism (ModelParallelConfig.expert_tensor_parallel_size),
+    // dense layers first (TransformerConfig.moe_layer_freq), DeepSeek-V3's router bias
+    // (moe_router_enable_expert_bias), capacity (moe_expert_capacity_factor), dispatcher and
+    // grouped GEMM (moe_token_dispatcher_type, moe_grouped_gemm), multi-head latent attention
+    // (arguments.py --multi-latent-attention; MLATransformerConfig q_lora_rank, kv_lora_rank,
+    // qk_head_dim, qk_pos_emb_head_dim, v_head_dim), Qwen3's qk norm (qk_layernorm).
+    "--expert-tensor-parallel-size", "--moe-layer-freq", "--moe-router-enable-expert-bias",
+    "--moe-expert-capacity-factor", "--moe-token-dispatcher-type", "--moe-grouped-gemm",
+    "--multi-latent-attention", "--q-lora-rank", "--kv-lora-rank", "--qk-head-dim",
+    "--qk-pos-emb-head-dim", "--v-head-dim", "--qk-layernorm"};
 
 // deepspeedai/Megatron-DeepSpeed 4efb479d (master): megatron/arguments.py (--sequence-parallel:
 // Megatron's sequence parallelism with tp > 1, research/LAUNCH.md's capability table).
-constexpr std::array<const char*, 54> kMegatronDeepSpeed{
+constexpr std::array<const char*, 55> kMegatronDeepSpeed{
     "--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--no-pipeline-parallel",
     "--num-layers", "--hidden-size", "--ffn-hidden-size", "--num-attention-heads",
     "--num-key-value-heads", "--seq-length", "--max-position-embeddings", "--micro-batch-size",
@@ -59,7 +69,9 @@ constexpr std::array<const char*, 54> kMegatronDeepSpeed{
     // megatron/arguments.py:608-625 (MoE: --num-experts, --topk, --expert-interval;
     // --kv-channels), :1159 (--moe-expert-parallel-size); GPT-2 BPE files.
     "--kv-channels", "--num-experts", "--topk", "--expert-interval", "--moe-expert-parallel-size",
-    "--vocab-file", "--merge-file"};
+    "--vocab-file", "--merge-file",
+    // megatron/arguments.py _add_distributed_args: experts split over tp (issue 27).
+    "--enable-expert-tensor-parallelism"};
 
 // deepspeedai/DeepSpeed edaa7221 (0.19.6): deepspeed/launcher/runner.py.
 constexpr std::array<const char*, 5> kDeepSpeedLauncher{"--hostfile", "--master_addr",

@@ -38,6 +38,11 @@ std::int64_t get_optional_count(const json_util::Json& j, const std::string& key
   return j.contains(key) ? get_count(j, key, where) : 0;
 }
 
+// Issue 27's optional keys (docs/models.md): fine-grained MoE and multi-head latent attention.
+#define MOE_MLA_KEYS                                                                            \
+  "first_k_dense_layers", "shared_expert_gate", "router_bias", "capacity_factor", "q_lora_rank", \
+      "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "qk_norm"
+
 ModelSpec model_from_json(const json_util::Json& m, const std::string& name,
                           const std::string& where, bool name_key_allowed) {
   using namespace json_util;
@@ -51,7 +56,7 @@ ModelSpec model_from_json(const json_util::Json& m, const std::string& name,
          "experts_per_token", "moe_ffn_hidden_size", "shared_expert_ffn_hidden_size",
          "tied_embeddings", "norm", "qkv_bias", "attention_output_bias", "mlp_bias",
          "learned_position_embeddings", "max_position_embeddings", "sliding_window",
-         "parallel_residual", "source"},
+         "parallel_residual", "source", MOE_MLA_KEYS},
         where);
   } else {
     reject_unknown_keys(
@@ -61,7 +66,8 @@ ModelSpec model_from_json(const json_util::Json& m, const std::string& name,
          "num_key_value_heads", "head_dim", "gated_mlp", "num_experts", "experts_per_token",
          "moe_ffn_hidden_size", "shared_expert_ffn_hidden_size", "tied_embeddings", "norm",
          "qkv_bias", "attention_output_bias", "mlp_bias", "learned_position_embeddings",
-         "max_position_embeddings", "sliding_window", "parallel_residual", "source"},
+         "max_position_embeddings", "sliding_window", "parallel_residual", "source",
+         MOE_MLA_KEYS},
         where);
   }
   ModelSpec spec;
@@ -115,6 +121,24 @@ ModelSpec model_from_json(const json_util::Json& m, const std::string& name,
   spec.sliding_window = get_optional_count(m, "sliding_window", where);
   spec.parallel_residual = m.contains("parallel_residual") && get_bool(m, "parallel_residual", where);
   spec.source = m.contains("source") ? get_string(m, "source", where) : std::string();
+  spec.first_k_dense_layers = get_optional_count(m, "first_k_dense_layers", where);
+  spec.shared_expert_gate = !m.contains("shared_expert_gate") || get_bool(m, "shared_expert_gate", where);
+  spec.router_bias = m.contains("router_bias") && get_bool(m, "router_bias", where);
+  if (m.contains("capacity_factor")) {
+    const auto& v = field(m, "capacity_factor", where);
+    if (!v.is_number() || !(v.get<double>() >= 0.0) || !std::isfinite(v.get<double>())) {
+      throw InputError(fmt::format("{}: 'capacity_factor' must be a number >= 0 (0: dropless), "
+                                   "not {}",
+                                   where, v.dump()));
+    }
+    spec.capacity_factor = v.get<double>();
+  }
+  spec.q_lora_rank = get_optional_count(m, "q_lora_rank", where);
+  spec.kv_lora_rank = get_optional_count(m, "kv_lora_rank", where);
+  spec.qk_rope_head_dim = get_optional_count(m, "qk_rope_head_dim", where);
+  spec.qk_nope_head_dim = get_optional_count(m, "qk_nope_head_dim", where);
+  spec.v_head_dim = get_optional_count(m, "v_head_dim", where);
+  spec.qk_norm = m.contains("qk_norm") && get_bool(m, "qk_norm", where);
   check_model(spec, where);
   return spec;
 }
@@ -162,12 +186,39 @@ void check_model(const ModelSpec& m, const std::string& where) {
                                    where, m.num_experts));
     }
   }
+  if (m.first_k_dense_layers > 0 && (m.num_experts == 0 || m.first_k_dense_layers >= m.num_layers)) {
+    throw InputError(fmt::format("{}: 'first_k_dense_layers' {} needs 'num_experts' > 0 and must "
+                                 "be below 'num_layers' {}",
+                                 where, m.first_k_dense_layers, m.num_layers));
+  }
+  at_most("q_lora_rank", m.q_lora_rank, 1 << 20);
+  at_most("kv_lora_rank", m.kv_lora_rank, 1 << 20);
+  at_most("qk_rope_head_dim", m.qk_rope_head_dim, 1 << 16);
+  at_most("qk_nope_head_dim", m.qk_nope_head_dim, 1 << 16);
+  at_most("v_head_dim", m.v_head_dim, 1 << 16);
+  if (m.kv_lora_rank > 0 && (m.qk_rope_head_dim < 1 || m.qk_nope_head_dim < 1 || m.v_head_dim < 1)) {
+    throw InputError(fmt::format("{}: multi-head latent attention ('kv_lora_rank' {}) needs "
+                                 "'qk_rope_head_dim', 'qk_nope_head_dim' and 'v_head_dim' > 0",
+                                 where, m.kv_lora_rank));
+  }
+  if (m.kv_lora_rank == 0 && (m.q_lora_rank > 0 || m.qk_rope_head_dim > 0 ||
+                              m.qk_nope_head_dim > 0 || m.v_head_dim > 0)) {
+    throw InputError(fmt::format("{}: 'q_lora_rank', 'qk_rope_head_dim', 'qk_nope_head_dim' and "
+                                 "'v_head_dim' need 'kv_lora_rank' > 0 (multi-head latent "
+                                 "attention)",
+                                 where));
+  }
   // Total parameters in floating point, before anything counts them in 64-bit integers.
   const double h = static_cast<double>(m.hidden_size);
   const double mlp_width = static_cast<double>(
       m.ffn_hidden_size + m.num_experts * m.moe_ffn_hidden_size + m.shared_expert_ffn_hidden_size);
   const double attn = h * static_cast<double>(m.head_dim) *
-                      static_cast<double>(2 * m.num_attention_heads + 2 * m.num_key_value_heads);
+                          static_cast<double>(2 * m.num_attention_heads + 2 * m.num_key_value_heads) +
+                      static_cast<double>(m.q_lora_rank + m.kv_lora_rank) *
+                          (h + static_cast<double>(m.num_attention_heads) *
+                                   static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim +
+                                                       m.v_head_dim)) +
+                      h * static_cast<double>(m.num_attention_heads * m.v_head_dim);
   const double approx = static_cast<double>(m.num_layers) * (attn + 3.0 * h * mlp_width) +
                         2.0 * h * static_cast<double>(m.vocab_size + m.max_position_embeddings);
   if (!(approx < 1e18)) {

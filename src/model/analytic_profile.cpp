@@ -18,6 +18,9 @@ struct Shape {
   double h, s, a, g, d, f, V;
   bool gated;
   double experts, top_k, f_expert, f_shared;
+  /// Multi-head latent attention: q and kv LoRA ranks, rope, nope and value head widths.
+  bool mla;
+  double q_lora, kv_lora, rope, nope, v;
 };
 
 Shape shape_of(const ModelSpec& m, int sequence_length) noexcept {
@@ -36,6 +39,12 @@ Shape shape_of(const ModelSpec& m, int sequence_length) noexcept {
   x.f_expert = static_cast<double>(m.moe_ffn_hidden_size > 0 ? m.moe_ffn_hidden_size
                                                              : m.ffn_hidden_size);
   x.f_shared = static_cast<double>(m.shared_expert_ffn_hidden_size);
+  x.mla = m.is_mla();
+  x.q_lora = static_cast<double>(m.q_lora_rank);
+  x.kv_lora = static_cast<double>(m.kv_lora_rank);
+  x.rope = static_cast<double>(m.qk_rope_head_dim);
+  x.nope = static_cast<double>(m.qk_nope_head_dim);
+  x.v = static_cast<double>(m.v_head_dim);
   return x;
 }
 
@@ -309,16 +318,36 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   };
 
   // Transformer layer, forward.
-  const double qkv = gemm_s(tokens, (x.a * x.d + 2 * x.g * x.d) / t, x.h);
-  const double proj = gemm_s(tokens, x.h, x.a * x.d / t);
+  double qkv = gemm_s(tokens, (x.a * x.d + 2 * x.g * x.d) / t, x.h);
+  double proj = gemm_s(tokens, x.h, x.a * x.d / t);
+  if (x.mla) {
+    // Multi-head latent attention (Megatron-LM's MLASelfAttention): the LoRA down-projections
+    // (h -> q_lora, h -> kv_lora + rope) are replicated over tp, the up-projections (q_lora ->
+    // heads x (nope + rope), kv_lora -> heads x (nope + v)) and the output split by heads.
+    const double qk = x.nope + x.rope;
+    qkv = (x.q_lora > 0 ? gemm_s(tokens, x.q_lora, x.h) + gemm_s(tokens, x.a * qk / t, x.q_lora)
+                        : gemm_s(tokens, x.a * qk / t, x.h)) +
+          gemm_s(tokens, x.kv_lora + x.rope, x.h) +
+          gemm_s(tokens, x.a * (x.nope + x.v) / t, x.kv_lora);
+    proj = gemm_s(tokens, x.h, x.a * x.v / t);
+  }
   double gemm = qkv + proj;
   double mlp = 0.0;
   const double mats = x.gated ? 3.0 : 2.0;
   if (x.experts > 0 && x.top_k > 0) {
     mlp += gemm_s(tokens, x.experts, x.h); // router
-    const double per_expert_tokens = tokens * x.top_k / x.experts;
-    mlp += x.experts * ((mats - 1) * gemm_s(per_expert_tokens, x.f_expert / t, x.h) +
-                        gemm_s(per_expert_tokens, x.h, x.f_expert / t));
+    // Grouped GEMM of the GPU's E/ep experts, each f_expert/etp wide, on its share of the
+    // tokens (folding: tp x dp GPUs hold the attention, etp x ep x edp the experts, so the
+    // tokens of one expert rank are tokens x top-k x ep x etp / (E x tp)); the busiest rank
+    // gets moe_imbalance times the average.
+    const double ep = static_cast<double>(std::max(1, st.ep));
+    const double etp = st.etp > 0 ? static_cast<double>(st.etp) : t;
+    const bool folded = st.ep > 1 || st.etp > 0;
+    const double per_expert_tokens =
+        (folded ? tokens * x.top_k * ep * etp / (x.experts * t) : tokens * x.top_k / x.experts) *
+        std::max(1.0, st.moe_imbalance);
+    mlp += x.experts / ep * ((mats - 1) * gemm_s(per_expert_tokens, x.f_expert / etp, x.h) +
+                             gemm_s(per_expert_tokens, x.h, x.f_expert / etp));
     if (x.f_shared > 0) {
       mlp += (mats - 1) * gemm_s(tokens, x.f_shared / t, x.h) +
              gemm_s(tokens, x.h, x.f_shared / t);
@@ -334,7 +363,9 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
                          : c.attention_efficiency;
   // fp8 training casts the linear layers only: attention and the LM head stay in 16 bits.
   const double P16 = st.dtype == Dtype::fp8 ? peak_flops(gpu, Dtype::bf16) : P;
-  const double attention = 4 * tokens * s_eff * x.a * x.d / t / (P16 * attention_eff);
+  // QK^T over the query/key width, PV over the value width (equal but for MLA).
+  const double core_width = x.mla ? (x.nope + x.rope + x.v) / 2 : x.d;
+  const double attention = 4 * tokens * s_eff * x.a * core_width / t / (P16 * attention_eff);
   const double f_act = x.experts > 0 ? x.top_k * x.f_expert + x.f_shared : x.f;
   double bytes = elem * tokens * x.h * 10 + elem * tokens * f_act * mats / t;
   if (!st.flash_attention) {

@@ -71,15 +71,21 @@ struct DpGroup {
   NcclLatency inter_lat;
 };
 
-DpGroup dp_group(const NativeContext& ctx, const DesignPoint& p, const NativeGpu& g) {
+/// A group of n ranks spaced `stride` apart (dp: n = dp, stride = tp; expert data parallel:
+/// n = edp, stride = etp x ep).
+DpGroup spaced_group(const NativeContext& ctx, int n, int stride, const NativeGpu& g) {
   DpGroup d;
-  d.intra = std::max(1, std::min(p.dp, ctx.gpus_per_node / std::max(1, p.tp)));
-  d.inter = (p.dp + d.intra - 1) / d.intra;
+  d.intra = std::max(1, std::min(n, ctx.gpus_per_node / std::max(1, stride)));
+  d.inter = (n + d.intra - 1) / d.intra;
   d.intra_bus = intra_bus_Bps(g, d.intra);
   d.inter_bus = g.inter_node_Bps / std::max(1, ctx.gpus_per_node);
   d.intra_lat = intra_latency(g.spec);
   d.inter_lat = nccl_latency(Transport::net);
   return d;
+}
+
+DpGroup dp_group(const NativeContext& ctx, const DesignPoint& p, const NativeGpu& g) {
+  return spaced_group(ctx, p.dp, p.tp, g);
 }
 
 double dp_allreduce_s(const DpGroup& d, double bytes) noexcept {
@@ -124,11 +130,14 @@ double loss_bytes_per_logit(const FrameworkParams& fw, const NativeSettings& st,
 /// pipeline, a tied LM head is a copy of the embedding on the last stage (Megatron-LM).
 struct EntryParams {
   double embedding = 0, layer = 0, post = 0;
+  /// A dense layer of an MoE model (its first_k_dense_layers); == layer for a dense model.
+  double dense_layer = 0;
 };
 EntryParams entry_params(const ModelSpec& m, int pp) {
   EntryParams e;
   e.embedding = static_cast<double>(embedding_parameters(m));
   e.layer = static_cast<double>(layer_parameters(m));
+  e.dense_layer = static_cast<double>(dense_layer_parameters(m));
   e.post = static_cast<double>(post_process_parameters(m));
   if (m.tied_embeddings && pp > 1) {
     e.post += static_cast<double>(m.vocab_size * m.hidden_size);
@@ -142,16 +151,40 @@ AnalyticLayerTimes layer_times(const NativeContext& ctx, const DesignPoint& p, i
                               native_layer_settings(ctx.model, p, ctx.settings));
 }
 
+/// The model's dense layers (the first_k_dense_layers of an MoE model): the same model
+/// without experts.
+ModelSpec dense_variant(const ModelSpec& m) {
+  ModelSpec d = m;
+  d.num_experts = 0;
+  d.experts_per_token = 0;
+  d.moe_ffn_hidden_size = 0;
+  d.shared_expert_ffn_hidden_size = 0;
+  d.first_k_dense_layers = 0;
+  return d;
+}
+
 /// The layer times of one design point on each node type, computed once per type however many
 /// stages run on it.
 class StageLayerTimes {
 public:
   StageLayerTimes(const NativeContext& ctx, const DesignPoint& p)
-      : ctx_(ctx), p_(p), times_(ctx.gpus.size()) {}
+      : ctx_(ctx), p_(p), times_(ctx.gpus.size()), dense_times_(ctx.gpus.size()) {}
   const AnalyticLayerTimes& operator()(int g) {
     std::optional<AnalyticLayerTimes>& t = times_[static_cast<std::size_t>(g)];
     if (!t) {
       t = layer_times(ctx_, p_, g);
+    }
+    return *t;
+  }
+  /// The times of a dense layer of an MoE model with first_k_dense_layers.
+  const AnalyticLayerTimes& dense(int g) {
+    std::optional<AnalyticLayerTimes>& t = dense_times_[static_cast<std::size_t>(g)];
+    if (!t) {
+      if (!dense_ctx_) {
+        dense_ctx_ = ctx_;
+        dense_ctx_->model = dense_variant(ctx_.model);
+      }
+      t = layer_times(*dense_ctx_, p_, g);
     }
     return *t;
   }
@@ -160,6 +193,8 @@ private:
   const NativeContext& ctx_;
   const DesignPoint& p_;
   std::vector<std::optional<AnalyticLayerTimes>> times_;
+  std::vector<std::optional<AnalyticLayerTimes>> dense_times_;
+  std::optional<NativeContext> dense_ctx_;
 };
 
 /// Hidden size, attention heads, key/value heads, head size and the FFN width a token passes
@@ -375,6 +410,9 @@ std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p
   if (p.schedule == Schedule::terapipe && p.pp < 2) {
     return "the terapipe schedule needs a pipeline (pp > 1)";
   }
+  if (std::string why = moe_invalid_reason(ctx.model, p); !why.empty()) {
+    return why;
+  }
   if (ctx.settings.fused_loss && !framework_params(p.method).torch_loss) {
     return fmt::format("--fused_loss on with {}: only torchtitan (fsdp) compiles its loss; "
                        "Megatron-LM and DeepSpeed keep an fp32 softmax of the logits",
@@ -405,6 +443,12 @@ double layer_activation_bytes(const ModelSpec& m, const DesignPoint& p,
   if (p.recompute == Recompute::full) {
     return 2.0 * scale * s * b * h / sp; // the layer input only
   }
+  // An MoE layer keeps the experts' input: the dispatched top-k copies of its tokens, gathered
+  // over etp (docs/moe.md), on the busiest rank.
+  const double moe_input =
+      m.is_moe() ? 2.0 * scale * s * b * static_cast<double>(m.experts_per_token) * h * p.etp / t *
+                       effective_moe_imbalance(m, st.moe_imbalance)
+                 : 0.0;
   if (p.recompute == Recompute::selective && framework_params(p.method).selective_per_op) {
     // The layer input, attention's output and softmax statistics, every second matmul output.
     const std::vector<double> mm = layer_matmuls(m);
@@ -413,14 +457,15 @@ double layer_activation_bytes(const ModelSpec& m, const DesignPoint& p,
     for (std::size_t i = 0; i < mm.size(); i += 2) {
       kept += i < 4 ? outputs[i] : (i + 1 == mm.size() ? h : f);
     }
-    return scale * s * b * (2.0 * h / sp + 2.0 * (a * d + kept) / t) + 4.0 * s * b * a / t;
+    return scale * s * b * (2.0 * h / sp + 2.0 * (a * d + kept) / t) + 4.0 * s * b * a / t +
+           moe_input;
   }
   // Korthikanti et al. 2022, generalised (docs/native.md §3): norm inputs and outputs (and
   // dropout masks) per token, q, k, v and the attention output, the MLP internals.
   const double replicated = (8.0 + (dropout ? 2.0 : 0.0)) * h / sp;
   const double kf = m.gated_mlp ? 6.0 : 4.0;
   const double split = (2 * a * d + 4 * g * d + 2 * a * d + kf * f) / t;
-  double bytes = scale * s * b * (replicated + split);
+  double bytes = scale * s * b * (replicated + split) + moe_input;
   if (st.flash_attention) {
     bytes += 4.0 * s * b * a / t; // softmax statistics, fp32
   } else if (p.recompute == Recompute::none) {
@@ -641,6 +686,9 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
     q.recompute = Recompute::none;
     return layer_activation_bytes(m, q, ctx.settings);
   }();
+  // A dense layer of an MoE model (first_k_dense_layers).
+  const double act_dense_layer =
+      m.first_k_dense_layers > 0 ? layer_activation_bytes(dense_variant(m), p, ctx.settings) : act_layer;
 
   out.stages.resize(static_cast<std::size_t>(pp));
   const PipeShape shape = pipe_shape(ctx, p, partition);
@@ -660,20 +708,63 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
     const bool last = shape.holds_head(j);
     const int n_layers = st.layers - (first ? 1 : 0) - (last ? 1 : 0);
 
+    // An MoE model's stage: its MoE layers (n_main) and the dense layers before them
+    // (first_k_dense_layers); a dense model's: n_main = n_layers.
+    const int n_moe = m.is_moe() ? stage_moe_layers(m, p, partition, j) : 0;
+    const int n_main = m.is_moe() ? n_moe : n_layers;
+    const int n_dense = n_layers - n_main;
+    st.moe_layers = n_moe;
+
     // Time of one micro-batch through this stage (all its chunks when interleaved).
     const AnalyticLayerTimes& t = times(g);
     const double rc = recompute_s(t, p.recompute, fw, m);
-    st.forward_s = n_layers * t.layer.forward_s + (first ? t.embedding.forward_s : 0.0) +
+    st.forward_s = n_main * t.layer.forward_s + (first ? t.embedding.forward_s : 0.0) +
                    (last ? t.post_process.forward_s : 0.0);
-    st.recompute_s = n_layers * rc;
-    st.backward_s = n_layers * (t.layer.backward_s + rc) + (first ? t.embedding.backward_s : 0.0) +
+    st.recompute_s = n_main * rc;
+    st.backward_s = n_main * (t.layer.backward_s + rc) + (first ? t.embedding.backward_s : 0.0) +
                     (last ? t.post_process.backward_s : 0.0);
-    st.weight_s = n_layers * t.layer.weight_s + (first ? t.embedding.weight_s : 0.0) +
+    st.weight_s = n_main * t.layer.weight_s + (first ? t.embedding.weight_s : 0.0) +
                   (last ? t.post_process.weight_s : 0.0);
+    if (n_dense > 0) {
+      const AnalyticLayerTimes& td = times.dense(g);
+      const double rcd = recompute_s(td, p.recompute, fw, dense_variant(m));
+      st.forward_s += n_dense * td.layer.forward_s;
+      st.recompute_s += n_dense * rcd;
+      st.backward_s += n_dense * (td.layer.backward_s + rcd);
+      st.weight_s += n_dense * td.layer.weight_s;
+    }
+    if (n_moe > 0) {
+      // Token dispatch and combine of each MoE layer (docs/moe.md): an all-to-all
+      // over the ep ranks (inside the node, or partly over the network), an all-gather over
+      // etp before the experts and a reduce-scatter after; the same again in backward, and in
+      // forward again under full recompute. They replace the dense MLP's tp collective.
+      const double bytes = dispatch_bytes(m, p, wb, effective_moe_imbalance(m, ctx.settings.moe_imbalance));
+      const int intra = ep_ranks_per_node(p, ctx.gpus_per_node);
+      const NcclLatency node_lat = intra_latency(gpu.spec);
+      const NcclLatency net_lat = nccl_latency(Transport::net);
+      const A2aLink node{intra_bus_Bps(gpu, intra), node_lat.simple_base_s + node_lat.simple_step_s};
+      const A2aLink net{gpu.inter_node_Bps / std::max(1, ctx.gpus_per_node),
+                        net_lat.simple_base_s + net_lat.simple_step_s};
+      const double a2a = all_to_all_s(bytes, p.ep, intra, node, net);
+      const double etp_comm =
+          p.etp > 1 ? dp_half_s(spaced_group(ctx, p.etp, 1, gpu), bytes * p.etp) : 0.0;
+      const double pass = 2.0 * (a2a + etp_comm); // dispatch + combine
+      const double delta = pass - t.tp_comm_forward_s / 2.0;
+      const double passes = p.recompute == Recompute::full ? 3.0 : 2.0;
+      st.moe_comm_s = n_moe * passes * pass;
+      st.forward_s += n_moe * delta;
+      st.backward_s += n_moe * delta * (passes - 1.0);
+      if (p.recompute == Recompute::full) st.recompute_s += n_moe * delta;
+    }
 
-    const double stage_params = n_layers * params.layer + (first ? params.embedding : 0.0) +
+    const double stage_params = n_main * params.layer + n_dense * params.dense_layer +
+                                (first ? params.embedding : 0.0) +
                                 (last ? params.post : 0.0);
-    const double local = stage_params / p.tp; // parameters of one GPU before data-parallel sharding
+    // Parameters of one GPU before data-parallel sharding: the dense part / tp, the routed
+    // experts / (ep x etp); ZeRO shards the first over dp, the second over edp.
+    const StageShards shards = stage_shards(m, p, stage_params, n_moe);
+    const double local = shards.local();
+    const double edp = p.edp();
     // Gradient accumulation: DeepSpeed ZeRO 0-2 let autograd add each micro-batch's gradient
     // into .grad after the first (AccumulateGrad's in-place add: read both, write one, in the
     // training dtype), memory-bound on the compute stream. Megatron-LM's DDP accumulates in
@@ -690,6 +781,10 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
     }
     const DpGroup group = dp_group(ctx, p, gpu);
     const double d = p.dp;
+    // Bytes per GPU of a state of `bytes` per parameter sharded as ZeRO shards it.
+    const auto zero_shard = [&](double bytes) {
+      return bytes * shards.dense / d + bytes * shards.expert / edp;
+    };
 
     // ZeRO-3 / FSDP: parameters gathered for forward and again for backward, gradients
     // reduce-scattered, every micro-batch; prefetching hides them behind compute except the
@@ -730,7 +825,7 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
     }
     // ZeRO-Infinity: parameters come over PCIe for each forward and backward.
     if (p.offload == Offload::optimizer_params) {
-      const double fetch = wb * local / d / gpu.host_link_Bps;
+      const double fetch = zero_shard(wb) / gpu.host_link_Bps;
       const double fwd = std::max(st.forward_s, fetch);
       const double bwd = std::max(st.backward_s, fetch);
       st.forward_s = fwd;
@@ -748,12 +843,19 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
 
     // Data-parallel gradient sync after the last backward (methods that do not reduce per
     // micro-batch): all-reduce (dp, zero0) or reduce-scatter + all-gather (zero1, zero2).
-    if (!shards_parameters(p.method) && p.dp > 1) {
-      double sync = 0.0;
-      if (fw.shard_level >= 1) { // reduce-scatter, then all-gather the updated parameters
-        sync = dp_half_s(group, fw.grad_reduce_bytes * local) + dp_half_s(group, wb * local);
-      } else {
-        sync = dp_allreduce_s(group, fw.grad_reduce_bytes * local);
+    // The routed experts' gradients are reduced over edp (etp x ep apart), separately.
+    if (!shards_parameters(p.method) && (p.dp > 1 || (shards.expert > 0 && edp > 1))) {
+      const auto reduce = [&](const DpGroup& grp, double params_local) {
+        if (fw.shard_level >= 1) { // reduce-scatter, then all-gather the updated parameters
+          return dp_half_s(grp, fw.grad_reduce_bytes * params_local) + dp_half_s(grp, wb * params_local);
+        }
+        return dp_allreduce_s(grp, fw.grad_reduce_bytes * params_local);
+      };
+      double sync = p.dp > 1 ? reduce(group, shards.dense) : 0.0;
+      if (shards.expert > 0 && edp > 1) {
+        st.expert_dp_sync_s =
+            reduce(spaced_group(ctx, static_cast<int>(edp), p.ep * p.etp, gpu), shards.expert);
+        sync += st.expert_dp_sync_s;
       }
       const std::optional<bool>& overlap = ctx.settings.overlap_grad_reduce;
       const double hidden = overlap ? (*overlap ? 1.0 : 0.0) : fw.dp_overlap;
@@ -766,9 +868,9 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
     const double opt_bytes = (mixed ? 4.0 : 0.0) + 8.0; // fp32 master copy, Adam m and v
     NativeMemory& mem = st.memory;
     if (fw.fp32_sharded_params) {
-      mem.weights = 4.0 * local / d;
-      mem.gradients = 4.0 * local / d;
-      mem.optimizer = 8.0 * local / d;
+      mem.weights = zero_shard(4.0);
+      mem.gradients = zero_shard(4.0);
+      mem.optimizer = zero_shard(8.0);
       if (unsharded) {
         // the gathered training-dtype parameters and the unsharded gradient accumulators
         mem.weights += wb * local;
@@ -778,9 +880,9 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
         mem.buffers += (mixed ? 2.0 * wb * largest_layer_params / p.tp : 0.0);
       }
     } else {
-      mem.weights = shards_parameters(p.method) ? wb * local / d : wb * local;
-      mem.gradients = (grad_sharded ? fw.grad_bytes * local / d : fw.grad_bytes * local);
-      mem.optimizer = opt_sharded ? opt_bytes * local / d : opt_bytes * local;
+      mem.weights = shards_parameters(p.method) ? zero_shard(wb) : wb * local;
+      mem.gradients = (grad_sharded ? zero_shard(fw.grad_bytes) : fw.grad_bytes * local);
+      mem.optimizer = opt_sharded ? zero_shard(opt_bytes) : opt_bytes * local;
       if (shards_parameters(p.method)) {
         mem.buffers += 2.0 * wb * largest_layer_params / p.tp;
       }
@@ -789,16 +891,16 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
     if (p.offload != Offload::none) {
       // ZeRO-Offload: the fp32 master copy, Adam states and fp32 gradients live in host
       // memory; the GPU keeps the training-dtype gradients (partitioned from ZeRO-2 on).
-      host_bytes += (opt_bytes + 4.0) * local / d;
+      host_bytes += zero_shard(opt_bytes + 4.0);
       mem.optimizer = 0.0;
-      mem.gradients = (grad_sharded ? wb * local / d : wb * local);
+      mem.gradients = (grad_sharded ? zero_shard(wb) : wb * local);
       if (p.offload == Offload::optimizer_params) {
-        host_bytes += wb * local / d;
+        host_bytes += zero_shard(wb);
         mem.weights = 0.0;
       }
       // per step: gradients to the host, updated parameters back, CPU-Adam in between
-      st.offload_s += (wb + wb) * local / d / gpu.host_link_Bps +
-                      local / d / ctx.settings.host_adam_params_per_s;
+      st.offload_s += zero_shard(wb + wb) / gpu.host_link_Bps +
+                      zero_shard(1.0) / ctx.settings.host_adam_params_per_s;
     }
     st.host_gib = host_bytes / kGiB;
 
@@ -815,7 +917,13 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
       in_flight = std::min(mb, in_flight * (1.0 + (pp - 1.0) / (pp * v)));
     }
     st.in_flight = in_flight;
-    mem.activations = in_flight * n_layers * act_layer;
+    mem.activations = n_dense > 0 ? in_flight * (n_main * act_layer + n_dense * act_dense_layer)
+                                  : in_flight * n_layers * act_layer;
+    if (n_moe > 0) {
+      // The all-to-all's send and receive buffers of the layer being computed (the permuted
+      // tokens and the combine's output), on the busiest rank.
+      mem.buffers += 2.0 * dispatch_bytes(m, p, wb, effective_moe_imbalance(m, ctx.settings.moe_imbalance));
+    }
     if (p.recompute == Recompute::full && n_layers > 0) {
       mem.activations += act_full_layer; // the layer being recomputed
     }
@@ -835,7 +943,7 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
     // Optimizer step on the GPU: memory bound, reading and writing the states of the
     // parameters this GPU updates.
     if (p.offload == Offload::none) {
-      const double updated = opt_sharded ? local / d : local;
+      const double updated = opt_sharded ? zero_shard(1.0) : local;
       const double bytes = updated * (fw.grad_bytes + 2 * opt_bytes + wb);
       st.optimizer_s = bytes / (gpu.spec.memory_gbps * 1e9 * gpu.calibration.memory_efficiency);
       // The host issues the multi-tensor launches over the stage's parameter tensors (the
@@ -995,6 +1103,13 @@ AnalyticSettings native_layer_settings(const ModelSpec& model, const DesignPoint
   st.fused_kernels = !fw.torch_loss;
   st.sharded_parameters = fw.shard_level >= 3 && p.dp > 1;
   st.tp_comm_overlap = settings.tp_comm_overlap;
+  if (model.is_moe()) {
+    // Expert parallelism (docs/moe.md): the grouped GEMM at the GPU's experts and tokens, the
+    // busiest rank's load.
+    st.ep = p.ep;
+    st.etp = p.etp;
+    st.moe_imbalance = effective_moe_imbalance(model, settings.moe_imbalance);
+  }
   return st;
 }
 

@@ -43,14 +43,29 @@ std::vector<DesignPoint> SearchPlan::design_points() const {
             if ((schedule == Schedule::interleaved) != (v > 1)) continue;
             for (const Offload o : offload) {
               for (const Recompute r : recompute) {
-                DesignPoint p = base;
-                p.dtype = dtype;
-                p.schedule = schedule;
-                p.virtual_stages = static_cast<std::int16_t>(v);
-                p.offload = o;
-                p.recompute = r;
-                if (native_invalid_reason(*context.native, p, all_types).empty()) {
-                  out.push_back(p);
+                // Expert layouts (MoE models): etp 0 stands for the point's tp; each distinct
+                // (ep, etp) once.
+                std::vector<std::pair<int, int>> layouts;
+                for (const int e : ep) {
+                  for (const int et : etp) {
+                    const std::pair<int, int> l{e, et == 0 ? base.tp : et};
+                    if (std::find(layouts.begin(), layouts.end(), l) == layouts.end()) {
+                      layouts.push_back(l);
+                    }
+                  }
+                }
+                for (const auto& [e, et] : layouts) {
+                  DesignPoint p = base;
+                  p.dtype = dtype;
+                  p.schedule = schedule;
+                  p.virtual_stages = static_cast<std::int16_t>(v);
+                  p.offload = o;
+                  p.recompute = r;
+                  p.ep = static_cast<std::int16_t>(e);
+                  p.etp = static_cast<std::int16_t>(et);
+                  if (native_invalid_reason(*context.native, p, all_types).empty()) {
+                    out.push_back(p);
+                  }
                 }
               }
             }
@@ -480,6 +495,45 @@ void make_native_plan(const PlanInput& in, SearchPlan& plan,
                    [](DpMethod m) { return framework_params(m).torch_loss; })) {
     throw InputError("--fused_loss on: only torchtitan (fsdp) compiles its loss, and this search "
                      "has no fsdp (-f m or -f both includes it)");
+  }
+  // Expert parallelism (docs/moe.md): for an MoE model every power of two dividing the
+  // experts up to the cluster's GPUs, and etp 1 (fine-grained experts whole on a GPU, as
+  // Megatron-LM's DeepSeek-V3 and Qwen3 recipes run them) and tp (Megatron-LM's default,
+  // --expert-tensor-parallel-size unset); points whose GPUs cannot hold them are left out.
+  const ModelSpec& m = ctx.model;
+  if (m.is_moe()) {
+    if (in.ep.empty()) {
+      plan.ep.clear();
+      for (std::int64_t e = 1; e <= m.num_experts && e <= ctx.cluster.world_size(); e *= 2) {
+        if (m.num_experts % e == 0) plan.ep.push_back(static_cast<int>(e));
+      }
+    } else {
+      plan.ep = in.ep;
+    }
+    plan.etp = in.etp.empty() ? std::vector<int>{1, 0} : in.etp;
+    // A value no point can take is an error, not an empty search.
+    for (const int e : plan.ep) {
+      if (m.num_experts % e != 0) {
+        throw InputError(fmt::format("--ep {} does not divide the {} experts of {}", e,
+                                     m.num_experts, m.name));
+      }
+    }
+    for (const int e : plan.etp) {
+      if (e > 0 && m.moe_ffn_hidden_size % e != 0) {
+        throw InputError(fmt::format("--etp {} does not divide the expert FFN width {} of {}", e,
+                                     m.moe_ffn_hidden_size, m.name));
+      }
+    }
+  } else {
+    for (const auto& [flag, values] : {std::pair{"--ep", &in.ep}, std::pair{"--etp", &in.etp}}) {
+      for (const int x : *values) {
+        if (x > 1) {
+          throw InputError(fmt::format("{} {}: {} is a dense model (expert parallelism needs an "
+                                       "MoE model: num_experts > 0)",
+                                       flag, x, m.name));
+        }
+      }
+    }
   }
   ctx.native = std::move(native);
 }

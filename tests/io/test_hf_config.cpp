@@ -101,7 +101,7 @@ TEST_CASE("bad config.json files: one line naming the file, the field and the va
               "'num_attention_heads' 32");
   CHECK(error_of(bad + "unknown_model_type.json") ==
         bad + "unknown_model_type.json: unknown model_type 'bert' (supported: gpt2, gpt_neox, "
-              "llama, mistral, mixtral, qwen2, qwen2_moe)");
+              "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3_moe, deepseek_v3)");
   CHECK(error_of(bad + "missing_layers.json") ==
         bad + "missing_layers.json: missing key 'num_hidden_layers' (model_type llama)");
   CHECK(error_of(bad + "hidden_is_a_string.json") ==

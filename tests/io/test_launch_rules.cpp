@@ -145,7 +145,28 @@ ModelSpec from_megatron_lm(const std::string& text) {
     m.shared_expert_ffn_hidden_size = f.count("--moe-shared-expert-intermediate-size") != 0
                                           ? num(f, "--moe-shared-expert-intermediate-size")
                                           : 0;
+    // TransformerConfig: no shared-expert gate unless asked; moe_layer_freq as a list
+    // expression; the router's expert bias (moe_router_enable_expert_bias).
+    m.shared_expert_gate = false;
+    m.router_bias = f.count("--moe-router-enable-expert-bias") != 0;
+    if (f.count("--moe-layer-freq") != 0) {
+      std::smatch k;
+      const std::string freq = f.at("--moe-layer-freq");
+      REQUIRE(std::regex_search(freq, k, std::regex(R"(\[0\]\*(\d+)\+\[1\]\*(\d+))")));
+      m.first_k_dense_layers = std::stoll(k[1].str());
+      REQUIRE(m.first_k_dense_layers + std::stoll(k[2].str()) == m.num_layers);
+    }
   }
+  // MLATransformerConfig (multi-head latent attention) and qk_layernorm.
+  if (f.count("--multi-latent-attention") != 0) {
+    m.q_lora_rank = f.count("--q-lora-rank") != 0 ? num(f, "--q-lora-rank") : 0;
+    m.kv_lora_rank = num(f, "--kv-lora-rank");
+    m.qk_nope_head_dim = num(f, "--qk-head-dim");
+    m.qk_rope_head_dim = num(f, "--qk-pos-emb-head-dim");
+    m.v_head_dim = num(f, "--v-head-dim");
+    m.head_dim = m.qk_nope_head_dim + m.qk_rope_head_dim;
+  }
+  m.qk_norm = f.count("--qk-layernorm") != 0;
   m.vocab_size = vocab_comment(text);
   return m;
 }
@@ -252,8 +273,10 @@ TEST_CASE("round trip: every catalog model's emitted flags give the estimator's 
       });
       if (!runnable) {
         // FSDP of a tied-embedding GPT (Megatron-LM needs untied weights, torchtitan has no
-        // GPT), a ZeRO plan of Qwen (Megatron-DeepSpeed has no QKV-only bias).
-        CHECK((model.tied_embeddings || model.qkv_bias));
+        // GPT), a ZeRO plan of Qwen (Megatron-DeepSpeed has no QKV-only bias) or of an MoE model
+        // whose experts are not --ffn-hidden-size wide (Megatron-DeepSpeed's experts are).
+        CHECK((model.tied_embeddings || model.qkv_bias ||
+               (model.is_moe() && model.moe_ffn_hidden_size != model.ffn_hidden_size)));
         CHECK_THROWS_WITH(launch_files(t->lp), Catch::Contains("no framework can run this plan"));
         continue;
       }
@@ -507,4 +530,57 @@ TEST_CASE("zerosearch-estimator plans set and say what the profiles measured (is
   CHECK_FALSE(contains(text_of(files, "megatron_deepspeed_args.sh"), "--recompute"));
   auto d = plan_for("llama2_13B", DpMethod::fsdp, 1, 1, "A10", Estimator::zerosearch);
   CHECK(contains(text_of(launch_files(d->lp), "torchtitan.toml"), "mode = \"none\""));
+}
+
+TEST_CASE("MoE: the estimated expert layout and DeepSeek-V3's shape reach Megatron-LM (issue 27)",
+          "[launch][rules]") {
+  // ModelParallelConfig.expert_model_parallel_size / expert_tensor_parallel_size;
+  // TransformerConfig.moe_layer_freq, moe_router_enable_expert_bias; MLATransformerConfig.
+  auto t = plan_for("deepseek_v3", DpMethod::dp, 4, 1, "H100-SXM"); // dp 8
+  t->lp.point.ep = 16;
+  t->lp.point.etp = 2;
+  const auto files = launch_files(t->lp);
+  const std::string lm = text_of(files, "megatron_lm_args.sh");
+  CHECK(contains(lm, "--expert-model-parallel-size 16\n"));
+  CHECK(contains(lm, "--expert-tensor-parallel-size 2\n"));
+  CHECK(contains(lm, "--num-experts 256\n"));
+  CHECK(contains(lm, "--moe-router-topk 8\n"));
+  CHECK(contains(lm, "--moe-ffn-hidden-size 2048\n"));
+  CHECK(contains(lm, "--moe-shared-expert-intermediate-size 2048\n"));
+  CHECK(contains(lm, "--moe-layer-freq '([0]*3+[1]*58)'\n"));
+  CHECK(contains(lm, "--moe-router-enable-expert-bias\n"));
+  CHECK(contains(lm, "--moe-token-dispatcher-type alltoall\n"));
+  CHECK(contains(lm, "--multi-latent-attention\n"));
+  CHECK(contains(lm, "--q-lora-rank 1536\n"));
+  CHECK(contains(lm, "--kv-lora-rank 512\n"));
+  CHECK(contains(lm, "--qk-head-dim 128\n"));
+  CHECK(contains(lm, "--qk-pos-emb-head-dim 64\n"));
+  CHECK(contains(lm, "--v-head-dim 128\n"));
+  CHECK_FALSE(contains(lm, "--group-query-attention"));
+  CHECK_FALSE(contains(lm, "--kv-channels"));
+  const std::string md = text_of(files, "PLAN.md");
+  CHECK(contains(md, "expert parallel size 16, expert tensor parallel size 2, expert data "
+                     "parallel size 1"));
+  auto f = plan_for("deepseek_v3", DpMethod::fsdp, 1, 1, "H100-SXM");
+  CHECK(contains(text_of(launch_files(f->lp), "PLAN.md"), "not its deepseek_v3 model"));
+  // Qwen3: q and k norms; GQA as estimated.
+  auto q = plan_for("qwen3_30B_A3B", DpMethod::dp, 2, 1, "H100-SXM");
+  q->lp.point.ep = 8;
+  q->lp.point.etp = 1;
+  const std::string qlm = text_of(launch_files(q->lp), "megatron_lm_args.sh");
+  CHECK(contains(qlm, "--qk-layernorm\n"));
+  CHECK(contains(qlm, "--group-query-attention\n  --num-query-groups 4\n"));
+  CHECK(contains(qlm, "--expert-model-parallel-size 8\n  --expert-tensor-parallel-size 1\n"));
+  // Megatron-DeepSpeed: --moe-expert-parallel-size ep; experts whole, or split over tp
+  // (--enable-expert-tensor-parallelism), nothing else.
+  auto z = plan_for("mixtral_8x7B", DpMethod::zero1, 2, 1, "H100-SXM"); // dp 16
+  z->lp.point.ep = 4;
+  z->lp.point.etp = 2;
+  const std::string zds = text_of(launch_files(z->lp), "megatron_deepspeed_args.sh");
+  CHECK(contains(zds, "--moe-expert-parallel-size 4\n  --enable-expert-tensor-parallelism\n"));
+  auto z4 = plan_for("mixtral_8x7B", DpMethod::zero1, 4, 1, "H100-SXM"); // dp 8
+  z4->lp.point.ep = 4;
+  z4->lp.point.etp = 2;
+  CHECK_THROWS_WITH(launch_files(z4->lp),
+                    Catch::Contains("Megatron-DeepSpeed cannot split experts over etp 2 with tp 4"));
 }

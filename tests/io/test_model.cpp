@@ -37,8 +37,9 @@ TEST_CASE("the shipped model catalog loads", "[model]") {
   const ModelCatalog c = load_model_catalog(ZEROSEARCH_TEST_PROFILEDB "/models.json");
   CHECK(c.find("llama2_13B").num_layers == 40);
   CHECK(c.find("gpt2XL").num_layers_from_cli);
-  CHECK(c.names() == "gpt2XL, gpt3_175B, llama2_13B, llama2_70B, llama2_7B, llama3_405B, "
-                     "llama3_70B, llama3_8B, mistral_7B, mixtral_8x7B, qwen2.5_72B, qwen2.5_7B");
+  CHECK(c.names() == "deepseek_v3, gpt2XL, gpt3_175B, llama2_13B, llama2_70B, llama2_7B, "
+                     "llama3_405B, llama3_70B, llama3_8B, mistral_7B, mixtral_8x22B, "
+                     "mixtral_8x7B, qwen2.5_72B, qwen2.5_7B, qwen3_235B_A22B, qwen3_30B_A3B");
 }
 
 TEST_CASE("an unknown model lists the known ones", "[model]") {
@@ -54,7 +55,9 @@ TEST_CASE("model catalog errors name the file, model and key", "[model]") {
         "experts_per_token, moe_ffn_hidden_size, shared_expert_ffn_hidden_size, "
         "tied_embeddings, norm, qkv_bias, attention_output_bias, mlp_bias, "
         "learned_position_embeddings, max_position_embeddings, sliding_window, "
-        "parallel_residual, source)");
+        "parallel_residual, source, first_k_dense_layers, shared_expert_gate, router_bias, "
+        "capacity_factor, q_lora_rank, kv_lora_rank, qk_rope_head_dim, qk_nope_head_dim, "
+        "v_head_dim, qk_norm)");
   CHECK(error_of(R"({"format": "zerosearch-models/2", "models": {}})") ==
         "models.json: 'format' must be \"zerosearch-models/1\"");
   CHECK(error_of(R"({"format": "zerosearch-models/1", "models": {}})") == "models.json: no models");

@@ -157,7 +157,9 @@ TEST_CASE("every built-in model has a positive, self-consistent parameter count"
     INFO(m.name);
     CHECK(layer_parameters(m) > 0);
     CHECK(active_parameters(m) <= total_parameters(m));
-    CHECK(total_parameters(m) == embedding_parameters(m) + m.num_layers * layer_parameters(m) +
+    // Dense layers first (DeepSeek-V3) count as dense layers, the rest as MoE layers.
+    CHECK(total_parameters(m) == embedding_parameters(m) + m.moe_layers() * layer_parameters(m) +
+                                     (m.num_layers - m.moe_layers()) * dense_layer_parameters(m) +
                                      post_process_parameters(m));
     CHECK(!m.source.empty());
   }
@@ -221,4 +223,77 @@ TEST_CASE("MoE forward FLOPs count the top-k experts only", "[model_stats]") {
   wider.num_experts = 16;
   CHECK(forward_flops_per_sequence(wider) == forward_flops_per_sequence(m));
   CHECK(total_parameters(wider) > total_parameters(m));
+}
+
+// Issue 27: fine-grained MoE (dense layers first, shared experts without a gate, a router
+// bias), multi-head latent attention, qk norms.
+
+TEST_CASE("DeepSeek-V3 has 671.03 B parameters, 37.55 B active (MLA, 3 dense layers first)",
+          "[model_stats][moe]") {
+  const ModelSpec m = hf("DeepSeek-V3");
+  // h 7168, 128 heads, q_lora 1536, kv_lora 512, nope 128, rope 64, v 128:
+  // q_a 7168*1536 = 11,010,048 + norm 1,536; q_b 1536*128*192 = 37,748,736;
+  // kv_a 7168*(512+64) = 4,128,768 + norm 512; kv_b 512*128*256 = 16,777,216;
+  // o 128*128*7168 = 117,440,512; together 187,107,328
+  CHECK(attention_parameters(m) == 187'107'328);
+  // 256 experts of 3*7168*2048 = 44,040,192 each
+  CHECK(expert_parameters(m) == 11'274'289'152);
+  // router 7168*256 + its bias 256 + one shared expert 44,040,192, no gate
+  CHECK(moe_dense_mlp_parameters(m) == 45'875'456);
+  CHECK(layer_parameters(m) == 11'507'286'272);
+  // a dense layer: attention + 3*7168*18432 = 396,361,728 + 2 norms 14,336
+  CHECK(dense_layer_parameters(m) == 583'483'392);
+  CHECK(layer_parameters_at(m, 2) == 583'483'392);
+  CHECK(layer_parameters_at(m, 3) == 11'507'286'272);
+  // 58 MoE + 3 dense layers + embedding and LM head 129280*7168 each + final norm
+  CHECK(total_parameters(m) == 671'026'419'200);
+  CHECK(rounded(total_parameters(m), 9) == 671);  // "671B total parameters" (arXiv:2412.19437)
+  // active: 8 routed experts of the 256
+  CHECK(active_parameters(m) == 37'552'297'472);
+  CHECK(rounded(active_parameters(m), 9) == 38); // "37B activated": 37.55 B, MTP module left out
+  CHECK(m.moe_layers() == 58);
+  CHECK(moe_layers_in(m, 0, 4) == 1);
+  CHECK(moe_layers_in(m, 3, 10) == 10);
+  CHECK(moe_layers_in(m, 0, 3) == 0);
+}
+
+TEST_CASE("Qwen3-30B-A3B has 30.53 B parameters, 3.35 B active (qk norms, no shared expert)",
+          "[model_stats][moe]") {
+  const ModelSpec m = hf("Qwen3-30B-A3B");
+  // q 2048*4096, k and v 2048*512 each, o 4096*2048, q and k norms 128 each
+  CHECK(attention_parameters(m) == 18'874'624);
+  CHECK(total_parameters(m) == 30'532'122'624);
+  CHECK(active_parameters(m) == 3'353'032'704);
+  CHECK(rounded(total_parameters(m), 8) == 305); // 30.5 B (model card)
+  CHECK(rounded(active_parameters(m), 8) == 34);  // 3.3 B: 3.35 rounds up
+}
+
+TEST_CASE("the MoE built-ins match their published totals", "[model_stats][moe]") {
+  // Published: Mixtral-8x22B 141 B / 39 B (mistral.ai), Qwen3-235B-A22B 235 B / 22 B and
+  // Qwen3-30B-A3B 30.5 B / 3.3 B (model cards), DeepSeek-V3 671 B / 37 B (arXiv:2412.19437).
+  const auto billions = [](std::int64_t n) { return static_cast<double>(n) / 1e9; };
+  CHECK(total_parameters(catalog().find("mixtral_8x22B")) == 140'630'071'296);
+  CHECK(active_parameters(catalog().find("mixtral_8x22B")) == 39'161'468'928);
+  CHECK(total_parameters(catalog().find("qwen3_235B_A22B")) == 235'093'634'560);
+  CHECK(active_parameters(catalog().find("qwen3_235B_A22B")) == 22'190'763'520);
+  CHECK(total_parameters(catalog().find("qwen3_30B_A3B")) == 30'532'122'624);
+  CHECK(total_parameters(catalog().find("deepseek_v3")) == 671'026'419'200);
+  CHECK(active_parameters(catalog().find("deepseek_v3")) == 37'552'297'472);
+  CHECK(billions(total_parameters(catalog().find("mixtral_8x22B"))) == Approx(141).epsilon(0.01));
+  CHECK(billions(active_parameters(catalog().find("mixtral_8x22B"))) == Approx(39).epsilon(0.01));
+}
+
+TEST_CASE("Megatron's FLOPs count MLA's projections and only the MoE layers' experts",
+          "[model_stats][moe]") {
+  const ModelSpec m = hf("DeepSeek-V3");
+  // Per token and layer, forward / 2 (multiply-adds), Megatron's MLA branch, s = 4096:
+  // q: 1536*(7168 + 128*192 + 1) = 48,760,320; kv: 512*(7168 + 128*256 + 1) = 20,447,744;
+  // rope key 7168*64 = 458,752; o 16384*7168 = 117,440,512;
+  // core 4096*128*192/2 + 4096*128*128/2 = 50,331,648 + 33,554,432
+  const double attention = 48'760'320.0 + 20'447'744.0 + 458'752.0 + 117'440'512.0 +
+                           50'331'648.0 + 33'554'432.0;
+  const double dense_mlp = 3.0 * 7168 * 18432;
+  const double moe_mlp = 3.0 * 7168 * (2048 * 8 + 2048);
+  const double per_token = 61 * attention + 3 * dense_mlp + 58 * moe_mlp + 7168.0 * 129280;
+  CHECK(forward_flops_per_sequence(m, 4096, 129280) == Approx(2.0 * 4096 * per_token).epsilon(1e-12));
 }

@@ -8,6 +8,7 @@
 // formula (model/memory.cpp) and its place in the planner; the launch writers switch over its
 // DpLaunchKind without a default, so they fail to compile until it is handled.
 // docs/ARCHITECTURE.md lists every file and why.
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -249,6 +250,13 @@ struct DesignPoint {
   Dtype dtype = Dtype::bf16;
   /// interleaved exactly when virtual_stages > 1.
   Schedule schedule = Schedule::one_f_one_b;
+  /// Expert parallelism (issue 27, native estimator, MoE models): the routed experts are spread
+  /// over ep ranks and each split over etp ranks; the tp x dp GPUs of a stage hold them as
+  /// etp x ep x edp (MoE parallel folding, edp = tp x dp / (etp x ep)). 1, 1 for a dense model.
+  std::int16_t ep = 1;
+  std::int16_t etp = 1;
+  /// Expert data parallelism: the ranks that hold the same expert shard.
+  [[nodiscard]] int edp() const noexcept { return tp * dp / std::max(1, ep * etp); }
 
   friend bool operator==(const DesignPoint&, const DesignPoint&) = default;
 };

@@ -13,8 +13,10 @@ enum class MemoryFormula { llama, gpt };
 enum class Norm { rmsnorm, layernorm };
 
 /// The architectures a model may declare: Hugging Face model_type values, plus "gpt3".
-inline constexpr const char* kArchitectures[] = {"gpt2",     "gpt3",   "gpt_neox", "llama",
-                                                 "mistral",  "mixtral", "qwen2",   "qwen2_moe"};
+inline constexpr const char* kArchitectures[] = {"gpt2",      "gpt3",      "gpt_neox",
+                                                 "llama",     "mistral",   "mixtral",
+                                                 "qwen2",     "qwen2_moe", "qwen3_moe",
+                                                 "deepseek_v3"};
 
 struct ModelSpec {
   std::string name;
@@ -45,8 +47,32 @@ struct ModelSpec {
   std::int64_t experts_per_token = 0;
   /// FFN width of one routed expert; 0 for a dense model.
   std::int64_t moe_ffn_hidden_size = 0;
-  /// FFN width of the shared expert (qwen2_moe, with a one-output gate); 0 = none.
+  /// FFN width of the shared expert(s), all of them together (qwen2_moe: one expert with a
+  /// one-output gate; deepseek_v3: n_shared_experts x moe_intermediate_size); 0 = none.
   std::int64_t shared_expert_ffn_hidden_size = 0;
+  // Issue 27: fine-grained MoE (DeepSeek-V3, Qwen3-MoE) and multi-head latent attention.
+  /// The first k layers are dense (ffn_hidden_size wide), the rest MoE (DeepSeek's
+  /// first_k_dense_replace; Megatron-LM's --moe-layer-freq [0]*k+[1]*(L-k)). 0: every layer MoE.
+  std::int64_t first_k_dense_layers = 0;
+  /// The shared expert's output is scaled by a sigmoid gate (hidden -> 1): qwen2_moe has it,
+  /// deepseek_v3 does not.
+  bool shared_expert_gate = true;
+  /// The router has a per-expert score bias (DeepSeek-V3's e_score_correction_bias,
+  /// auxiliary-loss-free balancing): num_experts parameters per MoE layer.
+  bool router_bias = false;
+  /// Expert capacity factor (GShard/Switch): each expert takes at most capacity x tokens x
+  /// top-k / experts tokens, the rest dropped; 0 = dropless (Megatron-LM's default).
+  double capacity_factor = 0.0;
+  /// Multi-head latent attention (DeepSeek-V2/V3) when kv_lora_rank > 0: queries through a
+  /// q_lora_rank bottleneck (0: a plain h x heads*(nope+rope) projection), keys and values
+  /// through a kv_lora_rank latent plus a shared qk_rope_head_dim rotary key.
+  std::int64_t q_lora_rank = 0;
+  std::int64_t kv_lora_rank = 0;
+  std::int64_t qk_rope_head_dim = 0;
+  std::int64_t qk_nope_head_dim = 0;
+  std::int64_t v_head_dim = 0;
+  /// RMSNorm of q and k per head (Qwen3: q_norm, k_norm, head_dim weights each).
+  bool qk_norm = false;
   /// The LM head reuses the token-embedding matrix.
   bool tied_embeddings = false;
   Norm norm = Norm::rmsnorm;
@@ -69,6 +95,16 @@ struct ModelSpec {
 
   [[nodiscard]] int pipeline_layers() const noexcept { return static_cast<int>(num_layers) + 2; }
   [[nodiscard]] bool is_moe() const noexcept { return num_experts > 0; }
+  /// Multi-head latent attention (DeepSeek-V2/V3).
+  [[nodiscard]] bool is_mla() const noexcept { return kv_lora_rank > 0; }
+  /// Transformer layers with routed experts (all but the first_k_dense_layers of an MoE model).
+  [[nodiscard]] std::int64_t moe_layers() const noexcept {
+    return is_moe() ? num_layers - first_k_dense_layers : 0;
+  }
+  /// Whether layer i (0-based) is an MoE layer.
+  [[nodiscard]] bool is_moe_layer(std::int64_t i) const noexcept {
+    return is_moe() && i >= first_k_dense_layers;
+  }
 };
 
 struct ModelCatalog {

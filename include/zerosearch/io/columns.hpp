@@ -45,7 +45,9 @@ enum class ColumnId {
   /// dollars, MWh, energy dollars, effective training time, checkpoint interval, cluster MTBF.
   /// Last in every output of a run that has them; the unit is in the name.
   run_days, run_gpu_hours, run_usd, run_mwh, run_energy_usd, run_effective, run_checkpoint_interval,
-  run_mtbf
+  run_mtbf,
+  /// Native rows: expert-parallel and expert tensor-parallel degrees (issue 27; 1, 1 dense).
+  ep, etp
 };
 
 struct ColumnDef {

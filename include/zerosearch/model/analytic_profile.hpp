@@ -89,6 +89,15 @@ struct AnalyticSettings {
   /// Tensor-parallel collectives overlapped with the GEMMs beside them (Megatron-LM
   /// --tp-comm-overlap, Transformer Engine userbuffers): only what cannot hide is charged.
   bool tp_comm_overlap = false;
+  /// Expert parallelism (issue 27, docs/moe.md): the routed experts of an MoE layer
+  /// are spread over ep ranks and each split over etp ranks (0: etp = tp, the experts split
+  /// like the dense MLP, as the zerosearch estimator's analytic profiles assume). A GPU then
+  /// runs E/ep experts of f_expert/etp width on tokens x top-k x ep x etp / (E x tp) tokens
+  /// each (grouped GEMM), times moe_imbalance for the busiest rank.
+  int ep = 1;
+  int etp = 0;
+  /// Tokens of the busiest expert rank over the average (router load imbalance, >= 1).
+  double moe_imbalance = 1.0;
 };
 
 /// Kernels one transformer layer launches on one GPU (docs/native.md §2.2).

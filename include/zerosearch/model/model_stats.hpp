@@ -8,7 +8,8 @@
 namespace zerosearch {
 
 /// Parameters of the attention block of one layer: Q, K, V and output projections (GQA: K and
-/// V are num_key_value_heads x head_dim wide) and their biases.
+/// V are num_key_value_heads x head_dim wide) and their biases, Qwen3's q and k norms; with
+/// multi-head latent attention (DeepSeek-V2/V3) its LoRA projections and their norms.
 [[nodiscard]] std::int64_t attention_parameters(const ModelSpec& m) noexcept;
 
 /// Parameters of the MLP of one layer, every expert counted: a dense MLP (2 or 3 matrices), or
@@ -19,7 +20,27 @@ namespace zerosearch {
 /// (the router and the shared expert count in full). Equal to mlp_parameters for a dense model.
 [[nodiscard]] std::int64_t active_mlp_parameters(const ModelSpec& m) noexcept;
 
-/// Parameters of one transformer layer: attention, MLP (all experts) and its two norms.
+/// The routed experts of one MoE layer (num_experts x one expert's MLP); 0 for a dense model.
+/// What expert parallelism shards (ep x etp); the rest of the layer is sharded by tp.
+[[nodiscard]] std::int64_t expert_parameters(const ModelSpec& m) noexcept;
+
+/// The non-expert part of an MoE layer's MLP: router (and its score bias), shared expert(s)
+/// and their gate; 0 for a dense model.
+[[nodiscard]] std::int64_t moe_dense_mlp_parameters(const ModelSpec& m) noexcept;
+
+/// A dense layer of the model (first_k_dense_layers of an MoE model): attention, an
+/// ffn_hidden_size MLP, two norms.
+[[nodiscard]] std::int64_t dense_layer_parameters(const ModelSpec& m) noexcept;
+
+/// Layer i (0-based): layer_parameters for an MoE layer, dense_layer_parameters otherwise.
+[[nodiscard]] std::int64_t layer_parameters_at(const ModelSpec& m, std::int64_t i) noexcept;
+
+/// MoE layers among the `count` transformer layers starting at layer `first` (0-based).
+[[nodiscard]] std::int64_t moe_layers_in(const ModelSpec& m, std::int64_t first,
+                                         std::int64_t count) noexcept;
+
+/// Parameters of one transformer layer: attention, MLP (all experts) and its two norms (an MoE
+/// layer for an MoE model).
 [[nodiscard]] std::int64_t layer_parameters(const ModelSpec& m) noexcept;
 
 /// One transformer layer as a token sees it: attention, the active MLP, the two norms.

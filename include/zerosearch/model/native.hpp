@@ -15,6 +15,7 @@
 #include "zerosearch/core/hardware.hpp"
 #include "zerosearch/core/model.hpp"
 #include "zerosearch/model/analytic_profile.hpp"
+#include "zerosearch/model/moe.hpp"
 #include "zerosearch/model/terapipe.hpp"
 #include "zerosearch/model/zero_bubble.hpp"
 
@@ -53,6 +54,9 @@ struct NativeSettings {
   /// DeepSpeed CPU-Adam throughput per GPU process, parameters per second (an assumption:
   /// docs/native.md §4).
   double host_adam_params_per_s = 1e9;
+  /// Router load imbalance of MoE layers: tokens of the busiest expert rank over the average
+  /// (--moe_imbalance; docs/moe.md).
+  double moe_imbalance = kDefaultMoeImbalance;
 };
 
 /// One node type as the native model sees it.
@@ -165,6 +169,13 @@ struct NativeStage {
   /// Gradient accumulation into the 16-bit .grad after the first micro-batch (DeepSpeed ZeRO
   /// 0-2: autograd's AccumulateGrad), per micro-batch on average, inside backward_s.
   double grad_accumulation_s = 0.0;
+  /// MoE layers on this stage, and their token dispatch and combine (all-to-all over ep, all-
+  /// gather and reduce-scatter over etp) per micro-batch, forward + backward (recompute
+  /// included), inside forward_s and backward_s (docs/moe.md).
+  int moe_layers = 0;
+  double moe_comm_s = 0.0;
+  /// The expert gradients' reduction over edp, inside dp_sync_s.
+  double expert_dp_sync_s = 0.0;
   /// Send to the next stage, seconds (0 for the last stage).
   double send_s = 0.0;
   /// Data-parallel sync after the last backward, exposed part, seconds.

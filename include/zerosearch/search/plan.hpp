@@ -57,6 +57,9 @@ struct PlanInput {
   std::vector<int> virtual_stages;
   std::vector<Dtype> dtypes;
   std::vector<Schedule> schedules;
+  /// Expert parallelism (MoE models, native estimator): empty takes the defaults.
+  std::vector<int> ep;
+  std::vector<int> etp;
   NativeSettings native;
 };
 
@@ -91,6 +94,9 @@ struct SearchPlan {
   std::vector<int> virtual_stages{1};
   std::vector<Dtype> dtypes{Dtype::bf16};
   std::vector<Schedule> schedules{Schedule::one_f_one_b, Schedule::interleaved};
+  /// Expert-parallel degrees (MoE models): ep, and etp where 0 stands for the point's tp.
+  std::vector<int> ep{1};
+  std::vector<int> etp{1};
 
   [[nodiscard]] std::vector<DesignPoint> design_points() const;
 };

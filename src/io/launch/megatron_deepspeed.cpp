@@ -44,6 +44,12 @@ std::string refusal(const Facts& f) {
                        "wide and it has no shared expert",
                        m.name);
   }
+  if (m.is_moe() && f.p.etp != 1 && f.p.etp != f.p.tp) {
+    return fmt::format("Megatron-DeepSpeed cannot split experts over etp {} with tp {}: its "
+                       "experts are whole (etp 1) or split like the dense MLP "
+                       "(--enable-expert-tensor-parallelism, etp = tp)",
+                       f.p.etp, f.p.tp);
+  }
   return {};
 }
 
@@ -97,7 +103,11 @@ void model_shape(Args& a, const Facts& f) {
     a.add("--num-experts", m.num_experts);
     a.add("--topk", m.experts_per_token);
     a.add("--expert-interval", 1);
-    a.add("--moe-expert-parallel-size", 1);
+    a.add("--moe-expert-parallel-size", f.p.ep);
+    if (f.p.etp > 1) {
+      // arguments.py _add_distributed_args: experts split like the dense MLP (etp = tp).
+      a.add("--enable-expert-tensor-parallelism");
+    }
   }
   a.add("--attention-dropout", "0");
   a.add("--hidden-dropout", "0");

@@ -77,8 +77,22 @@ void model_shape(Args& a, const Facts& f) {
     a.add("--group-query-attention");
     a.add("--num-query-groups", m.num_key_value_heads);
   }
-  if (m.head_dim != m.hidden_size / m.num_attention_heads) {
+  if (m.is_mla()) {
+    // Multi-head latent attention (MLATransformerConfig: q_lora_rank, kv_lora_rank,
+    // qk_head_dim = the non-rotary part, qk_pos_emb_head_dim, v_head_dim).
+    a.add("--multi-latent-attention");
+    if (m.q_lora_rank > 0) {
+      a.add("--q-lora-rank", m.q_lora_rank);
+    }
+    a.add("--kv-lora-rank", m.kv_lora_rank);
+    a.add("--qk-head-dim", m.qk_nope_head_dim);
+    a.add("--qk-pos-emb-head-dim", m.qk_rope_head_dim);
+    a.add("--v-head-dim", m.v_head_dim);
+  } else if (m.head_dim != m.hidden_size / m.num_attention_heads) {
     a.add("--kv-channels", m.head_dim);
+  }
+  if (m.qk_norm) {
+    a.add("--qk-layernorm"); // Qwen3's q and k RMSNorm (TransformerConfig.qk_layernorm)
   }
   a.add("--seq-length", m.sequence_length);
   a.add("--max-position-embeddings", std::max(m.sequence_length, m.max_position_embeddings));
@@ -111,7 +125,23 @@ void model_shape(Args& a, const Facts& f) {
     if (m.shared_expert_ffn_hidden_size > 0) {
       a.add("--moe-shared-expert-intermediate-size", m.shared_expert_ffn_hidden_size);
     }
-    a.add("--expert-model-parallel-size", 1);
+    if (m.first_k_dense_layers > 0) {
+      // TransformerConfig.moe_layer_freq as a Python list expression: dense layers first.
+      a.add("--moe-layer-freq", fmt::format("'([0]*{}+[1]*{})'", m.first_k_dense_layers,
+                                            m.num_layers - m.first_k_dense_layers));
+    }
+    if (m.router_bias) {
+      a.add("--moe-router-enable-expert-bias"); // DeepSeek-V3's auxiliary-loss-free balancing
+    }
+    if (m.capacity_factor > 0) {
+      a.add("--moe-expert-capacity-factor", fmt::format("{:g}", m.capacity_factor));
+    }
+    // The estimated expert layout (MoE parallel folding): experts over ep ranks, each split
+    // over etp; the all-to-all dispatcher and grouped GEMM the estimate charges.
+    a.add("--expert-model-parallel-size", f.p.ep);
+    a.add("--expert-tensor-parallel-size", f.p.etp);
+    a.add("--moe-token-dispatcher-type", "alltoall");
+    a.add("--moe-grouped-gemm");
   }
   a.add("--attention-dropout", "0.0");
   a.add("--hidden-dropout", "0.0");

@@ -113,6 +113,13 @@ std::string refusal(const Facts& f) {
   case DpLaunchKind::fsdp: break;
   }
   const ModelSpec& m = f.model;
+  if (m.is_moe() && (m.architecture == "deepseek_v3" || m.architecture == "qwen3_moe")) {
+    // torchtitan v0.2.2 has these models (parallelism.expert_parallel_degree), but this writer
+    // writes only its llama3 model's TOML.
+    return fmt::format("no torchtitan files: zerosearch writes torchtitan's llama3 model only, "
+                       "not its {} model (with expert_parallel_degree); run it with Megatron-LM",
+                       m.architecture);
+  }
   if (m.is_moe()) {
     return fmt::format("no torchtitan files: torchtitan v0.2.2 has no {} model (its MoE models "
                        "are llama4, deepseek_v3, qwen3 and gpt_oss, each with its own router and "

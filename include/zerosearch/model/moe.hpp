@@ -1,0 +1,77 @@
+#pragma once
+// Mixture-of-experts and expert parallelism in the native estimator (issue 27, docs/moe.md):
+// MoE parallel folding (attention on tp x dp, experts on etp x ep x edp of the same GPUs of a
+// stage), the token dispatch/combine all-to-all, the split of a stage's parameters into
+// the dense part (sharded by tp, ZeRO over dp) and the routed experts (sharded by ep x etp,
+// ZeRO over edp). Pure functions: no I/O, no state.
+#include <string>
+#include <vector>
+
+#include "zerosearch/core/dp_method.hpp"
+#include "zerosearch/core/model.hpp"
+
+namespace zerosearch {
+
+/// Tokens of the busiest expert rank over the average (--moe_imbalance). The default, 1, is
+/// balanced routing: what Megatron-LM's FLOP and memory formulas and the grouped-GEMM sizes of
+/// a dropless MoE assume. A measured router's MaxVio (max load / mean load - 1, Wang et al.
+/// 2024, arXiv:2408.15664) gives 1 + MaxVio.
+inline constexpr double kDefaultMoeImbalance = 1.0;
+
+/// The load the busiest expert rank gets: the imbalance, capped by the capacity factor when
+/// the model drops tokens beyond it (capacity_factor > 0), never below 1.
+[[nodiscard]] double effective_moe_imbalance(const ModelSpec& m, double imbalance) noexcept;
+
+/// Why `p`'s expert layout is not possible for model `m` (a one-line reason naming the values
+/// and what is allowed), or an empty string: ep and etp only for an MoE model; ep divides the
+/// experts; etp divides the expert FFN width; etp x ep divides the tp x dp GPUs of a stage
+/// (edp integral); methods that shard parameters (zero3, fsdp) keep the experts as the dense
+/// MLP (ep 1, etp = tp).
+[[nodiscard]] std::string moe_invalid_reason(const ModelSpec& m, const DesignPoint& p);
+
+/// Transformer layers of pipeline rank j that are MoE layers, for a partition of pipeline
+/// entries (embedding and post-process included, as native_partition gives) and, when
+/// interleaved, the model chunks of interleaved_chunks.
+[[nodiscard]] int stage_moe_layers(const ModelSpec& m, const DesignPoint& p,
+                                   const std::vector<int>& partition, int j);
+
+/// Parameters one GPU of a stage holds before data-parallel sharding: the dense part (attention,
+/// norms, router, shared experts, dense layers, embedding, LM head) / tp, the routed experts /
+/// (ep x etp).
+struct StageShards {
+  double dense = 0.0;
+  double expert = 0.0;
+  [[nodiscard]] double local() const noexcept { return dense + expert; }
+  /// What ZeRO keeps on one GPU: dense / dp + expert / edp.
+  [[nodiscard]] double sharded(double dp, double edp) const noexcept {
+    return dense / dp + expert / edp;
+  }
+};
+/// `stage_params` (the stage's parameters, all experts) with `moe_layers` MoE layers.
+[[nodiscard]] StageShards stage_shards(const ModelSpec& m, const DesignPoint& p,
+                                       double stage_params, int moe_layers) noexcept;
+
+/// One link tier of an all-to-all: bandwidth per GPU (bytes/s) and latency per call (s).
+struct A2aLink {
+  double bytes_per_s = 1.0;
+  double latency_s = 0.0;
+};
+
+/// An all-to-all in which each of n ranks sends `bytes` spread evenly over the n ranks (itself
+/// included), `intra` of them in its node: (intra - 1)/n of the bytes over the node's link,
+/// (n - intra)/n over the network, both at once; the slower sets the time, plus the latency of
+/// the slowest tier crossed (the sends run concurrently, one call).
+[[nodiscard]] double all_to_all_s(double bytes, int n, int intra, const A2aLink& node,
+                                  const A2aLink& network) noexcept;
+
+/// Ranks of one expert-parallel group inside a node: ep ranks at a stride of etp (expert ranks:
+/// etp innermost, then ep, then edp), at most ep.
+[[nodiscard]] int ep_ranks_per_node(const DesignPoint& p, int gpus_per_node) noexcept;
+
+/// Bytes one GPU sends in one dispatch of one MoE layer for one micro-batch: its s x mbs / tp
+/// tokens (sequence-parallel split), top-k copies of h elements each, times the imbalance (the
+/// busiest rank receives that much).
+[[nodiscard]] double dispatch_bytes(const ModelSpec& m, const DesignPoint& p, double elem_bytes,
+                                    double imbalance) noexcept;
+
+} // namespace zerosearch

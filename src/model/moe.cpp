@@ -1,0 +1,120 @@
+#include "zerosearch/model/moe.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "zerosearch/model/model_stats.hpp"
+#include "zerosearch/model/native.hpp"
+
+namespace zerosearch {
+
+double effective_moe_imbalance(const ModelSpec& m, double imbalance) noexcept {
+  double x = std::max(1.0, imbalance);
+  if (m.capacity_factor > 0.0) {
+    // Tokens beyond capacity x average are dropped: no rank gets more than that.
+    x = std::min(x, std::max(1.0, m.capacity_factor));
+  }
+  return x;
+}
+
+std::string moe_invalid_reason(const ModelSpec& m, const DesignPoint& p) {
+  if (!m.is_moe()) {
+    if (p.ep > 1 || p.etp > 1) {
+      return fmt::format("--ep {} --etp {}: {} is a dense model (expert parallelism needs "
+                         "num_experts > 0)",
+                         p.ep, p.etp, m.name);
+    }
+    return {};
+  }
+  if (p.ep < 1 || p.etp < 1) {
+    return fmt::format("--ep {} --etp {}: both must be at least 1", p.ep, p.etp);
+  }
+  if (m.num_experts % p.ep != 0) {
+    return fmt::format("--ep {} does not divide the {} experts of {}", p.ep, m.num_experts,
+                       m.name);
+  }
+  if (m.moe_ffn_hidden_size % p.etp != 0) {
+    return fmt::format("--etp {} does not divide the expert FFN width {} of {}", p.etp,
+                       m.moe_ffn_hidden_size, m.name);
+  }
+  const long long stage = static_cast<long long>(p.tp) * p.dp;
+  const long long experts = static_cast<long long>(p.ep) * p.etp;
+  if (stage % experts != 0) {
+    return fmt::format("--etp {} x --ep {} = {} does not divide tp {} x dp {} = {} (the GPUs of "
+                       "a pipeline stage hold the experts as etp x ep x edp)",
+                       p.etp, p.ep, experts, p.tp, p.dp, stage);
+  }
+  if (info(p.method).native.shard_level >= 3 && (p.ep != 1 || p.etp != p.tp)) {
+    return fmt::format("--ep {} --etp {} with {}: a method that shards parameters keeps the "
+                       "experts as the dense MLP (ep 1, etp = tp {})",
+                       p.ep, p.etp, to_string(p.method), p.tp);
+  }
+  return {};
+}
+
+int stage_moe_layers(const ModelSpec& m, const DesignPoint& p, const std::vector<int>& partition,
+                     int j) {
+  if (!m.is_moe() || partition.empty()) return 0;
+  const int pp = static_cast<int>(partition.size());
+  if (p.virtual_stages > 1 && pp > 1) {
+    // Chunk k of interleaved 1F1B is on rank k % pp, its layers in model order.
+    const std::vector<int> chunks =
+        interleaved_chunks(static_cast<int>(m.num_layers), pp, p.virtual_stages);
+    std::int64_t first = 0;
+    int moe = 0;
+    for (std::size_t k = 0; k < chunks.size(); ++k) {
+      if (static_cast<int>(k % static_cast<std::size_t>(pp)) == j) {
+        moe += static_cast<int>(moe_layers_in(m, first, chunks[k]));
+      }
+      first += chunks[k];
+    }
+    return moe;
+  }
+  std::int64_t first = 0;
+  for (int i = 0; i < j; ++i) {
+    first += partition[static_cast<std::size_t>(i)] - (i == 0 ? 1 : 0);
+  }
+  const int entries = partition[static_cast<std::size_t>(j)];
+  const int layers = entries - (j == 0 ? 1 : 0) - (j == pp - 1 ? 1 : 0);
+  return static_cast<int>(moe_layers_in(m, first, layers));
+}
+
+StageShards stage_shards(const ModelSpec& m, const DesignPoint& p, double stage_params,
+                         int moe_layers) noexcept {
+  StageShards s;
+  const double experts = static_cast<double>(moe_layers) *
+                         static_cast<double>(expert_parameters(m));
+  if (experts <= 0.0) {
+    s.dense = stage_params / p.tp;
+    return s;
+  }
+  s.dense = (stage_params - experts) / p.tp;
+  s.expert = experts / (static_cast<double>(p.ep) * p.etp);
+  return s;
+}
+
+double all_to_all_s(double bytes, int n, int intra, const A2aLink& node,
+                    const A2aLink& network) noexcept {
+  if (n <= 1 || bytes <= 0.0) return 0.0;
+  intra = std::clamp(intra, 1, n);
+  const double share = bytes / n;
+  const double inside = (intra - 1) * share / node.bytes_per_s;
+  const double outside = (n - intra) * share / network.bytes_per_s;
+  const double latency = n > intra ? network.latency_s : node.latency_s;
+  return latency + std::max(inside, outside);
+}
+
+int ep_ranks_per_node(const DesignPoint& p, int gpus_per_node) noexcept {
+  const int per_node = std::max(1, gpus_per_node / std::max(1, static_cast<int>(p.etp)));
+  return std::max(1, std::min(static_cast<int>(p.ep), per_node));
+}
+
+double dispatch_bytes(const ModelSpec& m, const DesignPoint& p, double elem_bytes,
+                      double imbalance) noexcept {
+  const double tokens = static_cast<double>(m.sequence_length) * p.mbs / p.tp;
+  return imbalance * tokens * static_cast<double>(m.experts_per_token) *
+         static_cast<double>(m.hidden_size) * elem_bytes;
+}
+
+} // namespace zerosearch

@@ -1,0 +1,295 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+
+#include "fixtures.hpp"
+#include "zerosearch/model/model_stats.hpp"
+#include "zerosearch/model/moe.hpp"
+#include "zerosearch/model/native.hpp"
+
+using namespace zerosearch;
+
+namespace {
+
+/// An H100-like GPU with its class prior, by hand (as tests/model/test_native.cpp).
+NativeGpu gpu(double memory_gib = 80.0) {
+  NativeGpu g;
+  g.spec.name = "TestGPU";
+  g.spec.has_specs = true;
+  g.spec.gpu_class = "hbm-nvlink";
+  g.spec.memory_gib = memory_gib;
+  g.spec.peak_tflops.fp32 = 60;
+  g.spec.peak_tflops.fp16 = 1000;
+  g.spec.peak_tflops.bf16 = 1000;
+  g.spec.memory_gbps = 3000;
+  g.spec.intra_node = {"nvlink4", true, 450};
+  g.calibration = prior_calibration(g.spec);
+  g.memory_gib = memory_gib;
+  g.inter_node_Bps = 400e9; // 8 x 400 Gbit/s per node
+  g.host_link_Bps = host_link_bytes_per_s(g.spec);
+  return g;
+}
+
+/// A small MoE model: 8 layers, 16 experts of width 1024, top-2, hidden 1024.
+ModelSpec small_moe() {
+  ModelSpec m;
+  m.name = "test-moe";
+  m.architecture = "mixtral";
+  m.hidden_size = 1024;
+  m.num_layers = 8;
+  m.num_attention_heads = 16;
+  m.num_key_value_heads = 4;
+  m.head_dim = 64;
+  m.ffn_hidden_size = 4096;
+  m.gated_mlp = true;
+  m.vocab_size = 32000;
+  m.sequence_length = 2048;
+  m.max_position_embeddings = 4096;
+  m.num_experts = 16;
+  m.experts_per_token = 2;
+  m.moe_ffn_hidden_size = 1024;
+  return m;
+}
+
+NativeContext context(const ModelSpec& m, int gpn = 8) {
+  NativeContext c;
+  c.model = m;
+  c.gpus_per_node = gpn;
+  c.gpus = {gpu()};
+  return c;
+}
+
+DesignPoint point(DpMethod method, int tp, int pp, int dp, int ep, int etp, int gbs = 64) {
+  DesignPoint p;
+  p.method = method;
+  p.tp = tp;
+  p.pp = pp;
+  p.dp = dp;
+  p.mbs = 1;
+  p.num_micro_batches = gbs / dp;
+  p.ep = static_cast<std::int16_t>(ep);
+  p.etp = static_cast<std::int16_t>(etp);
+  return p;
+}
+
+NativeEstimate estimate(const NativeContext& c, const DesignPoint& p) {
+  const int nodes = (p.tp * p.dp * p.pp + c.gpus_per_node - 1) / c.gpus_per_node;
+  const NativePlacement where =
+      native_placement(c, p, std::vector<int>(static_cast<std::size_t>(nodes), 0));
+  REQUIRE(native_invalid_reason(c, p, where).empty());
+  return native_estimate(c, p, where);
+}
+
+} // namespace
+
+TEST_CASE("all-to-all: each rank's bytes spread over the ranks, node and network at once",
+          "[moe]") {
+  const A2aLink node{100e9, 10e-6};
+  const A2aLink net{6.25e9, 20e-6};
+  // 8 ranks in one node, 8 MB each: 7 of 8 shares (7 MB) over NVLink at 100 GB/s = 70 us
+  CHECK(all_to_all_s(8e6, 8, 8, node, net) == Approx(10e-6 + 70e-6));
+  // 16 ranks, 8 per node: 7 shares of 0.5 MB inside (35 us), 8 over the network at
+  // 6.25 GB/s (640 us): the network sets the time, with its latency
+  CHECK(all_to_all_s(8e6, 16, 8, node, net) == Approx(20e-6 + 640e-6));
+  CHECK(all_to_all_s(8e6, 1, 1, node, net) == 0.0);
+  // ep ranks per node: ep ranks etp apart, as many as the node holds
+  DesignPoint p;
+  p.ep = 8;
+  p.etp = 2;
+  CHECK(ep_ranks_per_node(p, 8) == 4);
+  p.etp = 1;
+  CHECK(ep_ranks_per_node(p, 8) == 8);
+  p.ep = 2;
+  CHECK(ep_ranks_per_node(p, 8) == 2);
+}
+
+TEST_CASE("dispatch bytes: the rank's tokens, top-k copies of h, times the imbalance", "[moe]") {
+  const ModelSpec m = small_moe();
+  DesignPoint p;
+  p.tp = 2;
+  p.mbs = 2;
+  // 2048 x 2 / 2 tokens x 2 copies x 1024 x 2 bytes = 8 MiB; imbalance 1.5: 12 MiB
+  CHECK(dispatch_bytes(m, p, 2.0, 1.0) == 2048.0 * 2 / 2 * 2 * 1024 * 2);
+  CHECK(dispatch_bytes(m, p, 2.0, 1.5) == 1.5 * 8 * 1024 * 1024);
+  ModelSpec capped = m;
+  capped.capacity_factor = 1.25;
+  CHECK(effective_moe_imbalance(m, 1.5) == 1.5);
+  CHECK(effective_moe_imbalance(capped, 1.5) == 1.25); // tokens beyond capacity are dropped
+  CHECK(effective_moe_imbalance(m, 0.5) == 1.0);
+}
+
+TEST_CASE("expert layouts that cannot be are one-line reasons", "[moe]") {
+  const ModelSpec m = small_moe();
+  CHECK(moe_invalid_reason(m, point(DpMethod::dp, 2, 1, 8, 8, 2)).empty());
+  CHECK(moe_invalid_reason(m, point(DpMethod::dp, 2, 1, 8, 3, 1)) ==
+        "--ep 3 does not divide the 16 experts of test-moe");
+  CHECK(moe_invalid_reason(m, point(DpMethod::dp, 2, 1, 8, 16, 2)) ==
+        "--etp 2 x --ep 16 = 32 does not divide tp 2 x dp 8 = 16 (the GPUs of a pipeline stage "
+        "hold the experts as etp x ep x edp)");
+  CHECK(moe_invalid_reason(m, point(DpMethod::dp, 1, 1, 16, 1, 3)) ==
+        "--etp 3 does not divide the expert FFN width 1024 of test-moe");
+  CHECK(moe_invalid_reason(m, point(DpMethod::fsdp, 2, 1, 8, 2, 2)) ==
+        "--ep 2 --etp 2 with fsdp: a method that shards parameters keeps the experts as the "
+        "dense MLP (ep 1, etp = tp 2)");
+  ModelSpec dense = m;
+  dense.num_experts = 0;
+  CHECK(moe_invalid_reason(dense, point(DpMethod::dp, 1, 1, 8, 2, 1)) ==
+        "--ep 2 --etp 1: test-moe is a dense model (expert parallelism needs num_experts > 0)");
+  CHECK(moe_invalid_reason(dense, point(DpMethod::dp, 2, 1, 8, 1, 1)).empty());
+}
+
+TEST_CASE("expert memory: weights over ep x etp, ZeRO over edp, the rest over tp and dp",
+          "[moe]") {
+  const ModelSpec m = small_moe();
+  const NativeContext c = context(m);
+  // tp 2, dp 8, ep 8, etp 1: edp = 16 / 8 = 2
+  const DesignPoint p = point(DpMethod::zero1, 2, 1, 8, 8, 1);
+  REQUIRE(p.edp() == 2);
+  const NativeEstimate e = estimate(c, p);
+  const double experts = 8.0 * static_cast<double>(expert_parameters(m)); // 8 MoE layers
+  const double all = static_cast<double>(total_parameters(m));
+  // One stage: the dense part / tp, the experts / (ep x etp)
+  const double dense_local = (all - experts) / 2;
+  const double expert_local = experts / 8;
+  const StageShards s = stage_shards(m, p, all, 8);
+  CHECK(s.dense == Approx(dense_local));
+  CHECK(s.expert == Approx(expert_local));
+  const double gib = 1024.0 * 1024 * 1024;
+  // 16-bit weights and gradients on every rank; ZeRO-1 shards Adam's 12 bytes, the dense part
+  // over dp 8 and the experts over edp 2
+  CHECK(e.stages[0].memory.weights == Approx(2.0 * (dense_local + expert_local) / gib));
+  CHECK(e.stages[0].memory.gradients == Approx(2.0 * (dense_local + expert_local) / gib));
+  CHECK(e.stages[0].memory.optimizer ==
+        Approx(12.0 * (dense_local / 8 + expert_local / 2) / gib));
+  // Without expert parallelism (etp = tp) every GPU holds half of every expert: more memory
+  const NativeEstimate replicated = estimate(c, point(DpMethod::zero1, 2, 1, 8, 1, 2));
+  CHECK(replicated.stages[0].memory.weights == Approx(2.0 * all / 2 / gib));
+  CHECK(replicated.stages[0].memory.weights > 2.0 * e.stages[0].memory.weights);
+}
+
+TEST_CASE("expert parallelism adds the all-to-all and the expert gradients' reduction",
+          "[moe]") {
+  const ModelSpec m = small_moe();
+  const NativeContext c = context(m);
+  const NativeEstimate one = estimate(c, point(DpMethod::dp, 1, 1, 16, 1, 1));
+  const NativeEstimate in_node = estimate(c, point(DpMethod::dp, 1, 1, 16, 8, 1));
+  const NativeEstimate across = estimate(c, point(DpMethod::dp, 1, 1, 16, 16, 1));
+  CHECK(one.stages[0].moe_comm_s == 0.0);
+  CHECK(one.stages[0].moe_layers == 8);
+  // ep 8 inside a node; ep 16 spans two nodes: half of its bytes cross the network
+  CHECK(in_node.stages[0].moe_comm_s > 0.0);
+  CHECK(across.stages[0].moe_comm_s > 2.0 * in_node.stages[0].moe_comm_s);
+  // The all-to-all per layer and micro-batch by hand: 2048 tokens x 2 copies x 1024 x 2 bytes
+  // = 8 MiB per rank; 7 of 8 shares over NVLink at the prior's bus bandwidth (0.8 x 450 GB/s),
+  // with NCCL's NVLink latency (8.4 + 3.4 us); dispatch and combine, forward and backward.
+  const double bytes = 2048.0 * 2 * 1024 * 2;
+  const double a2a = 8.4e-6 + 3.4e-6 + 7.0 / 8 * bytes / (0.8 * 450e9);
+  CHECK(in_node.stages[0].moe_comm_s == Approx(8 * 2 * 2 * a2a));
+  // Expert gradients reduced over edp = 16 / 8 = 2 ranks, 8 apart (GPU 0 of each node); with
+  // ep 16 there is no expert data parallelism left
+  CHECK(in_node.stages[0].expert_dp_sync_s > 0.0);
+  CHECK(across.stages[0].expert_dp_sync_s == 0.0);
+  // The router's imbalance makes the busiest rank slower
+  NativeContext skewed = c;
+  skewed.settings.moe_imbalance = 1.5;
+  const NativeEstimate slow = estimate(skewed, point(DpMethod::dp, 1, 1, 16, 8, 1));
+  CHECK(slow.stages[0].moe_comm_s == Approx(8 * 2 * 2 * (8.4e-6 + 3.4e-6 + 1.5 * (a2a - 11.8e-6))));
+  CHECK(slow.stages[0].forward_s > in_node.stages[0].forward_s);
+}
+
+TEST_CASE("dense layers first: a stage counts its MoE layers", "[moe]") {
+  ModelSpec m = small_moe();
+  m.first_k_dense_layers = 3;
+  DesignPoint p = point(DpMethod::dp, 1, 2, 8, 1, 1);
+  // 8 layers over 2 stages: [emb + 4, 4 + post]; layers 0-2 dense
+  CHECK(stage_moe_layers(m, p, {5, 5}, 0) == 1);
+  CHECK(stage_moe_layers(m, p, {5, 5}, 1) == 4);
+  // interleaved, 2 chunks per rank of 2 layers: rank 0 has layers 0-1 and 4-5
+  p.virtual_stages = 2;
+  CHECK(stage_moe_layers(m, p, {5, 5}, 0) == 2);
+  CHECK(stage_moe_layers(m, p, {5, 5}, 1) == 3);
+  const NativeContext c = context(m);
+  const NativeEstimate e = estimate(c, point(DpMethod::dp, 1, 2, 8, 8, 1));
+  CHECK(e.stages[0].moe_layers == 1);
+  CHECK(e.stages[1].moe_layers == 4);
+  // The first stage's 16-bit weights by hand: embedding, 3 dense layers and 1 MoE layer, the
+  // experts over ep 8
+  const double first = static_cast<double>(embedding_parameters(m) + 3 * dense_layer_parameters(m) +
+                                            layer_parameters(m)) -
+                       static_cast<double>(expert_parameters(m)) * (1.0 - 1.0 / 8);
+  CHECK(e.stages[0].memory.weights == Approx(2.0 * first / (1024.0 * 1024 * 1024)));
+}
+
+namespace {
+
+/// Megatron-LM's theoretical weight-and-optimizer memory of the most loaded GPU
+/// (compute_weight_and_optimizer_memory in megatron/training/theoretical_memory_usage.py, read
+/// at 00caa53a), by hand: per parameter 18 bytes (16-bit weight, fp32 gradient, fp32 master and
+/// Adam m, v; no distributed optimizer); a dense layer 2h(3/2 f + 1) + attention, an MoE layer
+/// 2h(3/2 f_e E + 3/2 f_shared + 1) + attention (GQA 2h^2(1 + g/a) q/h, or MLA's LoRA
+/// projections); the first stage holds (block / pp + embedding) / tp, plus the LM head when
+/// pp = 1. Megatron's formula divides the experts by tp; with expert parallelism they are
+/// divided by etp x ep instead (the correction Megatron-Bridge PR #3744 makes).
+struct MegatronCase {
+  const char* model;
+  int tp, pp, dp, ep, etp;
+};
+
+double megatron_weight_and_optimizer_bytes(const ModelSpec& m, const MegatronCase& k) {
+  const double h = static_cast<double>(m.hidden_size);
+  const double a = static_cast<double>(m.num_attention_heads);
+  double attention = 0.0;
+  if (m.is_mla()) {
+    const double qk = static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim);
+    attention = static_cast<double>(m.q_lora_rank) * (h + a * qk + 1) +
+                static_cast<double>(m.kv_lora_rank) *
+                    (h + a * static_cast<double>(m.qk_nope_head_dim + m.v_head_dim) + 1) +
+                h * static_cast<double>(m.qk_rope_head_dim) +
+                a * static_cast<double>(m.v_head_dim) * h;
+  } else {
+    const double q = a * static_cast<double>(m.head_dim);
+    attention = 2 * h * h * (1 + static_cast<double>(m.num_key_value_heads) / a) * q / h;
+  }
+  const double dense_layer = 2 * h * (1.5 * static_cast<double>(m.ffn_hidden_size) + 1) + attention;
+  const double experts = 2 * h * 1.5 * static_cast<double>(m.moe_ffn_hidden_size * m.num_experts);
+  const double moe_layer =
+      2 * h * (1.5 * static_cast<double>(m.shared_expert_ffn_hidden_size) + 1) + attention + experts;
+  const double moe_layers = static_cast<double>(m.num_layers - m.first_k_dense_layers);
+  const double dense_layers = static_cast<double>(m.first_k_dense_layers);
+  const double embedding = h * static_cast<double>(m.vocab_size);
+  const double block_without_experts = dense_layers * dense_layer + moe_layers * (moe_layer - experts) + h;
+  double shard = (block_without_experts / k.pp + embedding) / k.tp +
+                 moe_layers * experts / k.pp / (k.ep * k.etp);
+  if (!m.tied_embeddings && k.pp == 1) shard += embedding / k.tp;
+  return 18.0 * shard;
+}
+
+} // namespace
+
+TEST_CASE("weights and optimizer within 5 percent of Megatron-LM's theoretical memory on 10 MoE "
+          "layouts", "[moe]") {
+  // The table of docs/moe.md; etp x ep differs from tp in every case but the first two.
+  const MegatronCase cases[] = {
+      {"mixtral_8x7B", 2, 1, 8, 1, 2},    {"mixtral_8x7B", 4, 2, 4, 1, 4},
+      {"mixtral_8x7B", 2, 1, 8, 8, 1},    {"mixtral_8x7B", 4, 2, 4, 4, 2},
+      {"mixtral_8x7B", 1, 4, 8, 8, 1},    {"mixtral_8x22B", 4, 4, 8, 8, 1},
+      {"mixtral_8x22B", 8, 2, 4, 4, 4},   {"qwen3_30B_A3B", 1, 1, 16, 16, 1},
+      {"qwen3_30B_A3B", 2, 2, 8, 8, 2},   {"qwen3_235B_A22B", 4, 2, 16, 32, 2},
+      {"qwen3_235B_A22B", 2, 1, 32, 64, 1}, {"deepseek_v3", 8, 1, 32, 64, 1},
+      {"deepseek_v3", 4, 1, 64, 32, 2},
+  };
+  for (const MegatronCase& k : cases) {
+    const ModelSpec& m = test::shipped_catalogs().models.find(k.model);
+    NativeContext c = context(m);
+    DesignPoint p = point(DpMethod::dp, k.tp, k.pp, k.dp, k.ep, k.etp, k.dp * k.pp);
+    const NativeEstimate e = estimate(c, p);
+    const NativeMemory& mem = e.stages[0].memory; // the first stage: Megatron's most loaded
+    const double ours = (mem.weights + mem.gradients + mem.optimizer) * 1024.0 * 1024 * 1024;
+    const double megatron = megatron_weight_and_optimizer_bytes(m, k);
+    INFO(k.model << " tp " << k.tp << " pp " << k.pp << " dp " << k.dp << " ep " << k.ep
+                 << " etp " << k.etp << ": ours " << ours / 1073741824.0 << " GiB, Megatron "
+                 << megatron / 1073741824.0 << " GiB");
+    CHECK(std::abs(ours / megatron - 1.0) < 0.05);
+  }
+}
