@@ -99,7 +99,7 @@ int run_pareto_mode(const Options& o, const char* argv0) {
                     plans.size()};
   session.announce(plans, fmt::format("Pareto sweep: 0..{} {} and 0..{} {} nodes", o.num_node,
                                       o.node_types[0], o.num_node, o.node_types[1]));
-  SessionResult result = session.search(std::move(plans));
+  SessionResult result = session.search(std::move(plans), /*front=*/true);
   mark_pareto_front(result.ranked);
 
   std::string chart;

@@ -137,7 +137,7 @@ unsigned search_threads(unsigned requested, const SearchSize& size) {
   return threads_within_limit(size, threads);
 }
 
-SessionResult Session::search(std::vector<SearchPlan> plans) const {
+SessionResult Session::search(std::vector<SearchPlan> plans, bool front) const {
   SessionResult result;
   std::vector<std::vector<DesignPoint>> points;
   SearchSize size;
@@ -150,32 +150,31 @@ SessionResult Session::search(std::vector<SearchPlan> plans) const {
   }
   SearchOptions so;
   // Keep only the rows the outputs show (--top, --feasible, distinct rows) while searching; a
-  // sweep, a plan output (--rank, --emit, --timeline, --html) and the comparison of TeraPipe's
-  // best plan with the best other plan need every row. The native estimator's summary also
-  // keeps its fastest OOM rows apart, to name the settings that make them fit.
+  // plan output (--rank, --emit, --timeline, --html) and the comparison of TeraPipe's best plan
+  // with the best other plan need every row. The native estimator's summary also keeps its
+  // fastest OOM rows apart, to name the settings that make them fit.
   const SearchPlan& first = plans.front();
   const bool native = first.context.estimator == Estimator::native;
   const bool terapipe = std::find(first.schedules.begin(), first.schedules.end(),
                                   Schedule::terapipe) != first.schedules.end();
-  const bool all_rows = plans.size() != 1 || options.rank || !options.emit.empty() ||
-                        !options.timeline.empty() || !options.html.empty() ||
-                        (native && terapipe);
+  const bool all_rows = options.rank || !options.emit.empty() || !options.timeline.empty() ||
+                        !options.html.empty() || (native && terapipe);
   so.keep = search_filter(output, all_rows);
-  // A sweep whose only output is its summary (the front, the limits, the counts: rows that fit)
-  // keeps only the rows that fit; OOM rows count in ranks and totals without being held.
-  const bool summary_only = output.csv_files.empty() &&
-                            (output.to_stdout == StdoutFormat::summary ||
-                             output.to_stdout == StdoutFormat::none) &&
-                            options.plot.empty() && options.html.empty() && !options.rank &&
-                            options.emit.empty() && options.timeline.empty();
-  if (plans.size() != 1 && summary_only) {
-    so.keep.feasible_only = true;
+  if (front && !all_rows) {
+    // A sweep's front, its limits and its front column need each run's front besides the rows
+    // shown; its chart draws every plan that fits, one row per placement as before.
+    so.keep.front = true;
+    if (!options.plot.empty()) {
+      so.keep.top = 0;
+      so.keep.distinct = false;
+    }
   }
-  if (native && !all_rows) {
+  if (native && !all_rows && plans.size() == 1) {
     so.keep.oom_top = kFitHintRows;
   }
   // A search that streams its --top rows holds only those (and one point's groups per worker).
-  size.keep_top(so.keep.top, search_threads(options.threads, size));
+  // (Each run of a sweep keeps its own --top rows.)
+  size.keep_top(so.keep.top * plans.size(), search_threads(options.threads, size));
   // Refuse before building placements or rows: a search that cannot fit or finish.
   check_search_size(size);
   so.threads = search_threads(options.threads, size);
