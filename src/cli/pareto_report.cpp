@@ -45,8 +45,9 @@ std::vector<PlotPoint> plot_points(const std::vector<RankedRow>& ranked) {
   std::vector<PlotPoint> points;
   for (const auto& r : ranked) {
     if (!r.row->estimate.oom) {
+      // Only front marks carry a tooltip: no label text for the (many) other rows.
       points.push_back(PlotPoint{r.row->estimate.step_s, r.row->estimate.price_per_step_usd,
-                                 r.on_front, plan_text(r)});
+                                 r.on_front, r.on_front ? plan_text(r) : std::string()});
     }
   }
   return points;
