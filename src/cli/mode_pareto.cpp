@@ -105,7 +105,8 @@ int run_pareto_mode(const Options& o, const char* argv0) {
   std::string chart;
   if (!o.plot.empty() || !o.html.empty()) {
     std::ostringstream svg;
-    write_price_time_svg(svg, plot_points(result.ranked),
+    // Distinct rows: placements with the same estimate are one mark (the same point).
+    write_price_time_svg(svg, plot_points(distinct_rows(result.ranked)),
                          fmt::format("{}: price per step vs step time, {} and {} nodes (0..{} "
                                      "each)",
                                      sweep.model, sweep.first, sweep.second, sweep.bound));

@@ -162,11 +162,10 @@ SessionResult Session::search(std::vector<SearchPlan> plans, bool front) const {
   so.keep = search_filter(output, all_rows);
   if (front && !all_rows) {
     // A sweep's front, its limits and its front column need each run's front besides the rows
-    // shown; its chart draws every plan that fits, one row per placement as before.
+    // shown; its chart draws every plan that fits (its distinct rows).
     so.keep.front = true;
     if (!options.plot.empty()) {
       so.keep.top = 0;
-      so.keep.distinct = false;
     }
   }
   if (native && !all_rows && plans.size() == 1) {
