@@ -42,9 +42,12 @@ void check_point_on_model(const Options& o, const EstimateContext& ctx) {
 }
 
 /// The mode's one row (for --format, -o, --record and the plan outputs), ranked.
-void set_single_row(SessionResult& result, const EstimateContext& ctx, const DesignPoint& p,
-                    const Placement& placement, const Estimate& e) {
+void set_single_row(SessionResult& result, const Session& session, const EstimateContext& ctx,
+                    const DesignPoint& p, const Placement& placement, const Estimate& e) {
   result.runs.resize(1);
+  result.runs[0].throughput = run_throughput(ctx, session.catalogs.hardware);
+  result.runs[0].run_cost = run_cost_spec(session.options.run_cost, ctx,
+                                          result.runs[0].throughput, session.catalogs.hardware);
   result.runs[0].cluster = ctx.cluster;
   result.runs[0].placements = PlacementSet(placement);
   result.runs[0].rows = {ResultRow{p, 0, 1, e}};
@@ -89,7 +92,7 @@ void exhaustive_native(const Options& o, Session& session, SessionResult& result
   NativeEstimate n;
   const Estimate e = estimate_native(ctx, p, placement, given, &n);
 
-  set_single_row(result, ctx, p, placement, e);
+  set_single_row(result, session, ctx, p, placement, e);
   const auto gpu_name = [&](int g) { return cluster.groups[static_cast<std::size_t>(g)].gpu; };
   const auto report = [&](std::ostream& out) {
     out << fmt::format("zerosearch: {} on {} ({} GPUs, {} per node), global batch {}\n",
@@ -181,6 +184,7 @@ void exhaustive_native(const Options& o, Session& session, SessionResult& result
     out << "\nlayers count the embedding (first stage) and post_process (last stage) as "
            "entries. buffers: embedding output, logits and their fp32 gradient, gathered "
            "parameters.\n";
+    print_run_cost_summary(out, o.run_cost, result.ranked);
   };
   session.write(result, "--exhaustive",
                 {fmt::format("{} on {} GPUs, global batch {}: one design point (--exhaustive)",
@@ -215,7 +219,7 @@ int run_exhaustive_mode(const Options& o, const char* argv0) {
                                    : estimate(ctx, p, costs, placement, given, &d);
 
   // The row in the original's CSV format, for --record and -o.
-  set_single_row(result, ctx, p, placement, e);
+  set_single_row(result, session, ctx, p, placement, e);
   // The detailed report is this mode's summary; --format, -o and --record write the row.
   const auto report = [&](std::ostream& out) {
     out << fmt::format("zerosearch: {} on {} ({} GPUs, {} per node), global batch {}\n",
@@ -269,6 +273,7 @@ int run_exhaustive_mode(const Options& o, const char* argv0) {
     out << "\nlayers count from 0 (the embedding) to " << ctx.model.pipeline_layers() - 1
         << " (post_process). A middle stage carries its incoming link time; stage 0 sends forward "
            "and the last stage sends backward.\n";
+    print_run_cost_summary(out, o.run_cost, result.ranked);
   };
   session.write(result, "--exhaustive",
                 {fmt::format("{} on {} GPUs, global batch {}: one design point (--exhaustive)",

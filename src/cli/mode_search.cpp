@@ -32,6 +32,8 @@ int run_search_mode(const Options& o, const char* argv0) {
                   print_summary(out, result.plans.front(), result.runs.front(), result.ranked,
                                 summary_rows(session.output, result.ranked), result.seconds,
                                 gpu_lines, &intervals, &session.catalogs.hardware);
+                  print_run_cost_summary(out, o.run_cost,
+                                         summary_rows(session.output, result.ranked));
                 });
   return 0;
 }

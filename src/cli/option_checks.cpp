@@ -572,6 +572,13 @@ Options validate_options(const RawOptions& raw) {
   o.threads = static_cast<unsigned>(parse_int("--threads", raw.threads, 0, kMaxThreads));
   check_outputs(raw, o);
   check_sweep(raw, o);
+  o.run_cost = check_run_cost(raw.run_cost, raw.pareto);
+  if (o.run_cost.enabled && (o.search_space || !o.write_profile.empty())) {
+    throw InputError(fmt::format("{} cannot be combined with {} (use it with a search, "
+                                 "--pareto or --exhaustive)",
+                                 raw.run_cost.tokens.empty() ? "--steps" : "--tokens",
+                                 o.search_space ? "--search_space" : "--write_profile"));
+  }
   if (!raw.write_profile.empty() && o.framework == Framework::both) {
     throw InputError(fmt::format("--write_profile takes -f m or -f d, not '{}'", raw.framework));
   }

@@ -392,6 +392,7 @@ ParseResult parse_options(int argc, const char* const* argv) {
   app.add_flag("--search_space", o.search_space,
                "Print the size of the search space and exit")
       ->group(modes);
+  add_run_cost_options(app, o.run_cost);
 
   app.footer(
       "Examples:\n"

@@ -14,6 +14,7 @@
 #include "zerosearch/model/estimate.hpp"
 #include "zerosearch/search/plan.hpp"
 #include "zerosearch/search/ranking.hpp"
+#include "run_cost_options.hpp"
 
 namespace zerosearch::cli {
 
@@ -83,6 +84,8 @@ struct RawOptions {
   std::string seed = "0";
   std::string list;                           // `list models|gpus` or --list
   bool no_clobber = false;
+  /// --tokens, --steps, --pricing, ... (run_cost_options.hpp).
+  RunCostRaw run_cost;
   // Which flags were given (flags that do not apply to a mode are errors or notes).
   bool num_node_given = false;
   bool gpu_per_node_given = false;
@@ -205,6 +208,9 @@ struct Options {
   std::vector<Dtype> dtypes;
   std::vector<Schedule> schedules;
   NativeSettings native;
+
+  /// The whole run (--tokens, --steps, ...): run_cost_options.hpp.
+  RunCostOptions run_cost;
 
   /// Flags the original accepted and ignored where they do not apply: one line each.
   std::vector<std::string> notes;

@@ -461,6 +461,10 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
                      estimates / std::max<std::uint64_t>(run.placements.size(), 1),
                      run.placements.size(), run.placements.size() == 1 ? "" : "s", estimates,
                      methods, seconds, estimates - oom, oom);
+  if (rows.empty() && estimates > oom) {
+    // Plans fit, but --budget_usd / --deadline_days left none (run_cost_options.hpp).
+    return;
+  }
   if (rows.empty()) {
     out << "no design point fits in GPU memory; try more nodes, GPUs with more memory, or a "
            "smaller --custom_gbs\n";
@@ -511,6 +515,11 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
   layout.emplace_back(C::price_per_step);
   layout.emplace_back(C::tokens_per_gpu_s);
   layout.emplace_back(C::mfu);
+  if (run.run_cost) {
+    for (const ColumnId id : {C::run_days, C::run_usd, C::run_mwh, C::run_effective}) {
+      layout.emplace_back(id);
+    }
+  }
   layout.emplace_back(C::partition);
   if (ctx.cluster.types_present() > 1) {
     layout.emplace_back(C::node_placement);

@@ -157,8 +157,12 @@ SessionResult Session::search(std::vector<SearchPlan> plans, bool front) const {
   const bool native = first.context.estimator == Estimator::native;
   const bool terapipe = std::find(first.schedules.begin(), first.schedules.end(),
                                   Schedule::terapipe) != first.schedules.end();
-  const bool all_rows = options.rank || !options.emit.empty() || !options.timeline.empty() ||
-                        !options.html.empty() || (native && terapipe);
+  // A sweep without `front` (a front of the whole run's days, --front days-usd|days-mwh) and
+  // the whole run's --budget_usd / --deadline_days filters need every row.
+  const bool all_rows = (plans.size() != 1 && !front) || options.rank ||
+                        !options.emit.empty() || !options.timeline.empty() ||
+                        !options.html.empty() || (native && terapipe) ||
+                        options.run_cost.budget_usd || options.run_cost.deadline_days;
   so.keep = search_filter(output, all_rows);
   if (front && !all_rows) {
     // A sweep's front, its limits and its front column need each run's front besides the rows
@@ -167,6 +171,17 @@ SessionResult Session::search(std::vector<SearchPlan> plans, bool front) const {
     if (!options.plot.empty()) {
       so.keep.top = 0;
     }
+  }
+  // A sweep that keeps every row but whose only output is its summary (the front, the limits,
+  // the counts: rows that fit) keeps only the rows that fit; OOM rows count in ranks and totals
+  // without being held.
+  const bool summary_only = output.csv_files.empty() &&
+                            (output.to_stdout == StdoutFormat::summary ||
+                             output.to_stdout == StdoutFormat::none) &&
+                            options.plot.empty() && options.html.empty() && !options.rank &&
+                            options.emit.empty() && options.timeline.empty();
+  if (plans.size() != 1 && !front && summary_only) {
+    so.keep.feasible_only = true;
   }
   if (native && !all_rows && plans.size() == 1) {
     so.keep.oom_top = kFitHintRows;
@@ -178,6 +193,14 @@ SessionResult Session::search(std::vector<SearchPlan> plans, bool front) const {
   check_search_size(size);
   so.threads = search_threads(options.threads, size);
 
+  // The whole run's prices, power and failure rates (--tokens): refused before any search when
+  // a GPU lacks the asked price.
+  std::vector<std::optional<RunCostSpec>> run_costs;
+  for (const SearchPlan& p : plans) {
+    run_costs.push_back(run_cost_spec(options.run_cost, p.context,
+                                      run_throughput(p.context, catalogs.hardware),
+                                      catalogs.hardware));
+  }
   const auto t0 = std::chrono::steady_clock::now();
   result.runs.resize(plans.size());
   // Native estimates carry their interval from the published runs (docs/validation.md).
@@ -218,6 +241,7 @@ SessionResult Session::search(std::vector<SearchPlan> plans, bool front) const {
       run.profile_source = profile_source_text(plans[i].context);
       run.estimator = plans[i].context.estimator;
       run.throughput = run_throughput(plans[i].context, catalogs.hardware);
+      run.run_cost = std::move(run_costs[i]);
       run.margin_limit_gib = margin_limit_gib(plans[i].context, options.memory_margin);
       run.memory_margin = options.memory_margin;
       if (plans[i].context.native) {
@@ -238,6 +262,7 @@ SessionResult Session::search(std::vector<SearchPlan> plans, bool front) const {
     bar.finish();
   }
   result.ranked = rank_results(result.runs);
+  filter_run_cost(result.ranked, options.run_cost.budget_usd, options.run_cost.deadline_days);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   result.plans = std::move(plans);
   return result;

@@ -114,6 +114,9 @@ HardwareCatalog merge_catalogs(HardwareCatalog base, const HardwareCatalog& over
       target.links[gpu] = link;
     }
   }
+  for (const auto& [gpu_class, rate] : over.failure_rates) {
+    base.failure_rates[gpu_class] = rate;
+  }
   return base;
 }
 

@@ -19,7 +19,7 @@ namespace zerosearch {
 namespace {
 
 // The one table of output columns (docs/model.md §5 for the original's CSV).
-constexpr std::array<ColumnDef, 49> kColumns{{
+constexpr std::array<ColumnDef, 57> kColumns{{
     {ColumnId::m, "m", "", false},
     {ColumnId::mbs, "mbs", "", false},
     {ColumnId::tp, "tp", "", false},
@@ -69,6 +69,14 @@ constexpr std::array<ColumnDef, 49> kColumns{{
     {ColumnId::mfu, "MFU", "%", false},
     {ColumnId::mfu_peak, "MFU peak", "", true},
     {ColumnId::memory_fit, "memory fit", "", true},
+    {ColumnId::run_days, "run time (days)", "", false},
+    {ColumnId::run_gpu_hours, "run GPU-hours", "", false},
+    {ColumnId::run_usd, "run cost (USD)", "", false},
+    {ColumnId::run_mwh, "run energy (MWh)", "", false},
+    {ColumnId::run_energy_usd, "run energy cost (USD)", "", false},
+    {ColumnId::run_effective, "effective training time (%)", "", false},
+    {ColumnId::run_checkpoint_interval, "checkpoint interval (s)", "", false},
+    {ColumnId::run_mtbf, "cluster MTBF (h)", "", false},
 }};
 static_assert([] {
   for (std::size_t i = 0; i < kColumns.size(); ++i) {
@@ -92,6 +100,32 @@ int node_count(const RankedRow& r, const std::string& name) {
 
 nlohmann::ordered_json number(double v) {
   return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+}
+
+constexpr ColumnId kRunColumns[] = {ColumnId::run_days,       ColumnId::run_gpu_hours,
+                                    ColumnId::run_usd,        ColumnId::run_mwh,
+                                    ColumnId::run_energy_usd, ColumnId::run_effective,
+                                    ColumnId::run_checkpoint_interval, ColumnId::run_mtbf};
+
+/// A run column's figure of `c`; NaN when unknown (an empty CSV cell, JSON null, "-").
+double run_value(ColumnId id, const RunCost& c) noexcept {
+  switch (id) {
+  case ColumnId::run_days: return c.days();
+  case ColumnId::run_gpu_hours: return c.gpu_hours;
+  case ColumnId::run_usd: return c.usd;
+  case ColumnId::run_mwh: return c.energy_mwh;
+  case ColumnId::run_energy_usd: return c.energy_usd;
+  case ColumnId::run_effective: return 100.0 * c.effective_fraction;
+  case ColumnId::run_checkpoint_interval: return c.interval_s;
+  case ColumnId::run_mtbf: return c.mtbf_s / 3600.0;
+  default: return std::nan("");
+  }
+}
+
+/// The figure of a row whose run has no RunCostSpec: NaN.
+double run_value(ColumnId id, const RankedRow& r) {
+  const std::optional<RunCost> c = run_cost_of(r);
+  return c ? run_value(id, *c) : std::nan("");
 }
 
 } // namespace
@@ -158,7 +192,30 @@ std::vector<Column> csv_layout(const std::vector<std::string>& type_names,
     add({C::seq_len, C::tokens_per_step, C::tokens_per_gpu_s, C::mfu, C::mfu_peak,
          C::memory_fit});
   }
+  if (options.run_cost) {
+    for (const ColumnId id : kRunColumns) {
+      cols.emplace_back(id);
+    }
+  }
   return cols;
+}
+
+bool has_run_cost_rows(const std::vector<RankedRow>& rows) noexcept {
+  return std::any_of(rows.begin(), rows.end(),
+                     [](const RankedRow& r) { return r.run->run_cost.has_value(); });
+}
+
+const RunCost& CellWriter::cost_of(const RankedRow& r) {
+  if (cost_row_ != r.row) {
+    cost_row_ = r.row;
+    const std::optional<RunCost> c = run_cost_of(r);
+    cost_ = c ? *c : RunCost{};
+    if (!c) {
+      cost_.wall_s = cost_.gpu_hours = cost_.usd = cost_.energy_mwh = cost_.energy_usd =
+          cost_.effective_fraction = cost_.interval_s = cost_.mtbf_s = std::nan("");
+    }
+  }
+  return cost_;
 }
 
 bool has_native_rows(const std::vector<RankedRow>& rows) noexcept {
@@ -167,7 +224,7 @@ bool has_native_rows(const std::vector<RankedRow>& rows) noexcept {
 }
 
 std::vector<Column> table_layout(const std::vector<std::string>& type_names, bool distinct,
-                                 bool native) {
+                                 bool native, bool run_cost) {
   std::vector<Column> cols = csv_layout(type_names, CsvOptions{true, false, false});
   if (distinct) {
     // The table's node placement is compact already: the count follows it.
@@ -191,6 +248,11 @@ std::vector<Column> table_layout(const std::vector<std::string>& type_names, boo
   for (const ColumnId id : {ColumnId::seq_len, ColumnId::tokens_per_step,
                             ColumnId::tokens_per_gpu_s, ColumnId::mfu, ColumnId::memory_fit}) {
     cols.emplace_back(id);
+  }
+  if (run_cost) {
+    for (const ColumnId id : kRunColumns) {
+      cols.emplace_back(id);
+    }
   }
   return cols;
 }
@@ -414,6 +476,17 @@ char* CellWriter::write(char* out, const Column& c, const RankedRow& r) {
   case ColumnId::mfu: return write_python_float(out, r.run->throughput.mfu_percent(e.step_s));
   case ColumnId::mfu_peak: return put(out, r.run->throughput.peak_dtype);
   case ColumnId::memory_fit: return put(out, memory_fit(*r.run, e));
+  case ColumnId::run_days:
+  case ColumnId::run_gpu_hours:
+  case ColumnId::run_usd:
+  case ColumnId::run_mwh:
+  case ColumnId::run_energy_usd:
+  case ColumnId::run_effective:
+  case ColumnId::run_checkpoint_interval:
+  case ColumnId::run_mtbf: {
+    const double v = run_value(c.def->id, cost_of(r));
+    return std::isfinite(v) ? write_python_float(out, v) : out;
+  }
   }
   return out;
 }
@@ -505,6 +578,14 @@ char* CellWriter::write_json(char* out, const Column& c, const RankedRow& r) {
     out = put(out, memory_fit(*r.run, e));
     *out++ = '"';
     return out;
+  case ColumnId::run_days:
+  case ColumnId::run_gpu_hours:
+  case ColumnId::run_usd:
+  case ColumnId::run_mwh:
+  case ColumnId::run_energy_usd:
+  case ColumnId::run_effective:
+  case ColumnId::run_checkpoint_interval:
+  case ColumnId::run_mtbf: return put_json_number(out, run_value(c.def->id, cost_of(r)));
   default:
     // The native columns: few rows' worth, through nlohmann.
     scratch_ = json_cell(c, r).dump();
@@ -657,6 +738,14 @@ nlohmann::ordered_json json_cell(const Column& c, const RankedRow& r) {
   case ColumnId::mfu: return number(r.run->throughput.mfu_percent(e.step_s));
   case ColumnId::mfu_peak: return r.run->throughput.peak_dtype;
   case ColumnId::memory_fit: return memory_fit(*r.run, e);
+  case ColumnId::run_days:
+  case ColumnId::run_gpu_hours:
+  case ColumnId::run_usd:
+  case ColumnId::run_mwh:
+  case ColumnId::run_energy_usd:
+  case ColumnId::run_effective:
+  case ColumnId::run_checkpoint_interval:
+  case ColumnId::run_mtbf: return number(run_value(c.def->id, r));
   }
   return nullptr;
 }
@@ -708,6 +797,28 @@ void append_table_cell(std::string& out, const Column& c, const RankedRow& r) {
       fmt::format_to(to, "{:.1f}", mfu);
     } else {
       out += '-';
+    }
+    return;
+  }
+  case ColumnId::run_days:
+  case ColumnId::run_gpu_hours:
+  case ColumnId::run_usd:
+  case ColumnId::run_mwh:
+  case ColumnId::run_energy_usd:
+  case ColumnId::run_effective:
+  case ColumnId::run_checkpoint_interval:
+  case ColumnId::run_mtbf: {
+    const ColumnId id = c.def->id;
+    const double v = run_value(id, r);
+    if (!std::isfinite(v)) {
+      out += '-';
+    } else if (id == ColumnId::run_days || id == ColumnId::run_effective ||
+               id == ColumnId::run_mtbf) {
+      fmt::format_to(to, "{:.2f}", v);
+    } else if (id == ColumnId::run_mwh) {
+      fmt::format_to(to, "{:.1f}", v);
+    } else {
+      fmt::format_to(to, "{:.0f}", v);
     }
     return;
   }

@@ -129,13 +129,35 @@ void parse_specs(const Json& g, GpuSpec& spec, const std::string& where) {
   }
 }
 
+PriceQuote parse_price(const Json& q, const std::string& where) {
+  using namespace json_util;
+  require_object(q, where);
+  reject_unknown_keys(q, {"usd_per_gpu_hour", "source", "date"}, where);
+  return {get_positive_number(q, "usd_per_gpu_hour", where), get_string(q, "source", where),
+          get_string(q, "date", where)};
+}
+
+GpuPower parse_power(const Json& p, const std::string& where) {
+  using namespace json_util;
+  require_object(p, where);
+  reject_unknown_keys(p, {"tdp", "idle", "source"}, where);
+  GpuPower out{get_positive_number(p, "tdp", where), get_positive_number(p, "idle", where),
+               get_string(p, "source", where)};
+  if (out.idle_w >= out.tdp_w) {
+    throw InputError(fmt::format("{}: 'idle' must be below 'tdp' ({} W), not {}", where,
+                                 out.tdp_w, out.idle_w));
+  }
+  return out;
+}
+
 } // namespace
 
 HardwareCatalog parse_hardware_catalog(const std::string& text, const std::string& origin) {
   using namespace json_util;
   const Json doc = parse(text, origin);
   require_object(doc, origin);
-  reject_unknown_keys(doc, {"format", "comment", "gpus", "bandwidth_sets"}, origin);
+  reject_unknown_keys(doc, {"format", "comment", "gpus", "bandwidth_sets", "reliability"},
+                      origin);
   if (get_string(doc, "format", origin) != "zerosearch-hardware/1") {
     throw InputError(fmt::format("{}: 'format' must be \"zerosearch-hardware/1\"", origin));
   }
@@ -149,7 +171,8 @@ HardwareCatalog parse_hardware_catalog(const std::string& text, const std::strin
                             "peak_tflops", "memory_gbps", "intra_node", "gpus_per_node",
                             "inter_node_gbit_per_node", "flash_attention_efficiency",
                             "price_source", "price_date", "spec_source", "benchmark",
-                            "mamf_tflops", "sm_count"},
+                            "mamf_tflops", "sm_count", "reserved_price", "spot_price",
+                            "power_w"},
                         where);
     GpuSpec spec;
     spec.name = name;
@@ -168,7 +191,27 @@ HardwareCatalog parse_hardware_catalog(const std::string& text, const std::strin
         g.contains("intra_node")) {
       parse_specs(g, spec, where);
     }
+    for (const auto& [key, out] : {std::pair{"reserved_price", &spec.reserved_price},
+                                   std::pair{"spot_price", &spec.spot_price}}) {
+      if (g.contains(key) && !g.at(key).is_null()) {
+        *out = parse_price(g.at(key), fmt::format("{}: {}", where, key));
+      }
+    }
+    if (g.contains("power_w") && !g.at("power_w").is_null()) {
+      spec.power = parse_power(g.at("power_w"), where + ": power_w");
+    }
     catalog.gpus.emplace(name, std::move(spec));
+  }
+  if (doc.contains("reliability")) {
+    const Json& rel = doc.at("reliability");
+    require_object(rel, origin + ": reliability");
+    for (const auto& [gpu_class, r] : rel.items()) {
+      const std::string where = fmt::format("{}: reliability '{}'", origin, gpu_class);
+      require_object(r, where);
+      reject_unknown_keys(r, {"failures_per_gpu_hour", "source"}, where);
+      catalog.failure_rates[gpu_class] = {get_positive_number(r, "failures_per_gpu_hour", where),
+                                          get_string(r, "source", where)};
+    }
   }
   if (!doc.contains("bandwidth_sets")) {
     return catalog;

@@ -6,12 +6,45 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <sstream>
+
 #include "zerosearch/io/markup.hpp"
+#include "zerosearch/io/plot.hpp"
+#include "zerosearch/search/run_cost_rows.hpp"
 #include "zerosearch/io/report_format.hpp"
 
 namespace zerosearch {
 
 namespace {
+
+/// The whole run's dollars against its days (--tokens / --steps), every feasible row, the
+/// days/dollars front marked; empty when no row has a run cost.
+std::string run_cost_svg(const std::vector<RankedRow>& rows) {
+  if (!has_run_cost_rows(rows)) {
+    return {};
+  }
+  const std::vector<bool> front = run_cost_front(rows, false);
+  std::vector<PlotPoint> points;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::optional<RunCost> c = run_cost_of(rows[i]);
+    if (!c || rows[i].row->estimate.oom || !(c->usd > 0.0) || !std::isfinite(c->days())) {
+      continue;
+    }
+    const DesignPoint& p = rows[i].row->point;
+    points.push_back(PlotPoint{
+        c->days(), c->usd, front[i],
+        front[i] ? fmt::format("{} tp {} pp {} dp {} on {} GPUs: {:.2f} days, ${:.0f}, {:.1f} % "
+                               "effective",
+                               to_string(p.method), p.tp, p.pp, p.dp,
+                               rows[i].run->cluster.world_size(), c->days(), c->usd,
+                               100.0 * c->effective_fraction)
+                 : std::string()});
+  }
+  std::ostringstream svg;
+  write_scatter_svg(svg, points, "The whole run: dollars against wall-clock days",
+                    "wall-clock days (failures, checkpoints and restarts included)", "cost ($)");
+  return svg.str();
+}
 
 std::string inline_svg(const std::string& svg) {
   const auto start = svg.find("<svg");
@@ -99,6 +132,10 @@ std::string html_report(const HtmlReportInput& in) {
     o += "<h2>Price against step time</h2>\n<div class=\"chart\" id=\"pareto\">" +
          inline_svg(in.pareto_svg) + "</div>\n";
   }
+  if (const std::string run_svg = run_cost_svg(in.rows); !run_svg.empty()) {
+    o += "<h2>The whole run: dollars against days</h2>\n<div class=\"chart\" id=\"run_cost\">" +
+         inline_svg(run_svg) + "</div>\n";
+  }
   o += "<h2>Ranked plans</h2>\n";
   if (!in.rows_note.empty()) {
     o += "<p id=\"rows_note\">" + escape_markup(in.rows_note) + "</p>\n";
@@ -117,6 +154,10 @@ std::string html_report(const HtmlReportInput& in) {
   heads.insert(heads.end(), {"tp", "pp", "dp", "micro-batch", "micro-batches", "placement",
                              "partition", "step (s)", "tokens/s per GPU", "MFU (%)",
                              "memory (GiB)", "fits", "price ($/step)"});
+  const bool run_cost = has_run_cost_rows(in.rows);
+  if (run_cost) {
+    heads.insert(heads.end(), {"run (days)", "run ($)", "run (MWh)", "effective (%)"});
+  }
   for (const char* h : heads) {
     o += fmt::format("<th>{}</th>", h);
   }
@@ -160,6 +201,16 @@ std::string html_report(const HtmlReportInput& in) {
     o += num(fmt::format("{:.17g}", e.gpumem_gib), fmt::format("{:.2f}", e.gpumem_gib));
     o += text(memory_fit(*r.run, e));
     o += num(fmt::format("{:.17g}", e.price_per_step_usd), fmt::format("{:.6f}", e.price_per_step_usd));
+    if (run_cost) {
+      const std::optional<RunCost> c = run_cost_of(r);
+      for (const auto& [v, digits] :
+           {std::pair{c ? c->days() : std::nan(""), 2}, std::pair{c ? c->usd : std::nan(""), 0},
+            std::pair{c ? c->energy_mwh : std::nan(""), 1},
+            std::pair{c ? 100.0 * c->effective_fraction : std::nan(""), 2}}) {
+        o += std::isfinite(v) ? num(fmt::format("{:.17g}", v), fmt::format("{:.{}f}", v, digits))
+                              : num("0", "-");
+      }
+    }
     o += "</tr>\n";
   }
   o += "</tbody>\n</table>\n<script>" + std::string(kScript) + "</script>\n</body>\n</html>\n";

@@ -93,6 +93,12 @@ std::string tick_text(double v) { return fmt::format("{:.4g}", v); }
 
 void write_price_time_svg(std::ostream& out, const std::vector<PlotPoint>& points,
                           const std::string& title) {
+  write_scatter_svg(out, points, title, "step time (s/step)", "price per step ($)");
+}
+
+void write_scatter_svg(std::ostream& out, const std::vector<PlotPoint>& points,
+                       const std::string& title, const std::string& x_label,
+                       const std::string& y_label) {
   out << fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
                      "viewBox=\"0 0 {0} {1}\" font-family=\"sans-serif\" font-size=\"13\">\n",
@@ -139,11 +145,13 @@ void write_price_time_svg(std::ostream& out, const std::vector<PlotPoint>& point
   // Axes and their labels.
   out << fmt::format("<path d=\"M{0} {1} V{2} H{3}\" fill=\"none\" stroke=\"#333\"/>\n", kLeft,
                      kTop, kHeight - kBottom, kWidth - kRight);
-  out << fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">step time (s/step){}</text>\n",
-                     (kLeft + kWidth - kRight) / 2.0, kHeight - 22.0, x.log ? ", log scale" : "");
+  out << fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}{}</text>\n",
+                     (kLeft + kWidth - kRight) / 2.0, kHeight - 22.0, escape_markup(x_label),
+                     x.log ? ", log scale" : "");
   out << fmt::format("<text transform=\"translate(22 {}) rotate(-90)\" text-anchor=\"middle\">"
-                     "price per step ($){}</text>\n",
-                     (kTop + kHeight - kBottom) / 2.0, y.log ? ", log scale" : "");
+                     "{}{}</text>\n",
+                     (kTop + kHeight - kBottom) / 2.0, escape_markup(y_label),
+                     y.log ? ", log scale" : "");
 
   // Marks off the front, one per pixel.
   std::set<std::pair<long, long>> drawn;

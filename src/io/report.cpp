@@ -153,6 +153,7 @@ void write_csv(std::ostream& out, const std::vector<RankedRow>& rows,
   with_native.native = options.native || has_native_rows(rows);
   // The throughput columns only where the CSV is not the original's format.
   with_native.throughput = options.throughput || with_native.native || options.distinct;
+  with_native.run_cost = options.run_cost || has_run_cost_rows(rows);
   const std::vector<Column> columns = csv_layout(type_names, with_native);
   std::string header;
   for (std::size_t i = 0; i < columns.size(); ++i) {

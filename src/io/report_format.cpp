@@ -37,6 +37,7 @@ void write_json(std::ostream& out, const std::vector<RankedRow>& rows,
   CsvOptions with_native = options;
   with_native.native = options.native || has_native_rows(rows);
   with_native.throughput = true;
+  with_native.run_cost = options.run_cost || has_run_cost_rows(rows);
   const std::vector<Column> layout = csv_layout(type_names, with_native);
   std::vector<std::string> keys;
   for (const Column& c : layout) {
@@ -87,7 +88,9 @@ void write_json(std::ostream& out, const std::vector<RankedRow>& rows,
 
 void write_table(std::ostream& out, const std::vector<RankedRow>& rows,
                  const std::vector<std::string>& type_names, bool distinct, bool numbered) {
-  write_table(out, rows, table_layout(type_names, distinct, has_native_rows(rows)), numbered);
+  write_table(out, rows,
+              table_layout(type_names, distinct, has_native_rows(rows), has_run_cost_rows(rows)),
+              numbered);
 }
 
 void write_table(std::ostream& out, const std::vector<RankedRow>& rows,

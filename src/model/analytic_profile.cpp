@@ -375,7 +375,8 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   out.gemm_forward_s = gemm;
   out.elementwise_forward_s = element_wise;
   out.tp_comm_forward_s = tp_comm;
-  out.layer.backward_s = 2 * gemm + (st.flash_attention ? 2.5 : 2.0) * attention +
+  out.layer.backward_s = 2 * gemm +
+                         (st.flash_attention ? kFlashBackwardRatio : 2.0) * attention +
                          2 * element_wise + c.layer_overhead_s + tp_comm_bwd;
   if (st.host_per_kernel_s > 0) {
     // The host issues kernels asynchronously: the GPU runs behind it and a layer takes the

@@ -136,26 +136,9 @@ EntryParams entry_params(const ModelSpec& m, int pp) {
 }
 
 AnalyticLayerTimes layer_times(const NativeContext& ctx, const DesignPoint& p, int g) {
-  AnalyticSettings st;
-  st.tp = p.tp;
-  st.micro_batch = p.mbs;
-  st.sequence_length = static_cast<int>(ctx.model.sequence_length);
-  st.dtype = p.dtype;
-  st.flash_attention = ctx.settings.flash_attention;
-  st.lm_head_tp_split = true;
-  st.sequence_parallel = ctx.settings.sequence_parallel && p.tp > 1;
-  // The native costs (docs/native.md §2.2): GEMMs by shape, the host issuing the kernels of
-  // the framework the method implies (torchtitan runs eager PyTorch modules; Megatron-LM and
-  // Megatron-DeepSpeed fused kernels), the gathers' copies, overlapped tp collectives.
-  const FrameworkParams& fw = framework_params(p.method);
-  st.gemm_shapes = true;
-  st.host_per_kernel_s = kHostPerKernel_s;
-  st.host_per_linear_s = kHostPerLinear_s;
-  st.fused_kernels = !fw.torch_loss;
-  st.sharded_parameters = fw.shard_level >= 3 && p.dp > 1;
-  st.tp_comm_overlap = ctx.settings.tp_comm_overlap;
   const NativeGpu& gpu = ctx.gpus[static_cast<std::size_t>(g)];
-  return analytic_layer_times(ctx.model, gpu.spec, gpu.calibration, st);
+  return analytic_layer_times(ctx.model, gpu.spec, gpu.calibration,
+                              native_layer_settings(ctx.model, p, ctx.settings));
 }
 
 /// The layer times of one design point on each node type, computed once per type however many
@@ -832,6 +815,29 @@ TokenPipeline native_token_pipeline(const NativeContext& ctx, const DesignPoint&
     }
   }
   return pipe;
+}
+
+AnalyticSettings native_layer_settings(const ModelSpec& model, const DesignPoint& p,
+                                       const NativeSettings& settings) noexcept {
+  AnalyticSettings st;
+  st.tp = p.tp;
+  st.micro_batch = p.mbs;
+  st.sequence_length = static_cast<int>(model.sequence_length);
+  st.dtype = p.dtype;
+  st.flash_attention = settings.flash_attention;
+  st.lm_head_tp_split = true;
+  st.sequence_parallel = settings.sequence_parallel && p.tp > 1;
+  // The native costs (docs/native.md §2.2): GEMMs by shape, the host issuing the kernels of
+  // the framework the method implies (torchtitan runs eager PyTorch modules; Megatron-LM and
+  // Megatron-DeepSpeed fused kernels), the gathers' copies, overlapped tp collectives.
+  const FrameworkParams& fw = framework_params(p.method);
+  st.gemm_shapes = true;
+  st.host_per_kernel_s = kHostPerKernel_s;
+  st.host_per_linear_s = kHostPerLinear_s;
+  st.fused_kernels = !fw.torch_loss;
+  st.sharded_parameters = fw.shard_level >= 3 && p.dp > 1;
+  st.tp_comm_overlap = settings.tp_comm_overlap;
+  return st;
 }
 
 } // namespace zerosearch

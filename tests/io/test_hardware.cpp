@@ -174,3 +174,31 @@ TEST_CASE("a GPU's maximum achievable matmul rate is read and checked against it
   CHECK(error_of(hardware(R"({"memory_gib": 24, "mamf_tflops": {"bf16": 80, "source": "x"}, )" +
                           spec + "}")) == "no error");
 }
+
+TEST_CASE("reserved, spot, power and reliability entries load and are checked", "[hardware]") {
+  const std::string gpu =
+      R"({"memory_gib": 24, "price_per_gpu_hour_usd": 1.4,
+          "spot_price": {"usd_per_gpu_hour": 0.5, "source": "s", "date": "2026"},
+          "power_w": {"tdp": 150, "idle": 20, "source": "p"}})";
+  const HardwareCatalog c = parse_hardware_catalog(hardware(gpu), "hardware.json");
+  const GpuSpec& a10 = c.gpu("A10");
+  REQUIRE(a10.spot_price.has_value());
+  CHECK(a10.spot_price->usd_per_gpu_hour == 0.5);
+  CHECK_FALSE(a10.reserved_price.has_value());
+  REQUIRE(a10.power.has_value());
+  CHECK(a10.power->idle_w == 20);
+  CHECK(error_of(hardware(R"({"memory_gib": 24, "price_per_gpu_hour_usd": 1.4,
+                              "power_w": {"tdp": 150, "idle": 150, "source": "p"}})")) ==
+        "hardware.json: gpu 'A10': power_w: 'idle' must be below 'tdp' (150 W), not 150");
+  const std::string with_rel =
+      R"({"format": "zerosearch-hardware/1", "gpus": {"A10": {"memory_gib": 24,
+          "price_per_gpu_hour_usd": 1.4}}, "reliability": {"gddr-pcie":
+          {"failures_per_gpu_hour": 2e-5, "source": "r"}}})";
+  CHECK(parse_hardware_catalog(with_rel, "h.json").failure_rates.at("gddr-pcie").per_gpu_hour ==
+        2e-5);
+  // The shipped catalog: every price and power entry has a source.
+  for (const auto& [name, g] : load_hardware_catalog(ZEROSEARCH_TEST_PROFILEDB "/hardware.json").gpus) {
+    if (g.spot_price) CHECK_FALSE(g.spot_price->source.empty());
+    if (g.power) CHECK(g.power->tdp_w > g.power->idle_w);
+  }
+}

@@ -53,6 +53,27 @@ struct MatmulBenchmark {
   std::string source;
 };
 
+/// A price other than on-demand (reserved, spot) of one GPU for one hour, where it came from and
+/// when (docs/hardware.md).
+struct PriceQuote {
+  double usd_per_gpu_hour = 0.0;
+  std::string source;
+  std::string date;
+};
+
+/// A GPU's board power: its TDP and its idle draw, W (docs/run_cost.md).
+struct GpuPower {
+  double tdp_w = 0.0;
+  double idle_w = 0.0;
+  std::string source;
+};
+
+/// Unexpected interruptions of training per GPU-hour for a GPU class, and the run it comes from.
+struct FailureRate {
+  double per_gpu_hour = 0.0;
+  std::string source;
+};
+
 struct GpuSpec {
   std::string name;
   /// Usable memory per GPU in GiB; empty when the catalog does not know it.
@@ -84,6 +105,11 @@ struct GpuSpec {
   /// Streaming multiprocessors (AMD: compute units) of one GPU, from its vendor's whitepaper;
   /// empty: the native estimator does not model how a GEMM's tiles fill the GPU (docs/native.md).
   std::optional<int> sm_count;
+  /// Reserved and spot prices where the catalog has them (--pricing); empty otherwise.
+  std::optional<PriceQuote> reserved_price;
+  std::optional<PriceQuote> spot_price;
+  /// TDP and idle power, where the catalog has them; empty: the run's energy is unknown.
+  std::optional<GpuPower> power;
 
   /// $ per hour of one node of `gpus_per_node` GPUs: the GPU price times the GPUs.
   [[nodiscard]] double node_price_per_hour_usd(int gpus_per_node) const noexcept;
@@ -108,6 +134,8 @@ inline constexpr double kDefaultLinkEfficiency = 0.6;
 struct HardwareCatalog {
   std::map<std::string, GpuSpec> gpus;
   std::map<std::string, BandwidthSet> bandwidth_sets;
+  /// Failure rates by GPU class ("hbm-nvlink", ...): `reliability` in hardware.json.
+  std::map<std::string, FailureRate> failure_rates;
 
   /// Exact name first, then case-insensitive. Throws InputError listing the known GPU types.
   [[nodiscard]] const GpuSpec& gpu(const std::string& name) const;

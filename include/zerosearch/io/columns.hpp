@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "zerosearch/search/ranking.hpp"
+#include "zerosearch/search/run_cost_rows.hpp"
 
 namespace zerosearch {
 
@@ -39,7 +40,12 @@ enum class ColumnId {
   seq_len, tokens_per_step, tokens_per_gpu_s, mfu, mfu_peak,
   /// memory_fit(): "fits", "within margin" (--memory_margin) or "OOM"; where the throughput
   /// columns are.
-  memory_fit
+  memory_fit,
+  /// The whole run (--tokens / --steps, search/run_cost_rows.hpp): wall-clock days, GPU-hours,
+  /// dollars, MWh, energy dollars, effective training time, checkpoint interval, cluster MTBF.
+  /// Last in every output of a run that has them; the unit is in the name.
+  run_days, run_gpu_hours, run_usd, run_mwh, run_energy_usd, run_effective, run_checkpoint_interval,
+  run_mtbf
 };
 
 struct ColumnDef {
@@ -82,9 +88,14 @@ struct CsvOptions {
   /// Adds the throughput columns (seq_len ... mfu_peak) last. write_json always adds them;
   /// write_csv with `native` or `distinct` (formats that are not the original's).
   bool throughput = false;
+  /// Adds the whole run's columns (run_days ... run_mtbf) last: rows of a run with --tokens or
+  /// --steps (has_run_cost_rows).
+  bool run_cost = false;
   /// Threads that format the rows (write_rows); 0: one per hardware thread, at most 4.
   unsigned threads = 0;
 };
+/// True when any row's run has a RunCostSpec (--tokens / --steps).
+[[nodiscard]] bool has_run_cost_rows(const std::vector<RankedRow>& rows) noexcept;
 /// True when any row comes from the native estimator.
 [[nodiscard]] bool has_native_rows(const std::vector<RankedRow>& rows) noexcept;
 
@@ -96,7 +107,8 @@ struct CsvOptions {
 /// node placement, which the table writes compactly anyway).
 /// Native rows add their recompute, offload, virtual stages and dtype after the method.
 [[nodiscard]] std::vector<Column> table_layout(const std::vector<std::string>& type_names,
-                                               bool distinct = false, bool native = false);
+                                               bool distinct = false, bool native = false,
+                                               bool run_cost = false);
 
 /// A placement for the screen: runs of one node type, "A10x2 A6000x5 A10x1".
 [[nodiscard]] std::string compress_placement(const Cluster& cluster, const Placement& placement);
@@ -131,6 +143,10 @@ private:
     std::string json;
     std::vector<std::size_t> json_offsets;
   };
+  /// The whole run of the last row asked (run_cost_of), kept for its other columns.
+  const RunCost& cost_of(const RankedRow& r);
+  const ResultRow* cost_row_ = nullptr;
+  RunCost cost_;
   const RunText& text_of(const RunResult& run);
   /// The placement's Python list without its brackets: "'A10', 'A6000'".
   std::string_view placement_text(const RankedRow& r);

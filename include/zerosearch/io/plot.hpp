@@ -23,4 +23,10 @@ struct PlotPoint {
 void write_price_time_svg(std::ostream& out, const std::vector<PlotPoint>& points,
                           const std::string& title);
 
+/// The same chart with other axes: x is PlotPoint::step_s, y PlotPoint::price_usd, named by
+/// `x_label` and `y_label` (the whole run's days and dollars or MWh, say).
+void write_scatter_svg(std::ostream& out, const std::vector<PlotPoint>& points,
+                       const std::string& title, const std::string& x_label,
+                       const std::string& y_label);
+
 } // namespace zerosearch

@@ -119,6 +119,15 @@ struct LayerKernels {
 /// the GEMM's length.
 [[nodiscard]] double tp_overlap_exposed_s(double comm_s, double gemm_s, int t) noexcept;
 
+/// Backward time of the fused (FlashAttention) attention core over its forward time. Its
+/// backward does 2.5x the forward's FLOPs (five GEMMs to two, recomputing the scores) at a
+/// lower efficiency: 2.95 is the median over the 27 points of
+/// validation/gpu/layers_h100_parts_2026-11-26.json whose forward takes at least 0.2 ms
+/// (scaled_dot_product_attention, causal, bf16, H100 SXM, torch 2.11; shorter ones are
+/// launch-bound); FlashAttention-2 too reports its backward at a lower fraction of the peak
+/// than its forward (Dao 2023). docs/validation.md, "Per-layer times on a real GPU".
+inline constexpr double kFlashBackwardRatio = 2.95;
+
 struct LayerTime {
   double forward_s = 0.0;
   double backward_s = 0.0;

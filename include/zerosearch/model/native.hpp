@@ -217,6 +217,12 @@ struct NativeEstimate {
 [[nodiscard]] std::vector<int> native_partition(const NativeContext& ctx, const DesignPoint& p,
                                                 const NativePlacement& where);
 
+/// The analytic settings of one transformer layer of `p` as the native estimator evaluates it:
+/// its tp, micro-batch, dtype, attention and sequence parallelism, and the native costs of the
+/// framework its method implies (GEMM shapes, host issue, fused or eager kernels).
+[[nodiscard]] AnalyticSettings native_layer_settings(const ModelSpec& model, const DesignPoint& p,
+                                                     const NativeSettings& settings) noexcept;
+
 /// Activation bytes one transformer layer keeps for one micro-batch on one GPU.
 [[nodiscard]] double layer_activation_bytes(const ModelSpec& model, const DesignPoint& p,
                                             const NativeSettings& settings) noexcept;

@@ -10,6 +10,7 @@
 #include "zerosearch/core/cluster.hpp"
 #include "zerosearch/core/hardware.hpp"
 #include "zerosearch/model/estimate.hpp"
+#include "zerosearch/model/run_cost.hpp"
 #include "zerosearch/search/search.hpp"
 
 namespace zerosearch {
@@ -92,6 +93,9 @@ struct RunResult {
   MemoryMargin memory_margin;
   /// Native runs: --overlap_grad_reduce as given (unset: each framework's default).
   std::optional<bool> overlap_grad_reduce;
+  /// --tokens / --steps: the cluster's prices, power and failure rates and the run's settings
+  /// (search/run_cost_rows.hpp); empty: no run columns.
+  std::optional<RunCostSpec> run_cost;
 };
 
 /// The index into RunResult::step_spread of a method's framework family (the native model's,
