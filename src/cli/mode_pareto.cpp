@@ -168,7 +168,9 @@ int run_pareto_mode(const Options& o, const char* argv0) {
                         "wall-clock days", energy_front ? "energy (MWh)" : "cost ($)");
     } else {
       // Distinct rows: placements with the same estimate are one mark (the same point).
-      write_price_time_svg(svg, plot_points(distinct_rows(result.ranked)),
+      write_price_time_svg(svg,
+                           result.points ? plot_points(result.runs, result.ranked)
+                                         : plot_points(distinct_rows(result.ranked)),
                            fmt::format("{}: price per step vs step time, {} and {} nodes (0..{} "
                                        "each)",
                                        sweep.model, sweep.first, sweep.second, sweep.bound));

@@ -166,11 +166,10 @@ SessionResult Session::search(std::vector<SearchPlan> plans, bool front) const {
   so.keep = search_filter(output, all_rows);
   if (front && !all_rows) {
     // A sweep's front, its limits and its front column need each run's front besides the rows
-    // shown; its chart draws every plan that fits (its distinct rows).
+    // shown; its chart draws every plan that fits: their two figures, not their rows.
     so.keep.front = true;
-    if (!options.plot.empty()) {
-      so.keep.top = 0;
-    }
+    so.keep.points = !options.plot.empty();
+    result.points = so.keep.points;
   }
   // A sweep that keeps every row but whose only output is its summary (the front, the limits,
   // the counts: rows that fit) keeps only the rows that fit; OOM rows count in ranks and totals
@@ -236,6 +235,7 @@ SessionResult Session::search(std::vector<SearchPlan> plans, bool front) const {
       run.rows = std::move(found.rows);
       run.left_out = std::move(found.left_out);
       run.oom_rows = std::move(found.oom_rows);
+      run.points = std::move(found.points);
       run.estimates = found.estimates;
       run.oom = found.oom;
       run.profile_source = profile_source_text(plans[i].context);

@@ -23,6 +23,9 @@ struct SessionResult {
   std::vector<RunResult> runs;
   std::vector<RankedRow> ranked;
   double seconds = 0.0;            // search and ranking
+  /// Each run's RunResult::points were kept (a sweep's --plot): the chart's marks off the
+  /// front come from them, not from the rows.
+  bool points = false;
 
   SessionResult() = default;
   SessionResult(const SessionResult&) = delete;

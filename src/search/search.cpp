@@ -137,6 +137,8 @@ struct WorkerRows {
   std::vector<Keyed> kept;
   /// With RowFilter::front: the front of the rows offered to this worker.
   FrontRows front;
+  /// With RowFilter::points: the figures of the rows that fit offered to this worker.
+  std::vector<RowPoint> points;
   /// With RowFilter::oom_top: the fastest OOM rows, a max-heap in rank order.
   std::vector<Keyed> oom_kept;
   std::vector<LeftOutTime> left_out;
@@ -228,6 +230,10 @@ void offer_rows(const RowFilter& keep, const DesignPoint& p, std::uint64_t base_
     offer_to(mine.kept, keep.top, g, k, count);
     if (keep.oom_top != 0 && g.estimate.oom) {
       offer_to(mine.oom_kept, keep.oom_top, g, k, count);
+    }
+    if (keep.points && !g.estimate.oom) {
+      mine.points.push_back(RowPoint{g.estimate.step_s, g.estimate.price_per_step_usd,
+                                     base_key + static_cast<std::uint64_t>(k)});
     }
     if (keep.front && !g.estimate.oom &&
         mine.front.admits(g.estimate.step_s, g.estimate.price_per_step_usd)) {
@@ -513,12 +519,23 @@ SearchResult search(const EstimateContext& ctx, const std::vector<DesignPoint>& 
     for (const ResultRow& r : result.rows) {
       result.oom += r.estimate.oom ? r.placements : 0;
     }
+    if (keep.points) {
+      // Every row is here, in enumeration order: the key keeps that order.
+      for (std::size_t i = 0; i < result.rows.size(); ++i) {
+        const Estimate& e = result.rows[i].estimate;
+        if (!e.oom) {
+          result.points.push_back(
+              RowPoint{e.step_s, e.price_per_step_usd, static_cast<std::uint64_t>(i)});
+        }
+      }
+    }
   } else {
     // Merge the workers: the `top` first rows of all in rank order, then enumeration order.
     std::vector<Keyed> kept;
     std::vector<Keyed> oom_kept;
     std::vector<Keyed> front_offers;
     for (WorkerRows& w : workers) {
+      result.points.insert(result.points.end(), w.points.begin(), w.points.end());
       front_offers.insert(front_offers.end(), std::make_move_iterator(w.front.rows().begin()),
                           std::make_move_iterator(w.front.rows().end()));
       result.estimates += w.estimates;
@@ -568,6 +585,8 @@ SearchResult search(const EstimateContext& ctx, const std::vector<DesignPoint>& 
     }
     std::sort(kept.begin(), kept.end(),
               [](const Keyed& a, const Keyed& b) { return a.key < b.key; });
+    std::sort(result.points.begin(), result.points.end(),
+              [](const RowPoint& a, const RowPoint& b) { return a.key < b.key; });
     result.rows.reserve(kept.size());
     for (Keyed& k : kept) {
       result.rows.push_back(std::move(k.row));

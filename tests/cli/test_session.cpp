@@ -3,11 +3,14 @@
 
 #include <algorithm>
 
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "cli/pareto_report.hpp"
 #include "cli/session.hpp"
+#include "zerosearch/io/plot.hpp"
 #include "zerosearch/core/error.hpp"
 #include "zerosearch/search/pareto.hpp"
 
@@ -133,4 +136,35 @@ TEST_CASE("search_threads: -j, or one per core, at least one", "[session]") {
   small.estimates = 10;
   CHECK(search_threads(3, small) == 3);
   CHECK(search_threads(0, small) >= 1);
+}
+
+TEST_CASE("a sweep's chart from its rows' figures is the chart from its rows", "[session]") {
+  // --plot alone: the search keeps the figures of the rows that fit (RowFilter::points), and
+  // the front and the 10 best rows; --html as well: every row.
+  const auto chart = [](std::vector<const char*> extra) {
+    std::vector<const char*> args{"--pareto", "--node_type", "A10", "A6000", "--num_node", "2",
+                                  "--plot", "front.svg"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Options o = options(args);
+    Session session(o, "zerosearch");
+    std::vector<SearchPlan> plans;
+    for (const Cluster& c : pareto_compositions("A10", "A6000", 2, o.gpu_per_node)) {
+      plans.push_back(session.plan(c));
+    }
+    SessionResult r = session.search(std::move(plans), true);
+    mark_pareto_front(r.ranked);
+    std::ostringstream svg;
+    write_price_time_svg(svg,
+                         r.points ? plot_points(r.runs, r.ranked)
+                                  : plot_points(distinct_rows(r.ranked)),
+                         "t");
+    return std::tuple{r.points, r.ranked.size(), svg.str()};
+  };
+  const auto [figures, few_rows, from_figures] = chart({});
+  const auto [rows_only, every_row, from_rows] = chart({"--html", "r.html"});
+  CHECK(figures);
+  CHECK_FALSE(rows_only);
+  CHECK(few_rows < every_row);
+  CHECK(from_figures.find("<circle") != std::string::npos);
+  CHECK(from_figures == from_rows);
 }

@@ -235,6 +235,44 @@ TEST_CASE("RowFilter::front keeps every row of the full search's front besides t
   CHECK(top_only.rows.size() == 1);
 }
 
+TEST_CASE("RowFilter::points gives the figures of every row that fits, in row order",
+          "[search]") {
+  const SearchPlan plan = test::llama_deepspeed_plan({{"A10", 8}, {"A6000", 8}});
+  const auto points = plan.design_points();
+  const PlacementSet places = placements(plan.context.cluster);
+  for (const bool distinct : {false, true}) {
+    // Every row (or distinct row), for the expected figures.
+    const SearchResult all = search(plan.context, points, places,
+                                    SearchOptions{1, {}, RowFilter{distinct, false, 0, 0}});
+    std::vector<std::pair<double, double>> expected;
+    for (const ResultRow& r : all.rows) {
+      if (!r.estimate.oom) expected.emplace_back(r.estimate.step_s, r.estimate.price_per_step_usd);
+    }
+    REQUIRE(expected.size() < all.rows.size());
+    for (const std::size_t top : {std::size_t{0}, std::size_t{3}}) {
+      for (const unsigned threads : {1U, 2U}) {
+        INFO("distinct " << distinct << " top " << top << " threads " << threads);
+        RowFilter keep{distinct, true, top, 0};
+        keep.points = true;
+        const SearchResult found =
+            search(plan.context, points, places, SearchOptions{threads, {}, keep});
+        REQUIRE(found.points.size() == expected.size());
+        for (std::size_t i = 0; i < expected.size(); ++i) {
+          CHECK(found.points[i].step_s == expected[i].first);
+          CHECK(found.points[i].price_usd == expected[i].second);
+          if (i > 0) CHECK(found.points[i - 1].key < found.points[i].key);
+        }
+        if (top != 0) CHECK(found.rows.size() == top);
+      }
+    }
+    // Every row kept: the points come from the rows.
+    RowFilter every{distinct, false, 0, 0};
+    every.points = true;
+    const SearchResult kept = search(plan.context, points, places, SearchOptions{2, {}, every});
+    CHECK(kept.points.size() == expected.size());
+  }
+}
+
 TEST_CASE("distinct rows: one per design point and estimate, counts add up to every placement",
           "[search]") {
   const SearchPlan plan = test::llama_deepspeed_plan({{"A10", 8}, {"A6000", 8}});

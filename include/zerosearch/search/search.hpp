@@ -44,6 +44,18 @@ struct RowFilter {
   /// above keep: a Pareto sweep's front and its limits need no other row. Ignored when every
   /// row is kept.
   bool front = false;
+  /// Also the step time and price of every row that fits (one per distinct row when
+  /// `distinct`), in SearchResult::points, whatever the fields above keep: a chart of every
+  /// plan without holding the rows.
+  bool points = false;
+};
+
+/// A row's two figures for a chart, and a key that orders the points of one search as their
+/// rows are ordered (enumeration order).
+struct RowPoint {
+  double step_s = 0.0;
+  double price_usd = 0.0;
+  std::uint64_t key = 0;
 };
 
 /// Step times of rows left out by RowFilter::feasible_only, with how many rows each stands
@@ -81,6 +93,9 @@ struct SearchResult {
   std::vector<LeftOutTime> left_out;
   /// RowFilter::oom_top's rows, in rank order (empty when every row is kept).
   std::vector<ResultRow> oom_rows;
+  /// RowFilter::points': every row that fits, in enumeration order (also when every row is
+  /// kept).
+  std::vector<RowPoint> points;
 };
 
 /// Estimates every point on every placement and keeps the rows of `options.keep`. The result
