@@ -26,6 +26,7 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -38,7 +39,9 @@
 #include "validate/knobs.hpp"
 #include "validate/metrics.hpp"
 #include "validate/runner.hpp"
+#include "zerosearch/core/error.hpp"
 #include "zerosearch/io/hardware_json.hpp"
+#include "zerosearch/io/output_file.hpp"
 #include "zerosearch/io/uncertainty.hpp"
 
 namespace fs = std::filesystem;
@@ -121,6 +124,13 @@ std::string pct(double e, bool sign = true) {
 
 int main_(int argc, char** argv) {
   const Args args = parse(argc, argv);
+  // The intervals file is written like every output (io/output_file: atomically, the old file
+  // kept on failure), and checked before the runs.
+  std::optional<zerosearch::OutputTarget> intervals_file;
+  if (!args.intervals.empty()) {
+    zerosearch::install_output_cleanup();
+    intervals_file = zerosearch::check_output(args.intervals, "--write-intervals");
+  }
   std::vector<fs::path> files = args.published;
   if (!args.corpus.empty()) {
     const auto in_folder = corpus_files(args.corpus);
@@ -421,7 +431,7 @@ int main_(int argc, char** argv) {
                            100 * in_all.median_signed);
 
   // Intervals per regime from the leave-one-source-out residuals (measured / predicted).
-  if (!args.intervals.empty()) {
+  if (intervals_file) {
     zerosearch::UncertaintyTable table;
     std::map<std::vector<std::string>, std::vector<double>> ratios;
     for (const std::size_t i : modelled) {
@@ -445,9 +455,9 @@ int main_(int argc, char** argv) {
       r.high = quantile(v, 0.9);
       table.regimes.push_back(r);
     }
-    std::ofstream f(args.intervals);
-    if (!f) throw BadInput(fmt::format("cannot write {}", args.intervals.string()));
-    f << zerosearch::to_json(table).dump(1) << '\n';
+    zerosearch::write_output(*intervals_file, [&](std::ostream& f) {
+      f << zerosearch::to_json(table).dump(1) << '\n';
+    });
     int small = 0;
     for (const auto& r : table.regimes) small += r.runs < table.min_runs;
     std::cout << fmt::format("intervals: {} regimes written to {} ({} with fewer than {} runs, "
@@ -478,6 +488,9 @@ int main(int argc, char** argv) {
   try {
     return main_(argc, argv);
   } catch (const BadInput& e) {
+    std::cerr << "zerosearch_validate: error: " << e.what() << '\n';
+    return 2;
+  } catch (const zerosearch::InputError& e) {
     std::cerr << "zerosearch_validate: error: " << e.what() << '\n';
     return 2;
   } catch (const std::exception& e) {

@@ -145,9 +145,13 @@ int run_pareto_mode(const Options& o, const char* argv0) {
                     plans.size()};
   session.announce(plans, fmt::format("Pareto sweep: 0..{} {} and 0..{} {} nodes", o.num_node,
                                       o.node_types[0], o.num_node, o.node_types[1]));
-  SessionResult result = session.search(std::move(plans));
-  mark_pareto_front(result.ranked);
   const bool run_front = o.run_cost.front != RunFront::step;
+  // The step-time/price front lets the search keep each composition's front and the rows
+  // shown; a front of the whole run's days and the whole run's lines (--tokens, --steps: the
+  // ranking by days) need every row.
+  SessionResult result =
+      session.search(std::move(plans), /*front=*/!run_front && !o.run_cost.enabled);
+  mark_pareto_front(result.ranked);
   const bool energy_front = o.run_cost.front == RunFront::days_mwh;
   if (run_front) {
     mark_run_cost_front(result.ranked, energy_front);
@@ -163,7 +167,10 @@ int run_pareto_mode(const Options& o, const char* argv0) {
                                     sweep.second, sweep.bound),
                         "wall-clock days", energy_front ? "energy (MWh)" : "cost ($)");
     } else {
-      write_price_time_svg(svg, plot_points(result.ranked),
+      // Distinct rows: placements with the same estimate are one mark (the same point).
+      write_price_time_svg(svg,
+                           result.points ? plot_points(result.runs, result.ranked)
+                                         : plot_points(distinct_rows(result.ranked)),
                            fmt::format("{}: price per step vs step time, {} and {} nodes (0..{} "
                                        "each)",
                                        sweep.model, sweep.first, sweep.second, sweep.bound));

@@ -1,5 +1,9 @@
 #include "pareto_report.hpp"
 
+#include <algorithm>
+#include <set>
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "zerosearch/io/columns.hpp"
@@ -45,8 +49,38 @@ std::vector<PlotPoint> plot_points(const std::vector<RankedRow>& ranked) {
   std::vector<PlotPoint> points;
   for (const auto& r : ranked) {
     if (!r.row->estimate.oom) {
+      // Only front marks carry a tooltip: no label text for the (many) other rows.
       points.push_back(PlotPoint{r.row->estimate.step_s, r.row->estimate.price_per_step_usd,
-                                 r.on_front, plan_text(r)});
+                                 r.on_front, r.on_front ? plan_text(r) : std::string()});
+    }
+  }
+  return points;
+}
+
+std::vector<PlotPoint> plot_points(const std::vector<RunResult>& runs,
+                                   const std::vector<RankedRow>& ranked) {
+  // Rows equal on both figures are all on the front or all off it (mark_pareto_front).
+  std::set<std::pair<double, double>> on_front;
+  for (const RankedRow& r : ranked) {
+    if (r.on_front) {
+      on_front.emplace(r.row->estimate.step_s, r.row->estimate.price_per_step_usd);
+    }
+  }
+  std::vector<PlotPoint> points;
+  for (const RunResult& run : runs) {
+    for (const RowPoint& p : run.points) {
+      if (!on_front.contains({p.step_s, p.price_usd})) {
+        points.push_back(PlotPoint{p.step_s, p.price_usd, false, {}});
+      }
+    }
+  }
+  // Run order, then row order: a stable sort by step time is rank order.
+  std::stable_sort(points.begin(), points.end(), [](const PlotPoint& a, const PlotPoint& b) {
+    return a.step_s < b.step_s;
+  });
+  for (PlotPoint& p : plot_points(distinct_rows(ranked))) {
+    if (p.on_front) {
+      points.push_back(std::move(p));
     }
   }
   return points;

@@ -44,6 +44,12 @@ struct ParetoLimits {
 /// The chart's points: every feasible row, front rows labelled with plan_text.
 [[nodiscard]] std::vector<PlotPoint> plot_points(const std::vector<RankedRow>& ranked);
 
+/// The same chart from a sweep that kept its rows' figures (RunResult::points) rather than its
+/// rows: the marks off the front from the runs' points, in rank order (step time, then run and
+/// row order); the front's from `ranked`'s distinct rows, labelled.
+[[nodiscard]] std::vector<PlotPoint> plot_points(const std::vector<RunResult>& runs,
+                                                 const std::vector<RankedRow>& ranked);
+
 /// The front rows as a table, one column of node counts per type in `type_names`.
 void print_front(std::ostream& out, const std::vector<RankedRow>& ranked,
                  const std::vector<std::string>& type_names);

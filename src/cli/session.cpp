@@ -137,7 +137,7 @@ unsigned search_threads(unsigned requested, const SearchSize& size) {
   return threads_within_limit(size, threads);
 }
 
-SessionResult Session::search(std::vector<SearchPlan> plans) const {
+SessionResult Session::search(std::vector<SearchPlan> plans, bool front) const {
   SessionResult result;
   std::vector<std::vector<DesignPoint>> points;
   SearchSize size;
@@ -150,33 +150,44 @@ SessionResult Session::search(std::vector<SearchPlan> plans) const {
   }
   SearchOptions so;
   // Keep only the rows the outputs show (--top, --feasible, distinct rows) while searching; a
-  // sweep, a plan output (--rank, --emit, --timeline, --html) and the comparison of TeraPipe's
-  // best plan with the best other plan need every row. The native estimator's summary also
-  // keeps its fastest OOM rows apart, to name the settings that make them fit.
+  // plan output (--rank, --emit, --timeline, --html) and the comparison of TeraPipe's best plan
+  // with the best other plan need every row. The native estimator's summary also keeps its
+  // fastest OOM rows apart, to name the settings that make them fit.
   const SearchPlan& first = plans.front();
   const bool native = first.context.estimator == Estimator::native;
   const bool terapipe = std::find(first.schedules.begin(), first.schedules.end(),
                                   Schedule::terapipe) != first.schedules.end();
-  const bool all_rows = plans.size() != 1 || options.rank || !options.emit.empty() ||
-                        !options.timeline.empty() || !options.html.empty() ||
-                        (native && terapipe) || options.run_cost.budget_usd ||
-                        options.run_cost.deadline_days;
+  // A sweep without `front` (a front of the whole run's days, --front days-usd|days-mwh) and
+  // the whole run's --budget_usd / --deadline_days filters need every row.
+  const bool all_rows = (plans.size() != 1 && !front) || options.rank ||
+                        !options.emit.empty() || !options.timeline.empty() ||
+                        !options.html.empty() || (native && terapipe) ||
+                        options.run_cost.budget_usd || options.run_cost.deadline_days;
   so.keep = search_filter(output, all_rows);
-  // A sweep whose only output is its summary (the front, the limits, the counts: rows that fit)
-  // keeps only the rows that fit; OOM rows count in ranks and totals without being held.
+  if (front && !all_rows) {
+    // A sweep's front, its limits and its front column need each run's front besides the rows
+    // shown; its chart draws every plan that fits: their two figures, not their rows.
+    so.keep.front = true;
+    so.keep.points = !options.plot.empty();
+    result.points = so.keep.points;
+  }
+  // A sweep that keeps every row but whose only output is its summary (the front, the limits,
+  // the counts: rows that fit) keeps only the rows that fit; OOM rows count in ranks and totals
+  // without being held.
   const bool summary_only = output.csv_files.empty() &&
                             (output.to_stdout == StdoutFormat::summary ||
                              output.to_stdout == StdoutFormat::none) &&
                             options.plot.empty() && options.html.empty() && !options.rank &&
                             options.emit.empty() && options.timeline.empty();
-  if (plans.size() != 1 && summary_only) {
+  if (plans.size() != 1 && !front && summary_only) {
     so.keep.feasible_only = true;
   }
-  if (native && !all_rows) {
+  if (native && !all_rows && plans.size() == 1) {
     so.keep.oom_top = kFitHintRows;
   }
   // A search that streams its --top rows holds only those (and one point's groups per worker).
-  size.keep_top(so.keep.top, search_threads(options.threads, size));
+  // (Each run of a sweep keeps its own --top rows.)
+  size.keep_top(so.keep.top * plans.size(), search_threads(options.threads, size));
   // Refuse before building placements or rows: a search that cannot fit or finish.
   check_search_size(size);
   so.threads = search_threads(options.threads, size);
@@ -224,6 +235,7 @@ SessionResult Session::search(std::vector<SearchPlan> plans) const {
       run.rows = std::move(found.rows);
       run.left_out = std::move(found.left_out);
       run.oom_rows = std::move(found.oom_rows);
+      run.points = std::move(found.points);
       run.estimates = found.estimates;
       run.oom = found.oom;
       run.profile_source = profile_source_text(plans[i].context);

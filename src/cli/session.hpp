@@ -23,6 +23,9 @@ struct SessionResult {
   std::vector<RunResult> runs;
   std::vector<RankedRow> ranked;
   double seconds = 0.0;            // search and ranking
+  /// Each run's RunResult::points were kept (a sweep's --plot): the chart's marks off the
+  /// front come from them, not from the rows.
+  bool points = false;
 
   SessionResult() = default;
   SessionResult(const SessionResult&) = delete;
@@ -56,8 +59,10 @@ public:
 
   /// Refuses a search too large for memory or time, then searches every plan on all its
   /// placements (one progress bar for all) and ranks all rows together. A single plan without
-  /// any design point is an InputError saying why.
-  [[nodiscard]] SessionResult search(std::vector<SearchPlan> plans) const;
+  /// any design point is an InputError saying why. It keeps the rows the outputs show and,
+  /// with `front` (--pareto), every run's price/step-time front (RowFilter::front): a sweep's
+  /// memory grows with the rows shown, not with its estimates.
+  [[nodiscard]] SessionResult search(std::vector<SearchPlan> plans, bool front = false) const;
 
   /// Writes the plan outputs (--emit, --timeline, --html; `origin` and `summary_lines` describe
   /// the run, `pareto_svg` goes into the report), then the ranked rows to the CSV files and

@@ -66,54 +66,9 @@ double stage_bubble_share(const PipelineSchedule& schedule, int stage) {
 }
 
 PipelineSchedule token_pipeline_schedule(const TokenPipeline& pipe, const Slicing& slicing) {
+  // The estimator's own simulation, recording its passes.
   PipelineSchedule out;
-  const std::size_t stages = pipe.stages.size();
-  const std::size_t slices = slicing.size();
-  const std::size_t units = slices * static_cast<std::size_t>(std::max(pipe.micro_batches, 1));
-  out.stage_end_s.assign(stages, 0.0);
-  if (stages == 0 || slices == 0) {
-    return out;
-  }
-  std::vector<std::int64_t> context(slices, 0);
-  for (std::size_t k = 1; k < slices; ++k) {
-    context[k] = context[k - 1] + slicing[k - 1];
-  }
-  const auto link = [&](std::size_t j, std::size_t k) {
-    return j < pipe.link_s_per_token.size()
-               ? pipe.link_s_per_token[j] * static_cast<double>(slicing[k])
-               : 0.0;
-  };
-  out.events.reserve(2 * units * stages);
-  std::vector<double> prev(units, 0.0), cur(units, 0.0), forward_end(stages, 0.0);
-  for (std::size_t j = 0; j < stages; ++j) {
-    double free_at = 0.0;
-    for (std::size_t u = 0; u < units; ++u) {
-      const std::size_t k = u % slices;
-      const double ready = j == 0 ? 0.0 : prev[u] + link(j - 1, k);
-      const double start = std::max(free_at, ready);
-      free_at = start + pipe.stages[j].forward_s(slicing[k], context[k]);
-      out.events.push_back({ScheduleEventKind::forward, static_cast<int>(j), static_cast<int>(u),
-                            start, free_at});
-      cur[u] = free_at;
-    }
-    forward_end[j] = free_at;
-    std::swap(prev, cur);
-  }
-  std::vector<double> above(units, 0.0);
-  for (std::size_t jj = stages; jj-- > 0;) {
-    double free_at = forward_end[jj];
-    for (std::size_t u = units; u-- > 0;) {
-      const std::size_t k = u % slices;
-      const double ready = jj + 1 == stages ? 0.0 : above[u] + link(jj, k);
-      const double start = std::max(free_at, ready);
-      free_at = start + pipe.stages[jj].backward_s(slicing[k], context[k]);
-      out.events.push_back({ScheduleEventKind::backward, static_cast<int>(jj),
-                            static_cast<int>(u), start, free_at});
-      cur[u] = free_at;
-    }
-    out.stage_end_s[jj] = free_at;
-    std::swap(above, cur);
-  }
+  simulate_token_pipeline(pipe, slicing, &out);
   return out;
 }
 

@@ -5,13 +5,28 @@
 
 namespace zerosearch {
 
-double simulate_token_pipeline(const TokenPipeline& pipe, const Slicing& slicing) {
+double simulate_token_pipeline(const TokenPipeline& pipe, const Slicing& slicing,
+                               PipelineSchedule* schedule) {
   const std::size_t stages = pipe.stages.size();
   const std::size_t slices = slicing.size();
   const std::size_t units = slices * static_cast<std::size_t>(std::max(pipe.micro_batches, 1));
+  if (schedule != nullptr) {
+    schedule->events.clear();
+    schedule->stage_end_s.assign(stages, 0.0);
+  }
   if (stages == 0 || slices == 0) {
     return 0.0;
   }
+  if (schedule != nullptr) {
+    schedule->events.reserve(2 * units * stages);
+  }
+  const auto record = [&](ScheduleEventKind kind, std::size_t j, std::size_t u, double start,
+                          double end) {
+    if (schedule != nullptr) {
+      schedule->events.push_back(
+          {kind, static_cast<int>(j), static_cast<int>(u), start, end});
+    }
+  };
   // Slice k of every micro-batch has the same length and context.
   std::vector<std::int64_t> context(slices, 0);
   for (std::size_t k = 1; k < slices; ++k) {
@@ -31,7 +46,9 @@ double simulate_token_pipeline(const TokenPipeline& pipe, const Slicing& slicing
     for (std::size_t u = 0; u < units; ++u) {
       const std::size_t k = u % slices;
       const double ready = j == 0 ? 0.0 : prev[u] + link(j - 1, k);
-      free_at = std::max(free_at, ready) + pipe.stages[j].forward_s(slicing[k], context[k]);
+      const double start = std::max(free_at, ready);
+      free_at = start + pipe.stages[j].forward_s(slicing[k], context[k]);
+      record(ScheduleEventKind::forward, j, u, start, free_at);
       cur[u] = free_at;
     }
     forward_end[j] = free_at;
@@ -45,8 +62,13 @@ double simulate_token_pipeline(const TokenPipeline& pipe, const Slicing& slicing
     for (std::size_t u = units; u-- > 0;) {
       const std::size_t k = u % slices;
       const double ready = jj + 1 == stages ? 0.0 : above[u] + link(jj, k);
-      free_at = std::max(free_at, ready) + pipe.stages[jj].backward_s(slicing[k], context[k]);
+      const double start = std::max(free_at, ready);
+      free_at = start + pipe.stages[jj].backward_s(slicing[k], context[k]);
+      record(ScheduleEventKind::backward, jj, u, start, free_at);
       cur[u] = free_at;
+    }
+    if (schedule != nullptr) {
+      schedule->stage_end_s[jj] = free_at;
     }
     std::swap(above, cur);
   }

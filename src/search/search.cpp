@@ -75,10 +75,70 @@ void compact(std::vector<LeftOutTime>& times, double limit) {
   times.resize(n);
 }
 
+/// The rows that fit and that no other offered row beats on both step time and price per
+/// step (RowFilter::front), by step time. No row of it beats another, so prices fall as step
+/// times rise, and rows of equal step time have equal prices.
+class FrontRows {
+public:
+  /// Whether a row of step time `s` and price `p` would be on the front: no row has
+  /// (step, price) <= (s, p) with one of them smaller.
+  [[nodiscard]] bool admits(double s, double p) const noexcept {
+    const auto it = std::upper_bound(rows_.begin(), rows_.end(), s, [](double t, const Keyed& r) {
+      return t < r.row.estimate.step_s;
+    });
+    if (it == rows_.begin()) {
+      return true;
+    }
+    // The cheapest row at most as slow: the last one.
+    const Estimate& q = std::prev(it)->row.estimate;
+    return p < q.price_per_step_usd || (p == q.price_per_step_usd && q.step_s == s);
+  }
+
+  /// Adds a row that admits() accepts and drops the rows it beats.
+  void add(Keyed k) {
+    const double s = k.row.estimate.step_s;
+    const double p = k.row.estimate.price_per_step_usd;
+    auto lo = std::lower_bound(rows_.begin(), rows_.end(), s, [](const Keyed& r, double t) {
+      return r.row.estimate.step_s < t;
+    });
+    auto mid = lo;
+    while (mid != rows_.end() && mid->row.estimate.step_s == s) {
+      ++mid;
+    }
+    // Rows of the same step time share one price: dearer ones are beaten, equal ones stay.
+    if (lo != mid && lo->row.estimate.price_per_step_usd > p) {
+      mid = rows_.erase(lo, mid);
+    }
+    // Slower rows are beaten when they are not cheaper.
+    auto hi = mid;
+    while (hi != rows_.end() && !(hi->row.estimate.price_per_step_usd < p)) {
+      ++hi;
+    }
+    mid = rows_.erase(mid, hi);
+    rows_.insert(mid, std::move(k));
+  }
+
+  /// Offers a row: kept when on the front.
+  void offer(Keyed k) {
+    if (admits(k.row.estimate.step_s, k.row.estimate.price_per_step_usd)) {
+      add(std::move(k));
+    }
+  }
+
+  [[nodiscard]] std::vector<Keyed>& rows() noexcept { return rows_; }
+
+private:
+  std::vector<Keyed> rows_;
+};
+
 /// What one worker keeps of a filtered search.
 struct WorkerRows {
   /// With top: a max-heap in rank order (front: the last kept row); without: every kept row.
   std::vector<Keyed> kept;
+  /// With RowFilter::front: the front of the rows offered to this worker.
+  FrontRows front;
+  /// With RowFilter::points: the figures of the rows that fit offered to this worker.
+  std::vector<RowPoint> points;
   /// With RowFilter::oom_top: the fastest OOM rows, a max-heap in rank order.
   std::vector<Keyed> oom_kept;
   std::vector<LeftOutTime> left_out;
@@ -170,6 +230,15 @@ void offer_rows(const RowFilter& keep, const DesignPoint& p, std::uint64_t base_
     offer_to(mine.kept, keep.top, g, k, count);
     if (keep.oom_top != 0 && g.estimate.oom) {
       offer_to(mine.oom_kept, keep.oom_top, g, k, count);
+    }
+    if (keep.points && !g.estimate.oom) {
+      mine.points.push_back(RowPoint{g.estimate.step_s, g.estimate.price_per_step_usd,
+                                     base_key + static_cast<std::uint64_t>(k)});
+    }
+    if (keep.front && !g.estimate.oom &&
+        mine.front.admits(g.estimate.step_s, g.estimate.price_per_step_usd)) {
+      mine.front.add(Keyed{base_key + static_cast<std::uint64_t>(k),
+                           ResultRow{p, k, count, g.estimate}});
     }
   };
   for (const Group& g : candidates) {
@@ -450,11 +519,25 @@ SearchResult search(const EstimateContext& ctx, const std::vector<DesignPoint>& 
     for (const ResultRow& r : result.rows) {
       result.oom += r.estimate.oom ? r.placements : 0;
     }
+    if (keep.points) {
+      // Every row is here, in enumeration order: the key keeps that order.
+      for (std::size_t i = 0; i < result.rows.size(); ++i) {
+        const Estimate& e = result.rows[i].estimate;
+        if (!e.oom) {
+          result.points.push_back(
+              RowPoint{e.step_s, e.price_per_step_usd, static_cast<std::uint64_t>(i)});
+        }
+      }
+    }
   } else {
     // Merge the workers: the `top` first rows of all in rank order, then enumeration order.
     std::vector<Keyed> kept;
     std::vector<Keyed> oom_kept;
+    std::vector<Keyed> front_offers;
     for (WorkerRows& w : workers) {
+      result.points.insert(result.points.end(), w.points.begin(), w.points.end());
+      front_offers.insert(front_offers.end(), std::make_move_iterator(w.front.rows().begin()),
+                          std::make_move_iterator(w.front.rows().end()));
       result.estimates += w.estimates;
       result.oom += w.oom;
       kept.insert(kept.end(), std::make_move_iterator(w.kept.begin()),
@@ -482,8 +565,28 @@ SearchResult search(const EstimateContext& ctx, const std::vector<DesignPoint>& 
     }
     // Only left-out times below the last kept row's can rank before a kept row.
     compact(result.left_out, last_kept_s);
+    // The front of all workers' fronts, and its rows that the fields above did not keep.
+    FrontRows front;
+    for (Keyed& k : front_offers) {
+      front.offer(std::move(k));
+    }
+    if (!front.rows().empty()) {
+      std::vector<std::uint64_t> kept_keys;
+      kept_keys.reserve(kept.size());
+      for (const Keyed& k : kept) {
+        kept_keys.push_back(k.key);
+      }
+      std::sort(kept_keys.begin(), kept_keys.end());
+      for (Keyed& k : front.rows()) {
+        if (!std::binary_search(kept_keys.begin(), kept_keys.end(), k.key)) {
+          kept.push_back(std::move(k));
+        }
+      }
+    }
     std::sort(kept.begin(), kept.end(),
               [](const Keyed& a, const Keyed& b) { return a.key < b.key; });
+    std::sort(result.points.begin(), result.points.end(),
+              [](const RowPoint& a, const RowPoint& b) { return a.key < b.key; });
     result.rows.reserve(kept.size());
     for (Keyed& k : kept) {
       result.rows.push_back(std::move(k.row));

@@ -59,6 +59,15 @@ TEST_CASE("plot_points keeps the feasible rows and labels them", "[pareto_report
   CHECK(points[0].label.rfind("1 A10 + 0 A6000 (A10x1), zero1 tp 1 pp 1 dp 4 mbs 1: 10.0000 "
                               "s/step",
                               0) == 0);
+  // A mark off the front carries no tooltip, so no label is made for it.
+  for (RankedRow& r : ranked) {
+    r.on_front = r.row->estimate.step_s != 20.0;
+  }
+  const std::vector<PlotPoint> marked = plot_points(ranked);
+  REQUIRE(marked.size() == 2);
+  CHECK_FALSE(marked[0].label.empty());
+  CHECK_FALSE(marked[1].on_front);
+  CHECK(marked[1].label.empty());
 }
 
 TEST_CASE("limit_answers: the fastest plan, then one line per limit", "[pareto_report]") {

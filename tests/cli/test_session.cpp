@@ -3,10 +3,14 @@
 
 #include <algorithm>
 
+#include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "cli/pareto_report.hpp"
 #include "cli/session.hpp"
+#include "zerosearch/io/plot.hpp"
 #include "zerosearch/core/error.hpp"
 #include "zerosearch/search/pareto.hpp"
 
@@ -45,29 +49,54 @@ TEST_CASE("a session searches one plan and ranks every row", "[session]") {
 }
 
 TEST_CASE("a session ranks the runs of a sweep together", "[session]") {
-  const Options o = options({"--pareto", "--node_type", "A10", "A6000", "--num_node", "1"});
-  Session session(o, "zerosearch");
-  std::vector<SearchPlan> plans;
-  for (const Cluster& c : pareto_compositions("A10", "A6000", 1, o.gpu_per_node)) {
-    plans.push_back(session.plan(c));
-  }
-  REQUIRE(plans.size() == 3);
-  std::size_t rows = 0;
-  for (const SearchPlan& p : plans) {
-    rows += p.design_points().size() * placements(p.context.cluster).size();
-  }
-  const SessionResult r = session.search(std::move(plans));
-  // The summary alone needs the rows that fit; every estimate counts in the runs' totals.
-  std::uint64_t estimates = 0, oom = 0;
-  for (const RunResult& run : r.runs) {
+  // The summary alone (its front, its limits, the counts) keeps each run's front and the 10
+  // best rows that fit: the front is the one a search of every row gives.
+  const auto sweep = [](std::vector<const char*> extra, bool front) {
+    std::vector<const char*> args{"--pareto", "--node_type", "A10", "A6000", "--num_node", "2"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Options o = options(args);
+    Session session(o, "zerosearch");
+    std::vector<SearchPlan> plans;
+    for (const Cluster& c : pareto_compositions("A10", "A6000", 2, o.gpu_per_node)) {
+      plans.push_back(session.plan(c));
+    }
+    REQUIRE(plans.size() == 8);
+    SessionResult r = session.search(std::move(plans), front);
+    mark_pareto_front(r.ranked);
+    return r;
+  };
+  const SessionResult summary = sweep({}, true);
+  const SessionResult every = sweep({"--format", "csv"}, true);
+  std::uint64_t estimates = 0, oom = 0, all_estimates = 0;
+  for (const RunResult& run : summary.runs) {
     estimates += run.estimates;
     oom += run.oom;
   }
-  CHECK(estimates == rows);
-  CHECK(r.ranked.size() == rows - oom);
-  for (const RankedRow& row : r.ranked) {
+  for (const RunResult& run : every.runs) {
+    all_estimates += run.estimates;
+  }
+  // Every estimate counts in the runs' totals; the CSV keeps every row, the summary few.
+  CHECK(estimates == all_estimates);
+  CHECK(every.ranked.size() == all_estimates);
+  CHECK(oom > 0);
+  CHECK(summary.ranked.size() < all_estimates - oom);
+  for (const RankedRow& row : summary.ranked) {
     CHECK_FALSE(row.row->estimate.oom);
   }
+  const auto front_of = [](const SessionResult& r) {
+    std::vector<std::tuple<int, double, double>> out;
+    for (const RankedRow& row : r.ranked) {
+      if (row.on_front) {
+        out.emplace_back(row.run->cluster.num_nodes(), row.row->estimate.step_s,
+                         row.row->estimate.price_per_step_usd);
+      }
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  };
+  REQUIRE_FALSE(front_of(every).empty());
+  CHECK(front_of(summary) == front_of(every));
 }
 
 TEST_CASE("a sweep with a CSV output keeps every row, each with its own context",
@@ -107,4 +136,35 @@ TEST_CASE("search_threads: -j, or one per core, at least one", "[session]") {
   small.estimates = 10;
   CHECK(search_threads(3, small) == 3);
   CHECK(search_threads(0, small) >= 1);
+}
+
+TEST_CASE("a sweep's chart from its rows' figures is the chart from its rows", "[session]") {
+  // --plot alone: the search keeps the figures of the rows that fit (RowFilter::points), and
+  // the front and the 10 best rows; --html as well: every row.
+  const auto chart = [](std::vector<const char*> extra) {
+    std::vector<const char*> args{"--pareto", "--node_type", "A10", "A6000", "--num_node", "2",
+                                  "--plot", "front.svg"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Options o = options(args);
+    Session session(o, "zerosearch");
+    std::vector<SearchPlan> plans;
+    for (const Cluster& c : pareto_compositions("A10", "A6000", 2, o.gpu_per_node)) {
+      plans.push_back(session.plan(c));
+    }
+    SessionResult r = session.search(std::move(plans), true);
+    mark_pareto_front(r.ranked);
+    std::ostringstream svg;
+    write_price_time_svg(svg,
+                         r.points ? plot_points(r.runs, r.ranked)
+                                  : plot_points(distinct_rows(r.ranked)),
+                         "t");
+    return std::tuple{r.points, r.ranked.size(), svg.str()};
+  };
+  const auto [figures, few_rows, from_figures] = chart({});
+  const auto [rows_only, every_row, from_rows] = chart({"--html", "r.html"});
+  CHECK(figures);
+  CHECK_FALSE(rows_only);
+  CHECK(few_rows < every_row);
+  CHECK(from_figures.find("<circle") != std::string::npos);
+  CHECK(from_figures == from_rows);
 }

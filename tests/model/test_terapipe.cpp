@@ -123,3 +123,30 @@ TEST_CASE("a large fixed cost per slice keeps one slice, more stages cut finer",
   REQUIRE(s.size() >= 3);
   CHECK(s.front() >= s.back());
 }
+
+TEST_CASE("the simulation records the passes it times when asked", "[terapipe]") {
+  TokenPipeline pipe;
+  pipe.stages = {SliceCost{1e-3, 2e-5, 1e-9, 2.0}, SliceCost{2e-3, 3e-5, 2e-9, 2.0}};
+  pipe.link_s_per_token = {1e-6};
+  pipe.micro_batches = 2;
+  const Slicing slicing = {512, 256, 256};
+  PipelineSchedule s;
+  s.events.push_back({}); // a used schedule is refilled, not appended to
+  const double t = simulate_token_pipeline(pipe, slicing, &s);
+  CHECK(t == simulate_token_pipeline(pipe, slicing));
+  REQUIRE(s.events.size() == 2 * 2 * 3 * 2);
+  REQUIRE(s.stage_end_s.size() == 2);
+  CHECK(s.stage_end_s[0] == t);
+  // Stage 0's last backward is the step's last event, of unit 0; stage 1 ends before it.
+  CHECK(s.events.back().kind == ScheduleEventKind::backward);
+  CHECK(s.events.back().stage == 0);
+  CHECK(s.events.back().micro_batch == 0);
+  CHECK(s.events.back().end_s == t);
+  CHECK(s.stage_end_s[1] < t);
+  // Each stage runs one pass at a time.
+  for (std::size_t i = 1; i < s.events.size(); ++i) {
+    if (s.events[i].stage == s.events[i - 1].stage) {
+      CHECK(s.events[i].start_s >= s.events[i - 1].end_s);
+    }
+  }
+}

@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "zerosearch/search/pareto.hpp"
 #include "zerosearch/search/partition_choice.hpp"
 #include "zerosearch/search/plan.hpp"
 #include "zerosearch/search/ranking.hpp"
@@ -176,6 +177,99 @@ TEST_CASE("a filtered search keeps the rows, ranks and counts of the full search
         }
       }
     }
+  }
+}
+
+TEST_CASE("RowFilter::front keeps every row of the full search's front besides the top rows",
+          "[search]") {
+  // 8 + 8 nodes: OOM rows are faster than feasible ones, so the top row is not on the front.
+  const SearchPlan plan = test::llama_deepspeed_plan({{"A10", 8}, {"A6000", 8}});
+  const auto points = plan.design_points();
+  std::vector<RunResult> full(1);
+  full[0].cluster = plan.context.cluster;
+  full[0].placements = placements(plan.context.cluster);
+  full[0].rows = run_search(plan.context, points, full[0].placements, SearchOptions{1, {}, {}});
+  const auto same_row = [](const ResultRow& a, const ResultRow& b) {
+    return a.placement == b.placement && a.point.method == b.point.method &&
+           a.point.tp == b.point.tp && a.point.pp == b.point.pp && a.point.dp == b.point.dp &&
+           a.point.mbs == b.point.mbs && same_estimate(a.estimate, b.estimate);
+  };
+  for (const bool distinct : {false, true}) {
+    auto all = distinct ? distinct_rows(ranked_of(full)) : ranked_of(full);
+    mark_pareto_front(all);
+    std::vector<const RankedRow*> on_front;
+    for (const RankedRow& r : all) {
+      if (r.on_front) on_front.push_back(&r);
+    }
+    REQUIRE_FALSE(on_front.empty());
+    // The top row is OOM: the front adds rows that the top row does not cover.
+    REQUIRE(all.front().row->estimate.oom);
+    for (const unsigned threads : {1U, 2U}) {
+      INFO("distinct " << distinct << " threads " << threads);
+      RowFilter keep{distinct, false, 1, 0};
+      keep.front = true;
+      SearchResult found = search(plan.context, points, full[0].placements,
+                                  SearchOptions{threads, {}, keep});
+      std::vector<RunResult> runs(1);
+      runs[0].cluster = full[0].cluster;
+      runs[0].placements = full[0].placements;
+      runs[0].rows = std::move(found.rows);
+      runs[0].left_out = std::move(found.left_out);
+      auto got = ranked_of(runs);
+      mark_pareto_front(got);
+      // The top row, then the front's rows, each once.
+      REQUIRE(got.size() == 1 + on_front.size());
+      CHECK(same_row(*got.front().row, *all.front().row));
+      CHECK(got.front().rank == 1);
+      for (const RankedRow* f : on_front) {
+        const auto n = std::count_if(got.begin(), got.end(), [&](const RankedRow& g) {
+          return g.on_front && g.placements == f->placements && same_row(*g.row, *f->row);
+        });
+        CHECK(n == 1);
+      }
+    }
+  }
+  // Without `front`, the same filter keeps the top row alone.
+  const SearchResult top_only = search(plan.context, points, full[0].placements,
+                                       SearchOptions{1, {}, RowFilter{false, false, 1, 0}});
+  CHECK(top_only.rows.size() == 1);
+}
+
+TEST_CASE("RowFilter::points gives the figures of every row that fits, in row order",
+          "[search]") {
+  const SearchPlan plan = test::llama_deepspeed_plan({{"A10", 8}, {"A6000", 8}});
+  const auto points = plan.design_points();
+  const PlacementSet places = placements(plan.context.cluster);
+  for (const bool distinct : {false, true}) {
+    // Every row (or distinct row), for the expected figures.
+    const SearchResult all = search(plan.context, points, places,
+                                    SearchOptions{1, {}, RowFilter{distinct, false, 0, 0}});
+    std::vector<std::pair<double, double>> expected;
+    for (const ResultRow& r : all.rows) {
+      if (!r.estimate.oom) expected.emplace_back(r.estimate.step_s, r.estimate.price_per_step_usd);
+    }
+    REQUIRE(expected.size() < all.rows.size());
+    for (const std::size_t top : {std::size_t{0}, std::size_t{3}}) {
+      for (const unsigned threads : {1U, 2U}) {
+        INFO("distinct " << distinct << " top " << top << " threads " << threads);
+        RowFilter keep{distinct, true, top, 0};
+        keep.points = true;
+        const SearchResult found =
+            search(plan.context, points, places, SearchOptions{threads, {}, keep});
+        REQUIRE(found.points.size() == expected.size());
+        for (std::size_t i = 0; i < expected.size(); ++i) {
+          CHECK(found.points[i].step_s == expected[i].first);
+          CHECK(found.points[i].price_usd == expected[i].second);
+          if (i > 0) CHECK(found.points[i - 1].key < found.points[i].key);
+        }
+        if (top != 0) CHECK(found.rows.size() == top);
+      }
+    }
+    // Every row kept: the points come from the rows.
+    RowFilter every{distinct, false, 0, 0};
+    every.points = true;
+    const SearchResult kept = search(plan.context, points, places, SearchOptions{2, {}, every});
+    CHECK(kept.points.size() == expected.size());
   }
 }
 

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "zerosearch/model/schedule.hpp"
+
 namespace zerosearch {
 
 /// Forward time of a slice of `l` tokens that follows `c` earlier tokens of the same sequence,
@@ -44,7 +46,15 @@ struct TokenPipeline {
   std::vector<double> link_s_per_token;
   int micro_batches = 1;
 };
-[[nodiscard]] double simulate_token_pipeline(const TokenPipeline& pipe, const Slicing& slicing);
+/// With `schedule`, also fills it with every pass as drawn (io/timeline's
+/// token_pipeline_schedule): one event per unit (micro-batch x slice, `micro_batch` being the
+/// unit) and stage, and stage_end_s[j], the end of stage j's last backward.
+double simulate_token_pipeline(const TokenPipeline& pipe, const Slicing& slicing,
+                               PipelineSchedule* schedule);
+[[nodiscard]] inline double simulate_token_pipeline(const TokenPipeline& pipe,
+                                                    const Slicing& slicing) {
+  return simulate_token_pipeline(pipe, slicing, nullptr);
+}
 
 /// TeraPipe's objective for `stages` identical stages: micro_batches x (sum of slice forward +
 /// backward times) + (stages - 1) x (the largest slice's forward + backward time).

@@ -74,6 +74,9 @@ struct RunResult {
   std::vector<LeftOutTime> left_out;
   /// The fastest OOM rows, in rank order, when the search kept them apart (RowFilter::oom_top).
   std::vector<ResultRow> oom_rows;
+  /// The figures of every row that fits, in row order, when the search kept them
+  /// (RowFilter::points: a sweep's chart).
+  std::vector<RowPoint> points;
   /// Every estimate of the run, kept or not, and how many of them are OOM (SearchResult's).
   std::uint64_t estimates = 0;
   std::uint64_t oom = 0;

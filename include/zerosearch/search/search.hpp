@@ -39,6 +39,23 @@ struct RowFilter {
   /// SearchResult::oom_rows, whatever the fields above keep: the native summary names the
   /// settings that make the fastest OOM plans fit. Ignored when every row is kept.
   std::size_t oom_top = 0;
+  /// Also every row that fits and that no other row that fits beats on both step time and price
+  /// per step (the front of mark_pareto_front; rows equal on both alike), whatever the fields
+  /// above keep: a Pareto sweep's front and its limits need no other row. Ignored when every
+  /// row is kept.
+  bool front = false;
+  /// Also the step time and price of every row that fits (one per distinct row when
+  /// `distinct`), in SearchResult::points, whatever the fields above keep: a chart of every
+  /// plan without holding the rows.
+  bool points = false;
+};
+
+/// A row's two figures for a chart, and a key that orders the points of one search as their
+/// rows are ordered (enumeration order).
+struct RowPoint {
+  double step_s = 0.0;
+  double price_usd = 0.0;
+  std::uint64_t key = 0;
 };
 
 /// Step times of rows left out by RowFilter::feasible_only, with how many rows each stands
@@ -64,7 +81,9 @@ struct SearchOptions {
 };
 
 struct SearchResult {
-  /// The kept rows in enumeration order (point-major, then placement).
+  /// The kept rows in enumeration order (point-major, then placement), RowFilter::front's
+  /// among them. Ranks (rank_results) are exact for the rows `top` and `feasible_only` keep;
+  /// those of a row only `front` keeps count only the kept rows before it.
   std::vector<ResultRow> rows;
   /// Every estimate of the search, kept or not, and how many of them do not fit in memory.
   std::uint64_t estimates = 0;
@@ -74,6 +93,9 @@ struct SearchResult {
   std::vector<LeftOutTime> left_out;
   /// RowFilter::oom_top's rows, in rank order (empty when every row is kept).
   std::vector<ResultRow> oom_rows;
+  /// RowFilter::points': every row that fits, in enumeration order (also when every row is
+  /// kept).
+  std::vector<RowPoint> points;
 };
 
 /// Estimates every point on every placement and keeps the rows of `options.keep`. The result
