@@ -150,6 +150,9 @@ def measure(torch, layer, mbs, seq, h, device, dtype, iters, repeats):
         sync(torch, device)
         both.append((time.perf_counter() - t0) / iters)
     f, fb = statistics.median(fwd), statistics.median(both)
+    if fb <= f:  # timer noise larger than the backward (a loaded CPU): not a measurement
+        return {"error": f"backward not resolved: forward+backward {fb * 1e3:.4f} ms <= "
+                         f"forward {f * 1e3:.4f} ms"}
     return {"forward_ms": round(f * 1e3, 4), "backward_ms": round((fb - f) * 1e3, 4),
             "activation_mib": None if act is None else round(act, 2)}
 
@@ -253,7 +256,7 @@ def main():
             fail(f"unknown model {bad[0]!r}; allowed: {', '.join(sorted(models))}")
         models = {m: models[m] for m in a.models}
     if a.tiny:
-        device, dtype, iters, repeats = torch.device("cpu"), torch.float32, 2, 2
+        device, dtype, iters, repeats = torch.device("cpu"), torch.float32, 5, 3
         tps, mbss, seqs = [1, 2], [1], [32]
     else:
         if not torch.cuda.is_available():
