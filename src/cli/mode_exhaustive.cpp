@@ -102,6 +102,12 @@ void exhaustive_native(const Options& o, Session& session, SessionResult& result
                        to_string(p.method), framework_params(p.method).framework, p.tp, p.pp, p.dp,
                        p.mbs, micro_batches_text(p.num_micro_batches), to_string(p.recompute), to_string(p.offload),
                        p.virtual_stages, to_string(p.dtype), to_string(p.schedule));
+    if (p.cp > 1) {
+      out << fmt::format("context:      cp {} ({}), {} tokens per GPU of each sequence\n", p.cp,
+                         p.cp_comm == CpComm::ring ? "ring attention, causal load balance"
+                                                   : "all-to-all, DeepSpeed-Ulysses",
+                         ctx.model.sequence_length / p.cp);
+    }
     out << fmt::format("placement:    {}\n", compress_placement(cluster, placement));
     if (!n.slices.empty()) {
       out << fmt::format("token slices: {} per sequence, {} tokens (TeraPipe's optimal "
@@ -139,6 +145,14 @@ void exhaustive_native(const Options& o, Session& session, SessionResult& result
                          j, st.layers, gpu_name(st.gpu), st.forward_s, st.backward_s,
                          st.recompute_s, st.sharded_comm_s, st.send_s, st.dp_sync_s,
                          st.optimizer_s);
+    }
+    if (p.cp > 1) {
+      out << "\ncontext-parallel exchange per micro-batch, s (exposed: not hidden behind "
+             "attention; inside forward and backward above):\n";
+      out << fmt::format("{:>5} {:>12}\n", "stage", "cp exposed");
+      for (std::size_t j = 0; j < n.stages.size(); ++j) {
+        out << fmt::format("{:>5} {:>12.6f}\n", j, n.stages[j].cp_comm_s);
+      }
     }
     if (!n.slices.empty()) {
       // Per slice: its tokens and, on the first and the slowest stage, its forward and
@@ -181,6 +195,10 @@ void exhaustive_native(const Options& o, Session& session, SessionResult& result
     out << "\nlayers count the embedding (first stage) and post_process (last stage) as "
            "entries. buffers: embedding output, logits and their fp32 gradient, gathered "
            "parameters.\n";
+    if (p.cp > 1) {
+      out << "with cp > 1, buffers add one layer's context-parallel receive buffers (ring: keys, "
+             "values and their gradients, double-buffered; a2a: the head-split q, k, v).\n";
+    }
   };
   session.write(result, "--exhaustive",
                 {fmt::format("{} on {} GPUs, global batch {}: one design point (--exhaustive)",

@@ -80,6 +80,8 @@ struct RawOptions {
   std::string overlap_grad_reduce;
   std::string fused_loss;
   std::string tp_comm_overlap;
+  std::string cp;                             // --cp, one degree or a list
+  std::string cp_comm;                        // --cp_comm ring|a2a, one or a list
   std::string seed = "0";
   std::string list;                           // `list models|gpus` or --list
   bool no_clobber = false;
@@ -205,6 +207,8 @@ struct Options {
   std::vector<Dtype> dtypes;
   std::vector<Schedule> schedules;
   NativeSettings native;
+  std::vector<int> cp;                        // --cp (docs/native.md §2.3, §5)
+  std::vector<CpComm> cp_comm;                // --cp_comm
 
   /// Flags the original accepted and ignored where they do not apply: one line each.
   std::vector<std::string> notes;

@@ -73,6 +73,8 @@ PlanInput make_plan_input(const Options& o, const Cluster& cluster) {
   in.virtual_stages = o.virtual_stages;
   in.dtypes = o.dtypes;
   in.schedules = o.schedules;
+  in.cp = o.cp;
+  in.cp_comm = o.cp_comm;
   in.native = o.native;
   return in;
 }

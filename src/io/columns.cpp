@@ -19,7 +19,7 @@ namespace zerosearch {
 namespace {
 
 // The one table of output columns (docs/model.md §5 for the original's CSV).
-constexpr std::array<ColumnDef, 49> kColumns{{
+constexpr std::array<ColumnDef, 51> kColumns{{
     {ColumnId::m, "m", "", false},
     {ColumnId::mbs, "mbs", "", false},
     {ColumnId::tp, "tp", "", false},
@@ -69,6 +69,8 @@ constexpr std::array<ColumnDef, 49> kColumns{{
     {ColumnId::mfu, "MFU", "%", false},
     {ColumnId::mfu_peak, "MFU peak", "", true},
     {ColumnId::memory_fit, "memory fit", "", true},
+    {ColumnId::cp, "cp", "", false},
+    {ColumnId::cp_comm, "cp_comm", "", true},
 }};
 static_assert([] {
   for (std::size_t i = 0; i < kColumns.size(); ++i) {
@@ -152,7 +154,8 @@ std::vector<Column> csv_layout(const std::vector<std::string>& type_names,
     add({C::estimator, C::schedule, C::recompute, C::offload, C::virtual_stages, C::dtype,
          C::slices, C::optimizer_time, C::offload_time, C::host_memory, C::mem_weights,
          C::mem_gradients, C::mem_optimizer, C::mem_activations, C::mem_buffers,
-         C::mem_overhead, C::step_time_low, C::step_time_high, C::interval_basis});
+         C::mem_overhead, C::step_time_low, C::step_time_high, C::interval_basis, C::cp,
+         C::cp_comm});
   }
   if (options.throughput) {
     add({C::seq_len, C::tokens_per_step, C::tokens_per_gpu_s, C::mfu, C::mfu_peak,
@@ -182,7 +185,8 @@ std::vector<Column> table_layout(const std::vector<std::string>& type_names, boo
     at = cols.insert(at + 1, Column(ColumnId::recompute));
     at = cols.insert(at + 1, Column(ColumnId::offload));
     at = cols.insert(at + 1, Column(ColumnId::virtual_stages));
-    cols.insert(at + 1, Column(ColumnId::dtype));
+    at = cols.insert(at + 1, Column(ColumnId::dtype));
+    cols.insert(at + 1, Column(ColumnId::cp));
     at = std::find_if(cols.begin(), cols.end(),
                       [](const Column& c) { return c.def->id == ColumnId::step_time; });
     at = cols.insert(at + 1, Column(ColumnId::step_time_low));
@@ -381,6 +385,8 @@ char* CellWriter::write(char* out, const Column& c, const RankedRow& r) {
   case ColumnId::offload: return put(out, to_string(p.offload));
   case ColumnId::virtual_stages: return put_int(out, p.virtual_stages);
   case ColumnId::dtype: return put(out, to_string(p.dtype));
+  case ColumnId::cp: return put_int(out, p.cp);
+  case ColumnId::cp_comm: return put(out, to_string(p.cp_comm));
   case ColumnId::schedule: return put(out, to_string(p.schedule));
   case ColumnId::slices: {
     const std::vector<int> v(e.slices.begin(), e.slices.end());
@@ -636,6 +642,8 @@ nlohmann::ordered_json json_cell(const Column& c, const RankedRow& r) {
   case ColumnId::offload: return to_string(p.offload);
   case ColumnId::virtual_stages: return p.virtual_stages;
   case ColumnId::dtype: return to_string(p.dtype);
+  case ColumnId::cp: return p.cp;
+  case ColumnId::cp_comm: return to_string(p.cp_comm);
   case ColumnId::schedule: return to_string(p.schedule);
   case ColumnId::slices: return e.slices;
   case ColumnId::optimizer_time: return number(static_cast<double>(e.optimizer_s));

@@ -97,7 +97,7 @@ TEST_CASE("one simulation too large for memory is refused", "[search_size]") {
   const SearchSize size = measure_search(Cluster{{{"A10", 8}}, 4, {}}, {point(32, 16'777'216)});
   CHECK(message_of(size) ==
         "search too large: 1 estimate (1 design point x 1 placement) need 32.0 GiB of memory "
-        "(472 B of rows + 32.0 GiB to simulate 32 stages x 16777216 micro-batches), above the "
+        "(480 B of rows + 32.0 GiB to simulate 32 stages x 16777216 micro-batches), above the "
         "limit of 16.0 GiB; use fewer nodes or a smaller --custom_gbs");
 }
 

@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 
+#include "zerosearch/core/context_parallel.hpp"
 #include "zerosearch/core/hardware.hpp"
 
 namespace zerosearch {
@@ -238,6 +239,12 @@ struct DesignPoint {
   Dtype dtype = Dtype::bf16;
   /// interleaved exactly when virtual_stages > 1.
   Schedule schedule = Schedule::one_f_one_b;
+  /// Context parallelism (native estimator): how the cp ranks exchange keys and values, and
+  /// cp, the ranks each micro-batch's sequence is split over (tp x cp x dp x pp GPUs; dp counts
+  /// data-parallel replicas only; docs/native.md §2.3). They add 4 bytes to a design point
+  /// (8 to a result row, with its alignment).
+  CpComm cp_comm = CpComm::ring;
+  std::int16_t cp = 1;
 
   friend bool operator==(const DesignPoint&, const DesignPoint&) = default;
 };

@@ -39,7 +39,9 @@ enum class ColumnId {
   seq_len, tokens_per_step, tokens_per_gpu_s, mfu, mfu_peak,
   /// memory_fit(): "fits", "within margin" (--memory_margin) or "OOM"; where the throughput
   /// columns are.
-  memory_fit
+  memory_fit,
+  /// Native rows: the context-parallel degree and exchange (docs/native.md §2.3).
+  cp, cp_comm
 };
 
 struct ColumnDef {

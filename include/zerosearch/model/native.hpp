@@ -161,6 +161,9 @@ struct NativeStage {
   /// Gradient accumulation into the 16-bit .grad after the first micro-batch (DeepSpeed ZeRO
   /// 0-2: autograd's AccumulateGrad), per micro-batch on average, inside backward_s.
   double grad_accumulation_s = 0.0;
+  /// Exposed context-parallel exchange per micro-batch (forward, backward and recompute; inside
+  /// forward_s and backward_s), seconds (docs/native.md §2.3).
+  double cp_comm_s = 0.0;
   /// Send to the next stage, seconds (0 for the last stage).
   double send_s = 0.0;
   /// Data-parallel sync after the last backward, exposed part, seconds.

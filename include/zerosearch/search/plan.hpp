@@ -58,6 +58,10 @@ struct PlanInput {
   std::vector<Dtype> dtypes;
   std::vector<Schedule> schedules;
   NativeSettings native;
+  /// Context-parallel degrees and exchanges (--cp, --cp_comm); empty: the defaults
+  /// (default_cp_degrees of the sequence; ring and a2a).
+  std::vector<int> cp;
+  std::vector<CpComm> cp_comm;
 };
 
 struct Catalogs {
@@ -91,8 +95,16 @@ struct SearchPlan {
   std::vector<int> virtual_stages{1};
   std::vector<Dtype> dtypes{Dtype::bf16};
   std::vector<Schedule> schedules{Schedule::one_f_one_b, Schedule::interleaved};
+  /// Context-parallel degrees (tp x cp x dp x pp GPUs) and exchanges (native only).
+  std::vector<int> cp{1};
+  std::vector<CpComm> cp_comm{CpComm::ring};
 
   [[nodiscard]] std::vector<DesignPoint> design_points() const;
+
+private:
+  /// The native points of one enumerated point `base` at context-parallel degree `cp_degree`.
+  void add_native_points(const DesignPoint& base, int cp_degree, const std::vector<CpComm>& comms,
+                         const NativePlacement& all_types, std::vector<DesignPoint>& out) const;
 };
 
 /// The plan of `in`: the model (plan_model), per node type its memory limit, links
