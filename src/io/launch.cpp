@@ -328,12 +328,12 @@ std::vector<LaunchFile> launch_files(const LaunchPlan& plan) {
     throw InputError(fmt::format("cannot emit: no framework can run this plan: {}",
                                  fmt::join(refused, "; ")));
   }
-  const int T = f.p.tp * f.p.dp;
+  const int T = f.p.tp * f.p.cp * f.p.dp; // a stage's GPUs (tp x cp x dp)
   const int G = f.gpus_per_node;
   if (T % G != 0 && G % T != 0) {
-    out.notes.push_back(fmt::format("A stage has tp x dp = {} GPUs and a node {}: stages straddle "
+    out.notes.push_back(fmt::format("A stage has {} = {} GPUs and a node {}: stages straddle "
                                     "nodes, so a stage may span two node types.",
-                                    T, G));
+                                    f.p.cp > 1 ? "tp x cp x dp" : "tp x dp", T, G));
   }
 
   const EstimateContext& ctx = f.ctx;
@@ -374,6 +374,17 @@ std::vector<LaunchFile> launch_files(const LaunchPlan& plan) {
                       "`ds_config.json`), as estimated.\n",
                       to_string(f.p.offload),
                       f.p.offload == Offload::optimizer_params ? " and `offload_param`" : "");
+  }
+  if (f.p.cp > 1) {
+    md += fmt::format(
+        "- Context parallelism: each sequence split over cp {} GPUs ({}; ranks tp innermost, then "
+        "cp, so a stage's {} GPUs are tp x cp x dp). Megatron-LM `--context-parallel-size {} "
+        "--cp-comm-type {}`; torchtitan `context_parallel_degree` (ring only); "
+        "Megatron-DeepSpeed `--ds-sequence-parallel-size` (all-to-all only).\n",
+        static_cast<int>(f.p.cp),
+        f.p.cp_comm == CpComm::ring ? "ring attention with causal load balance"
+                                    : "DeepSpeed-Ulysses all-to-alls",
+        T, static_cast<int>(f.p.cp), f.p.cp_comm == CpComm::ring ? "p2p" : "a2a");
   }
   if (f.p.virtual_stages > 1) {
     md += fmt::format("- Interleaved 1F1B with {} model chunks per pipeline rank, as estimated.\n",
