@@ -347,8 +347,8 @@ std::vector<LaunchFile> launch_files(const LaunchPlan& plan) {
   md += fmt::format(
       "Train {} on {} ({} GPUs, {} per node) with {} ({}), tensor parallel {}, pipeline parallel {} "
       "and data parallel {}: each step of {} sequences of {} tokens runs {} micro-batches of {} per "
-      "data-parallel replica (train_batch_size {} = {} x {} x {}). Pipeline stage s owns the tp x "
-      "dp = {} GPUs of ranks s*{}..(s+1)*{}-1, so the hostfile's line order places the stages on "
+      "data-parallel replica (train_batch_size {} = {} x {} x {}). Pipeline stage s owns the {} "
+      "= {} GPUs of ranks s*{}..(s+1)*{}-1, so the hostfile's line order places the stages on "
       "{} in that order. The layers per stage are {} (pipeline layers, the embedding counted with "
       "stage 0 and the output layer with stage {}), i.e. {} transformer layers. zerosearch "
       "({} estimator) estimates {:.4f} s per step ({:.4f} s of pipeline, {:.4f} s of "
@@ -357,7 +357,7 @@ std::vector<LaunchFile> launch_files(const LaunchPlan& plan) {
       f.model.name, compress_placement(ctx.cluster, plan.placement), ctx.cluster.world_size(), G,
       to_string(f.p.method), info(f.p.method).summary, f.p.tp, f.p.pp, f.p.dp, ctx.global_batch,
       f.model.sequence_length, f.p.num_micro_batches, f.p.mbs, ctx.global_batch, f.p.mbs,
-      f.p.num_micro_batches, f.p.dp, T, T, T, stages, fmt::join(e.partition, "-"), f.p.pp - 1,
+      f.p.num_micro_batches, f.p.dp, f.p.cp > 1 ? "tp x cp x dp" : "tp x dp", T, T, T, stages, fmt::join(e.partition, "-"), f.p.pp - 1,
       fmt::join(f.transformer, "-"), to_string(ctx.estimator), e.step_s, e.pipeline_s,
       e.dp_sync_s, e.embedding_sync_s, e.gpumem_gib, e.price_per_step_usd, plan.origin);
   md += "## Files\n\n" + launch::join(out.listing, "\n") + "\n\n";
