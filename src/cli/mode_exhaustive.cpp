@@ -120,6 +120,12 @@ void exhaustive_native(const Options& o, Session& session, SessionResult& result
                          ctx.model.num_experts, ctx.model.experts_per_token, p.ep, p.etp, p.edp(),
                          effective_moe_imbalance(ctx.model, ctx.native->settings.moe_imbalance));
     }
+    if (p.cp > 1) {
+      out << fmt::format("context:      cp {} ({}), {} tokens per GPU of each sequence\n", p.cp,
+                         p.cp_comm == CpComm::ring ? "ring attention, causal load balance"
+                                                   : "all-to-all, DeepSpeed-Ulysses",
+                         ctx.model.sequence_length / p.cp);
+    }
     out << fmt::format("placement:    {}\n", compress_placement(cluster, placement));
     if (!n.slices.empty()) {
       out << fmt::format("token slices: {} per sequence, {} tokens (TeraPipe's optimal "
@@ -182,6 +188,14 @@ void exhaustive_native(const Options& o, Session& session, SessionResult& result
                            st.expert_dp_sync_s);
       }
     }
+    if (p.cp > 1) {
+      out << "\ncontext-parallel exchange per micro-batch, s (exposed: not hidden behind "
+             "attention; inside forward and backward above):\n";
+      out << fmt::format("{:>5} {:>12}\n", "stage", "cp exposed");
+      for (std::size_t j = 0; j < n.stages.size(); ++j) {
+        out << fmt::format("{:>5} {:>12.6f}\n", j, n.stages[j].cp_comm_s);
+      }
+    }
     if (!n.slices.empty()) {
       // Per slice: its tokens and, on the first and the slowest stage, its forward and
       // backward time (attention over the earlier tokens makes later slices dearer).
@@ -223,6 +237,10 @@ void exhaustive_native(const Options& o, Session& session, SessionResult& result
     out << "\nlayers count the embedding (first stage) and post_process (last stage) as "
            "entries. buffers: embedding output, logits and their fp32 gradient, gathered "
            "parameters.\n";
+    if (p.cp > 1) {
+      out << "with cp > 1, buffers add one layer's context-parallel receive buffers (ring: keys, "
+             "values and their gradients, double-buffered; a2a: the head-split q, k, v).\n";
+    }
     print_run_cost_summary(out, o.run_cost, result.ranked);
   };
   session.write(result, "--exhaustive",

@@ -13,8 +13,9 @@ namespace zerosearch::cli {
 
 namespace {
 
-/// Design points sharing (method, tp, pp, dp): they differ in the micro-batch size (and, for
-/// the native estimator, in recompute, offload, virtual stages, dtype and schedule).
+/// Design points sharing (method, tp, pp, dp, cp): they differ in the micro-batch size (and,
+/// for the native estimator, in recompute, offload, virtual stages, dtype, schedule and the
+/// context-parallel exchange).
 struct Group {
   DesignPoint point;
   /// Every point's micro-batch size, one entry per point.
@@ -32,7 +33,8 @@ std::vector<Group> group_points(const std::vector<DesignPoint>& points) {
   std::vector<Group> out;
   for (const auto& p : points) {
     if (out.empty() || out.back().point.method != p.method || out.back().point.tp != p.tp ||
-        out.back().point.pp != p.pp || out.back().point.dp != p.dp) {
+        out.back().point.pp != p.pp || out.back().point.dp != p.dp ||
+        out.back().point.cp != p.cp) {
       out.push_back(Group{p, {}});
     }
     out.back().mbs.push_back(p.mbs);
@@ -59,21 +61,33 @@ int print_one_cluster(Session& session, bool csv) {
   for (const auto& g : groups) {
     points += g.mbs.size();
   }
+  // A cp column only when the plan splits sequences (the original's layout otherwise).
+  const bool cp = std::any_of(groups.begin(), groups.end(),
+                              [](const Group& g) { return g.point.cp > 1; });
+  const auto cp_cell = [&](const Group& g, const char* sep) {
+    return cp ? fmt::format("{}{}", sep, g.point.cp) : std::string{};
+  };
   if (csv) {
-    std::cout << "method,tp,pp,dp,micro_batch_sizes,design_points,placements,estimates\n";
+    std::cout << fmt::format("method,tp,pp,dp{},micro_batch_sizes,design_points,placements,"
+                             "estimates\n",
+                             cp ? ",cp" : "");
     for (const auto& g : groups) {
-      std::cout << fmt::format("{},{},{},{},{},{},{},{}\n", to_string(g.point.method), g.point.tp,
-                               g.point.pp, g.point.dp, joined(g.sizes(), " "), g.mbs.size(), places,
+      std::cout << fmt::format("{},{},{},{}{},{},{},{},{}\n", to_string(g.point.method),
+                               g.point.tp, g.point.pp, g.point.dp, cp_cell(g, ","),
+                               joined(g.sizes(), " "), g.mbs.size(), places,
                                g.mbs.size() * places);
     }
-    std::cout << fmt::format("total,,,,,{},{},{}\n", points, places, points * places);
+    std::cout << fmt::format("total,,,,{},{},{},{}\n", cp ? "," : "", points, places,
+                             points * places);
     return 0;
   }
-  std::cout << fmt::format("{:<6} {:>3} {:>3} {:>4}  {:<22} {:>13} {:>10}\n", "method", "tp", "pp",
-                           "dp", "micro-batch sizes", "design points", "estimates");
+  std::cout << fmt::format("{:<6} {:>3} {:>3} {:>4}{}  {:<22} {:>13} {:>10}\n", "method", "tp",
+                           "pp", "dp", cp ? fmt::format(" {:>3}", "cp") : std::string{},
+                           "micro-batch sizes", "design points", "estimates");
   for (const auto& g : groups) {
-    std::cout << fmt::format("{:<6} {:>3} {:>3} {:>4}  {:<22} {:>13} {:>10}\n",
+    std::cout << fmt::format("{:<6} {:>3} {:>3} {:>4}{}  {:<22} {:>13} {:>10}\n",
                              to_string(g.point.method), g.point.tp, g.point.pp, g.point.dp,
+                             cp ? fmt::format(" {:>3}", g.point.cp) : std::string{},
                              joined(g.sizes(), ","), g.mbs.size(), g.mbs.size() * places);
   }
   std::cout << fmt::format("total: {} design points x {} placement{} = {} estimates\n", points,

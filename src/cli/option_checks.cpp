@@ -501,10 +501,23 @@ void check_native(const RawOptions& raw, Options& o) {
       {"--overlap_grad_reduce", &raw.overlap_grad_reduce},
       {"--fused_loss", &raw.fused_loss},
       {"--tp_comm_overlap", &raw.tp_comm_overlap},
-      {"--ep", &raw.ep}, {"--etp", &raw.etp}, {"--moe_imbalance", &raw.moe_imbalance}};
+      {"--ep", &raw.ep}, {"--etp", &raw.etp}, {"--moe_imbalance", &raw.moe_imbalance},
+      {"--cp_comm", &raw.cp_comm}};
   const char* given = nullptr;
   for (const auto& [flag, value] : only_native) {
     if (!value->empty() && given == nullptr) given = flag;
+  }
+  // --cp 1 is what the zerosearch estimator runs; a degree above 1 is native only.
+  if (!raw.cp.empty()) {
+    o.cp = parse_list<int>("--cp", raw.cp, [](const std::string& t) {
+      return static_cast<int>(parse_int("--cp", t, 1, kMaxDegree));
+    });
+    if (given == nullptr && std::any_of(o.cp.begin(), o.cp.end(), [](int c) { return c > 1; })) {
+      given = "--cp > 1";
+    }
+  }
+  if (!raw.cp_comm.empty()) {
+    o.cp_comm = parse_list<CpComm>("--cp_comm", raw.cp_comm, parse_cp_comm);
   }
   if (!raw.estimator.empty()) {
     o.estimator = parse_estimator(raw.estimator);
@@ -602,6 +615,11 @@ Options validate_options(const RawOptions& raw) {
   }
   if (raw.exhaustive) {
     check_design_point(raw, o);
+    if (o.cp.size() > 1 || o.cp_comm.size() > 1) {
+      throw InputError("--exhaustive takes one --cp and one --cp_comm value, not a list");
+    }
+    o.point.cp = static_cast<std::int16_t>(o.cp.empty() ? 1 : o.cp.front());
+    o.point.cp_comm = o.cp_comm.empty() ? CpComm::ring : o.cp_comm.front();
   }
   o.command_line = raw.command_line;
   return o;

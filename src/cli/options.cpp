@@ -401,6 +401,15 @@ ParseResult parse_options(int argc, const char* const* argv) {
                  "Router load imbalance of MoE layers: the busiest expert rank's tokens over "
                  "the average, >= 1 (default: 1, balanced)")
       ->type_name("X")->group(native);
+  app.add_option("--cp", o.cp,
+                 "Context-parallel degrees to search (each sequence split over cp GPUs; "
+                 "tp x cp x dp x pp GPUs), one or a list (default: 1 below 16,384 tokens, else "
+                 "1, 2, 4, ... up to seq_len / 4096)")
+      ->type_name("C[,C]")->group(native);
+  app.add_option("--cp_comm", o.cp_comm,
+                 "Context-parallel exchange: ring (ring attention, K/V passed round the cp "
+                 "ranks) or a2a (DeepSpeed-Ulysses all-to-alls), or a list (default: both)")
+      ->type_name("ring|a2a")->group(native);
   app.add_flag("--search_space", o.search_space,
                "Print the size of the search space and exit")
       ->group(modes);

@@ -84,6 +84,8 @@ struct RawOptions {
   std::string ep;                             // issue 27: expert parallelism
   std::string etp;
   std::string moe_imbalance;
+  std::string cp;                             // --cp, one degree or a list
+  std::string cp_comm;                        // --cp_comm ring|a2a, one or a list
   std::string seed = "0";
   std::string list;                           // `list models|gpus` or --list
   bool no_clobber = false;
@@ -215,6 +217,8 @@ struct Options {
   std::vector<int> ep;
   std::vector<int> etp;
   NativeSettings native;
+  std::vector<int> cp;                        // --cp (docs/native.md §2.4, §5)
+  std::vector<CpComm> cp_comm;                // --cp_comm
 
   /// The whole run (--tokens, --steps, ...): run_cost_options.hpp.
   RunCostOptions run_cost;

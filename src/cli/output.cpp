@@ -507,6 +507,10 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
     }
     layout.emplace_back(C::virtual_stages);
     layout.emplace_back(C::dtype);
+    if (std::any_of(plan.cp.begin(), plan.cp.end(), [](int c) { return c > 1; })) {
+      layout.emplace_back(C::cp);
+      layout.emplace_back(C::cp_comm);
+    }
     if (std::find(plan.schedules.begin(), plan.schedules.end(), Schedule::terapipe) !=
         plan.schedules.end()) {
       layout.emplace_back(C::schedule);
@@ -568,7 +572,7 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
                      "GPU, MFU {}\n",
                      to_string(b.point.method), b.point.tp, b.point.pp, b.point.dp, b.point.mbs,
                      micro_batches_text(b.point.num_micro_batches),
-                     native ? fmt::format(", recompute {}, offload {}, virtual stages {}, {}{}{}",
+                     native ? fmt::format(", recompute {}, offload {}, virtual stages {}, {}{}{}{}",
                                           to_string(b.point.recompute), to_string(b.point.offload),
                                           b.point.virtual_stages, to_string(b.point.dtype),
                                           b.point.pp > 1 && is_split_schedule(b.point.schedule)
@@ -576,6 +580,10 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
                                               : std::string(),
                                           b.point.ep > 1 || b.point.etp > 1
                                               ? fmt::format(", ep {}, etp {}", b.point.ep, b.point.etp)
+                                              : std::string(),
+                                          b.point.cp > 1
+                                              ? fmt::format(", cp {} ({})", b.point.cp,
+                                                            to_string(b.point.cp_comm))
                                               : std::string())
                             : std::string(),
                      b.estimate.step_s, b.estimate.gpumem_gib, b.estimate.price_per_step_usd,

@@ -75,6 +75,8 @@ PlanInput make_plan_input(const Options& o, const Cluster& cluster) {
   in.schedules = o.schedules;
   in.ep = o.ep;
   in.etp = o.etp;
+  in.cp = o.cp;
+  in.cp_comm = o.cp_comm;
   in.native = o.native;
   return in;
 }

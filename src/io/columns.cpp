@@ -19,7 +19,7 @@ namespace zerosearch {
 namespace {
 
 // The one table of output columns (docs/model.md §5 for the original's CSV).
-constexpr std::array<ColumnDef, 59> kColumns{{
+constexpr std::array<ColumnDef, 61> kColumns{{
     {ColumnId::m, "m", "", false},
     {ColumnId::mbs, "mbs", "", false},
     {ColumnId::tp, "tp", "", false},
@@ -79,6 +79,8 @@ constexpr std::array<ColumnDef, 59> kColumns{{
     {ColumnId::run_mtbf, "cluster MTBF (h)", "", false},
     {ColumnId::ep, "ep", "", false},
     {ColumnId::etp, "etp", "", false},
+    {ColumnId::cp, "cp", "", false},
+    {ColumnId::cp_comm, "cp_comm", "", true},
 }};
 static_assert([] {
   for (std::size_t i = 0; i < kColumns.size(); ++i) {
@@ -189,7 +191,7 @@ std::vector<Column> csv_layout(const std::vector<std::string>& type_names,
          C::slices, C::optimizer_time, C::offload_time, C::host_memory, C::mem_weights,
          C::mem_gradients, C::mem_optimizer, C::mem_activations, C::mem_buffers,
          C::mem_overhead, C::step_time_low, C::step_time_high, C::interval_basis, C::ep,
-         C::etp});
+         C::etp, C::cp, C::cp_comm});
   }
   if (options.throughput) {
     add({C::seq_len, C::tokens_per_step, C::tokens_per_gpu_s, C::mfu, C::mfu_peak,
@@ -242,7 +244,8 @@ std::vector<Column> table_layout(const std::vector<std::string>& type_names, boo
     at = cols.insert(at + 1, Column(ColumnId::recompute));
     at = cols.insert(at + 1, Column(ColumnId::offload));
     at = cols.insert(at + 1, Column(ColumnId::virtual_stages));
-    cols.insert(at + 1, Column(ColumnId::dtype));
+    at = cols.insert(at + 1, Column(ColumnId::dtype));
+    cols.insert(at + 1, Column(ColumnId::cp));
     at = std::find_if(cols.begin(), cols.end(),
                       [](const Column& c) { return c.def->id == ColumnId::step_time; });
     at = cols.insert(at + 1, Column(ColumnId::step_time_low));
@@ -448,6 +451,8 @@ char* CellWriter::write(char* out, const Column& c, const RankedRow& r) {
   case ColumnId::ep: return put_int(out, p.ep);
   case ColumnId::etp: return put_int(out, p.etp);
   case ColumnId::dtype: return put(out, to_string(p.dtype));
+  case ColumnId::cp: return put_int(out, p.cp);
+  case ColumnId::cp_comm: return put(out, to_string(p.cp_comm));
   case ColumnId::schedule: return put(out, to_string(p.schedule));
   case ColumnId::slices: {
     const std::vector<int> v(e.slices.begin(), e.slices.end());
@@ -724,6 +729,8 @@ nlohmann::ordered_json json_cell(const Column& c, const RankedRow& r) {
   case ColumnId::ep: return p.ep;
   case ColumnId::etp: return p.etp;
   case ColumnId::dtype: return to_string(p.dtype);
+  case ColumnId::cp: return p.cp;
+  case ColumnId::cp_comm: return to_string(p.cp_comm);
   case ColumnId::schedule: return to_string(p.schedule);
   case ColumnId::slices: return e.slices;
   case ColumnId::optimizer_time: return number(static_cast<double>(e.optimizer_s));

@@ -328,12 +328,12 @@ std::vector<LaunchFile> launch_files(const LaunchPlan& plan) {
     throw InputError(fmt::format("cannot emit: no framework can run this plan: {}",
                                  fmt::join(refused, "; ")));
   }
-  const int T = f.p.tp * f.p.dp;
+  const int T = f.p.tp * f.p.cp * f.p.dp; // a stage's GPUs (tp x cp x dp)
   const int G = f.gpus_per_node;
   if (T % G != 0 && G % T != 0) {
-    out.notes.push_back(fmt::format("A stage has tp x dp = {} GPUs and a node {}: stages straddle "
+    out.notes.push_back(fmt::format("A stage has {} = {} GPUs and a node {}: stages straddle "
                                     "nodes, so a stage may span two node types.",
-                                    T, G));
+                                    f.p.cp > 1 ? "tp x cp x dp" : "tp x dp", T, G));
   }
 
   const EstimateContext& ctx = f.ctx;
@@ -347,8 +347,8 @@ std::vector<LaunchFile> launch_files(const LaunchPlan& plan) {
   md += fmt::format(
       "Train {} on {} ({} GPUs, {} per node) with {} ({}), tensor parallel {}, pipeline parallel {} "
       "and data parallel {}: each step of {} sequences of {} tokens runs {} micro-batches of {} per "
-      "data-parallel replica (train_batch_size {} = {} x {} x {}). Pipeline stage s owns the tp x "
-      "dp = {} GPUs of ranks s*{}..(s+1)*{}-1, so the hostfile's line order places the stages on "
+      "data-parallel replica (train_batch_size {} = {} x {} x {}). Pipeline stage s owns the {} "
+      "= {} GPUs of ranks s*{}..(s+1)*{}-1, so the hostfile's line order places the stages on "
       "{} in that order. The layers per stage are {} (pipeline layers, the embedding counted with "
       "stage 0 and the output layer with stage {}), i.e. {} transformer layers. zerosearch "
       "({} estimator) estimates {:.4f} s per step ({:.4f} s of pipeline, {:.4f} s of "
@@ -357,7 +357,7 @@ std::vector<LaunchFile> launch_files(const LaunchPlan& plan) {
       f.model.name, compress_placement(ctx.cluster, plan.placement), ctx.cluster.world_size(), G,
       to_string(f.p.method), info(f.p.method).summary, f.p.tp, f.p.pp, f.p.dp, ctx.global_batch,
       f.model.sequence_length, f.p.num_micro_batches, f.p.mbs, ctx.global_batch, f.p.mbs,
-      f.p.num_micro_batches, f.p.dp, T, T, T, stages, fmt::join(e.partition, "-"), f.p.pp - 1,
+      f.p.num_micro_batches, f.p.dp, f.p.cp > 1 ? "tp x cp x dp" : "tp x dp", T, T, T, stages, fmt::join(e.partition, "-"), f.p.pp - 1,
       fmt::join(f.transformer, "-"), to_string(ctx.estimator), e.step_s, e.pipeline_s,
       e.dp_sync_s, e.embedding_sync_s, e.gpumem_gib, e.price_per_step_usd, plan.origin);
   md += "## Files\n\n" + launch::join(out.listing, "\n") + "\n\n";
@@ -374,6 +374,17 @@ std::vector<LaunchFile> launch_files(const LaunchPlan& plan) {
                       "`ds_config.json`), as estimated.\n",
                       to_string(f.p.offload),
                       f.p.offload == Offload::optimizer_params ? " and `offload_param`" : "");
+  }
+  if (f.p.cp > 1) {
+    md += fmt::format(
+        "- Context parallelism: each sequence split over cp {} GPUs ({}; ranks tp innermost, then "
+        "cp, so a stage's {} GPUs are tp x cp x dp). Megatron-LM `--context-parallel-size {} "
+        "--cp-comm-type {}`; torchtitan `context_parallel_degree` (ring only); "
+        "Megatron-DeepSpeed `--ds-sequence-parallel-size` (all-to-all only).\n",
+        static_cast<int>(f.p.cp),
+        f.p.cp_comm == CpComm::ring ? "ring attention with causal load balance"
+                                    : "DeepSpeed-Ulysses all-to-alls",
+        T, static_cast<int>(f.p.cp), f.p.cp_comm == CpComm::ring ? "p2p" : "a2a");
   }
   if (f.p.virtual_stages > 1) {
     md += fmt::format("- Interleaved 1F1B with {} model chunks per pipeline rank, as estimated.\n",

@@ -16,7 +16,7 @@ namespace {
 // DistributedDataParallelConfig.overlap_grad_reduce, default False); --tp-comm-overlap
 // (arguments.py _add_distributed_args: TP communication overlapped with GEMMs through
 // Transformer Engine's userbuffers; needs --sequence-parallel).
-constexpr std::array<const char*, 73> kMegatronLm{
+constexpr std::array<const char*, 75> kMegatronLm{
     "--tensor-model-parallel-size", "--pipeline-model-parallel-size",
     "--pipeline-model-parallel-layout", "--use-distributed-optimizer", "--use-torch-fsdp2",
     "--ckpt-format", "--micro-batch-size", "--global-batch-size", "--num-layers",
@@ -49,11 +49,14 @@ constexpr std::array<const char*, 73> kMegatronLm{
     "--expert-tensor-parallel-size", "--moe-layer-freq", "--moe-router-enable-expert-bias",
     "--moe-expert-capacity-factor", "--moe-token-dispatcher-type", "--moe-grouped-gemm",
     "--multi-latent-attention", "--q-lora-rank", "--kv-lora-rank", "--qk-head-dim",
-    "--qk-pos-emb-head-dim", "--v-head-dim", "--qk-layernorm"};
+    "--qk-pos-emb-head-dim", "--v-head-dim", "--qk-layernorm",
+    // Issue 27: context parallelism (ModelParallelConfig.context_parallel_size;
+    // TransformerConfig.cp_comm_type: p2p, a2a, allgather, a2a+p2p).
+    "--context-parallel-size", "--cp-comm-type"};
 
 // deepspeedai/Megatron-DeepSpeed 4efb479d (master): megatron/arguments.py (--sequence-parallel:
 // Megatron's sequence parallelism with tp > 1, research/LAUNCH.md's capability table).
-constexpr std::array<const char*, 55> kMegatronDeepSpeed{
+constexpr std::array<const char*, 56> kMegatronDeepSpeed{
     "--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--no-pipeline-parallel",
     "--num-layers", "--hidden-size", "--ffn-hidden-size", "--num-attention-heads",
     "--num-key-value-heads", "--seq-length", "--max-position-embeddings", "--micro-batch-size",
@@ -71,7 +74,9 @@ constexpr std::array<const char*, 55> kMegatronDeepSpeed{
     "--kv-channels", "--num-experts", "--topk", "--expert-interval", "--moe-expert-parallel-size",
     "--vocab-file", "--merge-file",
     // megatron/arguments.py _add_distributed_args: experts split over tp (issue 27).
-    "--enable-expert-tensor-parallelism"};
+    "--enable-expert-tensor-parallelism",
+    // megatron/arguments.py: DeepSpeed-Ulysses (issue 27).
+    "--ds-sequence-parallel-size"};
 
 // deepspeedai/DeepSpeed edaa7221 (0.19.6): deepspeed/launcher/runner.py.
 constexpr std::array<const char*, 5> kDeepSpeedLauncher{"--hostfile", "--master_addr",
@@ -118,13 +123,13 @@ constexpr std::array<const char*, 22> kTorchtitan{
 
 // pytorch/torchtitan main b5bcd76: torchtitan/config/configs.py (TrainingConfig,
 // ParallelismConfig) as command-line overrides, and train.py's --module / --config.
-constexpr std::array<const char*, 12> kTorchtitanMain{
+constexpr std::array<const char*, 13> kTorchtitanMain{
     "--module", "--config", "--training.num_tokens_per_microbatch_per_dp_rank",
     "--training.num_tokens_per_train_step", "--training.max_context_length",
     "--parallelism.data_parallel_replicate_degree", "--parallelism.data_parallel_shard_degree",
     "--parallelism.tensor_parallel_degree", "--parallelism.pipeline_parallel_degree",
     "--parallelism.pipeline_parallel_schedule", "--parallelism.num_pp_microbatches",
-    "--job.config_file"};
+    "--job.config_file", "--parallelism.context_parallel_degree"};
 
 const std::array<ArgumentList, 10> kLists{{
     {"Megatron-LM", "NVIDIA/Megatron-LM d98e8a64, megatron-core 0.20.0", kMegatronLm},

@@ -88,6 +88,14 @@ TimelineInput native_timeline_input(const EstimateContext& ctx, const DesignPoin
                          p.num_micro_batches, to_string(p.recompute), to_string(p.offload),
                          p.virtual_stages, to_string(p.dtype),
                          p.pp > 1 ? fmt::format(", schedule {}", to_string(p.schedule)) : "");
+  if (p.cp > 1) {
+    // The exposed context-parallel exchange is inside each pass (docs/native.md §2.4).
+    double exposed = 0.0;
+    for (const NativeStage& st : n.stages) exposed = std::max(exposed, st.cp_comm_s);
+    in.title += fmt::format(", cp {} ({}: up to {:.1f} ms of exposed exchange per micro-batch "
+                            "inside the passes)",
+                            p.cp, to_string(p.cp_comm), exposed * 1e3);
+  }
   in.subtitle = fmt::format("{}, partition {}: {:.4f} s/step, {:.2f} GiB peak{} (native "
                             "estimator{})",
                             compress_placement(ctx.cluster, placement),

@@ -299,7 +299,9 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   const Shape x = shape_of(model, st.sequence_length);
   const double t = static_cast<double>(std::max(1, st.tp));
   const double b = static_cast<double>(std::max(1, st.micro_batch));
-  const double tokens = b * x.s;
+  // Context parallelism: this GPU's share of the tokens (x / 1.0 is x: cp 1 changes nothing).
+  const double cp = static_cast<double>(std::max(1, st.context_parallel));
+  const double tokens = b * x.s / cp;
   const double P = peak_flops(gpu, st.dtype);
   // Activations stay in 16 bits with fp8 GEMMs (fp8 training casts each GEMM's inputs).
   const double elem = st.dtype == Dtype::fp32 || st.dtype == Dtype::tf32 ? 4.0 : 2.0;
@@ -337,7 +339,7 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   if (x.experts > 0 && x.top_k > 0) {
     mlp += gemm_s(tokens, x.experts, x.h); // router
     // Grouped GEMM of the GPU's E/ep experts, each f_expert/etp wide, on its share of the
-    // tokens (folding: tp x dp GPUs hold the attention, etp x ep x edp the experts, so the
+    // tokens (folding: tp x cp x dp GPUs hold the attention, etp x ep x edp the experts, so the
     // tokens of one expert rank are tokens x top-k x ep x etp / (E x tp)); the busiest rank
     // gets moe_imbalance times the average.
     const double ep = static_cast<double>(std::max(1, st.ep));
@@ -369,7 +371,7 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   const double f_act = x.experts > 0 ? x.top_k * x.f_expert + x.f_shared : x.f;
   double bytes = elem * tokens * x.h * 10 + elem * tokens * f_act * mats / t;
   if (!st.flash_attention) {
-    bytes += elem * b * x.a * x.s * x.s * 4 / t; // scores, softmax read/write, read for PV
+    bytes += elem * b * x.a * x.s * x.s * 4 / t / cp; // scores, softmax read/write, read for PV
   }
   if (st.dtype == Dtype::fp8) {
     // Casts of the GEMM inputs (qkv, fc1: h; out projection: a d / tp; fc2: ffn / tp) with

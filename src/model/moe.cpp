@@ -38,12 +38,14 @@ std::string moe_invalid_reason(const ModelSpec& m, const DesignPoint& p) {
     return fmt::format("--etp {} does not divide the expert FFN width {} of {}", p.etp,
                        m.moe_ffn_hidden_size, m.name);
   }
-  const long long stage = static_cast<long long>(p.tp) * p.dp;
+  // The tp x cp x dp GPUs of a stage (MoE parallel folding).
+  const long long stage = static_cast<long long>(p.tp) * p.cp * p.dp;
   const long long experts = static_cast<long long>(p.ep) * p.etp;
   if (stage % experts != 0) {
-    return fmt::format("--etp {} x --ep {} = {} does not divide tp {} x dp {} = {} (the GPUs of "
+    return fmt::format("--etp {} x --ep {} = {} does not divide tp {}{} x dp {} = {} (the GPUs of "
                        "a pipeline stage hold the experts as etp x ep x edp)",
-                       p.etp, p.ep, experts, p.tp, p.dp, stage);
+                       p.etp, p.ep, experts, p.tp,
+                       p.cp > 1 ? fmt::format(" x cp {}", p.cp) : std::string(), p.dp, stage);
   }
   if (info(p.method).native.shard_level >= 3 && (p.ep != 1 || p.etp != p.tp)) {
     return fmt::format("--ep {} --etp {} with {}: a method that shards parameters keeps the "
@@ -112,7 +114,8 @@ int ep_ranks_per_node(const DesignPoint& p, int gpus_per_node) noexcept {
 
 double dispatch_bytes(const ModelSpec& m, const DesignPoint& p, double elem_bytes,
                       double imbalance) noexcept {
-  const double tokens = static_cast<double>(m.sequence_length) * p.mbs / p.tp;
+  // This GPU's tokens: its cp share of the sequence, split over tp (sequence parallel).
+  const double tokens = static_cast<double>(m.sequence_length) * p.mbs / (p.tp * p.cp);
   return imbalance * tokens * static_cast<double>(m.experts_per_token) *
          static_cast<double>(m.hidden_size) * elem_bytes;
 }

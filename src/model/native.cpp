@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "zerosearch/model/context_parallel.hpp"
 #include "zerosearch/model/model_stats.hpp"
 
 namespace zerosearch {
@@ -84,8 +85,10 @@ DpGroup spaced_group(const NativeContext& ctx, int n, int stride, const NativeGp
   return d;
 }
 
+/// Gradients are reduced over the dp x cp ranks (Megatron-LM's data-parallel group with
+/// context parallelism; torchtitan's FSDP mesh dp_shard x cp), tp apart.
 DpGroup dp_group(const NativeContext& ctx, const DesignPoint& p, const NativeGpu& g) {
-  return spaced_group(ctx, p.dp, p.tp, g);
+  return spaced_group(ctx, p.dp * p.cp, p.tp, g);
 }
 
 double dp_allreduce_s(const DpGroup& d, double bytes) noexcept {
@@ -161,6 +164,45 @@ ModelSpec dense_variant(const ModelSpec& m) {
   d.shared_expert_ffn_hidden_size = 0;
   d.first_k_dense_layers = 0;
   return d;
+}
+
+/// One layer's context-parallel exchange on a GPU of `gpu` (docs/native.md §2.4): its cost per
+/// micro-batch and its receive buffers, bytes.
+struct CpExchange {
+  CpLayerCost cost;
+  double buffer_bytes = 0.0;
+};
+CpExchange cp_exchange(const NativeContext& ctx, const DesignPoint& p, const NativeGpu& gpu,
+                       const AnalyticLayerTimes& t) {
+  CpExchange x;
+  if (p.cp <= 1) return x;
+  const ModelSpec& m = ctx.model;
+  const double wb = elem_bytes(p.dtype);
+  const double tokens = static_cast<double>(m.sequence_length) / p.cp * p.mbs;
+  const double a = static_cast<double>(m.num_attention_heads);
+  const double g = static_cast<double>(m.num_key_value_heads > 0 ? m.num_key_value_heads
+                                                                 : m.num_attention_heads);
+  const double d = m.head_dim > 0 ? static_cast<double>(m.head_dim)
+                                  : static_cast<double>(m.hidden_size) / a;
+  // Key/value heads of one tp rank (replicated when tp exceeds them, as Megatron-LM does).
+  const double g_rank = std::max(1.0, g / p.tp);
+  const double kv_bytes = 2.0 * tokens * g_rank * d * wb;
+  const double qkv_bytes = tokens * (a / p.tp * d + 2.0 * g_rank * d) * wb;
+  const double out_bytes = tokens * a / p.tp * d * wb;
+  CpLinks links;
+  links.ranks_per_node = cp_ranks_per_node(p.cp, p.tp, ctx.gpus_per_node);
+  links.intra_Bps = 0.8 * gpu.spec.intra_node.gbps_per_dir * 1e9; // as pipeline sends
+  links.inter_Bps = gpu.inter_node_Bps / std::max(1, ctx.gpus_per_node);
+  links.latency_s = kAlpha_s;
+  if (p.cp_comm == CpComm::ring) {
+    // FlashAttention's backward: kFlashBackwardRatio x its forward (docs/analytic.md).
+    x.cost = cp_ring_cost(p.cp, kv_bytes, t.attention_forward_s,
+                          kFlashBackwardRatio * t.attention_forward_s, links);
+  } else {
+    x.cost = cp_a2a_cost(p.cp, qkv_bytes, out_bytes, links);
+  }
+  x.buffer_bytes = cp_buffer_bytes(p.cp, p.cp_comm, kv_bytes, qkv_bytes);
+  return x;
 }
 
 /// The layer times of one design point on each node type, computed once per type however many
@@ -325,7 +367,7 @@ double host_link_bytes_per_s(const GpuSpec& gpu) noexcept {
 NativePlacement native_placement(const NativeContext& ctx, const DesignPoint& p,
                                  const std::vector<int>& node_types) {
   NativePlacement w;
-  const long long per_stage = static_cast<long long>(p.tp) * p.dp;
+  const long long per_stage = static_cast<long long>(p.tp) * p.cp * p.dp;
   const long long gpn = std::max(1, ctx.gpus_per_node);
   const auto node_of = [&](long long rank) {
     const long long n = rank / gpn;
@@ -404,6 +446,21 @@ std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p
                          p.virtual_stages, p.num_micro_batches, p.pp);
     }
   }
+  if (p.cp > 1 || p.cp < 1) {
+    const ModelSpec& m = ctx.model;
+    const std::string why = cp_invalid_reason(
+        p.cp, p.cp_comm, m.sequence_length, m.num_attention_heads,
+        m.num_key_value_heads > 0 ? m.num_key_value_heads : m.num_attention_heads, p.tp);
+    if (!why.empty()) return why;
+    if (!ctx.settings.flash_attention) {
+      return fmt::format("--cp {} needs fused attention (--flash_attention on): Transformer "
+                         "Engine and PyTorch run context parallelism on it only",
+                         p.cp);
+    }
+    if (p.schedule == Schedule::terapipe) {
+      return fmt::format("--cp {} with the terapipe schedule is not modelled", p.cp);
+    }
+  }
   if (p.schedule == Schedule::terapipe && p.virtual_stages > 1) {
     return "the terapipe schedule does not interleave (--virtual_stages 1)";
   }
@@ -433,7 +490,7 @@ std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p
 
 double layer_activation_bytes(const ModelSpec& m, const DesignPoint& p,
                               const NativeSettings& st) noexcept {
-  const double s = static_cast<double>(m.sequence_length);
+  const double s = static_cast<double>(m.sequence_length) / p.cp; // this rank's tokens
   const double b = p.mbs;
   const double t = p.tp;
   const auto [h, a, g, d, f] = layer_dims(m);
@@ -676,7 +733,7 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
   const EntryParams params = entry_params(m, pp);
   const double wb = elem_bytes(p.dtype);
   const bool mixed = wb < 4.0;
-  const double s = static_cast<double>(m.sequence_length);
+  const double s = static_cast<double>(m.sequence_length) / p.cp; // this rank's tokens
   const double h = static_cast<double>(m.hidden_size);
   const double V = static_cast<double>(m.vocab_size);
   const double sp = ctx.settings.sequence_parallel && p.tp > 1 ? p.tp : 1.0;
@@ -756,6 +813,20 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
       st.backward_s += n_moe * delta * (passes - 1.0);
       if (p.recompute == Recompute::full) st.recompute_s += n_moe * delta;
     }
+    // Context parallelism (docs/native.md §2.4): each layer's key/value exchange, the part its
+    // attention does not hide, forward and backward, and again where recomputation reruns the
+    // attention (full; Megatron-LM's selective recomputes core attention, per-op SAC keeps it).
+    if (p.cp > 1 && n_layers > 0) {
+      const CpExchange x = cp_exchange(ctx, p, gpu, t);
+      const bool rerun = p.recompute == Recompute::full ||
+                         (p.recompute == Recompute::selective && !fw.selective_per_op);
+      const double again = rerun ? x.cost.forward_s : 0.0;
+      st.forward_s += n_layers * x.cost.forward_s;
+      st.backward_s += n_layers * (x.cost.backward_s + again);
+      st.recompute_s += n_layers * again;
+      st.cp_comm_s = n_layers * (x.cost.forward_s + x.cost.backward_s + again);
+      st.memory.buffers += x.buffer_bytes; // one layer's exchange at a time
+    }
 
     const double stage_params = n_main * params.layer + n_dense * params.dense_layer +
                                 (first ? params.embedding : 0.0) +
@@ -780,7 +851,9 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
       st.weight_s += st.grad_accumulation_s; // adds the weight gradient into .grad
     }
     const DpGroup group = dp_group(ctx, p, gpu);
-    const double d = p.dp;
+    // The ranks the dense gradients are reduced and sharded over: dp x cp (the routed
+    // experts': edp).
+    const double d = p.dp * p.cp;
     // Bytes per GPU of a state of `bytes` per parameter sharded as ZeRO shards it.
     const auto zero_shard = [&](double bytes) {
       return bytes * shards.dense / d + bytes * shards.expert / edp;
@@ -792,8 +865,8 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
     // With a pipeline, torchtitan's FSDP2 keeps the parameters gathered and the gradients
     // unsharded over the micro-batches (docs/native.md §3): one gather before the first
     // forward, one reduce-scatter during the last backward, both charged once per step.
-    const bool unsharded = fw.unsharded_with_pp && pp > 1 && p.dp > 1;
-    if (shards_parameters(p.method) && p.dp > 1) {
+    const bool unsharded = fw.unsharded_with_pp && pp > 1 && d > 1;
+    if (shards_parameters(p.method) && d > 1) {
       const double gather = dp_half_s(group, wb * local);
       const double reduce = dp_half_s(group, fw.grad_reduce_bytes * local);
       const double first_gather = n_layers > 0 ? gather / std::max(1, st.layers) : gather;
@@ -844,14 +917,14 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
     // Data-parallel gradient sync after the last backward (methods that do not reduce per
     // micro-batch): all-reduce (dp, zero0) or reduce-scatter + all-gather (zero1, zero2).
     // The routed experts' gradients are reduced over edp (etp x ep apart), separately.
-    if (!shards_parameters(p.method) && (p.dp > 1 || (shards.expert > 0 && edp > 1))) {
+    if (!shards_parameters(p.method) && (d > 1 || (shards.expert > 0 && edp > 1))) {
       const auto reduce = [&](const DpGroup& grp, double params_local) {
         if (fw.shard_level >= 1) { // reduce-scatter, then all-gather the updated parameters
           return dp_half_s(grp, fw.grad_reduce_bytes * params_local) + dp_half_s(grp, wb * params_local);
         }
         return dp_allreduce_s(grp, fw.grad_reduce_bytes * params_local);
       };
-      double sync = p.dp > 1 ? reduce(group, shards.dense) : 0.0;
+      double sync = d > 1 ? reduce(group, shards.dense) : 0.0;
       if (shards.expert > 0 && edp > 1) {
         st.expert_dp_sync_s =
             reduce(spaced_group(ctx, static_cast<int>(edp), p.ep * p.etp, gpu), shards.expert);
@@ -1101,7 +1174,8 @@ AnalyticSettings native_layer_settings(const ModelSpec& model, const DesignPoint
   st.host_per_kernel_s = kHostPerKernel_s;
   st.host_per_linear_s = kHostPerLinear_s;
   st.fused_kernels = !fw.torch_loss;
-  st.sharded_parameters = fw.shard_level >= 3 && p.dp > 1;
+  st.sharded_parameters = fw.shard_level >= 3 && p.dp * p.cp > 1;
+  st.context_parallel = p.cp;
   st.tp_comm_overlap = settings.tp_comm_overlap;
   if (model.is_moe()) {
     // Expert parallelism (docs/moe.md): the grouped GEMM at the GPU's experts and tokens, the

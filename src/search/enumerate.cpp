@@ -58,7 +58,12 @@ std::optional<std::string> invalid_reason(const DesignPoint& p, int world_size, 
   if (gpus_per_node % p.tp != 0) {
     return fmt::format("tp {} does not divide the {} GPUs per node", p.tp, gpus_per_node);
   }
-  if (static_cast<long long>(p.tp) * p.dp * p.pp != world_size) {
+  if (p.cp > 1 && static_cast<long long>(p.tp) * p.cp * p.dp * p.pp != world_size) {
+    return fmt::format("tp*cp*dp*pp = {}*{}*{}*{} = {} is not the {} GPUs of the cluster", p.tp,
+                       p.cp, p.dp, p.pp, static_cast<long long>(p.tp) * p.cp * p.dp * p.pp,
+                       world_size);
+  }
+  if (p.cp <= 1 && static_cast<long long>(p.tp) * p.dp * p.pp != world_size) {
     return fmt::format("tp*dp*pp = {}*{}*{} = {} is not the {} GPUs of the cluster", p.tp, p.dp,
                        p.pp, static_cast<long long>(p.tp) * p.dp * p.pp, world_size);
   }

@@ -17,55 +17,74 @@ std::vector<std::size_t> present_types(const Cluster& c);
 
 std::vector<DesignPoint> SearchPlan::design_points() const {
   std::vector<DesignPoint> out;
+  const bool is_native = context.estimator == Estimator::native;
+  // Context parallelism (native): tp x cp x dp x pp GPUs, so the original's enumeration over
+  // world / cp GPUs for each cp degree, and each exchange for cp > 1.
+  const std::vector<int> cps = is_native ? cp : std::vector<int>{1};
+  NativePlacement all_types;
+  for (const std::size_t g : present_types(context.cluster)) {
+    all_types.stage_gpu.push_back(static_cast<int>(g));
+  }
   for (std::size_t i = 0; i < methods.size(); ++i) {
-    EnumerateInput in;
-    in.methods = {methods[i]};
-    in.tp_degrees = tp_degrees[i];
-    in.world_size = context.cluster.world_size();
-    in.global_batch = context.global_batch;
-    in.num_layers = static_cast<int>(context.model.num_layers);
-    auto points = enumerate_design_points(in);
-    if (context.estimator != Estimator::native) {
-      out.insert(out.end(), points.begin(), points.end());
-      continue;
+    for (const int c : cps) {
+      if (context.cluster.world_size() % c != 0) continue;
+      EnumerateInput in;
+      in.methods = {methods[i]};
+      in.tp_degrees = tp_degrees[i];
+      in.world_size = context.cluster.world_size() / c;
+      in.global_batch = context.global_batch;
+      in.num_layers = static_cast<int>(context.model.num_layers);
+      const std::vector<DesignPoint> points = enumerate_design_points(in);
+      if (!is_native) {
+        out.insert(out.end(), points.begin(), points.end());
+        continue;
+      }
+      const std::vector<CpComm> comms = c > 1 ? cp_comm : std::vector<CpComm>{CpComm::ring};
+      for (const DesignPoint& base : points) {
+        add_native_points(base, c, comms, all_types, out);
+      }
     }
-    // Native: every combination of the memory-saving settings, interleaving and element
-    // type that the model accepts for the point (docs/native.md §5).
-    NativePlacement all_types;
-    for (const std::size_t g : present_types(context.cluster)) {
-      all_types.stage_gpu.push_back(static_cast<int>(g));
+  }
+  return out;
+}
+
+void SearchPlan::add_native_points(const DesignPoint& base, int cp_degree,
+                                   const std::vector<CpComm>& comms,
+                                   const NativePlacement& all_types,
+                                   std::vector<DesignPoint>& out) const {
+  // Expert layouts (MoE models): etp 0 stands for the point's tp; each distinct (ep, etp) once.
+  std::vector<std::pair<int, int>> layouts;
+  for (const int e : ep) {
+    for (const int et : etp) {
+      const std::pair<int, int> l{e, et == 0 ? base.tp : et};
+      if (std::find(layouts.begin(), layouts.end(), l) == layouts.end()) {
+        layouts.push_back(l);
+      }
     }
-    for (const DesignPoint& base : points) {
-      for (const Dtype dtype : dtypes) {
-        for (const Schedule schedule : schedules) {
-          for (const int v : virtual_stages) {
-            // 1F1B and TeraPipe do not interleave; interleaved needs v > 1.
-            if ((schedule == Schedule::interleaved) != (v > 1)) continue;
-            for (const Offload o : offload) {
-              for (const Recompute r : recompute) {
-                // Expert layouts (MoE models): etp 0 stands for the point's tp; each distinct
-                // (ep, etp) once.
-                std::vector<std::pair<int, int>> layouts;
-                for (const int e : ep) {
-                  for (const int et : etp) {
-                    const std::pair<int, int> l{e, et == 0 ? base.tp : et};
-                    if (std::find(layouts.begin(), layouts.end(), l) == layouts.end()) {
-                      layouts.push_back(l);
-                    }
-                  }
-                }
-                for (const auto& [e, et] : layouts) {
-                  DesignPoint p = base;
-                  p.dtype = dtype;
-                  p.schedule = schedule;
-                  p.virtual_stages = static_cast<std::int16_t>(v);
-                  p.offload = o;
-                  p.recompute = r;
-                  p.ep = static_cast<std::int16_t>(e);
-                  p.etp = static_cast<std::int16_t>(et);
-                  if (native_invalid_reason(*context.native, p, all_types).empty()) {
-                    out.push_back(p);
-                  }
+  }
+  // Every combination of the memory-saving settings, interleaving, element type, expert layout
+  // and context-parallel exchange that the model accepts for the point (docs/native.md §5).
+  for (const Dtype dtype : dtypes) {
+    for (const Schedule schedule : schedules) {
+      for (const int v : virtual_stages) {
+        // 1F1B and TeraPipe do not interleave; interleaved needs v > 1.
+        if ((schedule == Schedule::interleaved) != (v > 1)) continue;
+        for (const Offload o : offload) {
+          for (const Recompute r : recompute) {
+            for (const auto& [e, et] : layouts) {
+              for (const CpComm comm : comms) {
+                DesignPoint p = base;
+                p.dtype = dtype;
+                p.schedule = schedule;
+                p.virtual_stages = static_cast<std::int16_t>(v);
+                p.offload = o;
+                p.recompute = r;
+                p.ep = static_cast<std::int16_t>(e);
+                p.etp = static_cast<std::int16_t>(et);
+                p.cp = static_cast<std::int16_t>(cp_degree);
+                p.cp_comm = comm;
+                if (native_invalid_reason(*context.native, p, all_types).empty()) {
+                  out.push_back(p);
                 }
               }
             }
@@ -74,7 +93,6 @@ std::vector<DesignPoint> SearchPlan::design_points() const {
       }
     }
   }
-  return out;
 }
 
 namespace {
@@ -460,6 +478,36 @@ void make_native_plan(const PlanInput& in, SearchPlan& plan,
   plan.offload = in.offload.empty() ? std::vector<Offload>{Offload::none} : in.offload;
   if (!in.schedules.empty()) plan.schedules = in.schedules;
   plan.virtual_stages = in.virtual_stages.empty() ? std::vector<int>{1, 2} : in.virtual_stages;
+  // Context parallelism (docs/native.md §5): the degrees that split this sequence and divide
+  // the GPUs. A degree given that cannot split the sequence is an error; one that does not
+  // divide these GPUs is left out (a --pareto composition may have fewer), unless none is left.
+  plan.cp_comm = in.cp_comm.empty() ? std::vector<CpComm>{CpComm::ring, CpComm::a2a} : in.cp_comm;
+  plan.cp.clear();
+  const int world = ctx.cluster.world_size();
+  const long long seq = ctx.model.sequence_length;
+  std::string left_out;
+  for (const int c : in.cp.empty() ? default_cp_degrees(seq) : in.cp) {
+    std::string why = c > 1 && seq % (2LL * c) != 0
+                          ? cp_invalid_reason(c, CpComm::ring, seq, 1, 1, 1)
+                          : std::string{};
+    if (why.empty() && c > 1 && !native->settings.flash_attention) {
+      why = fmt::format("--cp {} needs fused attention (--flash_attention on)", c);
+    }
+    if (!why.empty() && !in.cp.empty()) {
+      throw InputError(why);
+    }
+    if (why.empty() && world % c != 0) {
+      left_out = fmt::format("--cp {} does not divide the {} GPUs (tp x cp x dp x pp must be them)",
+                             c, world);
+      continue;
+    }
+    if (why.empty()) {
+      plan.cp.push_back(c);
+    }
+  }
+  if (plan.cp.empty()) {
+    throw InputError(left_out);
+  }
   if (in.dtypes.empty()) {
     // The dtype --precision asks for on every present GPU: the least capable one decides.
     const auto rank = [](Dtype d) {

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <cstddef>
 #include <set>
 #include <string>
 
@@ -38,4 +39,13 @@ TEST_CASE("dp method table: the original's rules (docs/model.md §2 and §4)") {
   CHECK_THROWS_WITH(parse_dp_method("zero4"),
                     "unknown data-parallel method 'zero4' (allowed: dp, fsdp, zero0, zero1, zero2, "
                     "zero3)");
+}
+
+TEST_CASE("a design point stays packed: the native fields share its padding", "[dp_method]") {
+  // Every estimate and result row holds one (docs/usage.md's search-size limit counts them):
+  // the one-byte enums (recompute, offload, dtype, schedule, cp_comm) fill the gaps between
+  // the 16-bit degrees (virtual_stages, ep, etp, cp), so issue 27's ep, etp, cp and cp_comm
+  // add 8 bytes to the 32 of the original's fields and settings.
+  CHECK(sizeof(DesignPoint) == 40);
+  CHECK(offsetof(DesignPoint, cp_comm) == offsetof(DesignPoint, schedule) + 1);
 }

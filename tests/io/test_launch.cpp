@@ -481,3 +481,48 @@ TEST_CASE("every documented list names its source", "[launch]") {
   CHECK_FALSE(documented_argument("Megatron-DeepSpeed", "--pipeline-model-parallel-layout"));
   CHECK_FALSE(documented_argument("Megatron-LM", "--use-tp-pp-dp-mapping"));
 }
+
+TEST_CASE("context parallelism reaches the frameworks that run it", "[launch][cp]") {
+  // 32 GPUs: tp 1 x cp 2 x dp 2 x pp 8.
+  LaunchPlan lp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
+  const EstimateContext ctx = with_native_settings(*lp.ctx, NativeSettings{});
+  lp.ctx = &ctx;
+  lp.point.cp = 2;
+  lp.point.dp = 2;
+  lp.point.num_micro_batches = ctx.global_batch / (lp.point.dp * lp.point.mbs);
+  const auto has = [](const std::string& text, const std::string& what) {
+    return text.find(what) != std::string::npos;
+  };
+  // Megatron-LM: --context-parallel-size with the ring as Transformer Engine's p2p.
+  lp.point.method = DpMethod::dp;
+  auto files = launch_files(lp);
+  std::string args = file(files, "megatron_lm_args.sh").text;
+  CHECK(has(args, "--context-parallel-size 2\n"));
+  CHECK(has(args, "--cp-comm-type p2p\n"));
+  CHECK(documented_argument("Megatron-LM", "--context-parallel-size"));
+  CHECK(documented_argument("Megatron-LM", "--cp-comm-type"));
+  CHECK(has(file(files, "hostfile").text, "dp 2, cp 2 (ring), micro-batch"));
+  CHECK(has(file(files, "PLAN.md").text, "Context parallelism: each sequence split over cp 2 GPUs"));
+  lp.point.cp_comm = CpComm::a2a;
+  CHECK(has(file(launch_files(lp), "megatron_lm_args.sh").text, "--cp-comm-type a2a\n"));
+  // Megatron-DeepSpeed: Ulysses only.
+  lp.point.method = DpMethod::zero1;
+  files = launch_files(lp);
+  CHECK(has(file(files, "megatron_deepspeed_args.sh").text, "--ds-sequence-parallel-size 2\n"));
+  CHECK(documented_argument("Megatron-DeepSpeed", "--ds-sequence-parallel-size"));
+  lp.point.cp_comm = CpComm::ring;
+  LaunchChoice c = launch_choice(lp);
+  CHECK(c.written == std::vector<std::string>{"deepspeed"});
+  REQUIRE_FALSE(c.refused.empty());
+  bool said = false;
+  for (const auto& [target, why] : c.refused) {
+    said = said || (target == "megatron_deepspeed" && has(why, "DeepSpeed-Ulysses only"));
+  }
+  CHECK(said);
+  // torchtitan: context_parallel_degree, ring only.
+  lp.point.method = DpMethod::fsdp;
+  CHECK(has(file(launch_files(lp), "torchtitan.toml").text, "context_parallel_degree = 2\n"));
+  lp.point.cp_comm = CpComm::a2a;
+  c = launch_choice(lp);
+  CHECK(std::find(c.written.begin(), c.written.end(), "torchtitan") == c.written.end());
+}

@@ -74,7 +74,7 @@ DesignPoint point(DpMethod method, int tp, int pp, int dp, int ep, int etp, int 
 }
 
 NativeEstimate estimate(const NativeContext& c, const DesignPoint& p) {
-  const int nodes = (p.tp * p.dp * p.pp + c.gpus_per_node - 1) / c.gpus_per_node;
+  const int nodes = (p.tp * p.cp * p.dp * p.pp + c.gpus_per_node - 1) / c.gpus_per_node;
   const NativePlacement where =
       native_placement(c, p, std::vector<int>(static_cast<std::size_t>(nodes), 0));
   REQUIRE(native_invalid_reason(c, p, where).empty());
@@ -166,6 +166,43 @@ TEST_CASE("expert memory: weights over ep x etp, ZeRO over edp, the rest over tp
   const NativeEstimate replicated = estimate(c, point(DpMethod::zero1, 2, 1, 8, 1, 2));
   CHECK(replicated.stages[0].memory.weights == Approx(2.0 * all / 2 / gib));
   CHECK(replicated.stages[0].memory.weights > 2.0 * e.stages[0].memory.weights);
+}
+
+TEST_CASE("context parallelism: the experts fold over tp x cp x dp, each GPU dispatches s/cp "
+          "tokens",
+          "[moe]") {
+  const ModelSpec m = small_moe();
+  const NativeContext c = context(m);
+  // tp 2 x dp 4 = 8 GPUs cannot hold etp 1 x ep 16; with cp 2 a stage has 16 and edp is 1
+  DesignPoint p = point(DpMethod::zero1, 2, 1, 4, 16, 1, 64);
+  CHECK(moe_invalid_reason(m, p) ==
+        "--etp 1 x --ep 16 = 16 does not divide tp 2 x dp 4 = 8 (the GPUs of a pipeline stage "
+        "hold the experts as etp x ep x edp)");
+  p.cp = 2;
+  CHECK(moe_invalid_reason(m, p).empty());
+  CHECK(p.edp() == 1);
+  DesignPoint wide = point(DpMethod::dp, 2, 1, 4, 16, 2);
+  wide.cp = 2;
+  CHECK(moe_invalid_reason(m, wide) ==
+        "--etp 2 x --ep 16 = 32 does not divide tp 2 x cp 2 x dp 4 = 16 (the GPUs of a pipeline "
+        "stage hold the experts as etp x ep x edp)");
+  // Each GPU dispatches its own tokens: 2048 / (tp 2 x cp 2), top-2 copies of 1024 x 2 bytes
+  CHECK(dispatch_bytes(m, p, 2.0, 1.0) == 2048.0 / 4 * 2 * 1024 * 2);
+  // tp 2 x cp 2 x dp 4 shards ZeRO states as tp 2 x dp 8 does: the dense part over dp x cp = 8,
+  // the experts over edp = 16 / (etp 1 x ep 8) = 2, and reduces the experts' gradients over the
+  // same edp group (2 ranks, 8 apart)
+  DesignPoint folded = point(DpMethod::zero1, 2, 1, 4, 8, 1);
+  folded.cp = 2;
+  REQUIRE(folded.edp() == 2);
+  const NativeEstimate with_cp = estimate(c, folded);
+  const NativeEstimate with_dp = estimate(c, point(DpMethod::zero1, 2, 1, 8, 8, 1));
+  CHECK(with_cp.stages[0].memory.optimizer == Approx(with_dp.stages[0].memory.optimizer));
+  CHECK(with_cp.stages[0].memory.weights == Approx(with_dp.stages[0].memory.weights));
+  CHECK(with_cp.stages[0].expert_dp_sync_s == Approx(with_dp.stages[0].expert_dp_sync_s));
+  CHECK(with_cp.stages[0].expert_dp_sync_s > 0.0);
+  // Half the tokens per GPU: half the dispatched bytes, a shorter all-to-all
+  CHECK(with_cp.stages[0].moe_comm_s < with_dp.stages[0].moe_comm_s);
+  CHECK(with_cp.stages[0].cp_comm_s > 0.0);
 }
 
 TEST_CASE("expert parallelism adds the all-to-all and the expert gradients' reduction",

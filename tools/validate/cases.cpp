@@ -224,9 +224,6 @@ Case make_case(const Row& r, const HardwareCatalog& catalog) {
   if (c.not_modelled.empty() && !(c.measured_s > 0)) {
     c.not_modelled = "no positive measured value";
   }
-  if (c.not_modelled.empty() && c.cp > 1) {
-    c.not_modelled = "context parallelism (cp > 1) is not a zerosearch dimension";
-  }
   if (c.not_modelled.empty() && c.catalog_gpu.empty()) {
     c.not_modelled = "GPU '" + c.gpu + "' is not in the catalog";
   }
@@ -292,6 +289,12 @@ std::vector<std::string> contract(const Case& c, const fs::path& exe, const fs::
                                 "--virtual_stages", std::to_string(c.v), "--dtype", c.dtype};
   if (c.inter_node_gbps > 0) {
     a.insert(a.end(), {"--inter_node_gbps", std::to_string(c.inter_node_gbps)});
+  }
+  if (c.cp > 1) {
+    // Context parallelism as the row's framework runs it: Megatron-LM/NeMo (cp_comm_type p2p,
+    // the default) and torchtitan pass keys and values round a ring; DeepSpeed has Ulysses.
+    a.insert(a.end(), {"--cp", std::to_string(c.cp), "--cp_comm",
+                       framework_family(c.framework) == "deepspeed" ? "a2a" : "ring"});
   }
   // The rows' own settings, where they state one.
   for (const auto& [flag, value] : {std::pair{"--sequence_parallel", &c.sequence_parallel},

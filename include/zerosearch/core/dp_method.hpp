@@ -15,6 +15,7 @@
 #include <span>
 #include <string>
 
+#include "zerosearch/core/context_parallel.hpp"
 #include "zerosearch/core/hardware.hpp"
 
 namespace zerosearch {
@@ -250,13 +251,21 @@ struct DesignPoint {
   Dtype dtype = Dtype::bf16;
   /// interleaved exactly when virtual_stages > 1.
   Schedule schedule = Schedule::one_f_one_b;
+  /// Context parallelism (native estimator): how the cp ranks exchange keys and values
+  /// (docs/native.md §2.4); in the padding byte after schedule.
+  CpComm cp_comm = CpComm::ring;
   /// Expert parallelism (issue 27, native estimator, MoE models): the routed experts are spread
-  /// over ep ranks and each split over etp ranks; the tp x dp GPUs of a stage hold them as
-  /// etp x ep x edp (MoE parallel folding, edp = tp x dp / (etp x ep)). 1, 1 for a dense model.
+  /// over ep ranks and each split over etp ranks; the tp x cp x dp GPUs of a stage hold them as
+  /// etp x ep x edp (MoE parallel folding, edp = tp x cp x dp / (etp x ep)). 1, 1 for a dense
+  /// model.
   std::int16_t ep = 1;
   std::int16_t etp = 1;
+  /// Context parallelism: cp, the ranks each micro-batch's sequence is split over (tp x cp x dp
+  /// x pp GPUs; dp counts data-parallel replicas only; docs/native.md §2.4). With ep and etp
+  /// the design point is 40 bytes (32 before issue 27).
+  std::int16_t cp = 1;
   /// Expert data parallelism: the ranks that hold the same expert shard.
-  [[nodiscard]] int edp() const noexcept { return tp * dp / std::max(1, ep * etp); }
+  [[nodiscard]] int edp() const noexcept { return tp * cp * dp / std::max(1, ep * etp); }
 
   friend bool operator==(const DesignPoint&, const DesignPoint&) = default;
 };

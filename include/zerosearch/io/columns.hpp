@@ -47,7 +47,9 @@ enum class ColumnId {
   run_days, run_gpu_hours, run_usd, run_mwh, run_energy_usd, run_effective, run_checkpoint_interval,
   run_mtbf,
   /// Native rows: expert-parallel and expert tensor-parallel degrees (issue 27; 1, 1 dense).
-  ep, etp
+  ep, etp,
+  /// Native rows: the context-parallel degree and exchange (docs/native.md §2.4).
+  cp, cp_comm
 };
 
 struct ColumnDef {

@@ -60,6 +60,10 @@ struct AnalyticSettings {
   int micro_batch = 1;
   /// Tokens per sequence; 0 = the model's.
   int sequence_length = 0;
+  /// Context-parallel degree (docs/native.md §2.4): the GPU runs s / cp of each sequence's
+  /// tokens through the GEMMs and element-wise work, and its queries attend to keys of the
+  /// whole sequence (causal load balance: 1/cp of the attention FLOPs).
+  int context_parallel = 1;
   Dtype dtype = Dtype::bf16;
   /// FlashAttention (causal half of the scores, no s^2 traffic) instead of unfused attention.
   bool flash_attention = false;

@@ -1,8 +1,8 @@
 #pragma once
 // Mixture-of-experts and expert parallelism in the native estimator (issue 27, docs/moe.md):
-// MoE parallel folding (attention on tp x dp, experts on etp x ep x edp of the same GPUs of a
-// stage), the token dispatch/combine all-to-all, the split of a stage's parameters into
-// the dense part (sharded by tp, ZeRO over dp) and the routed experts (sharded by ep x etp,
+// MoE parallel folding (attention on tp x cp x dp, experts on etp x ep x edp of the same GPUs
+// of a stage), the token dispatch/combine all-to-all, the split of a stage's parameters into
+// the dense part (sharded by tp, ZeRO over dp x cp) and the routed experts (sharded by ep x etp,
 // ZeRO over edp). Pure functions: no I/O, no state.
 #include <string>
 #include <vector>
@@ -24,7 +24,7 @@ inline constexpr double kDefaultMoeImbalance = 1.0;
 
 /// Why `p`'s expert layout is not possible for model `m` (a one-line reason naming the values
 /// and what is allowed), or an empty string: ep and etp only for an MoE model; ep divides the
-/// experts; etp divides the expert FFN width; etp x ep divides the tp x dp GPUs of a stage
+/// experts; etp divides the expert FFN width; etp x ep divides the tp x cp x dp GPUs of a stage
 /// (edp integral); methods that shard parameters (zero3, fsdp) keep the experts as the dense
 /// MLP (ep 1, etp = tp).
 [[nodiscard]] std::string moe_invalid_reason(const ModelSpec& m, const DesignPoint& p);
@@ -42,7 +42,7 @@ struct StageShards {
   double dense = 0.0;
   double expert = 0.0;
   [[nodiscard]] double local() const noexcept { return dense + expert; }
-  /// What ZeRO keeps on one GPU: dense / dp + expert / edp.
+  /// What ZeRO keeps on one GPU: dense / (dp x cp) + expert / edp.
   [[nodiscard]] double sharded(double dp, double edp) const noexcept {
     return dense / dp + expert / edp;
   }
@@ -68,8 +68,8 @@ struct A2aLink {
 /// etp innermost, then ep, then edp), at most ep.
 [[nodiscard]] int ep_ranks_per_node(const DesignPoint& p, int gpus_per_node) noexcept;
 
-/// Bytes one GPU sends in one dispatch of one MoE layer for one micro-batch: its s x mbs / tp
-/// tokens (sequence-parallel split), top-k copies of h elements each, times the imbalance (the
+/// Bytes one GPU sends in one dispatch of one MoE layer for one micro-batch: its
+/// s x mbs / (tp x cp) tokens (cp share, sequence-parallel split), top-k copies of h elements each, times the imbalance (the
 /// busiest rank receives that much).
 [[nodiscard]] double dispatch_bytes(const ModelSpec& m, const DesignPoint& p, double elem_bytes,
                                     double imbalance) noexcept;

@@ -176,6 +176,9 @@ struct NativeStage {
   double moe_comm_s = 0.0;
   /// The expert gradients' reduction over edp, inside dp_sync_s.
   double expert_dp_sync_s = 0.0;
+  /// Exposed context-parallel exchange per micro-batch (forward, backward and recompute; inside
+  /// forward_s and backward_s), seconds (docs/native.md §2.4).
+  double cp_comm_s = 0.0;
   /// Send to the next stage, seconds (0 for the last stage).
   double send_s = 0.0;
   /// Data-parallel sync after the last backward, exposed part, seconds.

@@ -61,6 +61,10 @@ struct PlanInput {
   std::vector<int> ep;
   std::vector<int> etp;
   NativeSettings native;
+  /// Context-parallel degrees and exchanges (--cp, --cp_comm); empty: the defaults
+  /// (default_cp_degrees of the sequence; ring and a2a).
+  std::vector<int> cp;
+  std::vector<CpComm> cp_comm;
 };
 
 struct Catalogs {
@@ -97,8 +101,16 @@ struct SearchPlan {
   /// Expert-parallel degrees (MoE models): ep, and etp where 0 stands for the point's tp.
   std::vector<int> ep{1};
   std::vector<int> etp{1};
+  /// Context-parallel degrees (tp x cp x dp x pp GPUs) and exchanges (native only).
+  std::vector<int> cp{1};
+  std::vector<CpComm> cp_comm{CpComm::ring};
 
   [[nodiscard]] std::vector<DesignPoint> design_points() const;
+
+private:
+  /// The native points of one enumerated point `base` at context-parallel degree `cp_degree`.
+  void add_native_points(const DesignPoint& base, int cp_degree, const std::vector<CpComm>& comms,
+                         const NativePlacement& all_types, std::vector<DesignPoint>& out) const;
 };
 
 /// The plan of `in`: the model (plan_model), per node type its memory limit, links

@@ -77,11 +77,15 @@ bool uneven(const std::vector<int>& v) {
 }
 
 std::string plan_line(const Facts& f) {
-  return fmt::format("{} on {}: {}, tp {}, pp {}, dp {}, micro-batch {}, global batch {} ({} "
+  const std::string cp = f.p.cp > 1 ? fmt::format(", cp {} ({})", static_cast<int>(f.p.cp),
+                                                  to_string(f.p.cp_comm))
+                                    : std::string{};
+  return fmt::format("{} on {}: {}, tp {}, pp {}, dp {}{}, micro-batch {}, global batch {} ({} "
                      "micro-batches), partition {}",
                      f.model.name, compress_placement(f.cluster, f.plan.placement),
-                     to_string(f.p.method), f.p.tp, f.p.pp, f.p.dp, f.p.mbs, f.ctx.global_batch,
-                     f.p.num_micro_batches, fmt::join(f.plan.estimate.partition, "-"));
+                     to_string(f.p.method), f.p.tp, f.p.pp, f.p.dp, cp, f.p.mbs,
+                     f.ctx.global_batch, f.p.num_micro_batches,
+                     fmt::join(f.plan.estimate.partition, "-"));
 }
 
 std::string node_rank_lines() {
@@ -116,10 +120,12 @@ Recompute recompute_of(const Facts& f) {
 
 std::string hostfile_text(const Facts& f) {
   std::string out = "# zerosearch plan: " + plan_line(f) + "\n";
-  out += "# Line order is rank order: node i runs global ranks i*G .. i*G+G-1 (G = slots), and\n"
-         "# pipeline stage s owns ranks s*tp*dp .. (s+1)*tp*dp-1. Replace the placeholder names\n"
-         "# with real hosts of the same GPU type; keep the order.\n";
-  const int per_stage = f.p.tp * f.p.dp;
+  const char* group = f.p.cp > 1 ? "tp*cp*dp" : "tp*dp";
+  out += fmt::format("# Line order is rank order: node i runs global ranks i*G .. i*G+G-1 (G = "
+                     "slots), and\n# pipeline stage s owns ranks s*{0} .. (s+1)*{0}-1. Replace the "
+                     "placeholder names\n# with real hosts of the same GPU type; keep the order.\n",
+                     group);
+  const int per_stage = f.p.tp * f.p.cp * f.p.dp;
   for (int n = 0; n < f.nodes; ++n) {
     const int first_rank = n * f.gpus_per_node;
     const int last_rank = first_rank + f.gpus_per_node - 1;

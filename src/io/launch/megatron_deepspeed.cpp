@@ -30,6 +30,22 @@ std::string refusal(const Facts& f) {
     return fmt::format("no Megatron-DeepSpeed files: {} is not a ZeRO method",
                        to_string(f.p.method));
   }
+  if (f.p.cp > 1 && f.p.cp_comm == CpComm::ring) {
+    return fmt::format("no Megatron-DeepSpeed files: it splits sequences with DeepSpeed-Ulysses "
+                       "only (--ds-sequence-parallel-size, an all-to-all), not ring attention "
+                       "(cp {} ring)",
+                       f.p.cp);
+  }
+  if (f.p.cp > 1) {
+    const NativeSettings* st = native_settings(f);
+    if (st != nullptr && st->sequence_parallel && f.p.tp > 1) {
+      // megatron/arguments.py (4efb479d), --ds-sequence-parallel-size: 'Cannot be combined with
+      // "--sequence-parallel", which enables Megatron-LM's sequence parallel.'
+      return "no Megatron-DeepSpeed files: --ds-sequence-parallel-size cannot be combined with "
+             "--sequence-parallel (megatron/arguments.py), and the plan has both (tp > 1); plan "
+             "with --sequence_parallel off";
+    }
+  }
   const ModelSpec& m = f.model;
   if (m.qkv_bias && !m.mlp_bias) {
     // megatron/arguments.py has --disable-bias-linear (all linear biases) and no QKV-only bias.
@@ -119,6 +135,11 @@ Args args(const Facts& f) {
   a.add("--pipeline-model-parallel-size", f.p.pp);
   if (f.p.pp == 1) {
     a.add("--no-pipeline-parallel");
+  }
+  if (f.p.cp > 1) {
+    // DeepSpeed-Ulysses over cp ranks (megatron/arguments.py: --ds-sequence-parallel-size;
+    // dp = world / (tp pp sp)).
+    a.add("--ds-sequence-parallel-size", f.p.cp);
   }
   model_shape(a, f);
   a.add("--micro-batch-size", f.p.mbs);

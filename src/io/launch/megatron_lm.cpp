@@ -151,6 +151,13 @@ Args args(const Facts& f) {
   Args a;
   a.add("--tensor-model-parallel-size", f.p.tp);
   a.add("--pipeline-model-parallel-size", f.p.pp);
+  if (f.p.cp > 1) {
+    // ModelParallelConfig.context_parallel_size and TransformerConfig.cp_comm_type
+    // (Transformer Engine: p2p is ring attention, a2a DeepSpeed-Ulysses); rank order
+    // tp-cp-ep-dp-pp, as the estimate lays the ranks out.
+    a.add("--context-parallel-size", f.p.cp);
+    a.add("--cp-comm-type", f.p.cp_comm == CpComm::ring ? "p2p" : "a2a");
+  }
   if (f.p.pp > 1 && f.p.virtual_stages == 1 && uneven(f.transformer)) {
     a.add("--pipeline-model-parallel-layout", "'" + megatron_layout(f.plan.estimate.partition) + "'");
   }

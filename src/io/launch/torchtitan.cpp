@@ -102,15 +102,22 @@ std::string refusal(const Facts& f) {
     return fmt::format("no torchtitan files: {} is a DeepSpeed ZeRO method", to_string(f.p.method));
   case DpLaunchKind::replicate:
     // torchtitan/models/llama3/infra/parallelize.py:148-151 (v0.2.2).
-    if (f.p.tp > 1 || f.p.pp > 1) {
+    if (f.p.tp > 1 || f.p.pp > 1 || f.p.cp > 1) {
       return fmt::format("no torchtitan files: torchtitan runs plain data parallelism only "
                          "alone ('DDP has not supported > 1D parallelism', "
                          "torchtitan/models/llama3/infra/parallelize.py:151 at v0.2.2) and this "
-                         "dp plan has tp {} and pp {}; run it with Megatron-LM, or plan fsdp",
-                         f.p.tp, f.p.pp);
+                         "dp plan has tp {}, pp {} and cp {}; run it with Megatron-LM, or plan "
+                         "fsdp",
+                         f.p.tp, f.p.pp, static_cast<int>(f.p.cp));
     }
     break;
   case DpLaunchKind::fsdp: break;
+  }
+  if (f.p.cp > 1 && f.p.cp_comm == CpComm::a2a) {
+    return fmt::format("no torchtitan files: torchtitan's context parallelism is ring attention "
+                       "(PyTorch's context_parallel), not DeepSpeed-Ulysses all-to-alls (cp {} "
+                       "a2a); plan with --cp_comm ring",
+                       f.p.cp);
   }
   const ModelSpec& m = f.model;
   if (m.is_moe() && (m.architecture == "deepseek_v3" || m.architecture == "qwen3_moe")) {
@@ -209,7 +216,8 @@ std::string toml(const Facts& f) {
   if (shard) {
     out += "fsdp_reshard_after_forward = \"default\"\n";
   }
-  out += fmt::format("tensor_parallel_degree = {}\ncontext_parallel_degree = 1\n", f.p.tp);
+  out += fmt::format("tensor_parallel_degree = {}\ncontext_parallel_degree = {}\n", f.p.tp,
+                     static_cast<int>(f.p.cp));
   out += fmt::format("pipeline_parallel_degree = {}\n", f.p.pp);
   if (f.p.pp > 1) {
     out += fmt::format("pipeline_parallel_schedule = \"{}\"\n", schedule_name(f));
@@ -276,6 +284,9 @@ std::string launcher_main(const Facts& f, const Flavor& fl) {
   o("parallelism.data_parallel_replicate_degree", std::to_string(shard ? 1 : f.p.dp));
   o("parallelism.data_parallel_shard_degree", std::to_string(shard ? f.p.dp : 1));
   o("parallelism.tensor_parallel_degree", std::to_string(f.p.tp));
+  if (f.p.cp > 1) {
+    o("parallelism.context_parallel_degree", std::to_string(f.p.cp));
+  }
   o("parallelism.pipeline_parallel_degree", std::to_string(f.p.pp));
   if (f.p.pp > 1) {
     o("parallelism.pipeline_parallel_schedule", schedule_name(f));

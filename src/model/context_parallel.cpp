@@ -1,0 +1,61 @@
+#include "zerosearch/model/context_parallel.hpp"
+
+#include <algorithm>
+
+namespace zerosearch {
+
+int cp_ranks_per_node(int cp, int tp, int gpus_per_node) noexcept {
+  cp = std::max(1, cp);
+  tp = std::max(1, tp);
+  gpus_per_node = std::max(1, gpus_per_node);
+  if (gpus_per_node % (tp * cp) == 0) return cp;
+  return std::clamp(gpus_per_node / tp, 1, cp);
+}
+
+double cp_ring_step_s(double bytes, int cp, const CpLinks& links) noexcept {
+  if (cp <= 1 || bytes <= 0) return 0.0;
+  const double bw = links.ranks_per_node >= cp ? links.intra_Bps : links.inter_Bps;
+  return links.latency_s + bytes / bw;
+}
+
+double cp_all_to_all_s(double bytes, int cp, const CpLinks& links) noexcept {
+  if (cp <= 1 || bytes <= 0) return 0.0;
+  const int k = std::clamp(links.ranks_per_node, 1, cp);
+  const double share = bytes / cp; // what goes to each peer
+  const double intra = (k - 1) * share / links.intra_Bps;
+  const double inter = (cp - k) * share / links.inter_Bps;
+  return links.latency_s + std::max(intra, inter);
+}
+
+CpLayerCost cp_ring_cost(int cp, double kv_bytes, double attention_forward_s,
+                         double attention_backward_s, const CpLinks& links) noexcept {
+  CpLayerCost c;
+  if (cp <= 1) return c;
+  const double steps = cp - 1;
+  const double fwd_step = attention_forward_s / cp;
+  const double bwd_step = attention_backward_s / cp;
+  const double fwd_comm = cp_ring_step_s(kv_bytes, cp, links);
+  const double bwd_comm = cp_ring_step_s(2.0 * kv_bytes, cp, links);
+  const double home = cp_ring_step_s(kv_bytes, cp, links); // the last dK, dV to their owner
+  c.forward_total_s = steps * fwd_comm;
+  c.backward_total_s = steps * bwd_comm + home;
+  c.forward_s = steps * std::max(0.0, fwd_comm - fwd_step);
+  c.backward_s = steps * std::max(0.0, bwd_comm - bwd_step) + home;
+  return c;
+}
+
+CpLayerCost cp_a2a_cost(int cp, double qkv_bytes, double out_bytes, const CpLinks& links) noexcept {
+  CpLayerCost c;
+  if (cp <= 1) return c;
+  const double t = cp_all_to_all_s(qkv_bytes, cp, links) + cp_all_to_all_s(out_bytes, cp, links);
+  c.forward_s = c.forward_total_s = t;
+  c.backward_s = c.backward_total_s = t;
+  return c;
+}
+
+double cp_buffer_bytes(int cp, CpComm comm, double kv_bytes, double qkv_bytes) noexcept {
+  if (cp <= 1) return 0.0;
+  return comm == CpComm::ring ? 4.0 * kv_bytes : qkv_bytes;
+}
+
+} // namespace zerosearch
