@@ -157,7 +157,7 @@ int main_(int argc, char** argv) {
   for (const Row& r : rows) {
     cases.push_back(make_case(r, catalog));
     models.push_back(dir / fmt::format("{}_row{:03}.json", r.group, r.line));
-    if (cases.back().not_modelled.empty()) {
+    if (cases.back().not_modelled.empty() && cases.back().catalog_model.empty()) {
       std::ofstream(models.back()) << model_file(cases.back()).dump(1) << '\n';
     }
   }

@@ -236,3 +236,57 @@ TEST_CASE("a knob applies to the rows its filters name", "[validate]") {
   k.frameworks.clear();
   CHECK(k.applies(make_case(other, catalog)));
 }
+
+TEST_CASE("a corpus row's ep, etp and model columns: a built-in model and expert parallelism",
+          "[validate]") {
+  const auto catalog = zerosearch::load_hardware_catalog(ZEROSEARCH_TEST_PROFILEDB "/hardware.json");
+  const auto value_of = [](const std::vector<std::string>& args, const std::string& flag) {
+    const auto at = std::find(args.begin(), args.end(), flag);
+    return at == args.end() || at + 1 == args.end() ? std::string("(absent)") : *(at + 1);
+  };
+  // A file whose header has the three columns, one MoE row (a fixture of the corpus format).
+  const fs::path dir = fs::temp_directory_path() / "zerosearch_test_corpus_moe";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "moe.tsv") << "source\tep\tetp\tmodel\nm1\t8\t2\tqwen3_30B_A3B\n";
+  const auto rows = load_corpus(corpus_files(dir));
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].at("ep") == "8");
+  CHECK(rows[0].at("etp") == "2");
+  CHECK(rows[0].at("model") == "qwen3_30B_A3B");
+  fs::remove_all(dir);
+
+  const Case c = make_case(corpus_row({{"model", "qwen3_30B_A3B"}, {"ep", "8"}, {"etp", "2"},
+                                       {"seq_len", "4096"}}),
+                           catalog);
+  CHECK(c.catalog_model == "qwen3_30B_A3B");
+  CHECK(c.ep == 8);
+  CHECK(c.etp == 2);
+  const auto args = contract(c, "zs", "m.json");
+  // The built-in model by name, not the model file; the row's sequence length; ep and etp.
+  CHECK(value_of(args, "--type") == "qwen3_30B_A3B");
+  CHECK(value_of(args, "--seq_len") == "4096");
+  CHECK(value_of(args, "--ep") == "8");
+  CHECK(value_of(args, "--etp") == "2");
+
+  // Empty columns (every older file): the model file, no --ep/--etp (1 and Megatron's default).
+  const Case d = make_case(corpus_row({}), catalog);
+  CHECK(d.catalog_model.empty());
+  CHECK(d.ep == 1);
+  CHECK(d.etp == 0);
+  const auto dense = contract(d, "zs", "m.json");
+  CHECK(value_of(dense, "--type") == "m.json");
+  CHECK(value_of(dense, "--ep") == "(absent)");
+  CHECK(value_of(dense, "--etp") == "(absent)");
+  // ep given, etp empty: --ep only.
+  const auto ep_only = contract(make_case(corpus_row({{"ep", "4"}}), catalog), "zs", "m.json");
+  CHECK(value_of(ep_only, "--ep") == "4");
+  CHECK(value_of(ep_only, "--etp") == "(absent)");
+
+  // Bad values are one-line errors naming them.
+  CHECK_THROWS_WITH(make_case(corpus_row({{"ep", "0"}}), catalog), Catch::Contains("ep '0'"));
+  CHECK_THROWS_WITH(make_case(corpus_row({{"etp", "0"}}), catalog), Catch::Contains("etp '0'"));
+  CHECK_THROWS_WITH(make_case(corpus_row({{"ep", "x"}}), catalog), Catch::Contains("ep 'x'"));
+  CHECK_THROWS_WITH(make_case(corpus_row({{"model", "../m.json"}}), catalog),
+                    Catch::Contains("model '../m.json'"));
+}

@@ -1,6 +1,7 @@
 #include "validate/cases.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <tuple>
 
@@ -158,6 +159,21 @@ Case make_case(const Row& r, const HardwareCatalog& catalog) {
   c.dp = static_cast<int>(to_int(r.at("dp"), c, "dp"));
   c.cp = r.at("cp").empty() ? 1 : static_cast<int>(to_int(r.at("cp"), c, "cp"));
   c.mbs = static_cast<int>(to_int(r.at("mbs"), c, "mbs"));
+  c.ep = r.at("ep").empty() ? 1 : static_cast<int>(to_int(r.at("ep"), c, "ep"));
+  c.etp = static_cast<int>(to_int(r.at("etp"), c, "etp"));
+  if (c.ep < 1 || (!r.at("etp").empty() && c.etp < 1)) {
+    throw BadInput(fmt::format("row {}: ep '{}' and etp '{}' must be at least 1 (or empty)",
+                               c.id, r.at("ep"), r.at("etp")));
+  }
+  c.catalog_model = r.at("model");
+  if (!std::all_of(c.catalog_model.begin(), c.catalog_model.end(), [](char ch) {
+        return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '_' || ch == '.' ||
+               ch == '-';
+      })) {
+    throw BadInput(fmt::format("row {}: model '{}' must be a built-in model name "
+                               "(profiledb/models.json: letters, digits, _ . -) or empty",
+                               c.id, c.catalog_model));
+  }
   c.gbs = static_cast<int>(to_int(r.at("gbs"), c, "gbs"));
   c.recompute = r.at("recompute").empty() ? "none" : r.at("recompute");
   if (c.recompute != "none" && c.recompute != "selective" && c.recompute != "full") {
@@ -277,7 +293,9 @@ nlohmann::json model_file(const Case& c) {
 std::vector<std::string> contract(const Case& c, const fs::path& exe, const fs::path& model,
                                   const std::vector<Flag>& extra) {
   std::vector<std::string> a = {exe.string(), "--exhaustive", "--estimator", "native",
-                                "--type", model.string(), "--seq_len", std::to_string(c.seq),
+                                "--type",
+                                c.catalog_model.empty() ? model.string() : c.catalog_model,
+                                "--seq_len", std::to_string(c.seq),
                                 "--node_type", c.catalog_gpu,
                                 "--num_node", std::to_string(c.num_gpus / c.gpn),
                                 "--gpu_per_node", std::to_string(c.gpn),
@@ -296,6 +314,8 @@ std::vector<std::string> contract(const Case& c, const fs::path& exe, const fs::
     a.insert(a.end(), {"--cp", std::to_string(c.cp), "--cp_comm",
                        framework_family(c.framework) == "deepspeed" ? "a2a" : "ring"});
   }
+  if (c.ep > 1) a.insert(a.end(), {"--ep", std::to_string(c.ep)});
+  if (c.etp > 0) a.insert(a.end(), {"--etp", std::to_string(c.etp)});
   // The rows' own settings, where they state one.
   for (const auto& [flag, value] : {std::pair{"--sequence_parallel", &c.sequence_parallel},
                                     std::pair{"--flash_attention", &c.flash_attention},

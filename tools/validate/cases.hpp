@@ -33,6 +33,12 @@ struct Case {
   int num_gpus = 0, gpn = 0, tp = 1, pp = 1, dp = 1, cp = 1, mbs = 0, gbs = 0, v = 1;
   /// Network bandwidth per node in Gbit/s when the row states its own (0: the catalog's).
   long long inter_node_gbps = 0;
+  /// The corpus's model column: a built-in catalog model (profiledb/models.json) the contract
+  /// passes as --type NAME; empty = a model file written from the shape columns.
+  std::string catalog_model;
+  /// Expert parallelism (the ep column, empty = 1) and expert tensor parallelism (etp, empty =
+  /// 0: not passed, Megatron's default).
+  int ep = 1, etp = 0;
   double measured_s = 0, measured_gib = 0;
   std::string assumption;
   std::string not_modelled;
@@ -57,7 +63,8 @@ Case make_case(const Row& row, const HardwareCatalog& catalog);
 /// The model file the contract's --type reads (zerosearch's own model format).
 nlohmann::json model_file(const Case& c);
 
-/// The contract's argument list, with `extra` flags added before --format.
+/// The contract's argument list, with `extra` flags added before --format. --type is the row's
+/// built-in model (catalog_model) when it names one, else `model` (the file model_file wrote).
 std::vector<std::string> contract(const Case& c, const std::filesystem::path& exe,
                                   const std::filesystem::path& model,
                                   const std::vector<Flag>& extra = {});
