@@ -3,14 +3,7 @@
 # test's SKIP_REGULAR_EXPRESSION, anchored: a failure's output never starts with it) when no
 # Python with PyTorch is found.
 # Usage: cmake -DZEROSEARCH=... -DSCRIPT=... -DWORK=... -P run_calibrate_gpu.cmake
-set(python "")
-foreach(candidate /usr/bin/python3 python3)
-  execute_process(COMMAND ${candidate} -c "import torch" RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
-  if(rc EQUAL 0)
-    set(python ${candidate})
-    break()
-  endif()
-endforeach()
+include(${CMAKE_CURRENT_LIST_DIR}/find_python_torch.cmake)
 if(python STREQUAL "")
   message("SKIPPED: no python3 with PyTorch (apt-get install python3-torch)")
   return()

@@ -3,14 +3,7 @@
 # "SKIPPED: ..." first (the test's SKIP_REGULAR_EXPRESSION, anchored) when no Python with
 # PyTorch is found.
 # Usage: cmake -DTOOL=... -DSCRIPT=... -DWORK=... -P run_measure_layers.cmake
-set(python "")
-foreach(candidate /usr/bin/python3 python3)
-  execute_process(COMMAND ${candidate} -c "import torch" RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
-  if(rc EQUAL 0)
-    set(python ${candidate})
-    break()
-  endif()
-endforeach()
+include(${CMAKE_CURRENT_LIST_DIR}/find_python_torch.cmake)
 if(python STREQUAL "")
   message("SKIPPED: no python3 with PyTorch (apt-get install python3-torch)")
   return()
