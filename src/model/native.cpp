@@ -430,9 +430,15 @@ std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p
     }
     const long long chunks = static_cast<long long>(p.pp) * p.virtual_stages;
     // Megatron-LM and DeepSpeed need equal chunks; torchtitan (fsdp) splits unevenly.
-    if (!framework_params(p.method).uneven_chunks && ctx.model.num_layers % chunks != 0) {
+    // Megatron-LM may count the input embedding and the loss as a layer each
+    // (--account-for-embedding-in-pipeline-split, --account-for-loss-in-pipeline-split:
+    // megatron-core's get_num_layers_to_build adds one for each); the first and last chunks
+    // then hold one layer fewer, as interleaved_chunks() splits them.
+    if (!framework_params(p.method).uneven_chunks && 
+        interleaved_split_accounts(ctx.model.num_layers, p.pp, p.virtual_stages) < 0) {
       return fmt::format("--virtual_stages {} with pp {} does not divide the {} layers of {} "
-                         "(pp x virtual stages must divide them)",
+                         "(pp x virtual stages must divide them, or them plus the embedding "
+                         "and the loss counted as a layer each)",
                          p.virtual_stages, p.pp, ctx.model.num_layers, ctx.model.name);
     }
     if (ctx.model.num_layers < chunks) {
@@ -529,6 +535,15 @@ double layer_activation_bytes(const ModelSpec& m, const DesignPoint& p,
     bytes += (dropout ? 5.0 : 4.0) * a * s * s * b / t * scale;
   }
   return bytes;
+}
+
+int interleaved_split_accounts(long long layers, int pp, int virtual_stages) noexcept {
+  const long long chunks = static_cast<long long>(pp) * virtual_stages;
+  if (chunks <= 0) return -1;
+  for (int extra = 0; extra <= 2; ++extra) {
+    if ((layers + extra) % chunks == 0) return extra;
+  }
+  return -1;
 }
 
 std::vector<int> interleaved_chunks(int layers, int pp, int virtual_stages) {

@@ -510,8 +510,19 @@ TEST_CASE("Megatron-LM interleaving needs pp x v to divide the layers", "[launch
   t->lp.point.virtual_stages = 2; // 16 chunks for 40 layers
   CHECK_THROWS_WITH(launch_files(t->lp), Catch::Contains("interleaving needs pp x virtual stages (8 x 2)"));
   t->lp.point.virtual_stages = 5; // 40 chunks of one layer
-  CHECK(contains(text_of(launch_files(t->lp), "megatron_lm_args.sh"),
-                 "--num-virtual-stages-per-pipeline-rank 5\n"));
+  const std::string args5 = text_of(launch_files(t->lp), "megatron_lm_args.sh");
+  CHECK(contains(args5, "--num-virtual-stages-per-pipeline-rank 5\n"));
+  CHECK_FALSE(contains(args5, "--account-for"));
+  // 126 layers, 8 x 8 chunks: megatron-core counts the embedding and the loss as a layer
+  // each (128 = 64 x 2), as the native estimate splits them.
+  auto l = plan_for("llama3_405B", DpMethod::dp, 1, 8, "H100-SXM");
+  l->lp.point.virtual_stages = 8;
+  const std::string args8 = text_of(launch_files(l->lp), "megatron_lm_args.sh");
+  CHECK(contains(args8, "--num-virtual-stages-per-pipeline-rank 8\n"));
+  CHECK(contains(args8, "--account-for-embedding-in-pipeline-split\n"));
+  CHECK(contains(args8, "--account-for-loss-in-pipeline-split\n"));
+  l->lp.point.virtual_stages = 3; // 24 chunks divide neither 126, 127 nor 128
+  CHECK_THROWS_WITH(launch_files(l->lp), Catch::Contains("interleaving needs pp x virtual stages (8 x 3)"));
 }
 
 TEST_CASE("zerosearch-estimator plans set and say what the profiles measured (issue 25 item 1)",

@@ -129,7 +129,14 @@ TEST_CASE("interleaved chunks: equal when they divide the layers, torchtitan's s
   const NativeEstimate e = native_estimate(c, p, same_node_type(c, p, 1));
   // chunks 3, 4, 4, 4, 4, 4, 4, 3: rank r holds chunks r and r + 4 (+ embedding, post-process)
   CHECK(e.partition == std::vector<int>{3 + 4 + 1, 4 + 4, 4 + 4, 4 + 3 + 1});
+  // Megatron-LM counts the embedding and the loss as a layer each when pp x v divides 30 + 2
+  // (--account-for-embedding/loss-in-pipeline-split): the same chunks, 3 at either end.
   p.method = DpMethod::zero1;
+  CHECK(interleaved_split_accounts(30, 4, 2) == 2);
+  CHECK(native_invalid_reason(c, p, same_node_type(c, p, 1)).empty());
+  CHECK(native_estimate(c, p, same_node_type(c, p, 1)).partition == e.partition);
+  p.virtual_stages = 3; // 12 chunks divide neither 30, 31 nor 32
+  CHECK(interleaved_split_accounts(30, 4, 3) == -1);
   CHECK_THAT(native_invalid_reason(c, p, same_node_type(c, p, 1)),
              Catch::Contains("pp x virtual stages must divide them"));
   p.method = DpMethod::fsdp;
@@ -312,7 +319,8 @@ TEST_CASE("bad combinations are named", "[native]") {
   p.virtual_stages = 3;
   CHECK(native_invalid_reason(c, p, w) ==
         "--virtual_stages 3 with pp 4 does not divide the 32 layers of test-llama (pp x virtual "
-        "stages must divide them)");
+        "stages must divide them, or them plus the embedding and the loss counted as a layer "
+        "each)");
   p.virtual_stages = 1;
   p.dtype = Dtype::fp8;
   CHECK(native_invalid_reason(c, p, w) == "--dtype fp8: TestGPU has no fp8 tensor cores");

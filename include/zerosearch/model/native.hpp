@@ -227,6 +227,11 @@ struct NativeEstimate {
 /// first chunk gets L / (pp v) layers, the middle chunks one more while the remainder lasts, the
 /// last chunk what is left), which is Megatron-LM's equal split when pp x v divides L.
 [[nodiscard]] std::vector<int> interleaved_chunks(int layers, int pp, int virtual_stages);
+/// Equal interleaved chunks as Megatron-LM builds them: 0 when pp x virtual_stages divides the
+/// layers, 1 when it divides them plus the input embedding counted as a layer
+/// (--account-for-embedding-in-pipeline-split), 2 when plus the embedding and the loss
+/// (--account-for-loss-in-pipeline-split too); -1 when none does.
+[[nodiscard]] int interleaved_split_accounts(long long layers, int pp, int virtual_stages) noexcept;
 
 /// The layer partition the native model uses when none is given: Megatron-LM's uniform split
 /// when pp (times the virtual stages) divides the layers and the stages are alike, the sum of

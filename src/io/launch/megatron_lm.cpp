@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "writer.hpp"
+#include "zerosearch/model/native.hpp"
 #include "zerosearch/model/zero_bubble.hpp"
 #include "zerosearch/core/error.hpp"
 
@@ -16,12 +17,14 @@ std::string refusal(const Facts& f) {
     return fmt::format("no Megatron-LM files: the {} schedule splits the backward into input and weight gradients, which the Megatron-LM read here (d98e8a64) does not schedule (its pipeline schedules are 1F1B and interleaved 1F1B; sail-sg/zero-bubble-pipeline-parallelism is a fork with ZB-H1/H2)",
                        to_string(f.p.schedule));
   }
-  if (f.p.virtual_stages > 1 && f.model.num_layers % (f.p.pp * f.p.virtual_stages) != 0) {
+  if (f.p.virtual_stages > 1 &&
+      interleaved_split_accounts(f.model.num_layers, f.p.pp, f.p.virtual_stages) < 0) {
     // --num-virtual-stages-per-pipeline-rank: every model chunk has num_layers / (pp x v)
     // layers (megatron/training/arguments.py:998 'Number of layers should be divisible by the
-    // pipeline-model-parallel size', and TransformerConfig's per-rank check for v).
+    // pipeline-model-parallel size', and TransformerConfig's per-rank check for v), the
+    // embedding and the loss counted as layers when the account-for flags are set.
     return fmt::format("no Megatron-LM files: interleaving needs pp x virtual stages ({} x {}) "
-                       "to divide the {} layers",
+                       "to divide the {} layers (or them plus the embedding and the loss)",
                        f.p.pp, f.p.virtual_stages, f.model.num_layers);
   }
   switch (f.launch.kind) {
@@ -198,6 +201,11 @@ Args args(const Facts& f) {
   recompute_args(a, f, false);
   if (f.p.virtual_stages > 1) {
     a.add("--num-virtual-stages-per-pipeline-rank", f.p.virtual_stages);
+    // The estimate's chunks when pp x v divides the layers plus the embedding (and the loss):
+    // megatron-core's get_num_layers_to_build counts each as a layer.
+    const int accounts = interleaved_split_accounts(f.model.num_layers, f.p.pp, f.p.virtual_stages);
+    if (accounts >= 1) a.add("--account-for-embedding-in-pipeline-split");
+    if (accounts >= 2) a.add("--account-for-loss-in-pipeline-split");
   }
   sequence_parallel_arg(a, f);
   if (f.launch.kind == DpLaunchKind::replicate && overlap_grad_reduce(f)) {
