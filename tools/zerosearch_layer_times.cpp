@@ -308,7 +308,7 @@ int run(const Args& a) {
   }
   // The parts: the estimate's GEMM and attention shares against the parts timed alone, and
   // the backward-to-forward ratios the estimate assumes (GEMMs 2, attention kFlashBackwardRatio).
-  std::vector<double> gf, af, gratio, aratio, rest;
+  std::vector<double> gf, af, gratio, aratio, rest, est_rest, rest_ratio;
   for (const Row& r : rows) {
     if (r.gemm_fwd_ms <= 0 || r.attn_fwd_ms <= 0) continue;
     gf.push_back(r.est_gemm_fwd_ms / r.gemm_fwd_ms - 1);
@@ -316,15 +316,18 @@ int run(const Args& a) {
     if (r.gemm_bwd_ms > 0) gratio.push_back(r.gemm_bwd_ms / r.gemm_fwd_ms);
     if (r.attn_bwd_ms > 0) aratio.push_back(r.attn_bwd_ms / r.attn_fwd_ms);
     rest.push_back(r.fwd_ms - r.gemm_fwd_ms - r.attn_fwd_ms);
+    est_rest.push_back(r.est_fwd_ms - r.est_gemm_fwd_ms - r.est_attn_fwd_ms);
+    rest_ratio.push_back(est_rest.back() / rest.back());
   }
   if (!gf.empty()) {
     fmt::print("Parts timed alone ({} points): estimate error of the GEMMs (forward) median {}, "
                "of the attention core (forward) median {};\n  measured backward/forward: GEMMs "
                "median {:.2f} (estimate 2), attention median {:.2f} (estimate {}); forward "
-               "outside GEMMs and attention: median {:.3f} ms\n\n",
+               "outside GEMMs and attention: median {:.3f} ms (estimate {:.3f} ms; estimate / measured, "
+               "median {:.2f})\n\n",
                gf.size(), pct(median(gf)), pct(median(af)), median(gratio), median(aratio),
                kFlashBackwardRatio,
-               median(rest));
+               median(rest), median(est_rest), median(rest_ratio));
   }
   if (a.points) {
     fmt::print("{:<12} {:>3} {:>4} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {}\n", "model", "tp",

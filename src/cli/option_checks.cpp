@@ -500,6 +500,7 @@ void check_native(const RawOptions& raw, Options& o) {
       {"--flash_attention", &raw.flash_attention},
       {"--overlap_grad_reduce", &raw.overlap_grad_reduce},
       {"--fused_loss", &raw.fused_loss},
+      {"--fused_layers", &raw.fused_layers},
       {"--tp_comm_overlap", &raw.tp_comm_overlap},
       {"--ep", &raw.ep}, {"--etp", &raw.etp}, {"--moe_imbalance", &raw.moe_imbalance},
       {"--cp_comm", &raw.cp_comm}};
@@ -564,6 +565,9 @@ void check_native(const RawOptions& raw, Options& o) {
   }
   if (!raw.fused_loss.empty()) {
     o.native.fused_loss = parse_on_off("--fused_loss", raw.fused_loss);
+  }
+  if (!raw.fused_layers.empty()) {
+    o.native.fused_layers = parse_on_off("--fused_layers", raw.fused_layers);
   }
   if (!raw.tp_comm_overlap.empty()) {
     o.native.tp_comm_overlap = parse_on_off("--tp_comm_overlap", raw.tp_comm_overlap);

@@ -380,6 +380,12 @@ ParseResult parse_options(int argc, const char* const* argv) {
                  "The loss compiled into fused kernels (torchtitan's [compile], fsdp only): the "
                  "logits and their gradient stay in 16 bits; on or off (default)")
       ->type_name("on|off")->group(native);
+  app.add_option("--fused_layers", o.fused_layers,
+                 "The layers' element-wise ops fused (torch.compile: torchtitan's [compile]; or "
+                 "hand-fused kernels), fsdp only: norms, RoPE, SwiGLU and residual adds cost what "
+                 "Megatron-LM's fused kernels cost; on or off (default: eager PyTorch op by op, "
+                 "torchtitan's default)")
+      ->type_name("on|off")->group(native);
   app.add_option("--list", o.list,
                  "Print the built-in models (models) or the GPU catalog (gpus) with their key "
                  "figures and exit; also `zerosearch list models|gpus`")

@@ -80,6 +80,7 @@ struct RawOptions {
   std::string flash_attention;
   std::string overlap_grad_reduce;
   std::string fused_loss;
+  std::string fused_layers;
   std::string tp_comm_overlap;
   std::string ep;                             // issue 27: expert parallelism
   std::string etp;

@@ -101,6 +101,31 @@ double ring_alpha_prior(const GpuSpec& gpu, int n) noexcept {
   return kAlphaPrior_s;
 }
 
+/// Memory traffic an eager PyTorch layer adds to the fused one (torchtitan without
+/// torch.compile; scripts/measure_layers.py times such layers): each op reads its inputs and
+/// writes its output. RMSNorm as x.float() * rsqrt(x.float().pow(2).mean(-1) + eps), cast back,
+/// times the weight: 28 + 4 elem bytes per element against a fused norm's 2 elem; RoPE's
+/// rotate-half on q and k (four products, two sums, a cat: 18 bytes per bf16 element);
+/// grouped-query attention's repeat_kv copies of k and v to the query width; the attention
+/// output transposed back to (b, s, heads x d); SwiGLU as silu(g) * up (5 elem per element
+/// against a fused kernel's 3). LayerNorm and GELU are one kernel either way.
+double eager_extra_bytes(const ModelSpec& model, const Shape& x, const AnalyticSettings& st,
+                         double elem, double tokens, double f_act) noexcept {
+  const double t = static_cast<double>(std::max(1, st.tp));
+  const bool rotary = model.architecture != "gpt2" && model.architecture != "gpt3";
+  const double qw = x.a * (x.mla ? x.nope + x.rope : x.d) / t;
+  const double kw = x.mla ? qw : x.g * x.d / t;
+  double per_token = 0.0;
+  if (rotary) {
+    per_token += 2 * (28 + 4 * elem - 2 * elem) * x.h; // two RMSNorms
+    per_token += 9 * elem * (qw + kw);                  // RoPE of q and k
+  }
+  if (!x.mla && x.g < x.a) per_token += 2 * elem * (qw + kw); // repeat_kv of k and v
+  per_token += 2 * elem * qw;                                  // attention output to (b, s, ...)
+  if (x.gated) per_token += 2 * elem * f_act / t;              // silu(g) * up: two kernels
+  return per_token * tokens;
+}
+
 } // namespace
 
 double peak_flops(const GpuSpec& gpu, Dtype dtype) noexcept {
@@ -369,7 +394,13 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   const double core_width = x.mla ? (x.nope + x.rope + x.v) / 2 : x.d;
   const double attention = 4 * tokens * s_eff * x.a * core_width / t / (P16 * attention_eff);
   const double f_act = x.experts > 0 ? x.top_k * x.f_expert + x.f_shared : x.f;
+  // Fused kernels (Megatron-LM, Transformer Engine, Apex, torch.compile): two norms reading and
+  // writing the hidden state, two residual adds reading two and writing one, the activation
+  // reading its input(s) and writing its output.
   double bytes = elem * tokens * x.h * 10 + elem * tokens * f_act * mats / t;
+  if (!st.fused_kernels) {
+    bytes += eager_extra_bytes(model, x, st, elem, tokens, f_act);
+  }
   if (!st.flash_attention) {
     bytes += elem * b * x.a * x.s * x.s * 4 / t / cp; // scores, softmax read/write, read for PV
   }

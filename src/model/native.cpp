@@ -476,6 +476,11 @@ std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p
   if (std::string why = moe_invalid_reason(ctx.model, p); !why.empty()) {
     return why;
   }
+  if (ctx.settings.fused_layers && !framework_params(p.method).torch_loss) {
+    return fmt::format("--fused_layers on with {}: only torchtitan (fsdp) runs eager layers; "
+                       "Megatron-LM and DeepSpeed run fused kernels already",
+                       to_string(p.method));
+  }
   if (ctx.settings.fused_loss && !framework_params(p.method).torch_loss) {
     return fmt::format("--fused_loss on with {}: only torchtitan (fsdp) compiles its loss; "
                        "Megatron-LM and DeepSpeed keep an fp32 softmax of the logits",
@@ -1188,7 +1193,7 @@ AnalyticSettings native_layer_settings(const ModelSpec& model, const DesignPoint
   st.gemm_shapes = true;
   st.host_per_kernel_s = kHostPerKernel_s;
   st.host_per_linear_s = kHostPerLinear_s;
-  st.fused_kernels = !fw.torch_loss;
+  st.fused_kernels = !fw.torch_loss || settings.fused_layers;
   st.sharded_parameters = fw.shard_level >= 3 && p.dp * p.cp > 1;
   st.context_parallel = p.cp;
   st.tp_comm_overlap = settings.tp_comm_overlap;

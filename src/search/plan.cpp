@@ -538,6 +538,12 @@ void make_native_plan(const PlanInput& in, SearchPlan& plan,
                                    offload_unsupported(plan.methods.front(), o)));
     }
   }
+  if (native->settings.fused_layers &&
+      std::none_of(plan.methods.begin(), plan.methods.end(),
+                   [](DpMethod m) { return framework_params(m).torch_loss; })) {
+    throw InputError("--fused_layers on: only torchtitan (fsdp) runs eager layers, and this "
+                     "search has no fsdp (-f m or -f both includes it)");
+  }
   if (native->settings.fused_loss &&
       std::none_of(plan.methods.begin(), plan.methods.end(),
                    [](DpMethod m) { return framework_params(m).torch_loss; })) {

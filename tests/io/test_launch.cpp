@@ -393,6 +393,17 @@ TEST_CASE("a plan estimated with a compiled loss compiles it in torchtitan", "[l
   CHECK(toml.find("\n[compile]\nenable = true\ncomponents = [\"loss\"]\n") != std::string::npos);
   CHECK(documented_argument("torchtitan TOML", "compile.enable"));
   CHECK(documented_argument("torchtitan TOML", "compile.components"));
+  // Fused layers (--fused_layers: torch.compile of the model) compile the blocks too.
+  settings.fused_layers = true;
+  const EstimateContext both = with_native_settings(*lp.ctx, settings);
+  lp.ctx = &both;
+  CHECK(file(launch_files(lp), "torchtitan.toml").text.find(
+            "\n[compile]\nenable = true\ncomponents = [\"model\", \"loss\"]\n") != std::string::npos);
+  settings.fused_loss = false;
+  const EstimateContext model_only = with_native_settings(*lp.ctx, settings);
+  lp.ctx = &model_only;
+  CHECK(file(launch_files(lp), "torchtitan.toml").text.find(
+            "\n[compile]\nenable = true\ncomponents = [\"model\"]\n") != std::string::npos);
 }
 
 TEST_CASE("torchtitan interleaves uneven chunks as estimated, every layer once", "[launch]") {

@@ -240,6 +240,41 @@ TEST_CASE("fp8 casts: an amax pass and a transposed copy, on s/tp tokens with SP
   }
 }
 
+TEST_CASE("eager layers: the element-wise traffic of each op, counted by hand", "[analytic]") {
+  // llama3_8B (h 4096, 32 heads of 128, 8 kv heads, ffn 14336) on 4096 tokens, tp 2:
+  // q width 2048, kv width 512, ffn 7168 per rank.
+  const ModelSpec& m = models().find("llama3_8B");
+  const GpuSpec& h = catalog().gpu("H100-SXM");
+  const AnalyticCalibration c = prior_calibration(h);
+  const double bw = h.memory_gbps * 1e9 * c.memory_efficiency;
+  AnalyticSettings fused;
+  fused.tp = 2;
+  fused.dtype = Dtype::bf16;
+  fused.sequence_length = 4096;
+  AnalyticSettings eager = fused;
+  eager.fused_kernels = false;
+  const double tokens = 4096.0, hid = 4096.0, q = 2048.0, kv = 512.0, f = 7168.0;
+  // Two eager RMSNorms (36 bytes per element against a fused norm's 4), RoPE on q and k (18),
+  // repeat_kv's copies of k and v to the query width (2 x 2 bytes each way), the attention
+  // output transposed back (4), SwiGLU's silu then product (10 bytes per element against 6).
+  const double extra = 2 * 32 * hid + 18 * (q + kv) + 4 * (q + kv) + 4 * q + 4 * f;
+  const double e_fused = analytic_layer_times(m, h, c, fused).elementwise_forward_s;
+  CHECK(analytic_layer_times(m, h, c, eager).elementwise_forward_s ==
+        Approx(e_fused + extra * tokens / bw).epsilon(1e-12));
+  // GPT-3's LayerNorm and GeLU are one kernel either way, with no RoPE and no repeat_kv: the
+  // attention output's copy is the only difference.
+  ModelSpec gpt = models().find("gpt3_175B");
+  gpt.sequence_length = 2048;
+  AnalyticSettings g16 = fused;
+  g16.sequence_length = 2048;
+  AnalyticSettings g_eager = g16;
+  g_eager.fused_kernels = false;
+  CHECK(analytic_layer_times(gpt, h, c, g_eager).elementwise_forward_s ==
+        Approx(analytic_layer_times(gpt, h, c, g16).elementwise_forward_s +
+               4.0 * 12288.0 / 2 * 2048.0 / bw)
+            .epsilon(1e-12));
+}
+
 // The native estimator's costs (docs/native.md §2.2), worked by hand.
 
 TEST_CASE("a layer's kernels follow the framework's fused or eager path", "[analytic][kernels]") {

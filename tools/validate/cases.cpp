@@ -198,6 +198,7 @@ Case make_case(const Row& r, const HardwareCatalog& catalog) {
   c.tied_embeddings = setting("tied_embeddings", "yes", "no");
   c.overlap_grad_reduce = setting("overlap_grad_reduce", "on", "off");
   c.fused_loss = setting("fused_loss", "on", "off");
+  c.fused_layers = setting("fused_layers", "on", "off");
   const std::string& sched = r.at("schedule");
   if (sched.rfind("interleaved", 0) == 0) {
     const auto colon = sched.find(':');
@@ -320,7 +321,8 @@ std::vector<std::string> contract(const Case& c, const fs::path& exe, const fs::
   for (const auto& [flag, value] : {std::pair{"--sequence_parallel", &c.sequence_parallel},
                                     std::pair{"--flash_attention", &c.flash_attention},
                                     std::pair{"--overlap_grad_reduce", &c.overlap_grad_reduce},
-                                    std::pair{"--fused_loss", &c.fused_loss}}) {
+                                    std::pair{"--fused_loss", &c.fused_loss},
+                                    std::pair{"--fused_layers", &c.fused_layers}}) {
     if (!value->empty()) a.insert(a.end(), {flag, *value});
   }
   // The runs split the layers evenly (Megatron-LM's and torchtitan's default); the uniform

@@ -43,6 +43,12 @@ struct NativeSettings {
   /// The loss is compiled into fused kernels (--fused_loss): torchtitan compiles its loss with
   /// [compile] enable since bbb1b61 (2025-04-02). Only the fsdp method (torchtitan) has it.
   bool fused_loss = false;
+  /// The layers' element-wise ops are fused (--fused_layers: torch.compile, torchtitan's
+  /// [compile] with the model among its components; or hand-fused kernels such as
+  /// TinyLlama's): the norms, RoPE, SwiGLU and residual adds cost what Megatron-LM's fused
+  /// kernels cost instead of eager PyTorch's op-by-op traffic. Only the fsdp method (torchtitan,
+  /// eager by default) has it; Megatron-LM and DeepSpeed fuse already.
+  bool fused_layers = false;
   /// Tensor-parallel collectives overlapped with the GEMMs beside them (--tp_comm_overlap:
   /// Megatron-LM --tp-comm-overlap, Transformer Engine userbuffers). Off: charged in full.
   bool tp_comm_overlap = false;

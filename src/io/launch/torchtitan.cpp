@@ -254,8 +254,13 @@ std::string toml(const Facts& f) {
     // Per-tensor current scaling, as the native estimate's fp8 casts.
     out += "\n[quantize.linear.float8]\nrecipe_name = \"tensorwise\"\n";
   }
-  if (const NativeSettings* st = native_settings(f); st != nullptr && st->fused_loss) {
-    out += "\n[compile]\nenable = true\ncomponents = [\"loss\"]\n";
+  if (const NativeSettings* st = native_settings(f);
+      st != nullptr && (st->fused_loss || st->fused_layers)) {
+    // [compile] components: "model" compiles each transformer block, "loss" the loss.
+    const std::string components = st->fused_layers && st->fused_loss ? "\"model\", \"loss\""
+                                   : st->fused_layers           ? "\"model\""
+                                                                : "\"loss\"";
+    out += "\n[compile]\nenable = true\ncomponents = [" + components + "]\n";
   }
   return out;
 }
