@@ -1,5 +1,6 @@
 #include "zerosearch/io/hardware_json.hpp"
 
+#include <cstdint>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -82,13 +83,14 @@ MatmulBenchmark parse_mamf(const Json& m, const std::string& where) {
 void parse_network(const Json& g, GpuSpec& spec, const std::string& where) {
   using namespace json_util;
   if (g.contains("scale_up_domain_gpus") && !g.at("scale_up_domain_gpus").is_null()) {
-    const std::int64_t n = get_positive_int(g, "scale_up_domain_gpus", where);
+    const Json& v = g.at("scale_up_domain_gpus");
     const int node = spec.default_gpus_per_node;
-    if (n % node != 0 || n > 1'000'000) {
+    const std::int64_t n = v.is_number_integer() ? v.get<std::int64_t>() : 0;
+    if (n < node || n % node != 0 || n > 1'000'000) {
       throw InputError(fmt::format("{}: 'scale_up_domain_gpus' must be a multiple of its "
                                    "gpus_per_node {} (whole nodes on one NVLink fabric), at most "
                                    "1000000, not {}",
-                                   where, node, n));
+                                   where, node, v.dump()));
     }
     spec.scale_up_domain_gpus = static_cast<int>(n);
   }
