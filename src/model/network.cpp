@@ -1,6 +1,8 @@
 #include "zerosearch/model/network.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cstddef>
 #include <numeric>
 
 namespace zerosearch {
@@ -37,9 +39,10 @@ DomainSplit instance_split(long long x, long long n, long long stride, long long
 
 } // namespace
 
-DomainSplit group_domain_split(int n, int stride, int domain_gpus, long long world) noexcept {
+namespace {
+
+DomainSplit compute_split(int n, int stride, int domain_gpus, long long world) noexcept {
   DomainSplit out;
-  if (n <= 1) return out;
   const long long N = n, s = std::max(1, stride), D = std::max(1, domain_gpus);
   const long long span = N * s;
   out.members = n;
@@ -64,6 +67,31 @@ DomainSplit group_domain_split(int n, int stride, int domain_gpus, long long wor
     }
   }
   return out;
+}
+
+/// The last splits asked for, per thread: a search asks for the same few groups for every
+/// stage of every design point.
+struct SplitCache {
+  struct Entry {
+    int n = 0, stride = 0, domain = 0;
+    long long world = -1;
+    DomainSplit split;
+  };
+  std::array<Entry, 64> entries{};
+};
+
+} // namespace
+
+DomainSplit group_domain_split(int n, int stride, int domain_gpus, long long world) noexcept {
+  if (n <= 1) return {};
+  thread_local SplitCache cache;
+  const auto key = static_cast<std::size_t>(n) * 31U + static_cast<std::size_t>(stride) * 7U +
+                   static_cast<std::size_t>(world);
+  SplitCache::Entry& e = cache.entries[key % cache.entries.size()];
+  if (e.n != n || e.stride != stride || e.domain != domain_gpus || e.world != world) {
+    e = {n, stride, domain_gpus, world, compute_split(n, stride, domain_gpus, world)};
+  }
+  return e.split;
 }
 
 } // namespace zerosearch
