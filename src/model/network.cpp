@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <numeric>
 
+#include <fmt/format.h>
+
 namespace zerosearch {
 
 NetworkTiers network_tiers(const GpuSpec& gpu, int gpus_per_node) noexcept {
@@ -13,6 +15,30 @@ NetworkTiers network_tiers(const GpuSpec& gpu, int gpus_per_node) noexcept {
   t.domain_gpus = std::max(t.node_gpus, gpu.scale_up_domain_gpus / t.node_gpus * t.node_gpus);
   t.oversubscription = gpu.scale_out_oversubscription;
   return t;
+}
+
+std::string network_note(const GpuSpec& gpu, int gpus_per_node) {
+  const NetworkTiers t = network_tiers(gpu, gpus_per_node);
+  const std::string over =
+      t.oversubscription == 1.0
+          ? std::string()
+          : fmt::format("oversubscribed {}:1 (what crosses it gets 1/{} of a GPU's share)",
+                        t.oversubscription, t.oversubscription);
+  if (t.multi_node_domain()) {
+    const std::string whole =
+        t.domain_gpus == gpu.scale_up_domain_gpus
+            ? std::string()
+            : fmt::format("; the catalog's {} in whole nodes", gpu.scale_up_domain_gpus);
+    return fmt::format("{}: NVLink domains of {} GPUs ({} nodes of {}{}): groups of ranks inside "
+                       "one talk over NVLink across nodes; the network between domains {} "
+                       "(docs/native.md §2.5)",
+                       gpu.name, t.domain_gpus, t.domain_gpus / t.node_gpus, t.node_gpus, whole,
+                       over.empty() ? "has full bisection" : "is " + over);
+  }
+  if (!over.empty()) {
+    return fmt::format("{}: the network between nodes is {} (docs/native.md §2.5)", gpu.name, over);
+  }
+  return {};
 }
 
 namespace {

@@ -218,3 +218,20 @@ TEST_CASE("oversubscription 2 doubles what crosses domains, not what stays insid
   CHECK(n2 > n1);
   CHECK(n3 - n2 == Approx(n2 - n1).epsilon(1e-9));
 }
+
+TEST_CASE("the run's note names a domain of several nodes and an oversubscribed network",
+          "[network]") {
+  GpuSpec g;
+  g.name = "GB";
+  CHECK(network_note(g, 4).empty()); // the node is the domain, full bisection: nothing to say
+  g.scale_up_domain_gpus = 72;
+  CHECK(network_note(g, 4) ==
+        "GB: NVLink domains of 72 GPUs (18 nodes of 4): groups of ranks inside one talk over "
+        "NVLink across nodes; the network between domains has full bisection (docs/native.md "
+        "\u00a72.5)");
+  CHECK(network_note(g, 72).empty());
+  g.scale_up_domain_gpus = 0;
+  g.scale_out_oversubscription = 2.0;
+  CHECK(network_note(g, 8) == "GB: the network between nodes is oversubscribed 2:1 (what "
+                              "crosses it gets 1/2 of a GPU's share) (docs/native.md \u00a72.5)");
+}

@@ -2,7 +2,7 @@
 // The network beyond two tiers (docs/native.md §2.5): a node type's scale-up domain (GPUs on one
 // NVLink fabric, possibly many nodes: a GB200 NVL72 rack is 18 trays of 4) and the scale-out
 // network's oversubscription, and where the groups of a design point's ranks fall in them.
-#include <utility>
+#include <string>
 
 #include "zerosearch/core/hardware.hpp"
 
@@ -24,6 +24,10 @@ struct NetworkTiers {
 /// The tiers of `gpu` at `gpus_per_node` GPUs per node: the catalog's domain rounded down to
 /// whole nodes (at least one node: 72 at 16 per node is 64), its oversubscription.
 [[nodiscard]] NetworkTiers network_tiers(const GpuSpec& gpu, int gpus_per_node) noexcept;
+
+/// A line for the run's notes when `gpu` at `gpus_per_node` has a domain of several nodes or an
+/// oversubscribed network; empty otherwise.
+[[nodiscard]] std::string network_note(const GpuSpec& gpu, int gpus_per_node);
 
 /// How a group of n ranks spaced `stride` apart (tp: 1; cp: tp; dp x cp: tp; ep: etp; edp:
 /// ep x etp) falls into scale-up domains of `domain_gpus` GPUs, ranks numbered from 0 to
