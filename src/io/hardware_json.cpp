@@ -1,5 +1,6 @@
 #include "zerosearch/io/hardware_json.hpp"
 
+#include <cstdint>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -77,6 +78,35 @@ MatmulBenchmark parse_mamf(const Json& m, const std::string& where) {
   return out;
 }
 
+/// The scale-up domain and the scale-out oversubscription (docs/hardware.md), both optional:
+/// without them the node is the domain and the network has full bisection.
+void parse_network(const Json& g, GpuSpec& spec, const std::string& where) {
+  using namespace json_util;
+  if (g.contains("scale_up_domain_gpus") && !g.at("scale_up_domain_gpus").is_null()) {
+    const Json& v = g.at("scale_up_domain_gpus");
+    const int node = spec.default_gpus_per_node;
+    const std::int64_t n = v.is_number_integer() ? v.get<std::int64_t>() : 0;
+    if (n < node || n % node != 0 || n > 1'000'000) {
+      throw InputError(fmt::format("{}: 'scale_up_domain_gpus' must be a multiple of its "
+                                   "gpus_per_node {} (whole nodes on one NVLink fabric), at most "
+                                   "1000000, not {}",
+                                   where, node, v.dump()));
+    }
+    spec.scale_up_domain_gpus = static_cast<int>(n);
+  }
+  if (g.contains("scale_out_oversubscription") && !g.at("scale_out_oversubscription").is_null()) {
+    const double r = number_value(g.at("scale_out_oversubscription"),
+                                  where + ": 'scale_out_oversubscription'");
+    if (!(r >= 1.0 && r <= 1000.0)) {
+      throw InputError(fmt::format("{}: 'scale_out_oversubscription' must be a number from 1 "
+                                   "(full bisection) to 1000, not {}",
+                                   where, r));
+    }
+    spec.scale_out_oversubscription = r;
+  }
+  spec.network_source = optional_string(g, "network_source", where);
+}
+
 void parse_specs(const Json& g, GpuSpec& spec, const std::string& where) {
   using namespace json_util;
   spec.has_specs = true;
@@ -111,6 +141,7 @@ void parse_specs(const Json& g, GpuSpec& spec, const std::string& where) {
   if (g.contains("sm_count") && !g.at("sm_count").is_null()) {
     spec.sm_count = static_cast<int>(get_positive_int(g, "sm_count", where));
   }
+  parse_network(g, spec, where);
   if (g.contains("benchmark") && !g.at("benchmark").is_null()) {
     spec.benchmark = parse_benchmark(g.at("benchmark"), where + ": benchmark");
   }
@@ -172,7 +203,8 @@ HardwareCatalog parse_hardware_catalog(const std::string& text, const std::strin
                             "inter_node_gbit_per_node", "flash_attention_efficiency",
                             "price_source", "price_date", "spec_source", "benchmark",
                             "mamf_tflops", "sm_count", "reserved_price", "spot_price",
-                            "power_w"},
+                            "power_w", "scale_up_domain_gpus", "scale_out_oversubscription",
+                            "network_source"},
                         where);
     GpuSpec spec;
     spec.name = name;
@@ -190,6 +222,10 @@ HardwareCatalog parse_hardware_catalog(const std::string& text, const std::strin
     if (g.contains("peak_tflops") || g.contains("class") || g.contains("memory_gbps") ||
         g.contains("intra_node")) {
       parse_specs(g, spec, where);
+    } else if (g.contains("scale_up_domain_gpus") || g.contains("scale_out_oversubscription")) {
+      throw InputError(fmt::format("{}: 'scale_up_domain_gpus' and 'scale_out_oversubscription' "
+                                   "need the GPU's specifications (class, gpus_per_node, ...)",
+                                   where));
     }
     for (const auto& [key, out] : {std::pair{"reserved_price", &spec.reserved_price},
                                    std::pair{"spot_price", &spec.spot_price}}) {

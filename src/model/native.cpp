@@ -11,6 +11,7 @@
 
 #include "zerosearch/model/context_parallel.hpp"
 #include "zerosearch/model/model_stats.hpp"
+#include "zerosearch/model/network.hpp"
 
 namespace zerosearch {
 
@@ -54,6 +55,11 @@ double ring_half_s(double bytes, int n, double bus, const NcclLatency& lat) noex
   return nccl_collective_s(k / n * bytes, n - 1, bus, lat);
 }
 
+/// The ranks of a design point: tp x cp x dp per stage, pp stages.
+long long world_size(const DesignPoint& p) noexcept {
+  return static_cast<long long>(p.tp) * p.cp * p.dp * p.pp;
+}
+
 /// NCCL's latencies of a GPU's intra-node link.
 NcclLatency intra_latency(const GpuSpec& g) noexcept {
   return nccl_latency(g.intra_node.link.rfind("nvlink", 0) == 0 ? Transport::nvlink
@@ -62,7 +68,8 @@ NcclLatency intra_latency(const GpuSpec& g) noexcept {
 
 /// A data-parallel collective over `dp` ranks spaced tp apart (docs/native.md §2.4): inside a
 /// node when the group fits in one, else hierarchical (intra-node reduce-scatter, inter-node
-/// ring over the nodes on the node's network share of one GPU, intra-node all-gather).
+/// ring over the nodes on the node's network share of one GPU, intra-node all-gather). Where the
+/// node type's scale-up domain spans nodes, "node" reads "domain" (docs/native.md §2.5).
 struct DpGroup {
   int intra = 1;
   int inter = 1;
@@ -72,14 +79,28 @@ struct DpGroup {
   NcclLatency inter_lat;
 };
 
+/// The network share of one GPU for traffic that leaves its scale-up domain, bytes/s: the
+/// node's network over its GPUs, over the oversubscription.
+double scale_out_Bps(const NativeContext& ctx, const NativeGpu& g) noexcept {
+  return g.inter_node_Bps / std::max(1, ctx.gpus_per_node) / g.spec.scale_out_oversubscription;
+}
+
 /// A group of n ranks spaced `stride` apart (dp: n = dp, stride = tp; expert data parallel:
-/// n = edp, stride = etp x ep).
-DpGroup spaced_group(const NativeContext& ctx, int n, int stride, const NativeGpu& g) {
+/// n = edp, stride = etp x ep) among the design point's `world` ranks.
+DpGroup spaced_group(const NativeContext& ctx, int n, int stride, const NativeGpu& g,
+                     long long world) {
   DpGroup d;
-  d.intra = std::max(1, std::min(n, ctx.gpus_per_node / std::max(1, stride)));
-  d.inter = (n + d.intra - 1) / d.intra;
+  const NetworkTiers tiers = network_tiers(g.spec, ctx.gpus_per_node);
+  if (tiers.multi_node_domain()) {
+    const DomainSplit split = group_domain_split(n, stride, tiers.domain_gpus, world);
+    d.intra = split.members;
+    d.inter = split.domains;
+  } else {
+    d.intra = std::max(1, std::min(n, ctx.gpus_per_node / std::max(1, stride)));
+    d.inter = (n + d.intra - 1) / d.intra;
+  }
   d.intra_bus = intra_bus_Bps(g, d.intra);
-  d.inter_bus = g.inter_node_Bps / std::max(1, ctx.gpus_per_node);
+  d.inter_bus = scale_out_Bps(ctx, g);
   d.intra_lat = intra_latency(g.spec);
   d.inter_lat = nccl_latency(Transport::net);
   return d;
@@ -88,7 +109,7 @@ DpGroup spaced_group(const NativeContext& ctx, int n, int stride, const NativeGp
 /// Gradients are reduced over the dp x cp ranks (Megatron-LM's data-parallel group with
 /// context parallelism; torchtitan's FSDP mesh dp_shard x cp), tp apart.
 DpGroup dp_group(const NativeContext& ctx, const DesignPoint& p, const NativeGpu& g) {
-  return spaced_group(ctx, p.dp * p.cp, p.tp, g);
+  return spaced_group(ctx, p.dp * p.cp, p.tp, g, world_size(p));
 }
 
 double dp_allreduce_s(const DpGroup& d, double bytes) noexcept {
@@ -102,6 +123,26 @@ double dp_half_s(const DpGroup& d, double bytes) noexcept {
   if (d.inter <= 1) return ring_half_s(bytes, d.intra, d.intra_bus, d.intra_lat);
   return ring_half_s(bytes, d.intra, d.intra_bus, d.intra_lat) +
          ring_half_s(bytes / d.intra, d.inter, d.inter_bus, d.inter_lat);
+}
+
+/// Bandwidth of the activation send from stage j to stage j + 1, bytes/s: the intra-node link
+/// inside a node, or inside one scale-up domain spanning nodes (both stages of one node type);
+/// else the slower node's network share of a GPU over the oversubscription.
+double pipeline_send_Bps(const NativeContext& ctx, const DesignPoint& p, int j,
+                         const NativePlacement& where, const NativeGpu& gpu,
+                         const NativeGpu& next) noexcept {
+  const double link =
+      std::min(gpu.spec.intra_node.gbps_per_dir, next.spec.intra_node.gbps_per_dir) * 1e9 * 0.8;
+  if (where.boundary_inter_node[static_cast<std::size_t>(j)] == 0) return link;
+  const NetworkTiers tiers = network_tiers(gpu.spec, ctx.gpus_per_node);
+  const long long per_stage = static_cast<long long>(p.tp) * p.cp * p.dp;
+  if (tiers.multi_node_domain() &&
+      where.stage_gpu[static_cast<std::size_t>(j)] ==
+          where.stage_gpu[static_cast<std::size_t>(j + 1)] &&
+      !crosses_domain(j * per_stage, (j + 2) * per_stage - 1, tiers.domain_gpus)) {
+    return link;
+  }
+  return std::min(scale_out_Bps(ctx, gpu), scale_out_Bps(ctx, next));
 }
 
 /// Slice boundaries are multiples of 1/32 of the sequence (TeraPipe's DP stays small).
@@ -190,9 +231,13 @@ CpExchange cp_exchange(const NativeContext& ctx, const DesignPoint& p, const Nat
   const double qkv_bytes = tokens * (a / p.tp * d + 2.0 * g_rank * d) * wb;
   const double out_bytes = tokens * a / p.tp * d * wb;
   CpLinks links;
-  links.ranks_per_node = cp_ranks_per_node(p.cp, p.tp, ctx.gpus_per_node);
+  const NetworkTiers tiers = network_tiers(gpu.spec, ctx.gpus_per_node);
+  links.ranks_per_node =
+      tiers.multi_node_domain()
+          ? group_domain_split(p.cp, p.tp, tiers.domain_gpus, world_size(p)).members
+          : cp_ranks_per_node(p.cp, p.tp, ctx.gpus_per_node);
   links.intra_Bps = 0.8 * gpu.spec.intra_node.gbps_per_dir * 1e9; // as pipeline sends
-  links.inter_Bps = gpu.inter_node_Bps / std::max(1, ctx.gpus_per_node);
+  links.inter_Bps = scale_out_Bps(ctx, gpu);
   links.latency_s = kAlpha_s;
   if (p.cp_comm == CpComm::ring) {
     // FlashAttention's backward: kFlashBackwardRatio x its forward (docs/analytic.md).
@@ -816,15 +861,19 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
       // etp before the experts and a reduce-scatter after; the same again in backward, and in
       // forward again under full recompute. They replace the dense MLP's tp collective.
       const double bytes = dispatch_bytes(m, p, wb, effective_moe_imbalance(m, ctx.settings.moe_imbalance));
-      const int intra = ep_ranks_per_node(p, ctx.gpus_per_node);
+      const NetworkTiers tiers = network_tiers(gpu.spec, ctx.gpus_per_node);
+      const int intra =
+          tiers.multi_node_domain()
+              ? group_domain_split(p.ep, p.etp, tiers.domain_gpus, world_size(p)).members
+              : ep_ranks_per_node(p, ctx.gpus_per_node);
       const NcclLatency node_lat = intra_latency(gpu.spec);
       const NcclLatency net_lat = nccl_latency(Transport::net);
       const A2aLink node{intra_bus_Bps(gpu, intra), node_lat.simple_base_s + node_lat.simple_step_s};
-      const A2aLink net{gpu.inter_node_Bps / std::max(1, ctx.gpus_per_node),
-                        net_lat.simple_base_s + net_lat.simple_step_s};
+      const A2aLink net{scale_out_Bps(ctx, gpu), net_lat.simple_base_s + net_lat.simple_step_s};
       const double a2a = all_to_all_s(bytes, p.ep, intra, node, net);
       const double etp_comm =
-          p.etp > 1 ? dp_half_s(spaced_group(ctx, p.etp, 1, gpu), bytes * p.etp) : 0.0;
+          p.etp > 1 ? dp_half_s(spaced_group(ctx, p.etp, 1, gpu, world_size(p)), bytes * p.etp)
+                    : 0.0;
       const double pass = 2.0 * (a2a + etp_comm); // dispatch + combine
       const double delta = pass - t.tp_comm_forward_s / 2.0;
       const double passes = p.recompute == Recompute::full ? 3.0 : 2.0;
@@ -928,9 +977,7 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
     if (j + 1 < pp) {
       const NativeGpu& next = ctx.gpus[static_cast<std::size_t>(where.stage_gpu[static_cast<std::size_t>(j + 1)])];
       const double bytes = wb * s * p.mbs * h / p.tp; // scatter-gather over the tp ranks
-      const double bw = where.boundary_inter_node[static_cast<std::size_t>(j)] != 0
-                            ? std::min(gpu.inter_node_Bps, next.inter_node_Bps) / std::max(1, ctx.gpus_per_node)
-                            : std::min(gpu.spec.intra_node.gbps_per_dir, next.spec.intra_node.gbps_per_dir) * 1e9 * 0.8;
+      const double bw = pipeline_send_Bps(ctx, p, j, where, gpu, next);
       st.send_s = kAlpha_s + bytes / bw;
     }
 
@@ -947,7 +994,8 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
       double sync = d > 1 ? reduce(group, shards.dense) : 0.0;
       if (shards.expert > 0 && edp > 1) {
         st.expert_dp_sync_s =
-            reduce(spaced_group(ctx, static_cast<int>(edp), p.ep * p.etp, gpu), shards.expert);
+            reduce(spaced_group(ctx, static_cast<int>(edp), p.ep * p.etp, gpu, world_size(p)),
+                   shards.expert);
         sync += st.expert_dp_sync_s;
       }
       const std::optional<bool>& overlap = ctx.settings.overlap_grad_reduce;
@@ -1101,7 +1149,12 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
   if (m.tied_embeddings && pp > 1) {
     const NativeGpu& gpu = ctx.gpus[static_cast<std::size_t>(where.stage_gpu.front())];
     const double bytes = fw.grad_reduce_bytes * V * h / p.tp;
-    const double bw = gpu.inter_node_Bps / std::max(1, ctx.gpus_per_node);
+    const NetworkTiers tiers = network_tiers(gpu.spec, ctx.gpus_per_node);
+    const bool one_domain = tiers.multi_node_domain() &&
+                            where.stage_gpu.front() == where.stage_gpu.back() &&
+                            !crosses_domain(0, world_size(p) - 1, tiers.domain_gpus);
+    const double bw = one_domain ? 0.8 * gpu.spec.intra_node.gbps_per_dir * 1e9
+                                 : scale_out_Bps(ctx, gpu);
     out.embedding_sync_s = ring_allreduce_s(bytes, 2, bw, nccl_latency(Transport::net));
   }
   out.host_gib_per_node = host_per_gpu * ctx.gpus_per_node;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "zerosearch/core/error.hpp"
+#include "zerosearch/model/network.hpp"
 
 namespace zerosearch {
 
@@ -661,6 +662,10 @@ SearchPlan make_plan(const PlanInput& in, const Catalogs& catalogs) {
       ng.inter_node_Bps = static_cast<double>(ctx.links[g].inter_node_bps) / 8.0;
       ng.host_link_Bps = host_link_bytes_per_s(gpu);
       native_ctx->gpus.push_back(std::move(ng));
+      if (std::string note = network_note(gpu, ctx.cluster.gpus_per_node);
+          !note.empty() && ctx.cluster.groups[g].count > 0) {
+        plan.notes.push_back(std::move(note));
+      }
       ctx.profile_source[g] = gpu.has_specs && calibration_for(catalogs, gpu).calibrated
                                   ? "native (calibrated)"
                                   : "native (class prior)";

@@ -202,3 +202,51 @@ TEST_CASE("reserved, spot, power and reliability entries load and are checked", 
     if (g.power) CHECK(g.power->tdp_w > g.power->idle_w);
   }
 }
+
+TEST_CASE("a scale-up domain and a scale-out oversubscription are read and checked",
+          "[hardware][network]") {
+  const HardwareCatalog c = load_hardware_catalog(ZEROSEARCH_TEST_PROFILEDB "/hardware.json");
+  // GB200 NVL72: 72 GPUs on one NVLink fabric across 18 trays of 4, a full-bisection network.
+  CHECK(c.gpu("GB200").default_gpus_per_node == 4);
+  CHECK(c.gpu("GB200").scale_up_domain_gpus == 72);
+  CHECK(c.gpu("GB200").scale_out_oversubscription == 1.0);
+  CHECK(c.gpu("GB200").network_source.find("130 TB/s") != std::string::npos);
+  CHECK(c.gpu("GB300").scale_up_domain_gpus == 72);
+  // Everything else: the node is the domain (0), full bisection.
+  for (const char* name : {"H100-SXM", "H100", "B200", "A100-80GB", "A10", "MI300X"}) {
+    INFO(name);
+    CHECK(c.gpu(name).scale_up_domain_gpus == 0);
+    CHECK(c.gpu(name).scale_out_oversubscription == 1.0);
+  }
+  const std::string spec =
+      R"("class": "hbm-nvlink", "peak_tflops": {"fp32": 10, "fp16": 100}, "memory_gbps": 600, "intra_node": {"link": "nvlink5", "p2p": true, "gbps_per_dir": 900}, "gpus_per_node": 4, "inter_node_gbit_per_node": 1600, "price_per_gpu_hour_usd": 1, "spec_source": "s")";
+  const auto with = [&](const std::string& extra) {
+    return hardware(R"({"memory_gib": 24, )" + extra + spec + "}");
+  };
+  const HardwareCatalog ok = parse_hardware_catalog(
+      with(R"("scale_up_domain_gpus": 72, "scale_out_oversubscription": 2.5, "network_source": "n", )"),
+      "hardware.json");
+  CHECK(ok.gpu("A10").scale_up_domain_gpus == 72);
+  CHECK(ok.gpu("A10").scale_out_oversubscription == 2.5);
+  CHECK(ok.gpu("A10").network_source == "n");
+  CHECK(error_of(with(R"("scale_up_domain_gpus": 70, )")) ==
+        "hardware.json: gpu 'A10': 'scale_up_domain_gpus' must be a multiple of its gpus_per_node "
+        "4 (whole nodes on one NVLink fabric), at most 1000000, not 70");
+  CHECK(error_of(with(R"("scale_up_domain_gpus": 2, )")).find("multiple of its gpus_per_node 4") !=
+        std::string::npos);
+  CHECK(error_of(with(R"("scale_up_domain_gpus": 0, )")).find("at most 1000000, not 0") !=
+        std::string::npos);
+  CHECK(error_of(with(R"("scale_up_domain_gpus": 7.5, )")).find("at most 1000000, not 7.5") !=
+        std::string::npos);
+  CHECK(error_of(with(R"("scale_up_domain_gpus": 4000000, )")).find("not 4000000") !=
+        std::string::npos);
+  CHECK(error_of(with(R"("scale_out_oversubscription": 0.5, )")) ==
+        "hardware.json: gpu 'A10': 'scale_out_oversubscription' must be a number from 1 (full "
+        "bisection) to 1000, not 0.5");
+  CHECK(error_of(with(R"("scale_out_oversubscription": "2", )")).find(
+            "'scale_out_oversubscription' must be a number") != std::string::npos);
+  // The original's format (memory and price only) has no node to build a domain from.
+  CHECK(error_of(hardware(R"({"memory_gib": 24, "price_per_gpu_hour_usd": 1, "scale_up_domain_gpus": 8})")) ==
+        "hardware.json: gpu 'A10': 'scale_up_domain_gpus' and 'scale_out_oversubscription' need "
+        "the GPU's specifications (class, gpus_per_node, ...)");
+}

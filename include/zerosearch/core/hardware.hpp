@@ -110,6 +110,14 @@ struct GpuSpec {
   std::optional<PriceQuote> spot_price;
   /// TDP and idle power, where the catalog has them; empty: the run's energy is unknown.
   std::optional<GpuPower> power;
+  /// GPUs of one scale-up (NVLink) domain, a multiple of default_gpus_per_node: a GB200 NVL72
+  /// rack joins 18 trays of 4 on one NVLink fabric. 0: the node is the domain (docs/hardware.md).
+  int scale_up_domain_gpus = 0;
+  /// Scale-out oversubscription of the node's network: its bandwidth over what crosses the
+  /// fabric's top (1: full bisection; 2: traffic between domains gets half; docs/native.md).
+  double scale_out_oversubscription = 1.0;
+  /// Where the two figures above come from.
+  std::string network_source;
 
   /// $ per hour of one node of `gpus_per_node` GPUs: the GPU price times the GPUs.
   [[nodiscard]] double node_price_per_hour_usd(int gpus_per_node) const noexcept;
