@@ -587,7 +587,7 @@ void make_native_plan(const PlanInput& in, SearchPlan& plan,
   ctx.native = std::move(native);
 }
 
-/// The original's data (PlanSetup): each node type's measured (or analytic) profiles; then the
+/// The original's data (plan_setup): each node type's measured (or analytic) profiles; then the
 /// methods and tensor-parallel degrees those profiles serve.
 struct OriginalSetup {
   void node_type(SearchPlan& plan, std::size_t g, const GpuSpec& gpu, const PlanInput& in,
