@@ -11,6 +11,7 @@
 #include "session.hpp"
 #include "setup.hpp"
 #include "zerosearch/core/error.hpp"
+#include "zerosearch/model/estimator.hpp"
 #include "zerosearch/search/enumerate.hpp"
 #include "zerosearch/model/zero_bubble.hpp"
 #include "zerosearch/search/partition_choice.hpp"
@@ -68,8 +69,8 @@ T single(const std::vector<T>& values, T fallback, const char* flag) {
 }
 
 /// --exhaustive with the native estimator: the time and memory components of every stage.
-void exhaustive_native(const Options& o, Session& session, SessionResult& result,
-                       const Placement& placement) {
+void exhaustive(NativeEstimator, const Options& o, Session& session, SessionResult& result,
+                const Placement& placement) {
   const SearchPlan& plan = result.plans.front();
   const EstimateContext& ctx = plan.context;
   const Cluster& cluster = ctx.cluster;
@@ -249,26 +250,14 @@ void exhaustive_native(const Options& o, Session& session, SessionResult& result
                 report);
 }
 
-} // namespace
-
-int run_exhaustive_mode(const Options& o, const char* argv0) {
-  Session session(o, argv0);
-  PlanInput in = make_plan_input(o, cluster_of(o));
-  // The point names its own method: search-wide framework choices do not apply.
-  in.framework = Framework::automatic;
-  SessionResult result;
-  result.plans.push_back(session.plan(in));
-  session.announce(result.plans, {}, false);
+/// --exhaustive with the original's estimator: the step time's parts and each stage's times and
+/// memory (EstimateDetail).
+void exhaustive(OriginalEstimator, const Options& o, Session& session, SessionResult& result,
+                const Placement& placement) {
   const EstimateContext& ctx = result.plans.front().context;
   const Cluster& cluster = ctx.cluster;
-  check_point_on_model(o, ctx);
   const DesignPoint& p = o.point;
-  const Placement placement = o.placement ? *o.placement : placements(cluster).front();
   const std::vector<int>& given = o.partition;
-  if (ctx.estimator == Estimator::native) {
-    exhaustive_native(o, session, result, placement);
-    return 0;
-  }
   const LayerCosts costs = layer_costs(ctx, p); // InputError when the method or tp has no profile
   EstimateDetail d;
   // A given partition is evaluated as given; otherwise --search_method chooses it.
@@ -336,6 +325,24 @@ int run_exhaustive_mode(const Options& o, const char* argv0) {
                 {fmt::format("{} on {} GPUs, global batch {}: one design point (--exhaustive)",
                              ctx.model.name, cluster.world_size(), ctx.global_batch)},
                 report);
+}
+
+} // namespace
+
+int run_exhaustive_mode(const Options& o, const char* argv0) {
+  Session session(o, argv0);
+  PlanInput in = make_plan_input(o, cluster_of(o));
+  // The point names its own method: search-wide framework choices do not apply.
+  in.framework = Framework::automatic;
+  SessionResult result;
+  result.plans.push_back(session.plan(in));
+  session.announce(result.plans, {}, false);
+  const EstimateContext& ctx = result.plans.front().context;
+  check_point_on_model(o, ctx);
+  const Placement placement = o.placement ? *o.placement : placements(ctx.cluster).front();
+  visit_estimator(ctx.estimator, [&](auto estimator) {
+    exhaustive(estimator, o, session, result, placement);
+  });
   return 0;
 }
 

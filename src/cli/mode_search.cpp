@@ -5,6 +5,7 @@
 #include "output.hpp"
 #include "session.hpp"
 #include "setup.hpp"
+#include "zerosearch/model/estimator.hpp"
 
 namespace zerosearch::cli {
 
@@ -16,7 +17,7 @@ int run_search_mode(const Options& o, const char* argv0) {
   const SessionResult result = session.search(std::move(plans));
   const EstimateContext& ctx = result.plans.front().context;
   std::vector<std::string> gpu_lines;
-  if (ctx.estimator == Estimator::native) {
+  if (estimator_info(ctx.estimator).uses_gpu_specs) {
     gpu_lines = gpu_entry_lines(ctx, session.catalogs.hardware);
   }
   if (!o.gpu_per_node_note.empty()) {

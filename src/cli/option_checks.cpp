@@ -12,6 +12,7 @@
 
 #include "options.hpp"
 #include "zerosearch/core/error.hpp"
+#include "zerosearch/model/estimator.hpp"
 
 namespace zerosearch::cli {
 
@@ -523,12 +524,13 @@ void check_native(const RawOptions& raw, Options& o) {
   if (!raw.estimator.empty()) {
     o.estimator = parse_estimator(raw.estimator);
   } else if (given != nullptr) {
-    o.estimator = Estimator::native;
+    o.estimator = analytic_estimator();
   }
-  if (given != nullptr && o.estimator == Estimator::zerosearch) {
-    throw InputError(fmt::format("{} needs --estimator native (the zerosearch estimator "
+  if (given != nullptr && !estimator_info(*o.estimator).extended_points) {
+    throw InputError(fmt::format("{} needs --estimator {} (the {} estimator "
                                  "reproduces the original, which has no such setting)",
-                                 given));
+                                 given, estimator_info(analytic_estimator()).name,
+                                 estimator_info(*o.estimator).name));
   }
   if (!raw.recompute.empty()) {
     o.recompute = parse_list<Recompute>("--recompute", raw.recompute, parse_recompute);

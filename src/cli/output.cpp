@@ -15,6 +15,7 @@
 
 #include "describe.hpp"
 #include "zerosearch/model/zero_bubble.hpp"
+#include "zerosearch/model/estimator.hpp"
 #include "zerosearch/model/model_stats.hpp"
 #include "zerosearch/model/moe.hpp"
 #include "zerosearch/core/error.hpp"
@@ -441,6 +442,17 @@ std::string native_estimator_text(const EstimateContext& ctx) {
   return text + "; its error against published runs: docs/validation.md";
 }
 
+namespace {
+/// The summary's line on where the estimates come from, by estimator.
+std::string estimator_line(OriginalEstimator, const EstimateContext& ctx) {
+  return fmt::format("profiles: {} (estimator: zerosearch, the original's formulas)",
+                     profile_source_text(ctx));
+}
+std::string estimator_line(NativeEstimator, const EstimateContext& ctx) {
+  return "estimator: " + native_estimator_text(ctx);
+}
+} // namespace
+
 void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& run,
                    const std::vector<RankedRow>& ranked, const std::vector<RankedRow>& rows,
                    double seconds, const std::vector<std::string>& gpu_lines,
@@ -454,17 +466,12 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
                      ctx.model.name, cluster_text(ctx.cluster), ctx.cluster.world_size(),
                      ctx.cluster.gpus_per_node, ctx.global_batch, tput.seq_len,
                      tput.tokens_per_step);
-  if (ctx.estimator == Estimator::native) {
-    out << "estimator: " << native_estimator_text(ctx) << '\n';
-  } else {
-    out << fmt::format("profiles: {} (estimator: zerosearch, the original's formulas)\n",
-                       profile_source_text(ctx));
-  }
+  out << visit_estimator(ctx.estimator, [&](auto e) { return estimator_line(e, ctx); }) << '\n';
   for (const std::string& line : gpu_lines) {
     out << line << '\n';
   }
   if (ctx.model.is_moe()) {
-    out << (ctx.estimator == Estimator::native && ctx.native
+    out << (estimator_info(ctx.estimator).extended_points && ctx.native
                 ? moe_native_note(ctx.model, plan,
                                   effective_moe_imbalance(ctx.model, ctx.native->settings.moe_imbalance))
                 : moe_note(ctx.model))
@@ -487,7 +494,7 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
   if (rows.empty()) {
     out << "no design point fits in GPU memory; try more nodes, GPUs with more memory, or a "
            "smaller --custom_gbs\n";
-    if (ctx.estimator == Estimator::native) {
+    if (estimator_info(ctx.estimator).extended_points) {
       print_fit_hint(out, ctx, run, ranked, std::numeric_limits<double>::infinity());
     }
     return;
@@ -495,7 +502,7 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
   // The CSV's columns and names (io/columns.hpp), a subset for the screen.
   using C = ColumnId;
   std::vector<Column> layout;
-  const bool native = ctx.estimator == Estimator::native;
+  const bool native = estimator_info(ctx.estimator).extended_points;
   for (const ColumnId id : {C::rank, C::real_rank, C::dp_method, C::tp, C::pp, C::dp, C::mbs, C::m}) {
     layout.emplace_back(id);
   }

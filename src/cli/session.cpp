@@ -15,6 +15,7 @@
 #include "progress.hpp"
 #include "setup.hpp"
 #include "zerosearch/core/error.hpp"
+#include "zerosearch/model/estimator.hpp"
 #include "zerosearch/io/catalogs.hpp"
 #include "zerosearch/search/search.hpp"
 #include "zerosearch/search/search_size.hpp"
@@ -50,7 +51,7 @@ SearchPlan Session::plan(PlanInput in) const {
   // --seq_len away from the length the measured profiles were taken at: their layer times
   // are for that length, so the run goes to the native estimator, which models any length
   // (refused when --estimator zerosearch asks for the profiles).
-  if (in.sequence_length > 0 && p.context.estimator == Estimator::zerosearch) {
+  if (in.sequence_length > 0 && estimator_info(p.context.estimator).fixed_sequence_length) {
     const std::int64_t measured_at =
         in.model_spec ? in.model_spec->sequence_length
                       : catalogs.models.find(p.context.model.name).sequence_length;
@@ -65,7 +66,7 @@ SearchPlan Session::plan(PlanInput in) const {
             in.sequence_length, p.context.model.name, measured_at,
             in.estimator ? "--estimator zerosearch" : "--profile_source measured"));
       }
-      in.estimator = Estimator::native;
+      in.estimator = analytic_estimator();
       in.profile_source = ProfileSource::automatic;
       p = make_plan(in, catalogs);
       p.notes.push_back(fmt::format("--seq_len {}: the measured profiles of {} were taken at {} "
@@ -154,14 +155,14 @@ SessionResult Session::search(std::vector<SearchPlan> plans, bool front) const {
   // with the best other plan need every row. The native estimator's summary also keeps its
   // fastest OOM rows apart, to name the settings that make them fit.
   const SearchPlan& first = plans.front();
-  const bool native = first.context.estimator == Estimator::native;
+  const EstimatorInfo& estimator = estimator_info(first.context.estimator);
   const bool terapipe = std::find(first.schedules.begin(), first.schedules.end(),
                                   Schedule::terapipe) != first.schedules.end();
   // A sweep without `front` (a front of the whole run's days, --front days-usd|days-mwh) and
   // the whole run's --budget_usd / --deadline_days filters need every row.
   const bool all_rows = (plans.size() != 1 && !front) || options.rank ||
                         !options.emit.empty() || !options.timeline.empty() ||
-                        !options.html.empty() || (native && terapipe) ||
+                        !options.html.empty() || (estimator.terapipe && terapipe) ||
                         options.run_cost.budget_usd || options.run_cost.deadline_days;
   so.keep = search_filter(output, all_rows);
   if (front && !all_rows) {
@@ -182,7 +183,7 @@ SessionResult Session::search(std::vector<SearchPlan> plans, bool front) const {
   if (plans.size() != 1 && !front && summary_only) {
     so.keep.feasible_only = true;
   }
-  if (native && !all_rows && plans.size() == 1) {
+  if (estimator.extended_points && !all_rows && plans.size() == 1) {
     so.keep.oom_top = kFitHintRows;
   }
   // A search that streams its --top rows holds only those (and one point's groups per worker).
@@ -204,7 +205,7 @@ SessionResult Session::search(std::vector<SearchPlan> plans, bool front) const {
   result.runs.resize(plans.size());
   // Native estimates carry their interval from the published runs (docs/validation.md).
   const UncertaintyTable intervals =
-      native ? load_uncertainty(profiledb / "uncertainty.json") : UncertaintyTable{};
+      estimator.step_intervals ? load_uncertainty(profiledb / "uncertainty.json") : UncertaintyTable{};
   {
     const bool terminal = stderr_is_terminal();
     // Not on a terminal (a log, a CI job): a start line when the search is expected to take
@@ -247,7 +248,7 @@ SessionResult Session::search(std::vector<SearchPlan> plans, bool front) const {
       if (plans[i].context.native) {
         run.overlap_grad_reduce = plans[i].context.native->settings.overlap_grad_reduce;
       }
-      if (run.estimator == Estimator::native) {
+      if (estimator_info(run.estimator).step_intervals) {
         for (const DpMethod m : {DpMethod::dp, DpMethod::zero1, DpMethod::fsdp}) {
           const StepInterval si = plan_interval(intervals, catalogs.hardware,
                                                 plans[i].context, m);

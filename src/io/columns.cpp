@@ -1,4 +1,5 @@
 #include "zerosearch/io/columns.hpp"
+#include "zerosearch/model/estimator.hpp"
 
 #include <algorithm>
 #include <array>
@@ -225,7 +226,7 @@ const RunCost& CellWriter::cost_of(const RankedRow& r) {
 
 bool has_native_rows(const std::vector<RankedRow>& rows) noexcept {
   return std::any_of(rows.begin(), rows.end(),
-                     [](const RankedRow& r) { return r.run->estimator == Estimator::native; });
+                     [](const RankedRow& r) { return estimator_info(r.run->estimator).extended_points; });
 }
 
 std::vector<Column> table_layout(const std::vector<std::string>& type_names, bool distinct,

@@ -1,4 +1,5 @@
 #include "zerosearch/io/html_report.hpp"
+#include "zerosearch/model/estimator.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -144,7 +145,7 @@ std::string html_report(const HtmlReportInput& in) {
        "only</label><span id=\"count\"></span> (click a column to sort)</p>\n";
   // Native rows add their own dimensions after the method.
   const bool native = std::any_of(in.rows.begin(), in.rows.end(), [](const RankedRow& r) {
-    return r.run->estimator == Estimator::native;
+    return estimator_info(r.run->estimator).extended_points;
   });
   o += "<table id=\"rows\">\n<thead><tr>";
   std::vector<const char*> heads = {"#", "rank", "method"};

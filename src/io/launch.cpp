@@ -1,4 +1,5 @@
 #include "zerosearch/model/zero_bubble.hpp"
+#include "zerosearch/model/estimator.hpp"
 #include "zerosearch/io/launch.hpp"
 
 #include <algorithm>
@@ -152,8 +153,7 @@ std::string search_command(const Facts& f) {
 
 /// PLAN.md's lines on activation recomputation and how the estimate's times were obtained.
 std::string recompute_lines(const Facts& f) {
-  switch (f.ctx.estimator) {
-  case Estimator::zerosearch:
+  if (!estimator_info(f.ctx.estimator).models_recompute) {
     return fmt::format(
         "- Recompute (activation checkpointing): none, written explicitly (Megatron: no "
         "--recompute-* flag; DeepSpeed pipeline activation_checkpoint_interval 0; torchtitan "
@@ -174,7 +174,6 @@ std::string recompute_lines(const Facts& f) {
         f.p.num_micro_batches, std::min(f.p.num_micro_batches, f.p.pp),
         search_command(f), f.ctx.global_batch, to_string(f.p.method), f.p.tp, f.p.pp, f.p.dp,
         f.p.mbs);
-  case Estimator::native: break;
   }
   switch (f.p.recompute) {
   case Recompute::none:

@@ -1,4 +1,5 @@
 #include "zerosearch/io/timeline.hpp"
+#include "zerosearch/model/estimator.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -77,8 +78,8 @@ namespace {
 /// The timeline of a native estimate: its per-stage forward + backward times and sends in the
 /// 1F1B order, interleaved plans as m x v chunk passes, TeraPipe plans as their token slices
 /// (token_pipeline_schedule); the step time is the estimate's.
-TimelineInput native_timeline_input(const EstimateContext& ctx, const DesignPoint& p,
-                                    const Placement& placement, const Estimate& e) {
+TimelineInput timeline_input(NativeEstimator, const EstimateContext& ctx, const DesignPoint& p,
+                             const Placement& placement, const Estimate& e) {
   NativeEstimate n;
   const Estimate again = estimate_native(ctx, p, placement, e.partition, &n);
   TimelineInput in;
@@ -186,13 +187,9 @@ TimelineInput native_timeline_input(const EstimateContext& ctx, const DesignPoin
   return in;
 }
 
-} // namespace
-
-TimelineInput timeline_input(const EstimateContext& ctx, const DesignPoint& p,
+/// The timeline of the original's estimate: its stage times (EstimateDetail) in the 1F1B order.
+TimelineInput timeline_input(OriginalEstimator, const EstimateContext& ctx, const DesignPoint& p,
                              const Placement& placement, const Estimate& e) {
-  if (ctx.estimator == Estimator::native) {
-    return native_timeline_input(ctx, p, placement, e);
-  }
   const LayerCosts costs = layer_costs(ctx, p);
   EstimateDetail d;
   const Estimate again = estimate(ctx, p, costs, placement, e.partition, &d);
@@ -219,6 +216,15 @@ TimelineInput timeline_input(const EstimateContext& ctx, const DesignPoint& p,
   in.embedding_sync_s = again.embedding_sync_s;
   in.step_s = again.step_s;
   return in;
+}
+
+} // namespace
+
+TimelineInput timeline_input(const EstimateContext& ctx, const DesignPoint& p,
+                             const Placement& placement, const Estimate& e) {
+  return visit_estimator(ctx.estimator, [&](auto estimator) {
+    return timeline_input(estimator, ctx, p, placement, e);
+  });
 }
 
 std::string timeline_svg(const TimelineInput& in) {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "zerosearch/core/error.hpp"
+#include "zerosearch/model/estimator.hpp"
 #include "zerosearch/model/network.hpp"
 
 namespace zerosearch {
@@ -18,7 +19,7 @@ std::vector<std::size_t> present_types(const Cluster& c);
 
 std::vector<DesignPoint> SearchPlan::design_points() const {
   std::vector<DesignPoint> out;
-  const bool is_native = context.estimator == Estimator::native;
+  const bool is_native = estimator_info(context.estimator).extended_points;
   // Context parallelism (native): tp x cp x dp x pp GPUs, so the original's enumeration over
   // world / cp GPUs for each cp degree, and each exchange for cp > 1.
   const std::vector<int> cps = is_native ? cp : std::vector<int>{1};
@@ -593,6 +594,69 @@ void make_native_plan(const PlanInput& in, SearchPlan& plan,
   ctx.native = std::move(native);
 }
 
+/// The original's data (plan_setup): each node type's measured (or analytic) profiles; then the
+/// methods and tensor-parallel degrees those profiles serve.
+struct OriginalSetup {
+  void node_type(SearchPlan& plan, std::size_t g, const GpuSpec& gpu, const PlanInput& in,
+                 const Catalogs& catalogs) {
+    add_node_profiles(plan.context, g, gpu, in, catalogs, plan.notes);
+    check_profile_layers(plan.context, g);
+  }
+  void finish(SearchPlan& plan, const PlanInput& in, std::int64_t model_sequence_length) {
+    const EstimateContext& ctx = plan.context;
+    if (ctx.model.sequence_length != model_sequence_length) {
+      for (std::size_t g = 0; g < ctx.cluster.groups.size(); ++g) {
+        if (ctx.megatron_profiles[g] != nullptr || ctx.deepspeed_profiles[g] != nullptr) {
+          plan.warnings.push_back(fmt::format(
+              "the measured profiles of {} were taken at sequence length {}; at {} their layer "
+              "times are used as they are",
+              ctx.model.name, model_sequence_length, ctx.model.sequence_length));
+          break;
+        }
+      }
+    }
+    // Methods (docs/model.md §2 and §6.1), then their tensor-parallel degrees.
+    add_tp_degrees(plan, methods_for_framework(plan.context, in.framework, plan.notes));
+  }
+};
+
+/// The native estimator's data: each node type's specifications and calibration
+/// (NativeContext), then its plan dimensions (make_native_plan).
+struct NativeSetup {
+  std::shared_ptr<NativeContext> native = std::make_shared<NativeContext>();
+
+  void node_type(SearchPlan& plan, std::size_t g, const GpuSpec& gpu, const PlanInput& /*in*/,
+                 const Catalogs& catalogs) {
+    EstimateContext& ctx = plan.context;
+    if (!gpu.has_specs && ctx.cluster.groups[g].count > 0) {
+      throw InputError(fmt::format("node type '{}' has no specifications (peak_tflops, "
+                                   "memory_gbps, ...) in hardware.json, which --estimator "
+                                   "native needs",
+                                   gpu.name));
+    }
+    NativeGpu ng;
+    ng.spec = gpu;
+    ng.calibration = gpu.has_specs ? calibration_for(catalogs, gpu) : AnalyticCalibration{};
+    ng.memory_gib = *gpu.memory_gib;
+    ng.inter_node_Bps = static_cast<double>(ctx.links[g].inter_node_bps) / 8.0;
+    ng.host_link_Bps = host_link_bytes_per_s(gpu);
+    native->gpus.push_back(std::move(ng));
+    if (std::string note = network_note(gpu, ctx.cluster.gpus_per_node);
+        !note.empty() && ctx.cluster.groups[g].count > 0) {
+      plan.notes.push_back(std::move(note));
+    }
+    ctx.profile_source[g] = gpu.has_specs && calibration_for(catalogs, gpu).calibrated
+                                ? "native (calibrated)"
+                                : "native (class prior)";
+  }
+  void finish(SearchPlan& plan, const PlanInput& in, std::int64_t /*model_sequence_length*/) {
+    make_native_plan(in, plan, std::move(native));
+  }
+};
+
+OriginalSetup plan_setup(OriginalEstimator) { return {}; }
+NativeSetup plan_setup(NativeEstimator) { return {}; }
+
 } // namespace
 
 SearchPlan make_plan(const PlanInput& in, const Catalogs& catalogs) {
@@ -623,77 +687,38 @@ SearchPlan make_plan(const PlanInput& in, const Catalogs& catalogs) {
                    (catalogs.profiles.find(ctx.model.name, name, Flavour::megatron) != nullptr ||
                     catalogs.profiles.find(ctx.model.name, name, Flavour::deepspeed) != nullptr);
   }
-  ctx.estimator = in.estimator.value_or(
-      all_measured || in.profile_source != ProfileSource::automatic ? Estimator::zerosearch
-                                                                    : Estimator::native);
-  const bool native = ctx.estimator == Estimator::native;
-  auto native_ctx = std::make_shared<NativeContext>();
+  ctx.estimator =
+      choose_estimator(in.estimator, all_measured || in.profile_source != ProfileSource::automatic);
   ctx.profile_source.assign(types, "measured");
   ctx.links.resize(types);
   ctx.memory_limit_gib.resize(types);
   ctx.megatron_profiles.assign(types, nullptr);
   ctx.deepspeed_profiles.assign(types, nullptr);
   ctx.slowness.assign(types, 0.0);
-  for (std::size_t g = 0; g < types; ++g) {
-    const GpuSpec& gpu = catalogs.hardware.gpu(ctx.cluster.groups[g].gpu);
-    ctx.cluster.groups[g].gpu = gpu.name; // the catalog's spelling
-    if (!gpu.memory_gib) {
-      throw InputError(fmt::format("node type '{}' has no memory_gib in hardware.json; add it "
-                                   "to search with it",
-                                   gpu.name));
-    }
-    ctx.memory_limit_gib[g] = static_cast<float>(*gpu.memory_gib);
-    ctx.links[g] = node_links(in, links, gpu, g);
-    ctx.price_per_s_usd =
-        ctx.price_per_s_usd +
-        (gpu.node_price_per_hour_usd(ctx.cluster.gpus_per_node) / 3600.0) *
-            ctx.cluster.groups[g].count;
-    if (native) {
-      if (!gpu.has_specs && ctx.cluster.groups[g].count > 0) {
-        throw InputError(fmt::format("node type '{}' has no specifications (peak_tflops, "
-                                     "memory_gbps, ...) in hardware.json, which --estimator "
-                                     "native needs",
+  // The node types' common facts, then the estimator's own data for each (plan_setup).
+  visit_estimator(ctx.estimator, [&](auto estimator) {
+    auto setup = plan_setup(estimator);
+    for (std::size_t g = 0; g < types; ++g) {
+      const GpuSpec& gpu = catalogs.hardware.gpu(ctx.cluster.groups[g].gpu);
+      ctx.cluster.groups[g].gpu = gpu.name; // the catalog's spelling
+      if (!gpu.memory_gib) {
+        throw InputError(fmt::format("node type '{}' has no memory_gib in hardware.json; add it "
+                                     "to search with it",
                                      gpu.name));
       }
-      NativeGpu ng;
-      ng.spec = gpu;
-      ng.calibration = gpu.has_specs ? calibration_for(catalogs, gpu) : AnalyticCalibration{};
-      ng.memory_gib = *gpu.memory_gib;
-      ng.inter_node_Bps = static_cast<double>(ctx.links[g].inter_node_bps) / 8.0;
-      ng.host_link_Bps = host_link_bytes_per_s(gpu);
-      native_ctx->gpus.push_back(std::move(ng));
-      if (std::string note = network_note(gpu, ctx.cluster.gpus_per_node);
-          !note.empty() && ctx.cluster.groups[g].count > 0) {
-        plan.notes.push_back(std::move(note));
-      }
-      ctx.profile_source[g] = gpu.has_specs && calibration_for(catalogs, gpu).calibrated
-                                  ? "native (calibrated)"
-                                  : "native (class prior)";
-      continue;
+      ctx.memory_limit_gib[g] = static_cast<float>(*gpu.memory_gib);
+      ctx.links[g] = node_links(in, links, gpu, g);
+      ctx.price_per_s_usd =
+          ctx.price_per_s_usd +
+          (gpu.node_price_per_hour_usd(ctx.cluster.gpus_per_node) / 3600.0) *
+              ctx.cluster.groups[g].count;
+      setup.node_type(plan, g, gpu, in, catalogs);
     }
-    add_node_profiles(ctx, g, gpu, in, catalogs, plan.notes);
-    check_profile_layers(ctx, g);
-  }
-  if (ctx.cluster.num_nodes() <= 0) {
-    throw InputError("the cluster has no nodes");
-  }
-  if (native) {
-    make_native_plan(in, plan, std::move(native_ctx));
-    return plan;
-  }
-  if (ctx.model.sequence_length != model_sequence_length) {
-    for (std::size_t g = 0; g < types; ++g) {
-      if (ctx.megatron_profiles[g] != nullptr || ctx.deepspeed_profiles[g] != nullptr) {
-        plan.warnings.push_back(fmt::format(
-            "the measured profiles of {} were taken at sequence length {}; at {} their layer "
-            "times are used as they are",
-            ctx.model.name, model_sequence_length, ctx.model.sequence_length));
-        break;
-      }
+    if (ctx.cluster.num_nodes() <= 0) {
+      throw InputError("the cluster has no nodes");
     }
-  }
-  // Methods (docs/model.md §2 and §6.1), then their tensor-parallel degrees.
-  add_tp_degrees(plan, methods_for_framework(ctx, in.framework, plan.notes));
+    setup.finish(plan, in, model_sequence_length);
+  });
   return plan;
 }
 

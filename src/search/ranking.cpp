@@ -1,4 +1,5 @@
 #include "zerosearch/search/ranking.hpp"
+#include "zerosearch/model/estimator.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -23,7 +24,7 @@ double RunThroughput::mfu_percent(double step_s) const noexcept {
 }
 
 bool overlaps_comm(const RunResult& run, DpMethod method) noexcept {
-  if (run.estimator != Estimator::native) {
+  if (!estimator_info(run.estimator).models_comm_overlap) {
     return false;
   }
   const FrameworkParams& fw = framework_params(method);

@@ -1,6 +1,7 @@
 #include "zerosearch/search/search.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <chrono>
 #include <cmath>
@@ -11,6 +12,7 @@
 #include <unordered_map>
 
 #include "zerosearch/search/partition_choice.hpp"
+#include "zerosearch/search/search_steps.hpp"
 
 namespace zerosearch {
 
@@ -39,6 +41,8 @@ std::size_t estimate_hash(const Estimate& e) noexcept {
   }
   return static_cast<std::size_t>(h);
 }
+
+namespace search_steps {
 
 namespace {
 
@@ -131,8 +135,10 @@ private:
   std::vector<Keyed> rows_;
 };
 
+} // namespace
+
 /// What one worker keeps of a filtered search.
-struct WorkerRows {
+struct RowKeeper::Worker {
   /// With top: a max-heap in rank order (front: the last kept row); without: every kept row.
   std::vector<Keyed> kept;
   /// With RowFilter::front: the front of the rows offered to this worker.
@@ -145,68 +151,21 @@ struct WorkerRows {
   std::size_t left_out_compacted = 0;
   std::uint64_t estimates = 0;
   std::uint64_t oom = 0;
+  /// Scratch: the distinct groups of the point taken last.
+  std::vector<PlacementGroup> distinct;
 };
 
-/// One estimate of a design point and the placements that give it.
-struct Group {
-  Estimate estimate;
-  int first = 0;
-  std::uint32_t count = 0;
-};
-
-/// The native estimator's groups of one design point: placements whose stages run on the
-/// same node types with the same node crossings share an estimate.
-void native_groups(const EstimateContext& ctx, const DesignPoint& p, const PlacementSet& placements,
-                   Placement& placement, std::vector<Group>& groups,
-                   std::vector<std::uint32_t>& group_of) {
-  const NativeContext& n = *ctx.native;
-  std::vector<NativePlacement> seen;
-  for (std::size_t k = 0; k < placements.size(); ++k) {
-    placements.get(k, placement);
-    NativePlacement where = native_placement(n, p, placement);
-    const auto it = std::find(seen.begin(), seen.end(), where);
-    if (it != seen.end()) {
-      const auto g = static_cast<std::uint32_t>(it - seen.begin());
-      group_of[k] = g;
-      ++groups[g].count;
-      continue;
-    }
-    group_of[k] = static_cast<std::uint32_t>(groups.size());
-    groups.push_back(Group{to_estimate(ctx, native_estimate(n, p, where)), static_cast<int>(k), 1});
-    seen.push_back(std::move(where));
-  }
-}
-
-/// Merges groups of different features that still give the same estimate into `distinct`, the
-/// first placement standing for all.
-void merge_same_estimates(std::vector<Group>& groups, std::vector<Group>& distinct) {
-  distinct.clear();
-  std::unordered_multimap<std::size_t, std::uint32_t> by_hash;
-  for (Group& g : groups) {
-    const std::size_t h = estimate_hash(g.estimate);
-    const auto [lo, hi] = by_hash.equal_range(h);
-    auto it = lo;
-    while (it != hi && !same_estimate(distinct[it->second].estimate, g.estimate)) {
-      ++it;
-    }
-    if (it == hi) {
-      by_hash.emplace(h, static_cast<std::uint32_t>(distinct.size()));
-      distinct.push_back(std::move(g));
-    } else {
-      distinct[it->second].count += g.count;
-    }
-  }
-}
+namespace {
 
 /// A filtered search's step for point `p`: counts its rows and keeps those `keep` selects in
 /// `mine`. `candidates` are the point's distinct rows (keep.distinct) or its groups, whose
 /// placements `group_of` gives; `base_key` is the point's first place in enumeration order.
 void offer_rows(const RowFilter& keep, const DesignPoint& p, std::uint64_t base_key,
-                const std::vector<Group>& candidates, const std::vector<std::uint32_t>& group_of,
-                WorkerRows& mine) {
+                const std::vector<PlacementGroup>& candidates,
+                const std::vector<std::uint32_t>& group_of, RowKeeper::Worker& mine) {
   // Keeps the row in `heap` (a max-heap in rank order) when it is among the `limit` first.
-  const auto offer_to = [&](std::vector<Keyed>& heap, std::size_t limit, const Group& g, int k,
-                            std::uint32_t count) {
+  const auto offer_to = [&](std::vector<Keyed>& heap, std::size_t limit, const PlacementGroup& g,
+                            int k, std::uint32_t count) {
     const std::uint64_t key = base_key + static_cast<std::uint64_t>(k);
     if (limit == 0) {
       heap.push_back(Keyed{key, ResultRow{p, k, count, g.estimate}});
@@ -226,7 +185,7 @@ void offer_rows(const RowFilter& keep, const DesignPoint& p, std::uint64_t base_
     std::push_heap(heap.begin(), heap.end(),
                    [](const Keyed& a, const Keyed& b) { return before(a, b); });
   };
-  const auto offer = [&](const Group& g, int k, std::uint32_t count) {
+  const auto offer = [&](const PlacementGroup& g, int k, std::uint32_t count) {
     offer_to(mine.kept, keep.top, g, k, count);
     if (keep.oom_top != 0 && g.estimate.oom) {
       offer_to(mine.oom_kept, keep.oom_top, g, k, count);
@@ -241,7 +200,7 @@ void offer_rows(const RowFilter& keep, const DesignPoint& p, std::uint64_t base_
                            ResultRow{p, k, count, g.estimate}});
     }
   };
-  for (const Group& g : candidates) {
+  for (const PlacementGroup& g : candidates) {
     mine.estimates += g.count;
     if (g.estimate.oom) {
       mine.oom += g.count;
@@ -259,7 +218,7 @@ void offer_rows(const RowFilter& keep, const DesignPoint& p, std::uint64_t base_
   }
   if (!keep.distinct) {
     for (std::size_t k = 0; k < group_of.size(); ++k) {
-      const Group& g = candidates[group_of[k]];
+      const PlacementGroup& g = candidates[group_of[k]];
       if (!(keep.feasible_only && g.estimate.oom)) {
         offer(g, static_cast<int>(k), 1);
       } else if (keep.oom_top != 0) {
@@ -269,14 +228,32 @@ void offer_rows(const RowFilter& keep, const DesignPoint& p, std::uint64_t base_
   }
 }
 
-/// The search's work units (see search()): the points the zerosearch estimator gives the same
-/// pipeline on every placement (same_pipeline) when the partition is minmax's, which does not
-/// depend on the data-parallel method; each other point alone. Results do not depend on the
-/// order in which the workers take the units.
-std::vector<std::vector<std::size_t>> pipeline_units(const EstimateContext& ctx,
-                                                     const std::vector<DesignPoint>& points) {
+} // namespace
+
+void merge_same_estimates(std::vector<PlacementGroup>& groups,
+                          std::vector<PlacementGroup>& distinct) {
+  distinct.clear();
+  std::unordered_multimap<std::size_t, std::uint32_t> by_hash;
+  for (PlacementGroup& g : groups) {
+    const std::size_t h = estimate_hash(g.estimate);
+    const auto [lo, hi] = by_hash.equal_range(h);
+    auto it = lo;
+    while (it != hi && !same_estimate(distinct[it->second].estimate, g.estimate)) {
+      ++it;
+    }
+    if (it == hi) {
+      by_hash.emplace(h, static_cast<std::uint32_t>(distinct.size()));
+      distinct.push_back(std::move(g));
+    } else {
+      distinct[it->second].count += g.count;
+    }
+  }
+}
+
+std::vector<std::vector<std::size_t>> work_units(const EstimateContext& ctx,
+                                                 const std::vector<DesignPoint>& points) {
   std::vector<std::vector<std::size_t>> units;
-  const bool share = ctx.estimator == Estimator::zerosearch;
+  const bool share = estimator_info(ctx.estimator).shares_pipelines;
   // Points with the same pipeline: by (tp, dp, pp, mbs), then checked in full.
   std::unordered_multimap<std::uint64_t, std::size_t> unit_of;
   for (std::size_t i = 0; i < points.size(); ++i) {
@@ -315,15 +292,49 @@ std::vector<std::vector<std::size_t>> pipeline_units(const EstimateContext& ctx,
   return units;
 }
 
-/// The zerosearch estimator's groups of each point of `unit`: placements with the same
-/// features share an estimate. The points of a unit share the layer costs, the features, the
-/// chosen partition and the pipeline's stage ends of each placement (pipeline_units), so
-/// those are computed once; `groups[j]` gets point unit[j]'s estimates, and group_of maps each
-/// placement to its group (the same index in every point).
-void unit_estimates(const EstimateContext& ctx, const std::vector<DesignPoint>& points,
-                    const std::vector<std::size_t>& unit, const PlacementSet& placements,
-                    OptimalMemo* shared_optimal, Placement& placement,
-                    std::vector<std::vector<Group>>& groups, std::vector<std::uint32_t>& group_of) {
+namespace {
+/// Sizes `out` for a unit of `n` points on `per_point` placements, its groups empty.
+void start_unit(UnitEstimates& out, std::size_t n, std::size_t per_point) {
+  out.groups.resize(std::max(out.groups.size(), n));
+  for (std::size_t j = 0; j < n; ++j) {
+    out.groups[j].clear();
+  }
+  out.group_of.resize(per_point);
+}
+} // namespace
+
+void estimate_unit(NativeEstimator, const EstimateContext& ctx,
+                   const std::vector<DesignPoint>& points, const std::vector<std::size_t>& unit,
+                   const PlacementSet& placements, OptimalMemo* /*shared_optimal*/,
+                   UnitEstimates& out) {
+  start_unit(out, 1, placements.size());
+  const DesignPoint& p = points[unit.front()];
+  const NativeContext& n = *ctx.native;
+  std::vector<PlacementGroup>& groups = out.groups[0];
+  std::vector<NativePlacement> seen;
+  for (std::size_t k = 0; k < placements.size(); ++k) {
+    placements.get(k, out.placement);
+    NativePlacement where = native_placement(n, p, out.placement);
+    const auto it = std::find(seen.begin(), seen.end(), where);
+    if (it != seen.end()) {
+      const auto g = static_cast<std::uint32_t>(it - seen.begin());
+      out.group_of[k] = g;
+      ++groups[g].count;
+      continue;
+    }
+    out.group_of[k] = static_cast<std::uint32_t>(groups.size());
+    groups.push_back(
+        PlacementGroup{to_estimate(ctx, native_estimate(n, p, where)), static_cast<int>(k), 1});
+    seen.push_back(std::move(where));
+  }
+}
+
+void estimate_unit(OriginalEstimator, const EstimateContext& ctx,
+                   const std::vector<DesignPoint>& points, const std::vector<std::size_t>& unit,
+                   const PlacementSet& placements, OptimalMemo* shared_optimal,
+                   UnitEstimates& out) {
+  start_unit(out, unit.size(), placements.size());
+  std::vector<std::vector<PlacementGroup>>& groups = out.groups;
   const DesignPoint& first = points[unit.front()];
   const LayerCosts costs = layer_costs(ctx, first);
   // Placements with the same features get the same estimate: compute each once.
@@ -332,11 +343,11 @@ void unit_estimates(const EstimateContext& ctx, const std::vector<DesignPoint>& 
   // optimal_partition results (`shared_optimal`, for points that pose the same problem).
   PartitionMemo memo(shared_optimal);
   for (std::size_t k = 0; k < placements.size(); ++k) {
-    placements.get(k, placement);
-    PlacementFeatures features = placement_features(ctx, first, placement);
+    placements.get(k, out.placement);
+    PlacementFeatures features = placement_features(ctx, first, out.placement);
     const auto it = seen.find(features);
     if (it != seen.end()) {
-      group_of[k] = it->second;
+      out.group_of[k] = it->second;
       for (std::size_t j = 0; j < unit.size(); ++j) {
         ++groups[j][it->second].count;
       }
@@ -344,54 +355,41 @@ void unit_estimates(const EstimateContext& ctx, const std::vector<DesignPoint>& 
     }
     const auto g = static_cast<std::uint32_t>(groups[0].size());
     if (unit.size() == 1) {
-      groups[0].push_back(Group{choose_and_estimate(ctx, first, costs, features, &memo),
-                                static_cast<int>(k), 1});
+      groups[0].push_back(PlacementGroup{choose_and_estimate(ctx, first, costs, features, &memo),
+                                         static_cast<int>(k), 1});
     } else {
       const StepModel model = step_model(ctx, first, costs, features);
       const PartitionResult part = choose_partition(ctx, first, features.stage_gpu, model);
       const std::vector<double> ends = model.pipeline_ends(part.times);
-      groups[0].push_back(Group{evaluate_pipeline(ctx, first, model, features.stage_gpu, part, ends),
-                                static_cast<int>(k), 1});
+      groups[0].push_back(
+          PlacementGroup{evaluate_pipeline(ctx, first, model, features.stage_gpu, part, ends),
+                         static_cast<int>(k), 1});
       for (std::size_t j = 1; j < unit.size(); ++j) {
         const DesignPoint& p = points[unit[j]];
-        groups[j].push_back(Group{evaluate_pipeline(ctx, p, step_model(ctx, p, costs, features),
-                                                    features.stage_gpu, part, ends),
-                                  static_cast<int>(k), 1});
+        groups[j].push_back(PlacementGroup{evaluate_pipeline(ctx, p, step_model(ctx, p, costs, features),
+                                                             features.stage_gpu, part, ends),
+                                           static_cast<int>(k), 1});
       }
     }
     seen.emplace(std::move(features), g);
-    group_of[k] = g;
+    out.group_of[k] = g;
   }
 }
-} // namespace
 
-SearchResult search(const EstimateContext& ctx, const std::vector<DesignPoint>& points,
-                    const PlacementSet& placements, const SearchOptions& options) {
-  const RowFilter& keep = options.keep;
-  const bool keep_all = !keep.feasible_only && keep.top == 0;
-  const std::size_t per_point = placements.size();
-  const std::size_t total = points.size() * per_point;
-  SearchResult result;
-  // Every row: one slot per row, or per point for distinct rows (written by whichever worker
-  // takes the point, so the result does not depend on the thread count).
-  if (keep_all && !keep.distinct) {
-    result.rows.resize(total);
-  }
-  std::vector<std::vector<ResultRow>> distinct_rows(keep_all && keep.distinct ? points.size() : 0);
-
-  // The work units: points the zerosearch estimator gives the same pipeline (same_pipeline)
-  // under minmax go together, so that each placement's partition and 1F1B simulation are
-  // computed once for all of them; every other point is a unit of its own.
-  const std::vector<std::vector<std::size_t>> units = pipeline_units(ctx, points);
-
-  unsigned threads = options.threads != 0 ? options.threads : std::thread::hardware_concurrency();
-  threads = std::max(1U, std::min<unsigned>(threads, static_cast<unsigned>(units.size())));
+unsigned search_threads(unsigned requested, std::size_t units, std::size_t total) noexcept {
+  unsigned threads = requested != 0 ? requested : std::thread::hardware_concurrency();
+  threads = std::max(1U, std::min<unsigned>(threads, static_cast<unsigned>(units)));
   // Small searches finish before a thread would start; run them inline.
   if (total < 256) {
     threads = 1;
   }
-  std::vector<WorkerRows> workers(threads);
+  return threads;
+}
 
+void run_parallel(std::size_t units, unsigned threads, std::size_t total,
+                  const std::function<void(const SearchProgress&)>& on_progress,
+                  const std::function<std::size_t(std::size_t unit, unsigned worker)>& work) {
+  threads = std::max(1U, threads);
   std::atomic<std::size_t> next_unit{0};
   std::atomic<std::size_t> done{0};
   std::exception_ptr failure;
@@ -399,70 +397,14 @@ SearchResult search(const EstimateContext& ctx, const std::vector<DesignPoint>& 
   std::mutex state_mutex;
   std::condition_variable finished;
   unsigned workers_left = 0;
+  const bool report_inline = threads == 1;
 
-  // optimal_partition's results, for the design points that pose the same pipeline problem
-  // (ZeRO 2 and 3 with one replica): exact, whichever worker computes them first.
-  OptimalMemo optimal_memo;
-  OptimalMemo* const shared_optimal =
-      ctx.partition_method == PartitionMethod::optimal ? &optimal_memo : nullptr;
-
-  bool report_inline = false;
-  const auto work = [&](WorkerRows& mine) {
+  const auto worker = [&](unsigned w) {
     try {
-      Placement placement;
-      // Per point of the unit: its groups; placements map to the same group in every point.
-      std::vector<std::vector<Group>> unit_groups;
-      std::vector<std::uint32_t> group_of(per_point);
-      std::vector<std::uint32_t> distinct_of;
-      std::vector<Group> distinct;
-      for (std::size_t u = next_unit.fetch_add(1); u < units.size(); u = next_unit.fetch_add(1)) {
-        const std::vector<std::size_t>& unit = units[u];
-        unit_groups.resize(std::max(unit_groups.size(), unit.size()));
-        for (std::size_t j = 0; j < unit.size(); ++j) {
-          unit_groups[j].clear();
-        }
-        if (ctx.estimator == Estimator::native) {
-          native_groups(ctx, points[unit[0]], placements, placement, unit_groups[0], group_of);
-        } else {
-          unit_estimates(ctx, points, unit, placements, shared_optimal, placement, unit_groups,
-                         group_of);
-        }
-        for (std::size_t j = 0; j < unit.size(); ++j) {
-          const std::size_t i = unit[j];
-          const DesignPoint& p = points[i];
-          std::vector<Group>& groups = unit_groups[j];
-          const std::uint64_t base_key = static_cast<std::uint64_t>(i) * per_point;
-          if (keep_all && !keep.distinct) {
-            for (std::size_t k = 0; k < per_point; ++k) {
-              ResultRow& row = result.rows[base_key + k];
-              row.point = p;
-              row.placement = static_cast<int>(k);
-              row.estimate = groups[group_of[k]].estimate;
-            }
-          } else {
-            if (keep.distinct) {
-              merge_same_estimates(groups, distinct);
-            }
-            if (keep_all) {
-              auto& out = distinct_rows[i];
-              for (const Group& g : distinct) {
-                out.push_back(ResultRow{p, g.first, g.count, g.estimate});
-              }
-            } else {
-              // A filtered search: count every row, keep the candidates.
-              offer_rows(keep, p, base_key, keep.distinct ? distinct : groups, group_of, mine);
-              if (mine.left_out.size() > 2 * mine.left_out_compacted + 4096) {
-                // Times at or past this worker's last kept row cannot rank before a kept row.
-                const bool full = keep.top != 0 && mine.kept.size() == keep.top;
-                compact(mine.left_out, full ? mine.kept.front().row.estimate.step_s : HUGE_VAL);
-                mine.left_out_compacted = mine.left_out.size();
-              }
-            }
-          }
-        }
-        done.fetch_add(per_point * unit.size(), std::memory_order_relaxed);
-        if (report_inline && options.on_progress && u % 16 == 0) {
-          options.on_progress(SearchProgress{done.load(std::memory_order_relaxed), total});
+      for (std::size_t u = next_unit.fetch_add(1); u < units; u = next_unit.fetch_add(1)) {
+        done.fetch_add(work(u, w), std::memory_order_relaxed);
+        if (report_inline && on_progress && u % 16 == 0) {
+          on_progress(SearchProgress{done.load(std::memory_order_relaxed), total});
         }
       }
     } catch (...) {
@@ -470,7 +412,7 @@ SearchResult search(const EstimateContext& ctx, const std::vector<DesignPoint>& 
       if (!failure) {
         failure = std::current_exception();
       }
-      next_unit.store(units.size());
+      next_unit.store(units);
     }
     const std::lock_guard lock(state_mutex);
     if (workers_left > 0 && --workers_left == 0) {
@@ -479,23 +421,22 @@ SearchResult search(const EstimateContext& ctx, const std::vector<DesignPoint>& 
   };
 
   if (threads == 1) {
-    report_inline = true;
-    work(workers[0]);
+    worker(0);
   } else {
     std::vector<std::thread> pool;
     pool.reserve(threads);
     workers_left = threads;
     for (unsigned t = 0; t < threads; ++t) {
-      pool.emplace_back(work, std::ref(workers[t]));
+      pool.emplace_back(worker, t);
     }
     // The calling thread reports progress every 100 ms while the pool works, and returns as
     // soon as the last worker stops (not at the next tick).
-    if (options.on_progress) {
+    if (on_progress) {
       std::unique_lock lock(state_mutex);
       while (!finished.wait_for(lock, std::chrono::milliseconds(100),
                                 [&] { return workers_left == 0; })) {
         lock.unlock();
-        options.on_progress(SearchProgress{done.load(std::memory_order_relaxed), total});
+        on_progress(SearchProgress{done.load(std::memory_order_relaxed), total});
         lock.lock();
       }
     }
@@ -506,11 +447,64 @@ SearchResult search(const EstimateContext& ctx, const std::vector<DesignPoint>& 
   if (failure) {
     std::rethrow_exception(failure);
   }
+}
 
-  if (keep_all) {
-    result.estimates = total;
+RowKeeper::RowKeeper(const RowFilter& keep, std::size_t points, std::size_t per_point,
+                     unsigned workers)
+    : keep_(keep), per_point_(per_point), total_(points * per_point),
+      keep_all_(!keep.feasible_only && keep.top == 0), workers_(std::max(1U, workers)) {
+  // Every row: one slot per row, or per point for distinct rows (written by whichever worker
+  // takes the point, so the result does not depend on the thread count).
+  if (keep_all_ && !keep_.distinct) {
+    result_.rows.resize(total_);
+  }
+  distinct_rows_.resize(keep_all_ && keep_.distinct ? points : 0);
+}
+
+RowKeeper::~RowKeeper() = default;
+
+void RowKeeper::take(unsigned worker, std::size_t i, const DesignPoint& p,
+                     std::vector<PlacementGroup>& groups,
+                     const std::vector<std::uint32_t>& group_of) {
+  const std::uint64_t base_key = static_cast<std::uint64_t>(i) * per_point_;
+  if (keep_all_ && !keep_.distinct) {
+    for (std::size_t k = 0; k < per_point_; ++k) {
+      ResultRow& row = result_.rows[base_key + k];
+      row.point = p;
+      row.placement = static_cast<int>(k);
+      row.estimate = groups[group_of[k]].estimate;
+    }
+    return;
+  }
+  Worker& mine = workers_[worker];
+  if (keep_.distinct) {
+    merge_same_estimates(groups, mine.distinct);
+  }
+  if (keep_all_) {
+    auto& out = distinct_rows_[i];
+    for (const PlacementGroup& g : mine.distinct) {
+      out.push_back(ResultRow{p, g.first, g.count, g.estimate});
+    }
+    return;
+  }
+  // A filtered search: count every row, keep the candidates.
+  offer_rows(keep_, p, base_key, keep_.distinct ? mine.distinct : groups, group_of, mine);
+  if (mine.left_out.size() > 2 * mine.left_out_compacted + 4096) {
+    // Times at or past this worker's last kept row cannot rank before a kept row.
+    const bool full = keep_.top != 0 && mine.kept.size() == keep_.top;
+    compact(mine.left_out, full ? mine.kept.front().row.estimate.step_s : HUGE_VAL);
+    mine.left_out_compacted = mine.left_out.size();
+  }
+}
+
+SearchResult RowKeeper::finish() {
+  SearchResult result = std::move(result_);
+  result_ = {};
+  const RowFilter& keep = keep_;
+  if (keep_all_) {
+    result.estimates = total_;
     if (keep.distinct) {
-      for (auto& rows : distinct_rows) {
+      for (auto& rows : distinct_rows_) {
         result.rows.insert(result.rows.end(), std::make_move_iterator(rows.begin()),
                            std::make_move_iterator(rows.end()));
         rows = {};
@@ -529,69 +523,104 @@ SearchResult search(const EstimateContext& ctx, const std::vector<DesignPoint>& 
         }
       }
     }
-  } else {
-    // Merge the workers: the `top` first rows of all in rank order, then enumeration order.
-    std::vector<Keyed> kept;
-    std::vector<Keyed> oom_kept;
-    std::vector<Keyed> front_offers;
-    for (WorkerRows& w : workers) {
-      result.points.insert(result.points.end(), w.points.begin(), w.points.end());
-      front_offers.insert(front_offers.end(), std::make_move_iterator(w.front.rows().begin()),
-                          std::make_move_iterator(w.front.rows().end()));
-      result.estimates += w.estimates;
-      result.oom += w.oom;
-      kept.insert(kept.end(), std::make_move_iterator(w.kept.begin()),
-                  std::make_move_iterator(w.kept.end()));
-      oom_kept.insert(oom_kept.end(), std::make_move_iterator(w.oom_kept.begin()),
-                      std::make_move_iterator(w.oom_kept.end()));
-      result.left_out.insert(result.left_out.end(), w.left_out.begin(), w.left_out.end());
-      w = {};
-    }
-    if (keep.top != 0 && kept.size() > keep.top) {
-      std::nth_element(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(keep.top - 1),
-                       kept.end(), [](const Keyed& a, const Keyed& b) { return before(a, b); });
-      kept.resize(keep.top);
-    }
-    std::sort(oom_kept.begin(), oom_kept.end(),
-              [](const Keyed& a, const Keyed& b) { return before(a, b); });
-    oom_kept.resize(std::min(oom_kept.size(), keep.oom_top));
-    result.oom_rows.reserve(oom_kept.size());
-    for (Keyed& k : oom_kept) {
-      result.oom_rows.push_back(std::move(k.row));
-    }
-    double last_kept_s = -HUGE_VAL;
+    return result;
+  }
+  // Merge the workers: the `top` first rows of all in rank order, then enumeration order.
+  std::vector<Keyed> kept;
+  std::vector<Keyed> oom_kept;
+  std::vector<Keyed> front_offers;
+  for (Worker& w : workers_) {
+    result.points.insert(result.points.end(), w.points.begin(), w.points.end());
+    front_offers.insert(front_offers.end(), std::make_move_iterator(w.front.rows().begin()),
+                        std::make_move_iterator(w.front.rows().end()));
+    result.estimates += w.estimates;
+    result.oom += w.oom;
+    kept.insert(kept.end(), std::make_move_iterator(w.kept.begin()),
+                std::make_move_iterator(w.kept.end()));
+    oom_kept.insert(oom_kept.end(), std::make_move_iterator(w.oom_kept.begin()),
+                    std::make_move_iterator(w.oom_kept.end()));
+    result.left_out.insert(result.left_out.end(), w.left_out.begin(), w.left_out.end());
+    w = {};
+  }
+  if (keep.top != 0 && kept.size() > keep.top) {
+    std::nth_element(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(keep.top - 1),
+                     kept.end(), [](const Keyed& a, const Keyed& b) { return before(a, b); });
+    kept.resize(keep.top);
+  }
+  std::sort(oom_kept.begin(), oom_kept.end(),
+            [](const Keyed& a, const Keyed& b) { return before(a, b); });
+  oom_kept.resize(std::min(oom_kept.size(), keep.oom_top));
+  result.oom_rows.reserve(oom_kept.size());
+  for (Keyed& k : oom_kept) {
+    result.oom_rows.push_back(std::move(k.row));
+  }
+  double last_kept_s = -HUGE_VAL;
+  for (const Keyed& k : kept) {
+    last_kept_s = std::max(last_kept_s, k.row.estimate.step_s);
+  }
+  // Only left-out times below the last kept row's can rank before a kept row.
+  compact(result.left_out, last_kept_s);
+  // The front of all workers' fronts, and its rows that the fields above did not keep.
+  FrontRows front;
+  for (Keyed& k : front_offers) {
+    front.offer(std::move(k));
+  }
+  if (!front.rows().empty()) {
+    std::vector<std::uint64_t> kept_keys;
+    kept_keys.reserve(kept.size());
     for (const Keyed& k : kept) {
-      last_kept_s = std::max(last_kept_s, k.row.estimate.step_s);
+      kept_keys.push_back(k.key);
     }
-    // Only left-out times below the last kept row's can rank before a kept row.
-    compact(result.left_out, last_kept_s);
-    // The front of all workers' fronts, and its rows that the fields above did not keep.
-    FrontRows front;
-    for (Keyed& k : front_offers) {
-      front.offer(std::move(k));
-    }
-    if (!front.rows().empty()) {
-      std::vector<std::uint64_t> kept_keys;
-      kept_keys.reserve(kept.size());
-      for (const Keyed& k : kept) {
-        kept_keys.push_back(k.key);
+    std::sort(kept_keys.begin(), kept_keys.end());
+    for (Keyed& k : front.rows()) {
+      if (!std::binary_search(kept_keys.begin(), kept_keys.end(), k.key)) {
+        kept.push_back(std::move(k));
       }
-      std::sort(kept_keys.begin(), kept_keys.end());
-      for (Keyed& k : front.rows()) {
-        if (!std::binary_search(kept_keys.begin(), kept_keys.end(), k.key)) {
-          kept.push_back(std::move(k));
-        }
-      }
-    }
-    std::sort(kept.begin(), kept.end(),
-              [](const Keyed& a, const Keyed& b) { return a.key < b.key; });
-    std::sort(result.points.begin(), result.points.end(),
-              [](const RowPoint& a, const RowPoint& b) { return a.key < b.key; });
-    result.rows.reserve(kept.size());
-    for (Keyed& k : kept) {
-      result.rows.push_back(std::move(k.row));
     }
   }
+  std::sort(kept.begin(), kept.end(), [](const Keyed& a, const Keyed& b) { return a.key < b.key; });
+  std::sort(result.points.begin(), result.points.end(),
+            [](const RowPoint& a, const RowPoint& b) { return a.key < b.key; });
+  result.rows.reserve(kept.size());
+  for (Keyed& k : kept) {
+    result.rows.push_back(std::move(k.row));
+  }
+  return result;
+}
+
+} // namespace search_steps
+
+SearchResult search(const EstimateContext& ctx, const std::vector<DesignPoint>& points,
+                    const PlacementSet& placements, const SearchOptions& options) {
+  using namespace search_steps;
+  const std::size_t per_point = placements.size();
+  const std::size_t total = points.size() * per_point;
+  // 1. The work units: points whose pipeline the estimator shares go together.
+  const std::vector<std::vector<std::size_t>> units = work_units(ctx, points);
+  const unsigned threads = search_threads(options.threads, units.size(), total);
+  // 4. The row policy, fed by the workers.
+  RowKeeper keeper(options.keep, points.size(), per_point, threads);
+  // optimal_partition's results, for the design points that pose the same pipeline problem
+  // (ZeRO 2 and 3 with one replica): exact, whichever worker computes them first.
+  OptimalMemo optimal_memo;
+  OptimalMemo* const shared_optimal =
+      ctx.partition_method == PartitionMethod::optimal ? &optimal_memo : nullptr;
+  // 2 and 3. Each unit's estimates, by the estimator's own code (chosen once here), on the
+  // worker threads.
+  visit_estimator(ctx.estimator, [&](auto estimator) {
+    std::vector<UnitEstimates> scratch(threads);
+    run_parallel(units.size(), threads, total, options.on_progress,
+                 [&](std::size_t u, unsigned w) -> std::size_t {
+                   const std::vector<std::size_t>& unit = units[u];
+                   UnitEstimates& mine = scratch[w];
+                   estimate_unit(estimator, ctx, points, unit, placements, shared_optimal, mine);
+                   for (std::size_t j = 0; j < unit.size(); ++j) {
+                     keeper.take(w, unit[j], points[unit[j]], mine.groups[j], mine.group_of);
+                   }
+                   return per_point * unit.size();
+                 });
+  });
+  SearchResult result = keeper.finish();
   if (options.on_progress) {
     options.on_progress(SearchProgress{total, total});
   }

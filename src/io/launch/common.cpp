@@ -7,6 +7,7 @@
 
 #include "writer.hpp"
 #include "zerosearch/io/columns.hpp"
+#include "zerosearch/model/estimator.hpp"
 
 namespace zerosearch::launch {
 
@@ -102,7 +103,8 @@ std::string node_rank_lines() {
 }
 
 const NativeSettings* native_settings(const Facts& f) {
-  return f.ctx.estimator == Estimator::native && f.ctx.native ? &f.ctx.native->settings : nullptr;
+  return estimator_info(f.ctx.estimator).extended_points && f.ctx.native ? &f.ctx.native->settings
+                                                                        : nullptr;
 }
 
 bool overlap_grad_reduce(const Facts& f) {
@@ -111,11 +113,7 @@ bool overlap_grad_reduce(const Facts& f) {
 }
 
 Recompute recompute_of(const Facts& f) {
-  switch (f.ctx.estimator) {
-  case Estimator::zerosearch: return Recompute::none;
-  case Estimator::native: return f.p.recompute;
-  }
-  return f.p.recompute;
+  return estimator_info(f.ctx.estimator).models_recompute ? f.p.recompute : Recompute::none;
 }
 
 std::string hostfile_text(const Facts& f) {
