@@ -639,7 +639,7 @@ PipeShape pipe_shape(const NativeContext& ctx, const DesignPoint& p, const std::
   sh.split = is_split_schedule(p.schedule) && p.pp > 1;
   if (!sh.split) return sh;
   sh.graph = cached_pipe_graph(p.schedule, p.pp, p.num_micro_batches);
-  const PipeLayout& l = sh.graph->program.layout;
+  const PipeLayout& l = sh.graph->layout;
   const int L = static_cast<int>(ctx.model.num_layers);
   std::vector<int> at_position;
   if (l.chunks_per_rank == 1) {
@@ -1109,7 +1109,8 @@ PipeRun native_pipe_run(const NativeContext& ctx, const DesignPoint& p, const Na
   const PipeShape shape = pipe_shape(ctx, p, est.partition);
   if (!shape.split) return {};
   StageLayerTimes times(ctx, p);
-  return simulate_pipe(shape.graph->program, pipe_times(ctx, p, est, shape, times), true);
+  return simulate_pipe(pipe_program(p.schedule, p.pp, p.num_micro_batches),
+                       pipe_times(ctx, p, est, shape, times), true);
 }
 
 TokenPipeline native_token_pipeline(const NativeContext& ctx, const DesignPoint& p,

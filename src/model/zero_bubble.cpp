@@ -513,7 +513,7 @@ std::int32_t duration_index(int r, int c, PipeOpKind k, int back_chunk, int rank
 
 } // namespace
 
-PipeGraph compile_pipe(PipeProgram prog) {
+PipeGraph compile_pipe(const PipeProgram& prog) {
   PipeGraph g;
   const PipeLayout& l = prog.layout;
   const int R = l.ranks;
@@ -636,15 +636,45 @@ PipeGraph compile_pipe(PipeProgram prog) {
                                          next[r]));
     }
   }
-  g.program = std::move(prog);
+  g.layout = l;
   return g;
+}
+
+std::vector<double> pipe_in_flight(const PipeGraph& g,
+                                   const std::vector<std::vector<double>>& share) {
+  // pipe_in_flight's sums per rank, in each rank's order (kept within the compiled order); the
+  // pass kind and chunks read back from the duration index.
+  const auto R = static_cast<std::size_t>(g.layout.ranks);
+  const auto C = static_cast<std::size_t>(g.chunks_per_rank);
+  std::vector<double> now(R, 0.0), peak(R, 0.0);
+  for (std::size_t i = 0; i < g.rank.size(); ++i) {
+    const auto r = static_cast<std::size_t>(g.rank[i]);
+    const auto d = static_cast<std::size_t>(g.duration[i]);
+    const std::vector<double>& s = share[r];
+    if (d < R * C * 4) {
+      const double c = s[(d / 4) % C];
+      switch (d % 4) {
+      case 0: now[r] += c; break;     // forward
+      case 1:                          // input backward
+      case 2: now[r] -= c; break;     // full backward
+      default: break;                  // weight backward
+      }
+    } else {
+      const std::size_t k = d - R * C * 4; // F&B: (rank, forward chunk) * C + backward chunk
+      now[r] += s[(k / C) % C];
+      peak[r] = std::max(peak[r], now[r]);
+      now[r] -= s[k % C];
+    }
+    peak[r] = std::max(peak[r], now[r]);
+  }
+  return peak;
 }
 
 namespace {
 
 /// One cache per thread (no locks): the compiled graphs of recent (schedule, pp, micro-batches)
 /// and the activations in flight last computed on each. Dropped whole when it holds more than
-/// kBudget passes, so a thread keeps some tens of megabytes at most. Graphs are immutable and
+/// kBudget passes, so a thread keeps about 10 MB at most. Graphs are immutable and
 /// shared with callers.
 struct GraphCache {
   struct Entry {
@@ -652,7 +682,7 @@ struct GraphCache {
     std::vector<std::vector<double>> share;
     std::vector<double> in_flight;
   };
-  static constexpr std::size_t kBudget = std::size_t{1} << 20;
+  static constexpr std::size_t kBudget = std::size_t{1} << 19;
   std::unordered_map<std::uint64_t, Entry> entries;
   std::size_t passes = 0;
 
@@ -688,15 +718,14 @@ std::vector<double> cached_pipe_in_flight(Schedule s, int pp, int m,
                                           const std::vector<std::vector<double>>& share) {
   GraphCache::Entry& e = graph_cache().at(s, pp, m);
   if (e.in_flight.empty() || e.share != share) {
-    e.in_flight = pipe_in_flight(e.graph->program, share);
+    e.in_flight = pipe_in_flight(*e.graph, share);
     e.share = share;
   }
   return e.in_flight;
 }
 
 double pipe_makespan(const PipeGraph& g, const PipeTimes& times) {
-  const PipeLayout& l = g.program.layout;
-  const auto R = static_cast<std::size_t>(l.ranks);
+  const auto R = static_cast<std::size_t>(g.layout.ranks);
   const auto C = static_cast<std::size_t>(g.chunks_per_rank);
   // One set of buffers per thread, reused.
   thread_local std::vector<double> duration, end, free_at, span;

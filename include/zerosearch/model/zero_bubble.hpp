@@ -126,7 +126,8 @@ struct PipeRun {
 /// its input and the ranks its input crosses. Built once per (schedule, pp, micro-batches);
 /// immutable, so one may be shared between threads.
 struct PipeGraph {
-  PipeProgram program;
+  /// The program's layout (its orders are in the arrays below, about 20 bytes a pass).
+  PipeLayout layout;
   int chunks_per_rank = 1;
   /// Per pass, in topological order: its rank; the index of its duration in pipe_makespan's
   /// table (four single passes per rank and chunk, then the F&B pairs); its inputs, each the
@@ -140,17 +141,22 @@ struct PipeGraph {
   std::vector<std::int32_t> first;
 };
 
-/// Compiles `program` (any valid one; throws std::logic_error if its orders deadlock).
-[[nodiscard]] PipeGraph compile_pipe(PipeProgram program);
+/// Compiles `program` (any valid one; throws std::logic_error if its orders deadlock). Each
+/// rank's passes keep the program's order within the compiled one.
+[[nodiscard]] PipeGraph compile_pipe(const PipeProgram& program);
+/// pipe_in_flight of the compiled program, bit for bit.
+[[nodiscard]] std::vector<double> pipe_in_flight(const PipeGraph& graph,
+                                                 const std::vector<std::vector<double>>& share);
 /// The compiled program of (s, pp, micro_batches), made once per thread and reused (the cache
-/// is dropped whole past about a million passes). Same preconditions as pipe_program.
+/// is dropped whole past half a million passes, about 10 MB). Same preconditions as
+/// pipe_program.
 [[nodiscard]] std::shared_ptr<const PipeGraph> cached_pipe_graph(Schedule s, int pp,
                                                                  int micro_batches);
 /// pipe_in_flight of cached_pipe_graph(s, pp, micro_batches)'s program, remembered per thread
 /// for the share last asked (a search asks one share per schedule, pp and model).
 [[nodiscard]] std::vector<double> cached_pipe_in_flight(Schedule s, int pp, int micro_batches,
                                                         const std::vector<std::vector<double>>& share);
-/// simulate_pipe(graph.program, times).makespan_s, bit for bit, in one pass over the compiled
+/// simulate_pipe(program, times).makespan_s of the program compiled, bit for bit, in one pass over the compiled
 /// order with no allocation after a thread's first call.
 [[nodiscard]] double pipe_makespan(const PipeGraph& graph, const PipeTimes& times);
 
