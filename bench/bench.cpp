@@ -1,6 +1,7 @@
 // zerosearch_bench: times the search (enumerate + estimate every point on every placement +
 // rank) in-process, as the median of several runs, for clusters from 128 to 4,096 GPUs, and
-// the exact `optimal` partitioner on 128 GPUs; and the writers alone.
+// the exact `optimal` partitioner on 128 GPUs; the native estimator with and without the
+// zero-bubble and DualPipe schedules; and the writers alone.
 //
 //   zerosearch_bench [--profiledb DIR] [--runs N] [--threads T] [--case NAME] [--writers]
 //
@@ -40,6 +41,10 @@ struct Case {
   bool writers = false;
   /// What the search keeps (the default: every row, ranked).
   RowFilter keep = {};
+  /// Native estimator cases (issue 28): Llama-3 70B on `a10_nodes` nodes of 8 H100-SXM, the
+  /// default schedules, or every schedule with `split_schedules`.
+  bool native = false;
+  bool split_schedules = false;
 };
 
 // The issue's two reference cases, then larger clusters and batches.
@@ -58,6 +63,10 @@ const Case kCases[] = {
     // The writers alone on the rows of a real search (the issue's 99 MB CSV and a small one).
     {"writers_gpus128", 16, 16, 64, PartitionMethod::minmax, true},
     {"writers_gpus1024_gbs1024", 128, 128, 1024, PartitionMethod::minmax, true},
+    // The native estimator (issue 28): Llama-3 70B on 64 nodes of 8 H100-SXM, global batch
+    // 1024, with the default schedules, then with the zero-bubble and DualPipe ones added.
+    {"native_h100x512", 64, 0, 1024, PartitionMethod::minmax, false, {}, true, false},
+    {"native_h100x512_zb", 64, 0, 1024, PartitionMethod::minmax, false, {}, true, true},
 };
 
 double median(std::vector<double> v) {
@@ -160,6 +169,18 @@ int main(int argc, char** argv) {
     in.framework = Framework::deepspeed;
     in.global_batch = c.global_batch;
     in.partition_method = c.method;
+    if (c.native) {
+      in.model = "llama3_70B";
+      in.cluster.groups = {{"H100-SXM", c.a10_nodes}};
+      in.cluster.gpus_per_node = 8;
+      in.framework = Framework::automatic;
+      in.estimator = Estimator::native;
+      if (c.split_schedules) {
+        in.schedules = {Schedule::one_f_one_b, Schedule::interleaved, Schedule::zb_h1,
+                        Schedule::zb_h2,       Schedule::zbv,         Schedule::dualpipe,
+                        Schedule::dualpipev};
+      }
+    }
     const SearchPlan plan = make_plan(in, catalogs);
     if (c.writers) {
       bench_writers(c, plan, runs);

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <memory>
 #include <random>
 #include <tuple>
 
@@ -276,4 +277,73 @@ TEST_CASE("schedule conditions are one-line reasons", "[zb]") {
         "the zbv schedule with pp 8 needs at least 16 layers (16 model chunks), not 12");
   CHECK(split_schedule_invalid_reason(Schedule::zb_h1, 4, 1, 80).empty());
   CHECK(split_schedule_invalid_reason(Schedule::dualpipe, 4, 8, 80).empty());
+}
+
+TEST_CASE("the compiled fast path gives simulate_pipe's makespan bit for bit", "[zb]") {
+  // pipe_makespan (the search's path) against the event simulation on random heterogeneous
+  // ranks, chunks, links and exposed communication: every schedule, many pp and m, exact
+  // equality of the doubles (not Approx).
+  std::mt19937 rng(20261126);
+  std::uniform_real_distribution<double> u(0.05, 3.0);
+  std::uniform_real_distribution<double> frac(0.0, 0.6);
+  int compared = 0;
+  for (const Schedule s : {Schedule::one_f_one_b, Schedule::zb_h1, Schedule::zb_h2, Schedule::zbv,
+                           Schedule::dualpipe, Schedule::dualpipev}) {
+    for (const int p : {2, 3, 4, 5, 6, 8, 12, 16}) {
+      for (const int m : {1, 2, 3, p - 1, p, p + 1, 2 * p - 1, 2 * p, 2 * p + 2, 3 * p + 1, 4 * p, 64}) {
+        if (m < 1) continue;
+        if (s != Schedule::one_f_one_b && !split_schedule_invalid_reason(s, p, m, 1000).empty()) continue;
+        const PipeProgram prog = pipe_program(s, p, m);
+        const PipeGraph graph = compile_pipe(prog);
+        const std::shared_ptr<const PipeGraph> cached = cached_pipe_graph(s, p, m);
+        for (int trial = 0; trial < 4; ++trial) {
+          PipeTimes t;
+          t.chunks.resize(static_cast<std::size_t>(p));
+          for (auto& rank : t.chunks) {
+            rank.resize(static_cast<std::size_t>(prog.layout.chunks_per_rank));
+            for (PipeChunkTimes& c : rank) {
+              c.forward_s = u(rng);
+              c.input_s = u(rng);
+              c.weight_s = trial == 0 ? 0.0 : 0.5 * u(rng);
+              c.forward_comm_s = frac(rng) * c.forward_s;
+              c.backward_comm_s = frac(rng) * c.input_s;
+            }
+          }
+          for (int j = 0; j + 1 < p; ++j) t.link_s.push_back(trial == 1 ? 0.0 : 0.2 * u(rng));
+          const double reference = simulate_pipe(prog, t).makespan_s;
+          CHECK(pipe_makespan(graph, t) == reference);
+          CHECK(pipe_makespan(*cached, t) == reference);
+          ++compared;
+        }
+        // The activations in flight, through the per-thread cache, with uneven chunk shares.
+        std::vector<std::vector<double>> share(static_cast<std::size_t>(p));
+        for (auto& r : share) {
+          const double a = frac(rng) + 0.2;
+          r = prog.layout.chunks_per_rank == 1 ? std::vector<double>{1.0}
+                                               : std::vector<double>{a / (a + 0.5), 0.5 / (a + 0.5)};
+        }
+        CHECK(pipe_in_flight(graph, share) == pipe_in_flight(prog, share));
+        CHECK(cached_pipe_in_flight(s, p, m, share) == pipe_in_flight(prog, share));
+      }
+    }
+  }
+  CHECK(compared > 1000);
+}
+
+TEST_CASE("a compiled program runs its passes in an order that respects every input", "[zb]") {
+  // Every dependency of a pass comes earlier in the compiled order, and the order holds each
+  // rank's passes in the program's order.
+  for (const Schedule s : {Schedule::zb_h1, Schedule::zb_h2, Schedule::zbv, Schedule::dualpipe,
+                           Schedule::dualpipev}) {
+    const PipeProgram prog = pipe_program(s, 4, 16);
+    const PipeGraph g = compile_pipe(prog);
+    std::size_t passes = 0;
+    for (const auto& o : prog.orders) passes += o.size();
+    REQUIRE(g.rank.size() == passes);
+    for (std::size_t i = 0; i < g.rank.size(); ++i) {
+      CHECK(static_cast<std::size_t>(g.dep[i]) <= i);
+      CHECK(static_cast<std::size_t>(g.dep2[i]) <= i);
+    }
+    for (int r = 0; r < 4; ++r) CHECK(g.first[static_cast<std::size_t>(r)] >= 0);
+  }
 }

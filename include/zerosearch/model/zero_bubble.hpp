@@ -7,6 +7,7 @@
 // runs those orders event by event on per-rank, per-chunk times and per-boundary link times:
 // a pass starts when its rank is free and its input has arrived. Pure functions.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -119,6 +120,45 @@ struct PipeRun {
 /// (a bug in a generator, never a property of the input).
 [[nodiscard]] PipeRun simulate_pipe(const PipeProgram& program, const PipeTimes& times,
                                     bool record_events = false);
+
+/// A program compiled for repeated simulation (the search's fast path): every pass of every
+/// rank in one topological order of the passes' dependencies, each with the pass whose end is
+/// its input and the ranks its input crosses. Built once per (schedule, pp, micro-batches);
+/// immutable, so one may be shared between threads.
+struct PipeGraph {
+  /// The program's layout (its orders are in the arrays below, about 20 bytes a pass).
+  PipeLayout layout;
+  int chunks_per_rank = 1;
+  /// Per pass, in topological order: its rank; the index of its duration in pipe_makespan's
+  /// table (four single passes per rank and chunk, then the F&B pairs); its inputs, each the
+  /// 1-based index of the pass whose end it waits for (0: none, an end of 0) and the index of
+  /// the span of links that input crosses (0: none). An F&B pair has two inputs, others one.
+  std::vector<std::int32_t> rank, duration, dep, dep2;
+  std::vector<std::uint16_t> span, span2;
+  /// Spans of links [lo, hi) by index; spans[0] is empty.
+  std::vector<std::pair<int, int>> spans{{0, 0}};
+  /// Per rank: the index of its first pass, -1 if it has none.
+  std::vector<std::int32_t> first;
+};
+
+/// Compiles `program` (any valid one; throws std::logic_error if its orders deadlock). Each
+/// rank's passes keep the program's order within the compiled one.
+[[nodiscard]] PipeGraph compile_pipe(const PipeProgram& program);
+/// pipe_in_flight of the compiled program, bit for bit.
+[[nodiscard]] std::vector<double> pipe_in_flight(const PipeGraph& graph,
+                                                 const std::vector<std::vector<double>>& share);
+/// The compiled program of (s, pp, micro_batches), made once per thread and reused (the cache
+/// is dropped whole past half a million passes, about 10 MB). Same preconditions as
+/// pipe_program.
+[[nodiscard]] std::shared_ptr<const PipeGraph> cached_pipe_graph(Schedule s, int pp,
+                                                                 int micro_batches);
+/// pipe_in_flight of cached_pipe_graph(s, pp, micro_batches)'s program, remembered per thread
+/// for the share last asked (a search asks one share per schedule, pp and model).
+[[nodiscard]] std::vector<double> cached_pipe_in_flight(Schedule s, int pp, int micro_batches,
+                                                        const std::vector<std::vector<double>>& share);
+/// simulate_pipe(program, times).makespan_s of the program compiled, bit for bit, in one pass over the compiled
+/// order with no allocation after a thread's first call.
+[[nodiscard]] double pipe_makespan(const PipeGraph& graph, const PipeTimes& times);
 
 /// Peak activations each rank holds, in micro-batches of the whole rank: a chunk's
 /// activations are held from its forward to its input-gradient backward (the weight-gradient

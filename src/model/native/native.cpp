@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <memory>
 #include <optional>
 #include <queue>
 
@@ -674,7 +675,8 @@ namespace {
 struct PipeShape {
   bool split = false;
   int pp = 1;
-  PipeProgram program;
+  /// The schedule's compiled order (shared, cached per thread: zero_bubble.hpp).
+  std::shared_ptr<const PipeGraph> graph;
   /// [rank][chunk]: transformer layers, and whether the chunk holds the embedding / LM head.
   std::vector<std::vector<int>> layers;
   std::vector<std::vector<char>> embedding, head;
@@ -701,8 +703,8 @@ PipeShape pipe_shape(const NativeContext& ctx, const DesignPoint& p, const std::
   sh.pp = p.pp;
   sh.split = is_split_schedule(p.schedule) && p.pp > 1;
   if (!sh.split) return sh;
-  sh.program = pipe_program(p.schedule, p.pp, p.num_micro_batches);
-  const PipeLayout& l = sh.program.layout;
+  sh.graph = cached_pipe_graph(p.schedule, p.pp, p.num_micro_batches);
+  const PipeLayout& l = sh.graph->layout;
   const int L = static_cast<int>(ctx.model.num_layers);
   std::vector<int> at_position;
   if (l.chunks_per_rank == 1) {
@@ -733,7 +735,7 @@ PipeShape pipe_shape(const NativeContext& ctx, const DesignPoint& p, const std::
                                    : 1.0 / static_cast<double>(sh.layers[r].size()));
     }
   }
-  sh.in_flight = pipe_in_flight(sh.program, share);
+  sh.in_flight = cached_pipe_in_flight(p.schedule, p.pp, p.num_micro_batches, share);
   return sh;
 }
 
@@ -1112,7 +1114,7 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
   if (shape.split) {
     // Zero-bubble and DualPipe schedules: their orders simulated pass by pass on every rank's
     // chunk times and the links (docs/native.md §2.2).
-    out.pipeline_s = simulate_pipe(shape.program, pipe_times(ctx, p, out, shape, times)).makespan_s;
+    out.pipeline_s = pipe_makespan(*shape.graph, pipe_times(ctx, p, out, shape, times));
   }
   if (p.schedule == Schedule::terapipe) {
     // TeraPipe (docs/native.md §2.3): the slicing that minimises its objective on the slowest
@@ -1180,7 +1182,8 @@ PipeRun native_pipe_run(const NativeContext& ctx, const DesignPoint& p, const Na
   const PipeShape shape = pipe_shape(ctx, p, est.partition);
   if (!shape.split) return {};
   StageLayerTimes times(ctx, p);
-  return simulate_pipe(shape.program, pipe_times(ctx, p, est, shape, times), true);
+  return simulate_pipe(pipe_program(p.schedule, p.pp, p.num_micro_batches),
+                       pipe_times(ctx, p, est, shape, times), true);
 }
 
 TokenPipeline native_token_pipeline(const NativeContext& ctx, const DesignPoint& p,

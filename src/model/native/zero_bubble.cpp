@@ -13,6 +13,8 @@
 #include <deque>
 #include <fmt/format.h>
 #include <stdexcept>
+#include <tuple>
+#include <unordered_map>
 
 namespace zerosearch {
 
@@ -491,6 +493,295 @@ PipeRun simulate_pipe(const PipeProgram& prog, const PipeTimes& times, bool reco
   }
   run.makespan_s -= first;
   return run;
+}
+
+namespace {
+
+/// Index of a pass's duration in pipe_makespan's table: four single passes per (rank, chunk),
+/// then one F&B pair per (rank, forward chunk, backward chunk).
+std::int32_t duration_index(int r, int c, PipeOpKind k, int back_chunk, int ranks, int chunks) {
+  const int rc = r * chunks + c;
+  switch (k) {
+  case PipeOpKind::forward: return rc * 4;
+  case PipeOpKind::input_backward: return rc * 4 + 1;
+  case PipeOpKind::full_backward: return rc * 4 + 2;
+  case PipeOpKind::weight_backward: return rc * 4 + 3;
+  case PipeOpKind::forward_backward: break;
+  }
+  return ranks * chunks * 4 + rc * chunks + back_chunk;
+}
+
+} // namespace
+
+PipeGraph compile_pipe(const PipeProgram& prog) {
+  PipeGraph g;
+  const PipeLayout& l = prog.layout;
+  const int R = l.ranks;
+  const int C = l.chunks_per_rank;
+  g.chunks_per_rank = C;
+  std::vector<std::size_t> offset{0};
+  for (int d = 0; d < l.directions; ++d) {
+    offset.push_back(offset.back() + static_cast<std::size_t>(l.positions) *
+                                         static_cast<std::size_t>(l.micro_batches[static_cast<std::size_t>(d)]));
+  }
+  const auto key = [&](int d, int pos, int mb) {
+    return offset[static_cast<std::size_t>(d)] +
+           static_cast<std::size_t>(pos) * static_cast<std::size_t>(l.micro_batches[static_cast<std::size_t>(d)]) +
+           static_cast<std::size_t>(mb);
+  };
+  // The pass (1-based index in the compiled order) that finished each forward and input
+  // backward, 0 while none has.
+  std::vector<std::int32_t> forward_done(offset.back(), 0), backward_done(offset.back(), 0);
+  std::size_t total = 0;
+  for (const auto& o : prog.orders) total += o.size();
+  for (auto* v : {&g.rank, &g.duration, &g.dep, &g.dep2}) v->reserve(total);
+  g.span.reserve(total);
+  g.span2.reserve(total);
+  g.first.assign(static_cast<std::size_t>(R), -1);
+
+  struct Input {
+    bool ready = false;
+    std::int32_t dep = 0;
+    std::uint16_t span = 0;
+  };
+  // Index of the span [lo, hi) by lo * R + hi, 0 until first used.
+  std::vector<std::uint16_t> span_index(static_cast<std::size_t>(R) * static_cast<std::size_t>(R), 0);
+  const auto span_of = [&g, &span_index, R](int from, int r) {
+    const int lo = std::min(from, r), hi = std::max(from, r);
+    std::uint16_t& k = span_index[static_cast<std::size_t>(lo * R + hi)];
+    if (k == 0) {
+      if (g.spans.size() > 65535) throw std::logic_error("pipeline schedule: too many link spans");
+      g.spans.emplace_back(lo, hi);
+      k = static_cast<std::uint16_t>(g.spans.size() - 1);
+    }
+    return k;
+  };
+  // As simulate_pipe's forward_input and backward_input: the pass the input comes from.
+  const auto forward_input = [&](int r, int c, int mb) {
+    Input in;
+    const auto [d, pos] = l.place[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)];
+    if (pos == 0) {
+      in.ready = true;
+      return in;
+    }
+    in.dep = forward_done[key(d, pos - 1, mb)];
+    in.ready = in.dep > 0;
+    in.span = span_of(l.at[static_cast<std::size_t>(d)][static_cast<std::size_t>(pos - 1)].first, r);
+    return in;
+  };
+  const auto backward_input = [&](int r, int c, int mb) {
+    Input in;
+    const auto [d, pos] = l.place[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)];
+    if (pos == l.positions - 1) {
+      in.dep = forward_done[key(d, pos, mb)];
+    } else {
+      in.dep = backward_done[key(d, pos + 1, mb)];
+      in.span = span_of(l.at[static_cast<std::size_t>(d)][static_cast<std::size_t>(pos + 1)].first, r);
+    }
+    in.ready = in.dep > 0;
+    return in;
+  };
+  const auto mark = [&](std::vector<std::int32_t>& done, int r, int c, int mb, std::int32_t i) {
+    const auto [d, pos] = l.place[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)];
+    done[key(d, pos, mb)] = i;
+  };
+
+  std::vector<std::size_t> next(static_cast<std::size_t>(R), 0);
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (int r = 0; r < R; ++r) {
+      const auto ru = static_cast<std::size_t>(r);
+      const std::vector<PipeOp>& order = prog.orders[ru];
+      while (next[ru] < order.size()) {
+        const PipeOp& o = order[next[ru]];
+        Input a, b;
+        b.ready = true;
+        switch (o.kind) {
+        case PipeOpKind::forward: a = forward_input(r, o.chunk, o.micro_batch); break;
+        case PipeOpKind::input_backward:
+        case PipeOpKind::full_backward: a = backward_input(r, o.chunk, o.micro_batch); break;
+        case PipeOpKind::weight_backward: a.ready = true; break;
+        case PipeOpKind::forward_backward:
+          a = forward_input(r, o.chunk, o.micro_batch);
+          b = backward_input(r, o.back_chunk, o.back_micro_batch);
+          break;
+        }
+        if (!a.ready || !b.ready) break;
+        const auto i = static_cast<std::int32_t>(g.rank.size());
+        g.rank.push_back(r);
+        g.duration.push_back(duration_index(r, o.chunk, o.kind, o.back_chunk, R, C));
+        g.dep.push_back(a.dep);
+        g.span.push_back(a.span);
+        g.dep2.push_back(b.dep);
+        g.span2.push_back(b.span);
+        if (g.first[ru] < 0) g.first[ru] = i;
+        switch (o.kind) {
+        case PipeOpKind::forward: mark(forward_done, r, o.chunk, o.micro_batch, i + 1); break;
+        case PipeOpKind::input_backward:
+        case PipeOpKind::full_backward: mark(backward_done, r, o.chunk, o.micro_batch, i + 1); break;
+        case PipeOpKind::weight_backward: break;
+        case PipeOpKind::forward_backward:
+          mark(forward_done, r, o.chunk, o.micro_batch, i + 1);
+          mark(backward_done, r, o.back_chunk, o.back_micro_batch, i + 1);
+          break;
+        }
+        ++next[ru];
+        moved = true;
+      }
+    }
+  }
+  for (std::size_t r = 0; r < next.size(); ++r) {
+    if (next[r] != prog.orders[r].size()) {
+      throw std::logic_error(fmt::format("pipeline schedule deadlocks on rank {} at pass {}", r,
+                                         next[r]));
+    }
+  }
+  g.layout = l;
+  return g;
+}
+
+std::vector<double> pipe_in_flight(const PipeGraph& g,
+                                   const std::vector<std::vector<double>>& share) {
+  // pipe_in_flight's sums per rank, in each rank's order (kept within the compiled order); the
+  // pass kind and chunks read back from the duration index.
+  const auto R = static_cast<std::size_t>(g.layout.ranks);
+  const auto C = static_cast<std::size_t>(g.chunks_per_rank);
+  std::vector<double> now(R, 0.0), peak(R, 0.0);
+  for (std::size_t i = 0; i < g.rank.size(); ++i) {
+    const auto r = static_cast<std::size_t>(g.rank[i]);
+    const auto d = static_cast<std::size_t>(g.duration[i]);
+    const std::vector<double>& s = share[r];
+    if (d < R * C * 4) {
+      const double c = s[(d / 4) % C];
+      switch (d % 4) {
+      case 0: now[r] += c; break;     // forward
+      case 1:                          // input backward
+      case 2: now[r] -= c; break;     // full backward
+      default: break;                  // weight backward
+      }
+    } else {
+      const std::size_t k = d - R * C * 4; // F&B: (rank, forward chunk) * C + backward chunk
+      now[r] += s[(k / C) % C];
+      peak[r] = std::max(peak[r], now[r]);
+      now[r] -= s[k % C];
+    }
+    peak[r] = std::max(peak[r], now[r]);
+  }
+  return peak;
+}
+
+namespace {
+
+/// One cache per thread (no locks): the compiled graphs of recent (schedule, pp, micro-batches)
+/// and the activations in flight last computed on each. Dropped whole when it holds more than
+/// kBudget passes, so a thread keeps about 10 MB at most. Graphs are immutable and
+/// shared with callers.
+struct GraphCache {
+  struct Entry {
+    std::shared_ptr<const PipeGraph> graph;
+    std::vector<std::vector<double>> share;
+    std::vector<double> in_flight;
+  };
+  static constexpr std::size_t kBudget = std::size_t{1} << 19;
+  std::unordered_map<std::uint64_t, Entry> entries;
+  std::size_t passes = 0;
+
+  Entry& at(Schedule s, int pp, int m) {
+    const std::uint64_t key = (static_cast<std::uint64_t>(s) << 56) |
+                              (static_cast<std::uint64_t>(static_cast<std::uint32_t>(pp)) << 32) |
+                              static_cast<std::uint32_t>(m);
+    if (const auto it = entries.find(key); it != entries.end()) return it->second;
+    auto g = std::make_shared<const PipeGraph>(compile_pipe(pipe_program(s, pp, m)));
+    if (passes + g->rank.size() > kBudget) {
+      entries.clear();
+      passes = 0;
+    }
+    passes += g->rank.size();
+    Entry& e = entries[key];
+    e.graph = std::move(g);
+    return e;
+  }
+};
+
+GraphCache& graph_cache() {
+  thread_local GraphCache cache;
+  return cache;
+}
+
+} // namespace
+
+std::shared_ptr<const PipeGraph> cached_pipe_graph(Schedule s, int pp, int m) {
+  return graph_cache().at(s, pp, m).graph;
+}
+
+std::vector<double> cached_pipe_in_flight(Schedule s, int pp, int m,
+                                          const std::vector<std::vector<double>>& share) {
+  GraphCache::Entry& e = graph_cache().at(s, pp, m);
+  if (e.in_flight.empty() || e.share != share) {
+    e.in_flight = pipe_in_flight(*e.graph, share);
+    e.share = share;
+  }
+  return e.in_flight;
+}
+
+double pipe_makespan(const PipeGraph& g, const PipeTimes& times) {
+  const auto R = static_cast<std::size_t>(g.layout.ranks);
+  const auto C = static_cast<std::size_t>(g.chunks_per_rank);
+  // One set of buffers per thread, reused.
+  thread_local std::vector<double> duration, end, free_at, span;
+  duration.resize(R * C * 4 + R * C * C);
+  for (std::size_t r = 0; r < R; ++r) {
+    const std::vector<PipeChunkTimes>& ct = times.chunks[r];
+    for (std::size_t c = 0; c < C; ++c) {
+      const PipeChunkTimes& t = ct[c];
+      double* d = &duration[(r * C + c) * 4];
+      d[0] = t.forward_s;
+      d[1] = t.input_s;
+      d[2] = t.input_s + t.weight_s;
+      d[3] = t.weight_s;
+      for (std::size_t b = 0; b < C; ++b) {
+        duration[R * C * 4 + (r * C + c) * C + b] = overlapped_s(t, ct[b]);
+      }
+    }
+  }
+  // The links each input crosses, summed from the lower rank up as simulate_pipe's
+  // link_between does (span 0: none; an end plus 0.0 is that end, ends being >= 0).
+  span.resize(g.spans.size());
+  for (std::size_t k = 0; k < g.spans.size(); ++k) {
+    double s = 0.0;
+    for (int j = g.spans[k].first; j < g.spans[k].second; ++j) s += times.link_s[static_cast<std::size_t>(j)];
+    span[k] = s;
+  }
+  free_at.assign(R, 0.0);
+  const std::size_t n = g.rank.size();
+  end.resize(n + 1);
+  end[0] = 0.0; // "no input": a pass waiting on nothing waits for time 0
+  const double* sp = span.data();
+  const double* du = duration.data();
+  double* e = end.data();
+  double* fr = free_at.data();
+  // simulate_pipe's arithmetic pass for pass: a pass starts at max(rank free, input) and an
+  // F&B pair's input is max(forward input, backward input); max(x, 0.0) is x for x >= 0.
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto r = static_cast<std::size_t>(g.rank[i]);
+    const double a = e[g.dep[i]] + sp[g.span[i]];
+    const double b = e[g.dep2[i]] + sp[g.span2[i]];
+    const double s = std::max(fr[r], std::max(a, b));
+    fr[r] = s + du[g.duration[i]];
+    e[i + 1] = fr[r];
+  }
+  double first = 0.0, makespan = 0.0;
+  for (std::size_t r = 0; r < R; ++r) {
+    double rs = 0.0;
+    if (const std::int32_t i = g.first[r]; i >= 0) {
+      // Its first pass started at its input (the rank was free from 0).
+      const auto u = static_cast<std::size_t>(i);
+      rs = std::max(0.0, std::max(e[g.dep[u]] + sp[g.span[u]], e[g.dep2[u]] + sp[g.span2[u]]));
+    }
+    first = r == 0 ? rs : std::min(first, rs);
+    makespan = std::max(makespan, free_at[r]);
+  }
+  return makespan - first;
 }
 
 std::vector<double> pipe_in_flight(const PipeProgram& prog,
