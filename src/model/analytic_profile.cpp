@@ -401,6 +401,19 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   if (!st.fused_kernels) {
     bytes += eager_extra_bytes(model, x, st, elem, tokens, f_act);
   }
+  if (x.experts > 0 && x.top_k > 0) {
+    // Token permutation around the experts, as Megatron-LM's all-to-all dispatcher runs it
+    // (megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher;
+    // moe_utils.py permute, sort_chunks_by_idxs, unpermute): the tokens gathered into expert
+    // order (read h, write the top-k copies), after the all-to-all sorted by local expert and
+    // back again (read and write the top-k copies, twice, when the rank holds several experts
+    // of an ep > 1 layout), and the weighted combine (read the top-k copies, write h). The
+    // dispatcher sees the rank's s/tp tokens under sequence parallelism.
+    const double ep = static_cast<double>(std::max(1, st.ep));
+    const double sorted = st.ep > 1 && x.experts / ep > 1 ? 4.0 : 0.0;
+    const double moe_tokens = st.sequence_parallel ? tokens / t : tokens;
+    bytes += elem * moe_tokens * x.h * (2.0 + (2.0 + sorted) * x.top_k);
+  }
   if (!st.flash_attention) {
     bytes += elem * b * x.a * x.s * x.s * 4 / t / cp; // scores, softmax read/write, read for PV
   }

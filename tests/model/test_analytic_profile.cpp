@@ -275,6 +275,29 @@ TEST_CASE("eager layers: the element-wise traffic of each op, counted by hand", 
             .epsilon(1e-12));
 }
 
+TEST_CASE("MoE layers: the dispatcher's token permutation, counted by hand", "[analytic][moe]") {
+  // mixtral_8x7B: h 4096, 8 experts, top-2. One rank's 4096 tokens: gathered into expert order
+  // (read h, write 2 copies) and combined back (read 2 copies, write h): 2 + 2 x 2 elements of
+  // h per token; with ep 2 the rank's 4 local experts also sort and unsort the copies after
+  // the all-to-all: 4 x 2 more.
+  const ModelSpec& m = models().find("mixtral_8x7B");
+  const GpuSpec& h = catalog().gpu("H100-SXM");
+  const AnalyticCalibration c = prior_calibration(h);
+  const double bw = h.memory_gbps * 1e9 * c.memory_efficiency;
+  AnalyticSettings one;
+  one.dtype = Dtype::bf16;
+  one.sequence_length = 4096;
+  one.sequence_parallel = false;
+  AnalyticSettings two = one;
+  two.ep = 2;
+  const double e1 = analytic_layer_times(m, h, c, one).elementwise_forward_s;
+  const double e2 = analytic_layer_times(m, h, c, two).elementwise_forward_s;
+  CHECK(e2 - e1 == Approx(2.0 * 4096 * 4096 * 4 * 2 / bw).epsilon(1e-9));
+  // At ep 1: the norms and residuals (10 h), the permutation (2 + 2 x 2 h) and the
+  // activation of the two experts' SwiGLU on top of them.
+  CHECK(e1 > 2.0 * 4096 * 4096 * (10 + 2 + 2 * 2) / bw);
+}
+
 // The native estimator's costs (docs/native.md §2.2), worked by hand.
 
 TEST_CASE("a layer's kernels follow the framework's fused or eager path", "[analytic][kernels]") {
