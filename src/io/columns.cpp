@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "zerosearch/core/enum_table.hpp"
 #include "zerosearch/io/report.hpp"
 
 namespace zerosearch {
@@ -274,7 +275,8 @@ constexpr Blank kNotFinite = Blank::if_not_finite;
 // The one table of output columns, in the enum's order (docs/model.md §5 for the original's
 // CSV).
 constexpr auto kColumns = std::to_array<ColumnDef>({
-    integer(C::m, "m", [](Row r, const Column&) -> long long { return point(r).num_micro_batches; }),
+    integer(C::m, "m",
+            [](Row r, const Column&) -> long long { return point(r).num_micro_batches; }),
     integer(C::mbs, "mbs", [](Row r, const Column&) -> long long { return point(r).mbs; }),
     integer(C::tp, "tp", [](Row r, const Column&) -> long long { return point(r).tp; }),
     integer(C::pp, "pp", [](Row r, const Column&) -> long long { return point(r).pp; }),
@@ -305,7 +307,8 @@ constexpr auto kColumns = std::to_array<ColumnDef>({
             [](Row r, const Column& c) -> long long { return node_count(r, c.node_type); },
             "nodes"),
     integer(C::rank, "rank", [](Row r, const Column&) -> long long { return r.rank; }),
-    integer(C::real_rank, "real_rank", [](Row r, const Column&) -> long long { return r.real_rank; }),
+    integer(C::real_rank, "real_rank",
+            [](Row r, const Column&) -> long long { return r.real_rank; }),
     boolean(C::pareto, "pareto", [](Row r) { return r.on_front; }),
     text(C::placement_runs, "placement",
          [](Row r, std::string& scratch) -> std::string_view {
@@ -385,12 +388,8 @@ constexpr auto kColumns = std::to_array<ColumnDef>({
     word(C::cp_comm, "cp_comm",
          [](Row r, std::string&) -> std::string_view { return to_string(point(r).cp_comm); }),
 });
-static_assert([] {
-  for (std::size_t i = 0; i < kColumns.size(); ++i) {
-    if (static_cast<std::size_t>(kColumns[i].id) != i) return false;
-  }
-  return true;
-}(), "kColumns rows must follow the ColumnId enum's order");
+static_assert(rows_follow_enum(kColumns),
+              "kColumns rows must follow the ColumnId enum's order");
 
 nlohmann::ordered_json number(double v) {
   return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "zerosearch/core/context_parallel.hpp"
+#include "zerosearch/core/enum_table.hpp"
 #include "zerosearch/core/hardware.hpp"
 
 namespace zerosearch {
@@ -169,14 +170,8 @@ inline constexpr auto kDpMethods = std::to_array<DpMethodInfo>({
      {DpLaunchKind::deepspeed_zero, 3}},
 });
 
-static_assert([] {
-  for (std::size_t i = 0; i < kDpMethods.size(); ++i) {
-    if (static_cast<std::size_t>(kDpMethods[i].id) != i) {
-      return false;
-    }
-  }
-  return true;
-}(), "kDpMethods rows must follow the DpMethod enum's order");
+static_assert(rows_follow_enum(kDpMethods),
+              "kDpMethods rows must follow the DpMethod enum's order");
 
 /// All methods, in the original's enumeration order.
 [[nodiscard]] constexpr std::span<const DpMethodInfo> dp_methods() noexcept { return kDpMethods; }
@@ -310,12 +305,8 @@ inline constexpr auto kSchedules = std::to_array<ScheduleInfo>({
      ""},
 });
 
-static_assert([] {
-  for (std::size_t i = 0; i < kSchedules.size(); ++i) {
-    if (static_cast<std::size_t>(kSchedules[i].id) != i) return false;
-  }
-  return true;
-}(), "kSchedules rows must follow the Schedule enum's order");
+static_assert(rows_follow_enum(kSchedules),
+              "kSchedules rows must follow the Schedule enum's order");
 
 /// All schedules, in the enum's order.
 [[nodiscard]] constexpr std::span<const ScheduleInfo> schedules() noexcept { return kSchedules; }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "zerosearch/core/cluster.hpp"
+#include "zerosearch/core/enum_table.hpp"
 #include "zerosearch/io/report.hpp"
 
 namespace zerosearch {
@@ -40,12 +41,8 @@ inline constexpr auto kReportFormats = std::to_array<ReportFormatInfo>({
     {ReportFormat::none, nullptr, false, "nothing but errors (-q)"},
 });
 
-static_assert([] {
-  for (std::size_t i = 0; i < kReportFormats.size(); ++i) {
-    if (static_cast<std::size_t>(kReportFormats[i].id) != i) return false;
-  }
-  return true;
-}(), "kReportFormats rows must follow the ReportFormat enum's order");
+static_assert(rows_follow_enum(kReportFormats),
+              "kReportFormats rows must follow the ReportFormat enum's order");
 
 [[nodiscard]] constexpr std::span<const ReportFormatInfo> report_formats() noexcept {
   return kReportFormats;
