@@ -419,7 +419,6 @@ std::string Column::table_header() const {
 std::vector<Column> csv_layout(const std::vector<std::string>& type_names,
                                const CsvOptions& options) {
   std::vector<Column> cols;
-  using C = ColumnId;
   const auto add = [&](std::initializer_list<ColumnId> ids) {
     for (const ColumnId id : ids) {
       cols.emplace_back(id);
@@ -588,7 +587,6 @@ std::string_view CellWriter::placement_json(const RankedRow& r) {
   const std::size_t last = t.json_offsets[k % t.nodes + t.nodes] - 1; // without the last ','
   return std::string_view(t.json).substr(first, last - first);
 }
-
 
 std::size_t CellWriter::max_row_size(std::span<const Column> columns, const RankedRow& r) {
   std::size_t n = 64 * columns.size() + 32 * r.row->estimate.partition.size() +
