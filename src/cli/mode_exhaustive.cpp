@@ -88,7 +88,7 @@ void exhaustive(NativeEstimator, const Options& o, Session& session, SessionResu
                                  "interleaved (or leave --schedule out)",
                                  p.virtual_stages));
   }
-  if (p.schedule == Schedule::interleaved && p.virtual_stages == 1) {
+  if (info(p.schedule).interleaves && p.virtual_stages == 1) {
     throw InputError("--schedule interleaved needs --virtual_stages 2 or more");
   }
   if (!given.empty() && schedule_chunks_per_rank(p.schedule) > 1) {

@@ -315,15 +315,7 @@ void check_outputs(const RawOptions& raw, Options& o) {
                                    raw.format));
     }
   } else if (!raw.format.empty()) {
-    if (raw.format == "csv") {
-      o.format = Format::csv;
-    } else if (raw.format == "json") {
-      o.format = Format::json;
-    } else if (raw.format == "table") {
-      o.format = Format::table;
-    } else {
-      throw InputError(fmt::format("unknown --format '{}' (allowed: csv, json, table)", raw.format));
-    }
+    o.format = parse_report_format(raw.format);
     if (raw.output == "-") {
       throw InputError("-o - and --format both write to standard output; use one of them");
     }

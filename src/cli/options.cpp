@@ -1,4 +1,5 @@
 #include "options.hpp"
+#include "option_table.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -222,8 +223,8 @@ ParseResult parse_options(int argc, const char* const* argv) {
 
   const char* output = "Output (default: a short summary on standard output)";
   app.add_option("--format", o.format,
-                 "Write the ranked rows to standard output as csv, json or table; "
-                 "default: the summary")
+                 "Write the ranked rows to standard output as " + report_format_names(" or ") +
+                     "; default: the summary")
       ->type_name("F")->group(output);
   app.add_flag("--pretty", o.pretty,
                "Write the full ranked table to standard output; CSV and JSON get the original's "
@@ -331,61 +332,50 @@ ParseResult parse_options(int argc, const char* const* argv) {
                  "Write a self-contained HTML report (summary, sortable table, timeline) to FILE")
       ->type_name("FILE")->group(modes);
   const std::string native = "Native estimator";
-  app.add_option("--estimator", o.estimator,
-                 "zerosearch (the original's formulas, bit for bit) or native (zerosearch's own "
-                 "model, docs/native.md); default: zerosearch when every node type has a "
-                 "measured profile of the model, else native")
-      ->type_name("E")->group(native);
-  app.add_option("--recompute", o.recompute,
-                 "Activation recomputation to search: none, selective, full, or a list "
-                 "(default: all three)")
-      ->type_name("R[,R]")->group(native);
-  app.add_option("--offload", o.offload,
-                 "DeepSpeed offload to search: none, optimizer, optimizer+params, or a list "
-                 "(default: none)")
-      ->type_name("O[,O]")->group(native);
-  app.add_option("--virtual_stages", o.virtual_stages,
-                 "Model chunks per pipeline rank (interleaved 1F1B when > 1), one or a list "
-                 "(default: 1,2)")
-      ->type_name("V[,V]")->group(native);
-  app.add_option("--dtype", o.dtype,
-                 "Training element type: bf16, fp16, fp32, fp8, or a list (default: from "
-                 "--precision)")
-      ->type_name("D[,D]")->group(native);
-  app.add_option("--schedule", o.schedule,
-                 "Pipeline schedules to search: 1f1b, interleaved (with --virtual_stages > 1), "
-                 "terapipe (token-level pipelining, docs/native.md), or a list "
-                 "(default: 1f1b,interleaved)")
-      ->type_name("S[,S]")->group(native);
-  app.add_option("--host_memory_gib", o.host_memory_gib,
-                 "Host memory per node for offload, GiB (default: 2x the node's GPU memory)")
-      ->type_name("G")->group(native);
-  app.add_option("--framework_overhead_gib", o.framework_overhead_gib,
-                 "Per-GPU memory besides model states and activations, GiB (default: 2)")
-      ->type_name("G")->group(native);
-  app.add_option("--sequence_parallel", o.sequence_parallel,
-                 "Megatron-LM sequence parallelism with tp > 1 (norm and dropout activations "
-                 "split over the tp ranks): on (default) or off")
-      ->type_name("on|off")->group(native);
-  app.add_option("--flash_attention", o.flash_attention,
-                 "Fused (FlashAttention-style) attention: on (default) or off (the scores and "
-                 "softmax written to memory, as before 2022)")
-      ->type_name("on|off")->group(native);
-  app.add_option("--overlap_grad_reduce", o.overlap_grad_reduce,
-                 "Overlap the gradient reduction of dp and zero0-2 with backward "
-                 "(Megatron-LM --overlap-grad-reduce, DeepSpeed overlap_comm): on or off "
-                 "(default: off, both frameworks' default; zero3 and fsdp always overlap)")
-      ->type_name("on|off")->group(native);
-  app.add_option("--fused_loss", o.fused_loss,
-                 "The loss compiled into fused kernels (torchtitan's [compile], fsdp only): the "
-                 "logits and their gradient stay in 16 bits; on or off (default)")
-      ->type_name("on|off")->group(native);
-  app.add_option("--fused_layers", o.fused_layers,
-                 "The layers' element-wise ops fused (torch.compile: torchtitan's [compile]; or "
-                 "hand-fused kernels), fsdp only: norms, RoPE, SwiGLU and residual adds cost what "
-                 "Megatron-LM's fused kernels cost; on or off (default: eager PyTorch op by op, "
-                 "torchtitan's default)")
-      ->type_name("on|off")->group(native);
+  // The native estimator's flags: text each, checked in option_checks.cpp.
+  static const std::vector<TextOption<RawOptions>> native_flags{
+      {"--estimator", &RawOptions::estimator, "E",
+       "zerosearch (the original's formulas, bit for bit) or native (zerosearch's own model, "
+       "docs/native.md); default: zerosearch when every node type has a measured profile of the "
+       "model, else native"},
+      {"--recompute", &RawOptions::recompute, "R[,R]",
+       "Activation recomputation to search: none, selective, full, or a list (default: all "
+       "three)"},
+      {"--offload", &RawOptions::offload, "O[,O]",
+       "DeepSpeed offload to search: none, optimizer, optimizer+params, or a list (default: "
+       "none)"},
+      {"--virtual_stages", &RawOptions::virtual_stages, "V[,V]",
+       "Model chunks per pipeline rank (interleaved 1F1B when > 1), one or a list (default: "
+       "1,2)"},
+      {"--dtype", &RawOptions::dtype, "D[,D]",
+       "Training element type: bf16, fp16, fp32, fp8, or a list (default: from --precision)"},
+      {"--schedule", &RawOptions::schedule, "S[,S]",
+       "Pipeline schedules to search: 1f1b, interleaved (with --virtual_stages > 1), terapipe "
+       "(token-level pipelining, docs/native.md), or a list (default: 1f1b,interleaved)"},
+      {"--host_memory_gib", &RawOptions::host_memory_gib, "G",
+       "Host memory per node for offload, GiB (default: 2x the node's GPU memory)"},
+      {"--framework_overhead_gib", &RawOptions::framework_overhead_gib, "G",
+       "Per-GPU memory besides model states and activations, GiB (default: 2)"},
+      {"--sequence_parallel", &RawOptions::sequence_parallel, "on|off",
+       "Megatron-LM sequence parallelism with tp > 1 (norm and dropout activations split over "
+       "the tp ranks): on (default) or off"},
+      {"--flash_attention", &RawOptions::flash_attention, "on|off",
+       "Fused (FlashAttention-style) attention: on (default) or off (the scores and softmax "
+       "written to memory, as before 2022)"},
+      {"--overlap_grad_reduce", &RawOptions::overlap_grad_reduce, "on|off",
+       "Overlap the gradient reduction of dp and zero0-2 with backward (Megatron-LM "
+       "--overlap-grad-reduce, DeepSpeed overlap_comm): on or off (default: off, both "
+       "frameworks' default; zero3 and fsdp always overlap)"},
+      {"--fused_loss", &RawOptions::fused_loss, "on|off",
+       "The loss compiled into fused kernels (torchtitan's [compile], fsdp only): the logits "
+       "and their gradient stay in 16 bits; on or off (default)"},
+      {"--fused_layers", &RawOptions::fused_layers, "on|off",
+       "The layers' element-wise ops fused (torch.compile: torchtitan's [compile]; or "
+       "hand-fused kernels), fsdp only: norms, RoPE, SwiGLU and residual adds cost what "
+       "Megatron-LM's fused kernels cost; on or off (default: eager PyTorch op by op, "
+       "torchtitan's default)"},
+  };
+  add_text_options<RawOptions>(app, o, native, native_flags);
   app.add_option("--list", o.list,
                  "Print the built-in models (models) or the GPU catalog (gpus) with their key "
                  "figures and exit; also `zerosearch list models|gpus`")

@@ -11,6 +11,7 @@
 
 #include "zerosearch/core/cluster.hpp"
 #include "zerosearch/core/dp_method.hpp"
+#include "zerosearch/io/report_format.hpp"
 #include "zerosearch/model/estimate.hpp"
 #include "zerosearch/search/plan.hpp"
 #include "zerosearch/search/ranking.hpp"
@@ -124,7 +125,8 @@ inline constexpr long long kMaxClusterGpus = 16'777'216;
 inline constexpr int kMaxParetoNodesPerType = 1000;
 
 /// What --format asks for on standard output.
-enum class Format { csv, json, table };
+/// --format: one of the report formats (io/report_format.hpp, kReportFormats).
+using Format = ReportFormat;
 
 /// The flags, validated: numbers in range, names parsed, modes consistent.
 struct Options {

@@ -64,11 +64,7 @@ OutputPlan make_output_plan(const Options& o, const fs::path& record_file) {
     plan.csv_files.push_back(std::move(t));
   }
   if (o.format) {
-    switch (*o.format) {
-    case Format::csv: plan.to_stdout = StdoutFormat::csv; break;
-    case Format::json: plan.to_stdout = StdoutFormat::json; break;
-    case Format::table: plan.to_stdout = StdoutFormat::table; break;
-    }
+    plan.to_stdout = *o.format;
   } else if (csv_to_stdout) {
     plan.to_stdout = StdoutFormat::csv;
   } else if (o.pretty) {
@@ -124,8 +120,7 @@ RowFilter search_filter(const OutputPlan& plan, bool all_rows) {
   if (all_rows) {
     return {};
   }
-  const bool full_stdout =
-      plan.to_stdout == StdoutFormat::csv || plan.to_stdout == StdoutFormat::json;
+  const bool full_stdout = info(plan.to_stdout).per_placement;
   const bool any_full = !plan.csv_files.empty() || full_stdout;
   // Outputs of one row per placement: the CSV files, and csv or json on standard output.
   const bool per_placement = any_full && !plan.csv.distinct;

@@ -19,8 +19,8 @@
 
 namespace zerosearch::cli {
 
-/// What standard output gets.
-enum class StdoutFormat { summary, csv, json, table, none };
+/// What standard output gets: one of the report formats (io/report_format.hpp, kReportFormats).
+using StdoutFormat = ReportFormat;
 
 struct OutputPlan {
   StdoutFormat to_stdout = StdoutFormat::summary;

@@ -1,7 +1,9 @@
 #include "run_cost_options.hpp"
+#include "option_table.hpp"
 #include "options.hpp"
 
 #include <cmath>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -10,53 +12,52 @@
 
 namespace zerosearch::cli {
 
+namespace {
+
+using Option = TextOption<RunCostRaw>;
+
+/// The whole run's flags, in --help's order.
+const std::vector<Option>& run_cost_flags() {
+  static const std::vector<Option> flags{
+      {"--tokens", &RunCostRaw::tokens, "N",
+       "Train on N tokens: wall-clock days, GPU-hours, dollars and MWh of the whole run per "
+       "plan (with failures, checkpoints and restarts); e.g. 15e12"},
+      {"--steps", &RunCostRaw::steps, "N", "The same for N optimizer steps (not with --tokens)"},
+      {"--storage_gbps_per_node", &RunCostRaw::storage_gbps_per_node, "GBPS",
+       "Checkpoint write bandwidth per node, GB/s (default 1: Llama 3's 2 TB/s over 2,048 "
+       "nodes)"},
+      {"--restart_min", &RunCostRaw::restart_min, "MIN",
+       "Minutes from a failure to training again (default 10)"},
+      {"--failures_per_gpu_hour", &RunCostRaw::failures_per_gpu_hour, "RATE",
+       "Unexpected interruptions per GPU-hour (default: the catalog's rate of each GPU's "
+       "class, Llama 3's 1.97e-5 for hbm-nvlink)"},
+      {"--pricing", &RunCostRaw::pricing, "P",
+       "Catalog price per GPU-hour: on_demand (default), reserved or spot"},
+      {"--spot_preemptions_per_node_hour", &RunCostRaw::spot_preemptions_per_node_hour, "RATE",
+       "--pricing spot: preemptions per node-hour, added to the failures (default 2.74e-4: "
+       "20 % of nodes a month)"},
+      {"--power_cap_w", &RunCostRaw::power_cap_w, "W",
+       "Per-GPU power cap, W: a GPU that would draw more runs slower (docs/run_cost.md)"},
+      {"--node_overhead_w", &RunCostRaw::node_overhead_w, "W",
+       "Power of a node besides its GPUs (CPUs, NICs, fans), W (default 0)"},
+      {"--pue", &RunCostRaw::pue, "X", "Facility power usage effectiveness, >= 1 (default 1)"},
+      {"--usd_per_kwh", &RunCostRaw::usd_per_kwh, "USD",
+       "Electricity price, $ per kWh: adds the run's energy cost"},
+      {"--front", &RunCostRaw::front, "F",
+       "--pareto: the front of step-usd (price per step vs step time, default), days-usd or "
+       "days-mwh (the whole run's, with --tokens or --steps)"},
+      {"--budget_usd", &RunCostRaw::budget_usd, "USD",
+       "Keep only plans whose whole run costs at most USD (GPU rental)"},
+      {"--deadline_days", &RunCostRaw::deadline_days, "D",
+       "Keep only plans whose whole run takes at most D days"},
+  };
+  return flags;
+}
+
+} // namespace
+
 void add_run_cost_options(CLI::App& app, RunCostRaw& raw) {
-  const char* group = "Whole run (docs/run_cost.md)";
-  app.add_option("--tokens", raw.tokens,
-                 "Train on N tokens: wall-clock days, GPU-hours, dollars and MWh of the whole "
-                 "run per plan (with failures, checkpoints and restarts); e.g. 15e12")
-      ->type_name("N")->group(group);
-  app.add_option("--steps", raw.steps, "The same for N optimizer steps (not with --tokens)")
-      ->type_name("N")->group(group);
-  app.add_option("--storage_gbps_per_node", raw.storage_gbps_per_node,
-                 "Checkpoint write bandwidth per node, GB/s (default 1: Llama 3's 2 TB/s over "
-                 "2,048 nodes)")
-      ->type_name("GBPS")->group(group);
-  app.add_option("--restart_min", raw.restart_min,
-                 "Minutes from a failure to training again (default 10)")
-      ->type_name("MIN")->group(group);
-  app.add_option("--failures_per_gpu_hour", raw.failures_per_gpu_hour,
-                 "Unexpected interruptions per GPU-hour (default: the catalog's rate of each "
-                 "GPU's class, Llama 3's 1.97e-5 for hbm-nvlink)")
-      ->type_name("RATE")->group(group);
-  app.add_option("--pricing", raw.pricing,
-                 "Catalog price per GPU-hour: on_demand (default), reserved or spot")
-      ->type_name("P")->group(group);
-  app.add_option("--spot_preemptions_per_node_hour", raw.spot_preemptions_per_node_hour,
-                 "--pricing spot: preemptions per node-hour, added to the failures (default "
-                 "2.74e-4: 20 % of nodes a month)")
-      ->type_name("RATE")->group(group);
-  app.add_option("--power_cap_w", raw.power_cap_w,
-                 "Per-GPU power cap, W: a GPU that would draw more runs slower (docs/run_cost.md)")
-      ->type_name("W")->group(group);
-  app.add_option("--node_overhead_w", raw.node_overhead_w,
-                 "Power of a node besides its GPUs (CPUs, NICs, fans), W (default 0)")
-      ->type_name("W")->group(group);
-  app.add_option("--pue", raw.pue, "Facility power usage effectiveness, >= 1 (default 1)")
-      ->type_name("X")->group(group);
-  app.add_option("--usd_per_kwh", raw.usd_per_kwh,
-                 "Electricity price, $ per kWh: adds the run's energy cost")
-      ->type_name("USD")->group(group);
-  app.add_option("--front", raw.front,
-                 "--pareto: the front of step-usd (price per step vs step time, default), "
-                 "days-usd or days-mwh (the whole run's, with --tokens or --steps)")
-      ->type_name("F")->group(group);
-  app.add_option("--budget_usd", raw.budget_usd,
-                 "Keep only plans whose whole run costs at most USD (GPU rental)")
-      ->type_name("USD")->group(group);
-  app.add_option("--deadline_days", raw.deadline_days,
-                 "Keep only plans whose whole run takes at most D days")
-      ->type_name("D")->group(group);
+  add_text_options<RunCostRaw>(app, raw, "Whole run (docs/run_cost.md)", run_cost_flags());
 }
 
 namespace {
@@ -92,21 +93,13 @@ RunCostOptions check_run_cost(const RunCostRaw& raw, bool pareto) {
   if (!raw.steps.empty()) {
     f.steps = parse_int("--steps", raw.steps, 1, 1'000'000'000'000LL);
   }
-  const std::pair<const char*, const std::string*> needs_length[] = {
-      {"--storage_gbps_per_node", &raw.storage_gbps_per_node},
-      {"--restart_min", &raw.restart_min},
-      {"--failures_per_gpu_hour", &raw.failures_per_gpu_hour},
-      {"--pricing", &raw.pricing},
-      {"--spot_preemptions_per_node_hour", &raw.spot_preemptions_per_node_hour},
-      {"--power_cap_w", &raw.power_cap_w},
-      {"--node_overhead_w", &raw.node_overhead_w},
-      {"--pue", &raw.pue},
-      {"--usd_per_kwh", &raw.usd_per_kwh},
-      {"--budget_usd", &raw.budget_usd},
-      {"--deadline_days", &raw.deadline_days}};
-  for (const auto& [flag, text] : needs_length) {
-    if (!text->empty() && !o.enabled) {
-      throw InputError(fmt::format("{} needs --tokens N or --steps N (the whole run)", flag));
+  // Every flag but the length itself and --front (checked below) needs the run's length.
+  for (const Option& flag : run_cost_flags()) {
+    const std::string& text = raw.*flag.value;
+    if (!text.empty() && !o.enabled && flag.value != &RunCostRaw::tokens &&
+        flag.value != &RunCostRaw::steps && flag.value != &RunCostRaw::front) {
+      throw InputError(
+          fmt::format("{} needs --tokens N or --steps N (the whole run)", flag.flag));
     }
   }
   RunCostSettings& s = f.settings;

@@ -103,30 +103,20 @@ const char* offload_unsupported(DpMethod m, Offload o) noexcept {
   return most == Offload::none ? any.c_str() : params.c_str();
 }
 
-const char* to_string(Schedule s) noexcept {
-  switch (s) {
-  case Schedule::one_f_one_b: return "1f1b";
-  case Schedule::interleaved: return "interleaved";
-  case Schedule::terapipe: return "terapipe";
-  case Schedule::zb_h1: return "zb-h1";
-  case Schedule::zb_h2: return "zb-h2";
-  case Schedule::zbv: return "zbv";
-  case Schedule::dualpipe: return "dualpipe";
-  case Schedule::dualpipev: return "dualpipev";
+std::string schedule_names() {
+  std::string out;
+  for (const ScheduleInfo& s : kSchedules) {
+    out += out.empty() ? "" : ", ";
+    out += s.name;
   }
-  return "?";
+  return out;
 }
 
 Schedule parse_schedule(const std::string& text) {
-  constexpr Schedule all[] = {Schedule::one_f_one_b, Schedule::interleaved, Schedule::terapipe,
-                              Schedule::zb_h1,       Schedule::zb_h2,       Schedule::zbv,
-                              Schedule::dualpipe,    Schedule::dualpipev};
-  for (const Schedule s : all) {
-    if (text == to_string(s)) return s;
+  for (const ScheduleInfo& s : kSchedules) {
+    if (text == s.name) return s.id;
   }
-  throw InputError(fmt::format("unknown schedule '{}' (allowed: 1f1b, interleaved, terapipe, "
-                               "zb-h1, zb-h2, zbv, dualpipe, dualpipev)",
-                               text));
+  throw InputError(fmt::format("unknown schedule '{}' (allowed: {})", text, schedule_names()));
 }
 
 Dtype parse_dtype(const std::string& text) {

@@ -13,82 +13,55 @@
 
 #include <fmt/format.h>
 
+#include "zerosearch/core/enum_table.hpp"
 #include "zerosearch/io/report.hpp"
 
 namespace zerosearch {
 
 namespace {
 
-// The one table of output columns (docs/model.md §5 for the original's CSV).
-constexpr std::array<ColumnDef, 61> kColumns{{
-    {ColumnId::m, "m", "", false},
-    {ColumnId::mbs, "mbs", "", false},
-    {ColumnId::tp, "tp", "", false},
-    {ColumnId::pp, "pp", "", false},
-    {ColumnId::dp, "dp", "", false},
-    {ColumnId::dp_method, "dp method", "", true},
-    {ColumnId::overlap_comm, "overlap_comm", "", true},
-    {ColumnId::node_placement, "node placement", "", true},
-    {ColumnId::partition, "partition", "", true},
-    {ColumnId::step_time, "estimated time (s/step)", "", false},
-    {ColumnId::pipeline_time, "pipeline time", "s", false},
-    {ColumnId::dp_sync_time, "DP all-reduce time", "s", false},
-    {ColumnId::embedding_sync_time, "Emb layer all-reduce time", "s", false},
-    {ColumnId::is_oom, "is_oom", "", true},
-    {ColumnId::gpumem, "gpumem", "GiB", false},
-    {ColumnId::train_cost, "train_cost", "USD", false},
-    {ColumnId::price_per_step, "price_per_step", "USD", false},
-    {ColumnId::exp_partition, "exp_partition", "", true},
-    {ColumnId::node_count, "", "nodes", false},
-    {ColumnId::rank, "rank", "", false},
-    {ColumnId::real_rank, "real_rank", "", false},
-    {ColumnId::pareto, "pareto", "", true},
-    {ColumnId::placement_runs, "placement", "", true},
-    {ColumnId::placements, "placements", "", false},
-    {ColumnId::estimator, "estimator", "", true},
-    {ColumnId::recompute, "recompute", "", true},
-    {ColumnId::offload, "offload", "", true},
-    {ColumnId::virtual_stages, "virtual_stages", "", false},
-    {ColumnId::dtype, "dtype", "", true},
-    {ColumnId::optimizer_time, "optimizer time", "s", false},
-    {ColumnId::offload_time, "offload time", "s", false},
-    {ColumnId::host_memory, "host memory per node", "GiB", false},
-    {ColumnId::mem_weights, "mem weights", "GiB", false},
-    {ColumnId::mem_gradients, "mem gradients", "GiB", false},
-    {ColumnId::mem_optimizer, "mem optimizer", "GiB", false},
-    {ColumnId::mem_activations, "mem activations", "GiB", false},
-    {ColumnId::mem_buffers, "mem buffers", "GiB", false},
-    {ColumnId::mem_overhead, "mem overhead", "GiB", false},
-    {ColumnId::schedule, "schedule", "", true},
-    {ColumnId::slices, "token slices", "", true},
-    {ColumnId::step_time_low, "interval low (s/step)", "", false},
-    {ColumnId::step_time_high, "interval high (s/step)", "", false},
-    {ColumnId::interval_basis, "interval basis", "", true},
-    {ColumnId::seq_len, "seq_len", "", false},
-    {ColumnId::tokens_per_step, "tokens per step", "", false},
-    {ColumnId::tokens_per_gpu_s, "tokens/s per GPU", "", false},
-    {ColumnId::mfu, "MFU", "%", false},
-    {ColumnId::mfu_peak, "MFU peak", "", true},
-    {ColumnId::memory_fit, "memory fit", "", true},
-    {ColumnId::run_days, "run time (days)", "", false},
-    {ColumnId::run_gpu_hours, "run GPU-hours", "", false},
-    {ColumnId::run_usd, "run cost (USD)", "", false},
-    {ColumnId::run_mwh, "run energy (MWh)", "", false},
-    {ColumnId::run_energy_usd, "run energy cost (USD)", "", false},
-    {ColumnId::run_effective, "effective training time (%)", "", false},
-    {ColumnId::run_checkpoint_interval, "checkpoint interval (s)", "", false},
-    {ColumnId::run_mtbf, "cluster MTBF (h)", "", false},
-    {ColumnId::ep, "ep", "", false},
-    {ColumnId::etp, "etp", "", false},
-    {ColumnId::cp, "cp", "", false},
-    {ColumnId::cp_comm, "cp_comm", "", true},
-}};
-static_assert([] {
-  for (std::size_t i = 0; i < kColumns.size(); ++i) {
-    if (static_cast<std::size_t>(kColumns[i].id) != i) return false;
-  }
-  return true;
-}(), "kColumns rows must follow the ColumnId enum's order");
+using C = ColumnId;
+using Row = const RankedRow&;
+
+// The row factories: the kind, its getter, and what the kind needs.
+constexpr ColumnDef integer(C id, const char* name, long long (*get)(Row, const Column&),
+                            const char* unit = "") {
+  ColumnDef d{id, name, unit, CellKind::integer, false};
+  d.integer = get;
+  return d;
+}
+constexpr ColumnDef real(C id, const char* name, const char* unit, double (*get)(Row, CellWriter&),
+                         int decimals = -1, Blank csv_blank = Blank::never,
+                         Blank table_blank = Blank::never) {
+  ColumnDef d{id, name, unit, CellKind::real, false};
+  d.real = get;
+  d.decimals = decimals;
+  d.csv_blank = csv_blank;
+  d.table_blank = table_blank;
+  return d;
+}
+constexpr ColumnDef boolean(C id, const char* name, bool (*get)(Row)) {
+  ColumnDef d{id, name, "", CellKind::boolean, true};
+  d.boolean = get;
+  return d;
+}
+constexpr ColumnDef word(C id, const char* name, std::string_view (*get)(Row, std::string&)) {
+  ColumnDef d{id, name, "", CellKind::name, true};
+  d.word = get;
+  return d;
+}
+constexpr ColumnDef text(C id, const char* name, std::string_view (*get)(Row, std::string&),
+                         bool table_quoted) {
+  ColumnDef d{id, name, "", CellKind::text, true};
+  d.word = get;
+  d.table_quoted = table_quoted;
+  return d;
+}
+constexpr ColumnDef special(C id, const char* name, const SpecialCell& cells) {
+  ColumnDef d{id, name, "", CellKind::special, true};
+  d.special = &cells;
+  return d;
+}
 
 Placement placement_of(const RankedRow& r) {
   return r.run->placements[static_cast<std::size_t>(r.row->placement)];
@@ -103,6 +76,322 @@ int node_count(const RankedRow& r, const std::string& name) {
   return 0;
 }
 
+const StepSpread& spread_of(const RankedRow& r) noexcept {
+  return r.run->step_spread[step_spread_index(r.row->point.method)];
+}
+
+/// The interval's bound in s/step, or NaN when the row has none (an empty cell, JSON null).
+double spread_bound(const RankedRow& r, bool high) noexcept {
+  const StepSpread& s = spread_of(r);
+  if (s.high <= 0) {
+    return std::nan("");
+  }
+  return r.row->estimate.step_s * (high ? s.high : s.low);
+}
+
+} // namespace
+
+/// What the getters read of a CellWriter: the whole run's figures of the row, cached.
+struct CellAccess {
+  static const RunCost& cost(CellWriter& w, const RankedRow& r) { return w.cost_of(r); }
+  static std::string_view placement_text(CellWriter& w, const RankedRow& r) {
+    return w.placement_text(r);
+  }
+  static std::string_view placement_json(CellWriter& w, const RankedRow& r) {
+    return w.placement_json(r);
+  }
+};
+
+namespace {
+
+char* put(char* out, std::string_view text) noexcept {
+  std::memcpy(out, text.data(), text.size());
+  return out + text.size();
+}
+
+char* put_int(char* out, long long v) noexcept { return std::to_chars(out, out + 24, v).ptr; }
+
+/// "[6, 5, 5]", quoted when it has a comma (two or more entries).
+char* put_int_list(char* out, const std::vector<int>& v) noexcept {
+  const bool quoted = v.size() > 1;
+  if (quoted) {
+    *out++ = '"';
+  }
+  *out++ = '[';
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i) {
+      out = put(out, ", ");
+    }
+    out = put_int(out, v[i]);
+  }
+  *out++ = ']';
+  if (quoted) {
+    *out++ = '"';
+  }
+  return out;
+}
+
+/// exp_partition(): "5-5-4".
+char* put_exp_partition(char* out, const std::vector<int>& partition) noexcept {
+  out = put_int(out, partition.front() - 1);
+  for (std::size_t i = 1; i + 1 < partition.size(); ++i) {
+    *out++ = '-';
+    out = put_int(out, partition[i]);
+  }
+  *out++ = '-';
+  return put_int(out, partition.back() - 1);
+}
+
+/// An integer list as JSON: "[6,5,5]".
+template <typename T> char* put_json_list(char* out, const std::vector<T>& v) noexcept {
+  *out++ = '[';
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i) {
+      *out++ = ',';
+    }
+    out = put_int(out, v[i]);
+  }
+  *out++ = ']';
+  return out;
+}
+
+// The columns no kind writes.
+
+/// The node list of the row's placement: "['A10', 'A6000']" (quoted as soon as it has a comma)
+/// in the CSV, an array of names in JSON, runs of one type in the table.
+constexpr SpecialCell kNodePlacement{
+    [](CellWriter& w, char* out, Row r) {
+      const std::string_view text = CellAccess::placement_text(w, r);
+      const bool quoted = text.find(',') != std::string_view::npos;
+      if (quoted) {
+        *out++ = '"';
+      }
+      *out++ = '[';
+      out = put(out, text);
+      *out++ = ']';
+      if (quoted) {
+        *out++ = '"';
+      }
+      return out;
+    },
+    [](CellWriter& w, char* out, Row r) {
+      *out++ = '[';
+      out = put(out, CellAccess::placement_json(w, r));
+      *out++ = ']';
+      return out;
+    },
+    [](Row r) {
+      auto names = nlohmann::ordered_json::array();
+      for (const int g : placement_of(r)) {
+        names.push_back(r.run->cluster.groups[static_cast<std::size_t>(g)].gpu);
+      }
+      return names;
+    },
+    [](std::string& out, Row r) {
+      // One placement per thread, reused: the rows of a large cluster have thousands of nodes.
+      thread_local Placement placement;
+      r.run->placements.get(static_cast<std::size_t>(r.row->placement), placement);
+      append_compressed_placement(out, r.run->cluster, placement);
+    }};
+
+/// Layers per stage: "[6, 5, 5]" in the CSV, an array in JSON, "[6,5,5]" in the table.
+constexpr SpecialCell kPartition{
+    [](CellWriter&, char* out, Row r) { return put_int_list(out, r.row->estimate.partition); },
+    [](CellWriter&, char* out, Row r) { return put_json_list(out, r.row->estimate.partition); },
+    [](Row r) { return nlohmann::ordered_json(r.row->estimate.partition); },
+    [](std::string& out, Row r) {
+      fmt::format_to(std::back_inserter(out), "[{}]", fmt::join(r.row->estimate.partition, ","));
+    }};
+
+/// The original's "5-5-4" (first and last stage without the embedding and the head); one
+/// stage: its transformer layers in JSON and the table (the CSV keeps the original's "81-81"
+/// for 80 layers).
+constexpr SpecialCell kExpPartition{
+    [](CellWriter&, char* out, Row r) { return put_exp_partition(out, r.row->estimate.partition); },
+    [](CellWriter&, char* out, Row r) {
+      const std::vector<int>& partition = r.row->estimate.partition;
+      *out++ = '"';
+      out = partition.size() == 1 ? put_int(out, partition.front() - 2)
+                                  : put_exp_partition(out, partition);
+      *out++ = '"';
+      return out;
+    },
+    [](Row r) {
+      const std::vector<int>& partition = r.row->estimate.partition;
+      return nlohmann::ordered_json(partition.size() == 1
+                                        ? std::to_string(partition.front() - 2)
+                                        : exp_partition(partition));
+    },
+    [](std::string& out, Row r) {
+      const std::vector<int>& partition = r.row->estimate.partition;
+      if (partition.size() == 1) {
+        fmt::format_to(std::back_inserter(out), "{}", partition.front() - 2);
+        return;
+      }
+      const std::size_t old = out.size();
+      out.resize(old + 24 * partition.size() + 24);
+      char* const end = put_exp_partition(out.data() + old, partition);
+      out.resize(static_cast<std::size_t>(end - out.data()));
+    }};
+
+/// TeraPipe's token slices: a list in the CSV and JSON; "4x2048" or "4 (1024..3072)" in the
+/// table, "-" without slices.
+constexpr SpecialCell kSlices{
+    [](CellWriter&, char* out, Row r) {
+      const auto& slices = r.row->estimate.slices;
+      const std::vector<int> v(slices.begin(), slices.end());
+      if (v.size() > 1) *out++ = '"';
+      out = put_int_list(out, v);
+      if (v.size() > 1) *out++ = '"';
+      return out;
+    },
+    [](CellWriter&, char* out, Row r) { return put_json_list(out, r.row->estimate.slices); },
+    [](Row r) { return nlohmann::ordered_json(r.row->estimate.slices); },
+    [](std::string& out, Row r) {
+      const auto& slices = r.row->estimate.slices;
+      if (slices.empty()) {
+        out += '-';
+        return;
+      }
+      const bool equal = std::all_of(slices.begin(), slices.end(),
+                                     [&](std::int32_t l) { return l == slices.front(); });
+      if (equal) {
+        fmt::format_to(std::back_inserter(out), "{}x{}", slices.size(), slices.front());
+      } else {
+        fmt::format_to(std::back_inserter(out), "{} ({}..{})", slices.size(), slices.front(),
+                       slices.back());
+      }
+    }};
+
+const DesignPoint& point(Row r) noexcept { return r.row->point; }
+const Estimate& estimate(Row r) noexcept { return r.row->estimate; }
+double peak(Row r, std::size_t part) noexcept {
+  return static_cast<double>(r.row->estimate.peak_memory[part]);
+}
+const RunCost& cost(Row r, CellWriter& w) { return CellAccess::cost(w, r); }
+
+constexpr Blank kNan = Blank::if_nan;
+constexpr Blank kNotFinite = Blank::if_not_finite;
+
+// The one table of output columns, in the enum's order (docs/model.md §5 for the original's
+// CSV).
+constexpr auto kColumns = std::to_array<ColumnDef>({
+    integer(C::m, "m",
+            [](Row r, const Column&) -> long long { return point(r).num_micro_batches; }),
+    integer(C::mbs, "mbs", [](Row r, const Column&) -> long long { return point(r).mbs; }),
+    integer(C::tp, "tp", [](Row r, const Column&) -> long long { return point(r).tp; }),
+    integer(C::pp, "pp", [](Row r, const Column&) -> long long { return point(r).pp; }),
+    integer(C::dp, "dp", [](Row r, const Column&) -> long long { return point(r).dp; }),
+    word(C::dp_method, "dp method",
+         [](Row r, std::string&) -> std::string_view { return to_string(point(r).method); }),
+    boolean(C::overlap_comm, "overlap_comm",
+            [](Row r) { return overlaps_comm(*r.run, point(r).method); }),
+    special(C::node_placement, "node placement", kNodePlacement),
+    special(C::partition, "partition", kPartition),
+    real(C::step_time, "estimated time (s/step)", "",
+         [](Row r, CellWriter&) { return estimate(r).step_s; }, 4),
+    real(C::pipeline_time, "pipeline time", "s",
+         [](Row r, CellWriter&) { return estimate(r).pipeline_s; }, 4),
+    real(C::dp_sync_time, "DP all-reduce time", "s",
+         [](Row r, CellWriter&) { return estimate(r).dp_sync_s; }, 4),
+    real(C::embedding_sync_time, "Emb layer all-reduce time", "s",
+         [](Row r, CellWriter&) { return estimate(r).embedding_sync_s; }, 4),
+    boolean(C::is_oom, "is_oom", [](Row r) { return estimate(r).oom; }),
+    real(C::gpumem, "gpumem", "GiB", [](Row r, CellWriter&) { return estimate(r).gpumem_gib; },
+         2),
+    real(C::train_cost, "train_cost", "USD",
+         [](Row r, CellWriter&) { return estimate(r).train_cost_usd; }, 0),
+    real(C::price_per_step, "price_per_step", "USD",
+         [](Row r, CellWriter&) { return estimate(r).price_per_step_usd; }, 5),
+    special(C::exp_partition, "exp_partition", kExpPartition),
+    integer(C::node_count, "",
+            [](Row r, const Column& c) -> long long { return node_count(r, c.node_type); },
+            "nodes"),
+    integer(C::rank, "rank", [](Row r, const Column&) -> long long { return r.rank; }),
+    integer(C::real_rank, "real_rank",
+            [](Row r, const Column&) -> long long { return r.real_rank; }),
+    boolean(C::pareto, "pareto", [](Row r) { return r.on_front; }),
+    text(C::placement_runs, "placement",
+         [](Row r, std::string& scratch) -> std::string_view {
+           scratch = compress_placement(r.run->cluster, placement_of(r));
+           return scratch;
+         },
+         false),
+    integer(C::placements, "placements",
+            [](Row r, const Column&) { return static_cast<long long>(r.placements); }),
+    word(C::estimator, "estimator",
+         [](Row r, std::string&) -> std::string_view { return to_string(r.run->estimator); }),
+    word(C::recompute, "recompute",
+         [](Row r, std::string&) -> std::string_view { return to_string(point(r).recompute); }),
+    word(C::offload, "offload",
+         [](Row r, std::string&) -> std::string_view { return to_string(point(r).offload); }),
+    integer(C::virtual_stages, "virtual_stages",
+            [](Row r, const Column&) -> long long { return point(r).virtual_stages; }),
+    word(C::dtype, "dtype",
+         [](Row r, std::string&) -> std::string_view { return to_string(point(r).dtype); }),
+    real(C::optimizer_time, "optimizer time", "s",
+         [](Row r, CellWriter&) { return static_cast<double>(estimate(r).optimizer_s); }),
+    real(C::offload_time, "offload time", "s",
+         [](Row r, CellWriter&) { return static_cast<double>(estimate(r).offload_s); }),
+    real(C::host_memory, "host memory per node", "GiB",
+         [](Row r, CellWriter&) { return static_cast<double>(estimate(r).host_gib_per_node); }),
+    real(C::mem_weights, "mem weights", "GiB", [](Row r, CellWriter&) { return peak(r, 0); }),
+    real(C::mem_gradients, "mem gradients", "GiB", [](Row r, CellWriter&) { return peak(r, 1); }),
+    real(C::mem_optimizer, "mem optimizer", "GiB", [](Row r, CellWriter&) { return peak(r, 2); }),
+    real(C::mem_activations, "mem activations", "GiB",
+         [](Row r, CellWriter&) { return peak(r, 3); }),
+    real(C::mem_buffers, "mem buffers", "GiB", [](Row r, CellWriter&) { return peak(r, 4); }),
+    real(C::mem_overhead, "mem overhead", "GiB", [](Row r, CellWriter&) { return peak(r, 5); }),
+    word(C::schedule, "schedule",
+         [](Row r, std::string&) -> std::string_view { return to_string(point(r).schedule); }),
+    special(C::slices, "token slices", kSlices),
+    real(C::step_time_low, "interval low (s/step)", "",
+         [](Row r, CellWriter&) { return spread_bound(r, false); }, 4, kNan, kNan),
+    real(C::step_time_high, "interval high (s/step)", "",
+         [](Row r, CellWriter&) { return spread_bound(r, true); }, 4, kNan, kNan),
+    text(C::interval_basis, "interval basis",
+         [](Row r, std::string&) -> std::string_view { return spread_of(r).basis; }, true),
+    integer(C::seq_len, "seq_len",
+            [](Row r, const Column&) -> long long { return r.run->throughput.seq_len; }),
+    integer(C::tokens_per_step, "tokens per step",
+            [](Row r, const Column&) -> long long { return r.run->throughput.tokens_per_step; }),
+    real(C::tokens_per_gpu_s, "tokens/s per GPU", "",
+         [](Row r, CellWriter&) { return r.run->throughput.tokens_per_gpu_s(estimate(r).step_s); },
+         0),
+    real(C::mfu, "MFU", "%",
+         [](Row r, CellWriter&) { return r.run->throughput.mfu_percent(estimate(r).step_s); }, 1,
+         Blank::never, kNotFinite),
+    word(C::mfu_peak, "MFU peak",
+         [](Row r, std::string&) -> std::string_view { return r.run->throughput.peak_dtype; }),
+    word(C::memory_fit, "memory fit",
+         [](Row r, std::string&) -> std::string_view { return memory_fit(*r.run, estimate(r)); }),
+    real(C::run_days, "run time (days)", "",
+         [](Row r, CellWriter& w) { return cost(r, w).days(); }, 2, kNotFinite, kNotFinite),
+    real(C::run_gpu_hours, "run GPU-hours", "",
+         [](Row r, CellWriter& w) { return cost(r, w).gpu_hours; }, 0, kNotFinite, kNotFinite),
+    real(C::run_usd, "run cost (USD)", "", [](Row r, CellWriter& w) { return cost(r, w).usd; }, 0,
+         kNotFinite, kNotFinite),
+    real(C::run_mwh, "run energy (MWh)", "",
+         [](Row r, CellWriter& w) { return cost(r, w).energy_mwh; }, 1, kNotFinite, kNotFinite),
+    real(C::run_energy_usd, "run energy cost (USD)", "",
+         [](Row r, CellWriter& w) { return cost(r, w).energy_usd; }, 0, kNotFinite, kNotFinite),
+    real(C::run_effective, "effective training time (%)", "",
+         [](Row r, CellWriter& w) { return 100.0 * cost(r, w).effective_fraction; }, 2,
+         kNotFinite, kNotFinite),
+    real(C::run_checkpoint_interval, "checkpoint interval (s)", "",
+         [](Row r, CellWriter& w) { return cost(r, w).interval_s; }, 0, kNotFinite, kNotFinite),
+    real(C::run_mtbf, "cluster MTBF (h)", "",
+         [](Row r, CellWriter& w) { return cost(r, w).mtbf_s / 3600.0; }, 2, kNotFinite,
+         kNotFinite),
+    integer(C::ep, "ep", [](Row r, const Column&) -> long long { return point(r).ep; }),
+    integer(C::etp, "etp", [](Row r, const Column&) -> long long { return point(r).etp; }),
+    integer(C::cp, "cp", [](Row r, const Column&) -> long long { return point(r).cp; }),
+    word(C::cp_comm, "cp_comm",
+         [](Row r, std::string&) -> std::string_view { return to_string(point(r).cp_comm); }),
+});
+static_assert(rows_follow_enum(kColumns),
+              "kColumns rows must follow the ColumnId enum's order");
+
 nlohmann::ordered_json number(double v) {
   return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
 }
@@ -111,27 +400,6 @@ constexpr ColumnId kRunColumns[] = {ColumnId::run_days,       ColumnId::run_gpu_
                                     ColumnId::run_usd,        ColumnId::run_mwh,
                                     ColumnId::run_energy_usd, ColumnId::run_effective,
                                     ColumnId::run_checkpoint_interval, ColumnId::run_mtbf};
-
-/// A run column's figure of `c`; NaN when unknown (an empty CSV cell, JSON null, "-").
-double run_value(ColumnId id, const RunCost& c) noexcept {
-  switch (id) {
-  case ColumnId::run_days: return c.days();
-  case ColumnId::run_gpu_hours: return c.gpu_hours;
-  case ColumnId::run_usd: return c.usd;
-  case ColumnId::run_mwh: return c.energy_mwh;
-  case ColumnId::run_energy_usd: return c.energy_usd;
-  case ColumnId::run_effective: return 100.0 * c.effective_fraction;
-  case ColumnId::run_checkpoint_interval: return c.interval_s;
-  case ColumnId::run_mtbf: return c.mtbf_s / 3600.0;
-  default: return std::nan("");
-  }
-}
-
-/// The figure of a row whose run has no RunCostSpec: NaN.
-double run_value(ColumnId id, const RankedRow& r) {
-  const std::optional<RunCost> c = run_cost_of(r);
-  return c ? run_value(id, *c) : std::nan("");
-}
 
 } // namespace
 
@@ -152,7 +420,6 @@ std::string Column::table_header() const {
 std::vector<Column> csv_layout(const std::vector<std::string>& type_names,
                                const CsvOptions& options) {
   std::vector<Column> cols;
-  using C = ColumnId;
   const auto add = [&](std::initializer_list<ColumnId> ids) {
     for (const ColumnId id : ids) {
       cols.emplace_back(id);
@@ -264,49 +531,6 @@ std::vector<Column> table_layout(const std::vector<std::string>& type_names, boo
   return cols;
 }
 
-namespace {
-
-char* put(char* out, std::string_view text) noexcept {
-  std::memcpy(out, text.data(), text.size());
-  return out + text.size();
-}
-
-char* put_int(char* out, long long v) noexcept { return std::to_chars(out, out + 24, v).ptr; }
-
-char* put_bool(char* out, bool v) noexcept { return put(out, v ? "True" : "False"); }
-
-/// "[6, 5, 5]", quoted when it has a comma (two or more entries).
-char* put_int_list(char* out, const std::vector<int>& v) noexcept {
-  const bool quoted = v.size() > 1;
-  if (quoted) {
-    *out++ = '"';
-  }
-  *out++ = '[';
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (i) {
-      out = put(out, ", ");
-    }
-    out = put_int(out, v[i]);
-  }
-  *out++ = ']';
-  if (quoted) {
-    *out++ = '"';
-  }
-  return out;
-}
-
-/// exp_partition(): "5-5-4".
-char* put_exp_partition(char* out, const std::vector<int>& partition) noexcept {
-  out = put_int(out, partition.front() - 1);
-  for (std::size_t i = 1; i + 1 < partition.size(); ++i) {
-    *out++ = '-';
-    out = put_int(out, partition[i]);
-  }
-  *out++ = '-';
-  return put_int(out, partition.back() - 1);
-}
-
-} // namespace
 
 const CellWriter::RunText& CellWriter::text_of(const RunResult& run) {
   if (last_ != nullptr && last_->run == &run) {
@@ -365,23 +589,6 @@ std::string_view CellWriter::placement_json(const RankedRow& r) {
   return std::string_view(t.json).substr(first, last - first);
 }
 
-namespace {
-
-const StepSpread& spread_of(const RankedRow& r) noexcept {
-  return r.run->step_spread[step_spread_index(r.row->point.method)];
-}
-
-/// The interval's bound in s/step, or NaN when the row has none (an empty cell, JSON null).
-double spread_bound(const RankedRow& r, bool high) noexcept {
-  const StepSpread& s = spread_of(r);
-  if (s.high <= 0) {
-    return std::nan("");
-  }
-  return r.row->estimate.step_s * (high ? s.high : s.low);
-}
-
-} // namespace
-
 std::size_t CellWriter::max_row_size(std::span<const Column> columns, const RankedRow& r) {
   std::size_t n = 64 * columns.size() + 32 * r.row->estimate.partition.size() +
                   16 * r.row->estimate.slices.size();
@@ -399,113 +606,6 @@ std::size_t CellWriter::max_row_size(std::span<const Column> columns, const Rank
   return n;
 }
 
-char* CellWriter::write(char* out, const Column& c, const RankedRow& r) {
-  const ResultRow& row = *r.row;
-  const DesignPoint& p = row.point;
-  const Estimate& e = row.estimate;
-  switch (c.def->id) {
-  case ColumnId::m: return put_int(out, p.num_micro_batches);
-  case ColumnId::mbs: return put_int(out, p.mbs);
-  case ColumnId::tp: return put_int(out, p.tp);
-  case ColumnId::pp: return put_int(out, p.pp);
-  case ColumnId::dp: return put_int(out, p.dp);
-  case ColumnId::dp_method: return put(out, to_string(p.method));
-  case ColumnId::overlap_comm: return put_bool(out, overlaps_comm(*r.run, p.method));
-  case ColumnId::node_placement: {
-    // "['A10', 'A6000']": quoted as soon as it has two nodes (a comma).
-    const std::string_view text = placement_text(r);
-    const bool quoted = text.find(',') != std::string_view::npos;
-    if (quoted) {
-      *out++ = '"';
-    }
-    *out++ = '[';
-    out = put(out, text);
-    *out++ = ']';
-    if (quoted) {
-      *out++ = '"';
-    }
-    return out;
-  }
-  case ColumnId::partition: return put_int_list(out, e.partition);
-  case ColumnId::step_time: return write_python_float(out, e.step_s);
-  case ColumnId::pipeline_time: return write_python_float(out, e.pipeline_s);
-  case ColumnId::dp_sync_time: return write_python_float(out, e.dp_sync_s);
-  case ColumnId::embedding_sync_time: return write_python_float(out, e.embedding_sync_s);
-  case ColumnId::is_oom: return put_bool(out, e.oom);
-  case ColumnId::gpumem: return write_python_float(out, e.gpumem_gib);
-  case ColumnId::train_cost: return write_python_float(out, e.train_cost_usd);
-  case ColumnId::price_per_step: return write_python_float(out, e.price_per_step_usd);
-  case ColumnId::exp_partition: return put_exp_partition(out, e.partition);
-  case ColumnId::node_count: return put_int(out, node_count(r, c.node_type));
-  case ColumnId::rank: return put_int(out, r.rank);
-  case ColumnId::real_rank: return put_int(out, r.real_rank);
-  case ColumnId::pareto: return put_bool(out, r.on_front);
-  case ColumnId::placement_runs:
-    scratch_.clear();
-    append_csv_field(scratch_, compress_placement(r.run->cluster, placement_of(r)));
-    return put(out, scratch_);
-  case ColumnId::placements: return put_int(out, static_cast<long long>(r.placements));
-  case ColumnId::estimator: return put(out, to_string(r.run->estimator));
-  case ColumnId::recompute: return put(out, to_string(p.recompute));
-  case ColumnId::offload: return put(out, to_string(p.offload));
-  case ColumnId::virtual_stages: return put_int(out, p.virtual_stages);
-  case ColumnId::ep: return put_int(out, p.ep);
-  case ColumnId::etp: return put_int(out, p.etp);
-  case ColumnId::dtype: return put(out, to_string(p.dtype));
-  case ColumnId::cp: return put_int(out, p.cp);
-  case ColumnId::cp_comm: return put(out, to_string(p.cp_comm));
-  case ColumnId::schedule: return put(out, to_string(p.schedule));
-  case ColumnId::slices: {
-    const std::vector<int> v(e.slices.begin(), e.slices.end());
-    if (v.size() > 1) *out++ = '"';
-    out = put_int_list(out, v);
-    if (v.size() > 1) *out++ = '"';
-    return out;
-  }
-  case ColumnId::optimizer_time: return write_python_float(out, static_cast<double>(e.optimizer_s));
-  case ColumnId::offload_time: return write_python_float(out, static_cast<double>(e.offload_s));
-  case ColumnId::host_memory: return write_python_float(out, static_cast<double>(e.host_gib_per_node));
-  case ColumnId::mem_weights: return write_python_float(out, static_cast<double>(e.peak_memory[0]));
-  case ColumnId::mem_gradients: return write_python_float(out, static_cast<double>(e.peak_memory[1]));
-  case ColumnId::mem_optimizer: return write_python_float(out, static_cast<double>(e.peak_memory[2]));
-  case ColumnId::mem_activations: return write_python_float(out, static_cast<double>(e.peak_memory[3]));
-  case ColumnId::mem_buffers: return write_python_float(out, static_cast<double>(e.peak_memory[4]));
-  case ColumnId::mem_overhead: return write_python_float(out, static_cast<double>(e.peak_memory[5]));
-  case ColumnId::step_time_low:
-  case ColumnId::step_time_high: {
-    const double v = spread_bound(r, c.def->id == ColumnId::step_time_high);
-    return std::isnan(v) ? out : write_python_float(out, v);
-  }
-  case ColumnId::interval_basis:
-    scratch_.clear();
-    append_csv_field(scratch_, spread_of(r).basis);
-    return put(out, scratch_);
-  case ColumnId::seq_len: return put_int(out, r.run->throughput.seq_len);
-  case ColumnId::tokens_per_step: return put_int(out, r.run->throughput.tokens_per_step);
-  case ColumnId::tokens_per_gpu_s:
-    return write_python_float(out, r.run->throughput.tokens_per_gpu_s(e.step_s));
-  case ColumnId::mfu: return write_python_float(out, r.run->throughput.mfu_percent(e.step_s));
-  case ColumnId::mfu_peak: return put(out, r.run->throughput.peak_dtype);
-  case ColumnId::memory_fit: return put(out, memory_fit(*r.run, e));
-  case ColumnId::run_days:
-  case ColumnId::run_gpu_hours:
-  case ColumnId::run_usd:
-  case ColumnId::run_mwh:
-  case ColumnId::run_energy_usd:
-  case ColumnId::run_effective:
-  case ColumnId::run_checkpoint_interval:
-  case ColumnId::run_mtbf: {
-    const double v = run_value(c.def->id, cost_of(r));
-    return std::isfinite(v) ? write_python_float(out, v) : out;
-  }
-  }
-  return out;
-}
-
-std::string json_string(std::string_view text) {
-  return nlohmann::ordered_json(std::string(text)).dump();
-}
-
 namespace {
 
 /// nlohmann's number text (Grisu2, ".0" on integral values), or null when not finite: what
@@ -517,90 +617,55 @@ char* put_json_number(char* out, double v) noexcept {
   return nlohmann::detail::to_chars(out, out + 64, v);
 }
 
-char* put_json_bool(char* out, bool v) noexcept { return put(out, v ? "true" : "false"); }
+/// Whether `v` is unknown under `rule`: an empty CSV cell, "-" in the table.
+bool blank(Blank rule, double v) noexcept {
+  switch (rule) {
+  case Blank::never: return false;
+  case Blank::if_nan: return std::isnan(v);
+  case Blank::if_not_finite: return !std::isfinite(v);
+  }
+  return false;
+}
 
 } // namespace
 
+char* CellWriter::write(char* out, const Column& c, const RankedRow& r) {
+  const ColumnDef& d = *c.def;
+  switch (d.kind) {
+  case CellKind::integer: return put_int(out, d.integer(r, c));
+  case CellKind::real: {
+    const double v = d.real(r, *this);
+    return blank(d.csv_blank, v) ? out : write_python_float(out, v);
+  }
+  case CellKind::boolean: return put(out, d.boolean(r) ? "True" : "False");
+  case CellKind::name: return put(out, d.word(r, scratch_));
+  case CellKind::text:
+    field_.clear();
+    append_csv_field(field_, d.word(r, scratch_));
+    return put(out, field_);
+  case CellKind::special: return d.special->csv(*this, out, r);
+  }
+  return out;
+}
+
+std::string json_string(std::string_view text) {
+  return nlohmann::ordered_json(std::string(text)).dump();
+}
+
+
 char* CellWriter::write_json(char* out, const Column& c, const RankedRow& r) {
-  const ResultRow& row = *r.row;
-  const DesignPoint& p = row.point;
-  const Estimate& e = row.estimate;
-  switch (c.def->id) {
-  case ColumnId::m: return put_int(out, p.num_micro_batches);
-  case ColumnId::mbs: return put_int(out, p.mbs);
-  case ColumnId::tp: return put_int(out, p.tp);
-  case ColumnId::pp: return put_int(out, p.pp);
-  case ColumnId::dp: return put_int(out, p.dp);
-  case ColumnId::dp_method: // method names are plain ASCII (kDpMethods)
+  const ColumnDef& d = *c.def;
+  switch (d.kind) {
+  case CellKind::integer: return put_int(out, d.integer(r, c));
+  case CellKind::real: return put_json_number(out, d.real(r, *this));
+  case CellKind::boolean: return put(out, d.boolean(r) ? "true" : "false");
+  case CellKind::name: // plain ASCII words from the tables: nothing to escape
     *out++ = '"';
-    out = put(out, to_string(p.method));
+    out = put(out, d.word(r, scratch_));
     *out++ = '"';
     return out;
-  case ColumnId::overlap_comm: return put_json_bool(out, overlaps_comm(*r.run, p.method));
-  case ColumnId::node_placement:
-    *out++ = '[';
-    out = put(out, placement_json(r));
-    *out++ = ']';
-    return out;
-  case ColumnId::partition:
-    *out++ = '[';
-    for (std::size_t i = 0; i < e.partition.size(); ++i) {
-      if (i) {
-        *out++ = ',';
-      }
-      out = put_int(out, e.partition[i]);
-    }
-    *out++ = ']';
-    return out;
-  case ColumnId::step_time: return put_json_number(out, e.step_s);
-  case ColumnId::pipeline_time: return put_json_number(out, e.pipeline_s);
-  case ColumnId::dp_sync_time: return put_json_number(out, e.dp_sync_s);
-  case ColumnId::embedding_sync_time: return put_json_number(out, e.embedding_sync_s);
-  case ColumnId::is_oom: return put_json_bool(out, e.oom);
-  case ColumnId::gpumem: return put_json_number(out, e.gpumem_gib);
-  case ColumnId::train_cost: return put_json_number(out, e.train_cost_usd);
-  case ColumnId::price_per_step: return put_json_number(out, e.price_per_step_usd);
-  case ColumnId::exp_partition:
-    *out++ = '"';
-    out = e.partition.size() == 1 ? put_int(out, e.partition.front() - 2)
-                                  : put_exp_partition(out, e.partition);
-    *out++ = '"';
-    return out;
-  case ColumnId::node_count: return put_int(out, node_count(r, c.node_type));
-  case ColumnId::rank: return put_int(out, r.rank);
-  case ColumnId::real_rank: return put_int(out, r.real_rank);
-  case ColumnId::pareto: return put_json_bool(out, r.on_front);
-  case ColumnId::placement_runs:
-    scratch_ = json_string(compress_placement(r.run->cluster, placement_of(r)));
-    return put(out, scratch_);
-  case ColumnId::placements: return put_int(out, static_cast<long long>(r.placements));
-  case ColumnId::seq_len: return put_int(out, r.run->throughput.seq_len);
-  case ColumnId::tokens_per_step: return put_int(out, r.run->throughput.tokens_per_step);
-  case ColumnId::tokens_per_gpu_s:
-    return put_json_number(out, r.run->throughput.tokens_per_gpu_s(e.step_s));
-  case ColumnId::mfu: return put_json_number(out, r.run->throughput.mfu_percent(e.step_s));
-  case ColumnId::mfu_peak: // "bf16" or "fp16": plain ASCII
-    *out++ = '"';
-    out = put(out, r.run->throughput.peak_dtype);
-    *out++ = '"';
-    return out;
-  case ColumnId::memory_fit:
-    *out++ = '"';
-    out = put(out, memory_fit(*r.run, e));
-    *out++ = '"';
-    return out;
-  case ColumnId::run_days:
-  case ColumnId::run_gpu_hours:
-  case ColumnId::run_usd:
-  case ColumnId::run_mwh:
-  case ColumnId::run_energy_usd:
-  case ColumnId::run_effective:
-  case ColumnId::run_checkpoint_interval:
-  case ColumnId::run_mtbf: return put_json_number(out, run_value(c.def->id, cost_of(r)));
-  default:
-    // The native columns: few rows' worth, through nlohmann.
-    scratch_ = json_cell(c, r).dump();
-    return put(out, scratch_);
+  case CellKind::text: return put(out, json_string(d.word(r, scratch_)));
+  case CellKind::special: return d.special->json(*this, out, r);
   }
   return out;
 }
@@ -686,172 +751,48 @@ void append_csv_cell(std::string& out, const Column& c, const RankedRow& r) {
 }
 
 nlohmann::ordered_json json_cell(const Column& c, const RankedRow& r) {
-  const ResultRow& row = *r.row;
-  const DesignPoint& p = row.point;
-  const Estimate& e = row.estimate;
-  switch (c.def->id) {
-  case ColumnId::m: return p.num_micro_batches;
-  case ColumnId::mbs: return p.mbs;
-  case ColumnId::tp: return p.tp;
-  case ColumnId::pp: return p.pp;
-  case ColumnId::dp: return p.dp;
-  case ColumnId::dp_method: return to_string(p.method);
-  case ColumnId::overlap_comm: return overlaps_comm(*r.run, p.method);
-  case ColumnId::node_placement: {
-    auto names = nlohmann::ordered_json::array();
-    for (const int g : placement_of(r)) {
-      names.push_back(r.run->cluster.groups[static_cast<std::size_t>(g)].gpu);
-    }
-    return names;
-  }
-  case ColumnId::partition: return e.partition;
-  case ColumnId::step_time: return number(e.step_s);
-  case ColumnId::pipeline_time: return number(e.pipeline_s);
-  case ColumnId::dp_sync_time: return number(e.dp_sync_s);
-  case ColumnId::embedding_sync_time: return number(e.embedding_sync_s);
-  case ColumnId::is_oom: return e.oom;
-  case ColumnId::gpumem: return number(e.gpumem_gib);
-  case ColumnId::train_cost: return number(e.train_cost_usd);
-  case ColumnId::price_per_step: return number(e.price_per_step_usd);
-  // One stage: its transformer layers (the CSV keeps the original's "81-81" for 80 layers).
-  case ColumnId::exp_partition:
-    return e.partition.size() == 1 ? std::to_string(e.partition.front() - 2)
-                                   : exp_partition(e.partition);
-  case ColumnId::node_count: return node_count(r, c.node_type);
-  case ColumnId::rank: return r.rank;
-  case ColumnId::real_rank: return r.real_rank;
-  case ColumnId::pareto: return r.on_front;
-  case ColumnId::placement_runs: return compress_placement(r.run->cluster, placement_of(r));
-  case ColumnId::placements: return r.placements;
-  case ColumnId::estimator: return to_string(r.run->estimator);
-  case ColumnId::recompute: return to_string(p.recompute);
-  case ColumnId::offload: return to_string(p.offload);
-  case ColumnId::virtual_stages: return p.virtual_stages;
-  case ColumnId::ep: return p.ep;
-  case ColumnId::etp: return p.etp;
-  case ColumnId::dtype: return to_string(p.dtype);
-  case ColumnId::cp: return p.cp;
-  case ColumnId::cp_comm: return to_string(p.cp_comm);
-  case ColumnId::schedule: return to_string(p.schedule);
-  case ColumnId::slices: return e.slices;
-  case ColumnId::optimizer_time: return number(static_cast<double>(e.optimizer_s));
-  case ColumnId::offload_time: return number(static_cast<double>(e.offload_s));
-  case ColumnId::host_memory: return number(static_cast<double>(e.host_gib_per_node));
-  case ColumnId::mem_weights: return number(static_cast<double>(e.peak_memory[0]));
-  case ColumnId::mem_gradients: return number(static_cast<double>(e.peak_memory[1]));
-  case ColumnId::mem_optimizer: return number(static_cast<double>(e.peak_memory[2]));
-  case ColumnId::mem_activations: return number(static_cast<double>(e.peak_memory[3]));
-  case ColumnId::mem_buffers: return number(static_cast<double>(e.peak_memory[4]));
-  case ColumnId::mem_overhead: return number(static_cast<double>(e.peak_memory[5]));
-  case ColumnId::step_time_low:
-  case ColumnId::step_time_high:
-    return number(spread_bound(r, c.def->id == ColumnId::step_time_high));
-  case ColumnId::interval_basis: return spread_of(r).basis;
-  case ColumnId::seq_len: return r.run->throughput.seq_len;
-  case ColumnId::tokens_per_step: return r.run->throughput.tokens_per_step;
-  case ColumnId::tokens_per_gpu_s: return number(r.run->throughput.tokens_per_gpu_s(e.step_s));
-  case ColumnId::mfu: return number(r.run->throughput.mfu_percent(e.step_s));
-  case ColumnId::mfu_peak: return r.run->throughput.peak_dtype;
-  case ColumnId::memory_fit: return memory_fit(*r.run, e);
-  case ColumnId::run_days:
-  case ColumnId::run_gpu_hours:
-  case ColumnId::run_usd:
-  case ColumnId::run_mwh:
-  case ColumnId::run_energy_usd:
-  case ColumnId::run_effective:
-  case ColumnId::run_checkpoint_interval:
-  case ColumnId::run_mtbf: return number(run_value(c.def->id, r));
+  const ColumnDef& d = *c.def;
+  CellWriter cells;
+  std::string scratch;
+  switch (d.kind) {
+  case CellKind::integer: return d.integer(r, c);
+  case CellKind::real: return number(d.real(r, cells));
+  case CellKind::boolean: return d.boolean(r);
+  case CellKind::name:
+  case CellKind::text: return std::string(d.word(r, scratch));
+  case CellKind::special: return d.special->value(r);
   }
   return nullptr;
 }
 
 void append_table_cell(std::string& out, const Column& c, const RankedRow& r) {
-  const ResultRow& row = *r.row;
-  const Estimate& e = row.estimate;
-  const auto to = std::back_inserter(out);
-  switch (c.def->id) {
-  case ColumnId::node_placement:
-  case ColumnId::placement_runs: {
-    // One placement per thread, reused: the rows of a large cluster have thousands of nodes.
-    thread_local Placement placement;
-    r.run->placements.get(static_cast<std::size_t>(row.placement), placement);
-    append_compressed_placement(out, r.run->cluster, placement);
-    return;
-  }
-  case ColumnId::partition: fmt::format_to(to, "[{}]", fmt::join(e.partition, ",")); return;
-  case ColumnId::exp_partition:
-    if (e.partition.size() == 1) {
-      fmt::format_to(to, "{}", e.partition.front() - 2);
-      return;
-    }
-    append_csv_cell(out, c, r);
-    return;
-  case ColumnId::step_time: fmt::format_to(to, "{:.4f}", e.step_s); return;
-  case ColumnId::pipeline_time: fmt::format_to(to, "{:.4f}", e.pipeline_s); return;
-  case ColumnId::dp_sync_time: fmt::format_to(to, "{:.4f}", e.dp_sync_s); return;
-  case ColumnId::embedding_sync_time: fmt::format_to(to, "{:.4f}", e.embedding_sync_s); return;
-  case ColumnId::gpumem: fmt::format_to(to, "{:.2f}", e.gpumem_gib); return;
-  case ColumnId::train_cost: fmt::format_to(to, "{:.0f}", e.train_cost_usd); return;
-  case ColumnId::price_per_step: fmt::format_to(to, "{:.5f}", e.price_per_step_usd); return;
-  case ColumnId::step_time_low:
-  case ColumnId::step_time_high: {
-    const double v = spread_bound(r, c.def->id == ColumnId::step_time_high);
-    if (std::isnan(v)) {
+  const ColumnDef& d = *c.def;
+  std::string scratch;
+  switch (d.kind) {
+  case CellKind::integer: fmt::format_to(std::back_inserter(out), "{}", d.integer(r, c)); return;
+  case CellKind::real: {
+    CellWriter cells;
+    const double v = d.real(r, cells);
+    if (blank(d.table_blank, v)) {
       out += '-';
+    } else if (d.decimals < 0) {
+      char buffer[kPythonFloatMaxChars];
+      out.append(buffer, write_python_float(buffer, v));
     } else {
-      fmt::format_to(to, "{:.4f}", v);
+      fmt::format_to(std::back_inserter(out), "{:.{}f}", v, d.decimals);
     }
     return;
   }
-  case ColumnId::tokens_per_gpu_s:
-    fmt::format_to(to, "{:.0f}", r.run->throughput.tokens_per_gpu_s(e.step_s));
-    return;
-  case ColumnId::mfu: {
-    const double mfu = r.run->throughput.mfu_percent(e.step_s);
-    if (std::isfinite(mfu)) {
-      fmt::format_to(to, "{:.1f}", mfu);
+  case CellKind::boolean: out += d.boolean(r) ? "True" : "False"; return;
+  case CellKind::name: out += d.word(r, scratch); return;
+  case CellKind::text:
+    if (d.table_quoted) {
+      append_csv_field(out, d.word(r, scratch));
     } else {
-      out += '-';
+      out += d.word(r, scratch);
     }
     return;
-  }
-  case ColumnId::run_days:
-  case ColumnId::run_gpu_hours:
-  case ColumnId::run_usd:
-  case ColumnId::run_mwh:
-  case ColumnId::run_energy_usd:
-  case ColumnId::run_effective:
-  case ColumnId::run_checkpoint_interval:
-  case ColumnId::run_mtbf: {
-    const ColumnId id = c.def->id;
-    const double v = run_value(id, r);
-    if (!std::isfinite(v)) {
-      out += '-';
-    } else if (id == ColumnId::run_days || id == ColumnId::run_effective ||
-               id == ColumnId::run_mtbf) {
-      fmt::format_to(to, "{:.2f}", v);
-    } else if (id == ColumnId::run_mwh) {
-      fmt::format_to(to, "{:.1f}", v);
-    } else {
-      fmt::format_to(to, "{:.0f}", v);
-    }
-    return;
-  }
-  case ColumnId::slices: {
-    if (e.slices.empty()) {
-      out += '-';
-      return;
-    }
-    const bool equal = std::all_of(e.slices.begin(), e.slices.end(),
-                                   [&](std::int32_t l) { return l == e.slices.front(); });
-    if (equal) {
-      fmt::format_to(to, "{}x{}", e.slices.size(), e.slices.front());
-    } else {
-      fmt::format_to(to, "{} ({}..{})", e.slices.size(), e.slices.front(), e.slices.back());
-    }
-    return;
-  }
-  default: append_csv_cell(out, c, r); return;
+  case CellKind::special: d.special->table(out, r); return;
   }
 }
 

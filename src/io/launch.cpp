@@ -84,6 +84,22 @@ void set_precision(Facts& f) {
   }
 }
 
+/// PLAN.md's words on where a split schedule runs: " as <torchtitan's class>..." from the
+/// schedule table, or the other places that run the schedules torchtitan cannot.
+std::string where_torchtitan_runs(const ScheduleInfo& s) {
+  if (s.torchtitan != nullptr) {
+    return fmt::format(" as {}{}", s.torchtitan, s.torchtitan_note);
+  }
+  std::string elsewhere;
+  for (const ScheduleInfo& other : schedules()) {
+    if (other.splits_backward && other.torchtitan == nullptr && other.elsewhere[0] != '\0') {
+      elsewhere += fmt::format("{}{}: {}", elsewhere.empty() ? "" : "; ", other.title,
+                               other.elsewhere);
+    }
+  }
+  return fmt::format(": no framework here runs it ({})", elsewhere);
+}
+
 void check_general_rules(const Facts& f) {
   const DesignPoint& p = f.p;
   if (f.ctx.global_batch % (p.mbs * p.dp) != 0) {
@@ -399,16 +415,7 @@ std::vector<LaunchFile> launch_files(const LaunchPlan& plan) {
                           ? ", two model chunks per rank in a V (stage k and 2 pp - 1 - k on "
                             "rank k)"
                           : "",
-                      f.p.schedule == Schedule::zb_h1
-                          ? " as InterleavedZeroBubble (its ZB1P) with one stage per rank"
-                      : f.p.schedule == Schedule::zbv ? " as ZBVZeroBubble"
-                      : f.p.schedule == Schedule::dualpipev
-                          ? " as DualPipeV, which needs a PyTorch whose "
-                            "torch.distributed.pipelining has ScheduleDualPipeV and overlaps a "
-                            "forward with a backward only through a custom overlap callback "
-                            "(the estimate's F&B hides the tensor-parallel collectives)"
-                          : ": no framework here runs it (ZB-H2: sail-sg's Megatron-LM fork; "
-                            "DualPipe: deepseek-ai/DualPipe)");
+                      where_torchtitan_runs(info(f.p.schedule)));
   }
   if (f.model.is_moe()) {
     md += fmt::format("- MoE: {} experts per layer, top-{} routing, expert width {} (Megatron-LM "

@@ -9,7 +9,30 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "zerosearch/core/error.hpp"
+
 namespace zerosearch {
+
+std::string report_format_names(const char* last) {
+  std::vector<const char*> names;
+  for (const ReportFormatInfo& f : kReportFormats) {
+    if (f.name != nullptr) names.push_back(f.name);
+  }
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    out += i == 0 ? "" : i + 1 == names.size() ? last : ", ";
+    out += names[i];
+  }
+  return out;
+}
+
+ReportFormat parse_report_format(const std::string& text) {
+  for (const ReportFormatInfo& f : kReportFormats) {
+    if (f.name != nullptr && text == f.name) return f.id;
+  }
+  throw InputError(
+      fmt::format("unknown --format '{}' (allowed: {})", text, report_format_names()));
+}
 
 std::vector<RankedRow> select_rows(const std::vector<RankedRow>& ranked,
                                    const RowSelection& selection) {

@@ -70,7 +70,7 @@ void SearchPlan::add_native_points(const DesignPoint& base, int cp_degree,
     for (const Schedule schedule : schedules) {
       for (const int v : virtual_stages) {
         // 1F1B and TeraPipe do not interleave; interleaved needs v > 1.
-        if ((schedule == Schedule::interleaved) != (v > 1)) continue;
+        if (info(schedule).interleaves != (v > 1)) continue;
         for (const Offload o : offload) {
           for (const Recompute r : recompute) {
             for (const auto& [e, et] : layouts) {

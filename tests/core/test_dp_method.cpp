@@ -6,6 +6,7 @@
 
 #include "zerosearch/core/dp_method.hpp"
 #include "zerosearch/core/error.hpp"
+#include "zerosearch/model/zero_bubble.hpp"
 
 using namespace zerosearch;
 
@@ -48,4 +49,78 @@ TEST_CASE("a design point stays packed: the native fields share its padding", "[
   // add 8 bytes to the 32 of the original's fields and settings.
   CHECK(sizeof(DesignPoint) == 40);
   CHECK(offsetof(DesignPoint, cp_comm) == offsetof(DesignPoint, schedule) + 1);
+}
+
+namespace {
+
+// -Wswitch-enum: a new Schedule fails to compile here until it is counted (and kSchedules
+// has its row: the test below checks the count).
+constexpr std::size_t schedule_count(Schedule s) {
+  switch (s) {
+  case Schedule::one_f_one_b:
+  case Schedule::interleaved:
+  case Schedule::terapipe:
+  case Schedule::zb_h1:
+  case Schedule::zb_h2:
+  case Schedule::zbv:
+  case Schedule::dualpipe:
+  case Schedule::dualpipev: return 8;
+  }
+  return 0;
+}
+
+} // namespace
+
+TEST_CASE("schedule table: one row per schedule, a unique name that parse_schedule reads back",
+          "[dp_method]") {
+  REQUIRE(kSchedules.size() == schedule_count(Schedule::one_f_one_b));
+  std::set<std::string> names;
+  std::set<std::string> torchtitan;
+  for (std::size_t i = 0; i < kSchedules.size(); ++i) {
+    const ScheduleInfo& s = kSchedules[i];
+    CAPTURE(s.name);
+    CHECK(static_cast<std::size_t>(s.id) == i);
+    CHECK(&info(s.id) == &s);
+    CHECK(names.insert(s.name).second);
+    CHECK(parse_schedule(s.name) == s.id);
+    CHECK(std::string(to_string(s.id)) == s.name);
+    CHECK(schedule_names().find(s.name) != std::string::npos);
+    CHECK(std::string(s.title).size() > 0);
+    CHECK(std::string(s.summary).size() > 0);
+    if (s.torchtitan != nullptr) {
+      CHECK(torchtitan.insert(s.torchtitan).second);
+    } else {
+      CHECK(std::string(s.torchtitan_note).empty());
+    }
+  }
+  CHECK(schedule_names() == "1f1b, interleaved, terapipe, zb-h1, zb-h2, zbv, dualpipe, dualpipev");
+  CHECK_THROWS_WITH(parse_schedule("gpipe"),
+                    "unknown schedule 'gpipe' (allowed: " + schedule_names() + ")");
+}
+
+TEST_CASE("schedule table: its columns agree with each other and with their readers",
+          "[dp_method]") {
+  for (const ScheduleInfo& s : schedules()) {
+    CAPTURE(s.name);
+    // The simulated schedules are exactly those that split the backward; TeraPipe holds every
+    // micro-batch; the others hold 1F1B's warm-up.
+    CHECK((s.in_flight == InFlight::simulated) == s.splits_backward);
+    CHECK((s.in_flight == InFlight::all) == s.token_slices);
+    // Megatron-LM and DeepSpeed pipeline whole micro-batches with a fused backward.
+    CHECK(s.megatron == (!s.splits_backward && !s.token_slices));
+    CHECK((s.interleaves ? s.chunks_per_rank == 1 : true));
+    CHECK((s.bidirectional ? s.chunks_per_rank == 2 : true));
+    CHECK(is_split_schedule(s.id) == s.splits_backward);
+    CHECK(schedule_chunks_per_rank(s.id) == s.chunks_per_rank);
+    CHECK(schedule_model_chunks(s.id, 4) == (s.bidirectional ? 4 : 4 * s.chunks_per_rank));
+    // A split schedule torchtitan cannot run says where it runs (PLAN.md names it).
+    if (s.splits_backward && s.torchtitan == nullptr) {
+      CHECK(std::string(s.elsewhere).size() > 0);
+    }
+  }
+  CHECK(info(Schedule::interleaved).interleaves);
+  CHECK_FALSE(info(Schedule::one_f_one_b).interleaves);
+  CHECK(schedule_model_chunks(Schedule::dualpipe, 4) == 4);
+  CHECK(schedule_model_chunks(Schedule::zbv, 4) == 8);
+  CHECK(info(Schedule::zb_h1).torchtitan == std::string("InterleavedZeroBubble"));
 }

@@ -277,3 +277,50 @@ TEST_CASE("write_rows: rows in order for any chunk size and thread count", "[rep
     }
   }
 }
+
+namespace {
+
+// -Wswitch-enum: a new ReportFormat fails to compile here until it is counted (and
+// kReportFormats has its row: the test below checks the count).
+constexpr std::size_t format_count(ReportFormat f) {
+  switch (f) {
+  case ReportFormat::summary:
+  case ReportFormat::csv:
+  case ReportFormat::json:
+  case ReportFormat::table:
+  case ReportFormat::none: return 5;
+  }
+  return 0;
+}
+
+} // namespace
+
+TEST_CASE("format table: one row per format, --format's words unique and read back",
+          "[report_format]") {
+  REQUIRE(kReportFormats.size() == format_count(ReportFormat::csv));
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < kReportFormats.size(); ++i) {
+    const ReportFormatInfo& f = kReportFormats[i];
+    CHECK(static_cast<std::size_t>(f.id) == i);
+    CHECK(&info(f.id) == &f);
+    CHECK(std::string(f.summary).size() > 0);
+    if (f.name != nullptr) {
+      CAPTURE(f.name);
+      CHECK(std::find(names.begin(), names.end(), f.name) == names.end());
+      names.emplace_back(f.name);
+      CHECK(parse_report_format(f.name) == f.id);
+    }
+  }
+  CHECK(names == std::vector<std::string>{"csv", "json", "table"});
+  CHECK(report_format_names() == "csv, json, table");
+  CHECK(report_format_names(" or ") == "csv, json or table");
+  CHECK_THROWS_WITH(parse_report_format("xml"),
+                    "unknown --format 'xml' (allowed: csv, json, table)");
+  CHECK_THROWS_WITH(parse_report_format("summary"),
+                    "unknown --format 'summary' (allowed: csv, json, table)");
+  // The formats of one row per placement: the original's CSV and the JSON of its columns.
+  CHECK(info(ReportFormat::csv).per_placement);
+  CHECK(info(ReportFormat::json).per_placement);
+  CHECK_FALSE(info(ReportFormat::table).per_placement);
+  CHECK_FALSE(info(ReportFormat::summary).per_placement);
+}

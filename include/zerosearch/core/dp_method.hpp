@@ -16,6 +16,7 @@
 #include <string>
 
 #include "zerosearch/core/context_parallel.hpp"
+#include "zerosearch/core/enum_table.hpp"
 #include "zerosearch/core/hardware.hpp"
 
 namespace zerosearch {
@@ -169,14 +170,8 @@ inline constexpr auto kDpMethods = std::to_array<DpMethodInfo>({
      {DpLaunchKind::deepspeed_zero, 3}},
 });
 
-static_assert([] {
-  for (std::size_t i = 0; i < kDpMethods.size(); ++i) {
-    if (static_cast<std::size_t>(kDpMethods[i].id) != i) {
-      return false;
-    }
-  }
-  return true;
-}(), "kDpMethods rows must follow the DpMethod enum's order");
+static_assert(rows_follow_enum(kDpMethods),
+              "kDpMethods rows must follow the DpMethod enum's order");
 
 /// All methods, in the original's enumeration order.
 [[nodiscard]] constexpr std::span<const DpMethodInfo> dp_methods() noexcept { return kDpMethods; }
@@ -215,7 +210,7 @@ enum class Framework { megatron, deepspeed, both, automatic };
 /// Pipeline schedule (native estimator): 1F1B, interleaved 1F1B (virtual_stages > 1),
 /// TeraPipe's token-level pipeline (each sequence cut into token slices), the zero-bubble
 /// schedules ZB-H1, ZB-H2 and ZB-V (Qi et al., ICLR 2024) and DeepSeek's DualPipe and
-/// DualPipeV (model/zero_bubble.hpp).
+/// DualPipeV (model/zero_bubble.hpp). Their facts are one table, kSchedules, below.
 enum class Schedule : std::uint8_t {
   one_f_one_b,
   interleaved,
@@ -226,7 +221,105 @@ enum class Schedule : std::uint8_t {
   dualpipe,
   dualpipev
 };
-[[nodiscard]] const char* to_string(Schedule s) noexcept;
+
+/// Which micro-batches' activations a stage holds at its peak (native estimator's memory,
+/// docs/native.md §3).
+enum class InFlight : std::uint8_t {
+  /// 1F1B's warm-up: stage j of pp holds min(pp - j, micro-batches) (interleaving adds
+  /// Megatron-LM's (pp - 1) / (pp v) on top).
+  warmup,
+  /// Every micro-batch until its backward (TeraPipe runs all forwards, then all backwards).
+  all,
+  /// The peak of the schedule's simulated order of passes (model/zero_bubble.hpp).
+  simulated
+};
+
+/// Everything the search, the estimators and the writers know of one pipeline schedule, except
+/// its own code (the order of passes in model/zero_bubble.cpp, TeraPipe's slicing in
+/// model/terapipe.cpp).
+struct ScheduleInfo {
+  Schedule id;
+  /// Name on the command line (--schedule) and in outputs.
+  const char* name;
+  /// As its authors write it, for sentences: "ZB-H1".
+  const char* title;
+  /// One line for the docs.
+  const char* summary;
+  /// True: needs --virtual_stages > 1 (interleaved 1F1B); every other schedule needs 1.
+  bool interleaves;
+  /// Model chunks each pipeline rank holds, fixed by the schedule: 2 in a V (zbv, dualpipev)
+  /// and in DualPipe; 1 otherwise (interleaved: --virtual_stages).
+  int chunks_per_rank;
+  /// Micro-batches enter from both ends and rank r holds stages r and pp - 1 - r (DualPipe):
+  /// the model is cut into pp chunks, not chunks_per_rank x pp.
+  bool bidirectional;
+  /// The backward is split into input-gradient (B) and weight-gradient (W) passes, and the
+  /// schedule's order of passes is simulated (model/zero_bubble.hpp).
+  bool splits_backward;
+  /// Each sequence is cut into token slices (TeraPipe, model/terapipe.hpp).
+  bool token_slices;
+  /// The activations held at a stage's peak.
+  InFlight in_flight;
+  /// Megatron-LM and DeepSpeed's pipeline engine run it (whole micro-batches, backward in one
+  /// pass; Megatron-LM interleaves with --num-virtual-stages-per-pipeline-rank).
+  bool megatron;
+  /// torch.distributed.pipelining's class (get_schedule_class), or nullptr where it has none.
+  const char* torchtitan;
+  /// PLAN.md's words after "as <torchtitan>" ("" for none).
+  const char* torchtitan_note;
+  /// Where a schedule that torchtitan cannot run does run ("" when nowhere is known).
+  const char* elsewhere;
+};
+
+/// The table: one row per schedule, in the enum's order.
+inline constexpr auto kSchedules = std::to_array<ScheduleInfo>({
+    {Schedule::one_f_one_b, "1f1b", "1F1B", "one forward, one backward (PipeDream-Flush)",
+     false, 1, false, false, false, InFlight::warmup, true, "1F1B", "", ""},
+    {Schedule::interleaved, "interleaved", "interleaved 1F1B",
+     "1F1B over --virtual_stages model chunks per rank (Megatron-LM)", true, 1, false, false,
+     false, InFlight::warmup, true, "Interleaved1F1B", "", ""},
+    {Schedule::terapipe, "terapipe", "TeraPipe",
+     "token-level pipelining: each sequence cut into token slices", false, 1, false, false,
+     true, InFlight::all, false, nullptr, "", ""},
+    {Schedule::zb_h1, "zb-h1", "ZB-H1",
+     "zero-bubble: 1F1B whose rank i keeps i weight passes back to fill the drain", false, 1,
+     false, true, false, InFlight::simulated, false, "InterleavedZeroBubble",
+     " (its ZB1P) with one stage per rank", ""},
+    {Schedule::zb_h2, "zb-h2", "ZB-H2",
+     "zero-bubble: deeper warm-up, more weight passes kept back (Qi et al., Figure 3)", false,
+     1, false, true, false, InFlight::simulated, false, nullptr, "",
+     "sail-sg's Megatron-LM fork"},
+    {Schedule::zbv, "zbv", "ZB-V",
+     "zero-bubble in a V: two model chunks per rank (stage k and 2 pp - 1 - k)", false, 2,
+     false, true, false, InFlight::simulated, false, "ZBVZeroBubble", "", ""},
+    {Schedule::dualpipe, "dualpipe", "DualPipe",
+     "DeepSeek's DualPipe: micro-batches from both ends, rank r holds stages r and pp - 1 - r",
+     false, 2, true, true, false, InFlight::simulated, false, nullptr, "",
+     "deepseek-ai/DualPipe"},
+    {Schedule::dualpipev, "dualpipev", "DualPipeV",
+     "DualPipe's schedule on one direction folded into a V", false, 2, false, true, false,
+     InFlight::simulated, false, "DualPipeV",
+     ", which needs a PyTorch whose torch.distributed.pipelining has ScheduleDualPipeV and "
+     "overlaps a forward with a backward only through a custom overlap callback (the "
+     "estimate's F&B hides the tensor-parallel collectives)",
+     ""},
+});
+
+static_assert(rows_follow_enum(kSchedules),
+              "kSchedules rows must follow the Schedule enum's order");
+
+/// All schedules, in the enum's order.
+[[nodiscard]] constexpr std::span<const ScheduleInfo> schedules() noexcept { return kSchedules; }
+[[nodiscard]] constexpr const ScheduleInfo& info(Schedule s) noexcept {
+  return kSchedules[static_cast<std::size_t>(s)];
+}
+[[nodiscard]] constexpr const char* to_string(Schedule s) noexcept { return info(s).name; }
+/// Model chunks a plan of `pp` ranks cuts the model into under `s` (not interleaved).
+[[nodiscard]] constexpr long long schedule_model_chunks(Schedule s, int pp) noexcept {
+  return static_cast<long long>(pp) * (info(s).bidirectional ? 1 : info(s).chunks_per_rank);
+}
+/// "1f1b, interleaved, terapipe, ...": for help texts and error messages.
+[[nodiscard]] std::string schedule_names();
 /// Throws InputError listing the schedule names.
 [[nodiscard]] Schedule parse_schedule(const std::string& text);
 

@@ -1,11 +1,13 @@
 #pragma once
-// The output columns: one table (kColumns in columns.cpp) that the CSV, JSON and table writers
-// share. Each column has the original's name (CSV header and JSON key), its unit, how the
-// table aligns it and one cell function per format.
+// The output columns: one table (kColumns in columns.cpp, one row per ColumnId) drives the CSV,
+// the JSON and the pretty table. A row holds the column's name (CSV header and JSON key), its
+// unit (the table's header), its kind of cell (integer, figure, boolean, name, text, or its
+// own writers) with the getter of its value, and for figures the table's decimals and when a
+// cell is blank; one writer per kind and format writes every cell.
 //
-// Adding a column: a ColumnId, a row in kColumns, a case in each of the cell functions of
-// columns.cpp (CellWriter::write and write_json, json_cell, append_table_cell), and its place
-// in the layouts (csv_layout, table_layout).
+// Adding a column: a ColumnId, its row in kColumns (columns.cpp), and its place in the layouts
+// (csv_layout, table_layout); a column whose cells no kind writes gets its own SpecialCell.
+#include <cstdint>
 #include <functional>
 #include <iosfwd>
 #include <span>
@@ -52,14 +54,64 @@ enum class ColumnId {
   cp, cp_comm
 };
 
+class CellWriter;
+struct Column;
+
+/// How a column's cells are written in each format (columns.cpp has one writer per kind).
+enum class CellKind : std::uint8_t {
+  /// A whole number: 12 in every format.
+  integer,
+  /// A figure: Python's repr in the CSV, a number (null when not finite) in JSON, fixed
+  /// decimals (ColumnDef::decimals) in the table.
+  real,
+  /// True/False in the CSV and the table, true/false in JSON.
+  boolean,
+  /// A plain ASCII word from a table (a method, a dtype): as is, quoted in JSON.
+  name,
+  /// Free text: quoted as Python's csv module quotes, escaped in JSON.
+  text,
+  /// Its own writers (ColumnDef::special): placements, partitions, token slices.
+  special
+};
+
+/// When a figure's cell is left empty (CSV) or shown as "-" (table).
+enum class Blank : std::uint8_t { never, if_nan, if_not_finite };
+
+/// The writers of a column no kind writes.
+struct SpecialCell {
+  /// The CSV cell at `out` (room for CellWriter::max_row_size); returns the end.
+  char* (*csv)(CellWriter& cells, char* out, const RankedRow& r);
+  /// The JSON value at `out`; returns the end.
+  char* (*json)(CellWriter& cells, char* out, const RankedRow& r);
+  /// The JSON value as nlohmann's.
+  nlohmann::ordered_json (*value)(const RankedRow& r);
+  /// Appends the table's cell.
+  void (*table)(std::string& out, const RankedRow& r);
+};
+
+/// One row of the column table.
 struct ColumnDef {
   ColumnId id;
   /// The original's CSV header, also the JSON key ("A10" etc. for node counts).
   const char* name;
   /// Unit shown in the table's header, "" when the name says it or there is none.
   const char* unit;
-  /// Left-aligned in the table (text); numbers are right-aligned.
+  CellKind kind;
+  /// Left-aligned in the table (everything but integers and figures).
   bool text;
+  // The getter of its kind (the others are null).
+  long long (*integer)(const RankedRow& r, const Column& c) = nullptr;
+  double (*real)(const RankedRow& r, CellWriter& cells) = nullptr;
+  bool (*boolean)(const RankedRow& r) = nullptr;
+  std::string_view (*word)(const RankedRow& r, std::string& scratch) = nullptr;
+  const SpecialCell* special = nullptr;
+  /// Figures: decimals in the table, or -1 for the CSV's text.
+  int decimals = -1;
+  /// Figures: an empty CSV cell when unknown; "-" in the table.
+  Blank csv_blank = Blank::never;
+  Blank table_blank = Blank::never;
+  /// Text: the table quotes it as the CSV does (else as is).
+  bool table_quoted = false;
 };
 
 [[nodiscard]] const ColumnDef& column_def(ColumnId id) noexcept;
@@ -136,6 +188,7 @@ public:
   char* write_json(char* out, const Column& c, const RankedRow& r);
 
 private:
+  friend struct CellAccess;
   struct RunText {
     const RunResult* run = nullptr;
     std::size_t nodes = 0;
@@ -158,7 +211,9 @@ private:
   std::string_view placement_json(const RankedRow& r);
   std::vector<RunText> runs_;
   const RunText* last_ = nullptr;
+  /// A text cell's value (ColumnDef::word), and its CSV field.
   std::string scratch_;
+  std::string field_;
 };
 
 /// A chunk of output rows: rows are written straight into it (CellWriter).

@@ -1,15 +1,59 @@
 #pragma once
 // The ranked rows for people and for scripts: row selection (--feasible, --top), an aligned
 // table for the screen and JSON with native types. The CSV itself is in report.hpp.
+#include <array>
 #include <cstddef>
+#include <cstdint>
 #include <ostream>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "zerosearch/core/cluster.hpp"
+#include "zerosearch/core/enum_table.hpp"
 #include "zerosearch/io/report.hpp"
 
 namespace zerosearch {
+
+/// What a run writes to standard output: the readable summary, the ranked rows as CSV, JSON or
+/// the aligned table (--format, --pretty, -o -), or nothing (-q). The facts of each are one
+/// table, kReportFormats; the writers are write_csv (report.hpp), write_json and write_table.
+enum class ReportFormat : std::uint8_t { summary, csv, json, table, none };
+
+struct ReportFormatInfo {
+  ReportFormat id;
+  /// --format's word, or nullptr where --format cannot ask for it.
+  const char* name;
+  /// One row per placement (the original's CSV), distinct rows only with --distinct.
+  bool per_placement;
+  /// One line for the docs.
+  const char* summary;
+};
+
+/// The table: one row per format, in the enum's order.
+inline constexpr auto kReportFormats = std::to_array<ReportFormatInfo>({
+    {ReportFormat::summary, nullptr, false,
+     "the default: the best plans that fit, the search's size and notes"},
+    {ReportFormat::csv, "csv", true, "the original's CSV (pandas to_csv), one row per placement"},
+    {ReportFormat::json, "json", true, "a JSON array, one object per row, the CSV's keys"},
+    {ReportFormat::table, "table", false,
+     "an aligned table of distinct rows, the original's --pretty column order"},
+    {ReportFormat::none, nullptr, false, "nothing but errors (-q)"},
+});
+
+static_assert(rows_follow_enum(kReportFormats),
+              "kReportFormats rows must follow the ReportFormat enum's order");
+
+[[nodiscard]] constexpr std::span<const ReportFormatInfo> report_formats() noexcept {
+  return kReportFormats;
+}
+[[nodiscard]] constexpr const ReportFormatInfo& info(ReportFormat f) noexcept {
+  return kReportFormats[static_cast<std::size_t>(f)];
+}
+/// --format's words joined with ", " and `last` before the last: "csv, json or table".
+[[nodiscard]] std::string report_format_names(const char* last = ", ");
+/// --format's word. Throws InputError "unknown --format 'TEXT' (allowed: csv, json, table)".
+[[nodiscard]] ReportFormat parse_report_format(const std::string& text);
 
 /// Which ranked rows an output shows.
 struct RowSelection {

@@ -56,9 +56,11 @@ struct PipeProgram {
   std::vector<std::vector<PipeOp>> orders;
 };
 
-/// The schedules simulated here (everything but interleaved and terapipe).
+/// The schedules simulated here: kSchedules' splits_backward (everything but 1f1b, interleaved
+/// and terapipe).
 [[nodiscard]] bool is_split_schedule(Schedule s) noexcept;
-/// Model chunks per pipeline rank: 2 for zbv, dualpipe and dualpipev, else 1.
+/// Model chunks per pipeline rank, kSchedules' chunks_per_rank: 2 for zbv, dualpipe and
+/// dualpipev, else 1.
 [[nodiscard]] int schedule_chunks_per_rank(Schedule s) noexcept;
 /// Why `s` cannot run `micro_batches` micro-batches over `pp` ranks and a model of `layers`
 /// transformer layers (DualPipe: even pp, an even number of micro-batches, at least 2 pp;

@@ -77,17 +77,7 @@ std::optional<std::pair<std::int64_t, double>> ffn_args(const ModelSpec& m) {
 /// torch/distributed/pipelining/schedules.py), or nullptr where it has none.
 const char* schedule_name(const Facts& f) {
   if (f.p.virtual_stages > 1) return "Interleaved1F1B";
-  switch (f.p.schedule) {
-  case Schedule::one_f_one_b: return "1F1B";
-  case Schedule::interleaved: return "Interleaved1F1B";
-  case Schedule::zb_h1: return "InterleavedZeroBubble"; // its ZB1P, here one stage per rank
-  case Schedule::zbv: return "ZBVZeroBubble";
-  case Schedule::dualpipev: return "DualPipeV";
-  case Schedule::zb_h2:
-  case Schedule::dualpipe:
-  case Schedule::terapipe: return nullptr;
-  }
-  return nullptr;
+  return info(f.p.schedule).torchtitan;
 }
 
 std::string refusal(const Facts& f) {

@@ -619,7 +619,7 @@ std::vector<int> native_partition(const NativeContext& ctx, const DesignPoint& p
   if (pp > 1 && schedule_chunks_per_rank(p.schedule) == 2) {
     // zbv, dualpipev: 2 pp chunks in a V, the embedding and the LM head both on rank 0;
     // dualpipe: rank r holds stages r and pp - 1 - r, both end ranks an embedding and a head.
-    const bool dual = p.schedule == Schedule::dualpipe;
+    const bool dual = info(p.schedule).bidirectional;
     const std::vector<int> chunks = interleaved_chunks(L, pp, dual ? 1 : 2);
     const std::size_t last = chunks.size() - 1;
     for (std::size_t r = 0; r < static_cast<std::size_t>(pp); ++r) {
@@ -713,7 +713,7 @@ PipeShape pipe_shape(const NativeContext& ctx, const DesignPoint& p, const std::
                             (j == p.pp - 1 ? 1 : 0));
     }
   } else {
-    at_position = interleaved_chunks(L, p.pp, p.schedule == Schedule::dualpipe ? 1 : 2);
+    at_position = interleaved_chunks(L, p.pp, info(p.schedule).bidirectional ? 1 : 2);
   }
   const auto R = static_cast<std::size_t>(p.pp);
   sh.layers.assign(R, {});
@@ -1052,7 +1052,7 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
     // TeraPipe runs all forwards, then all backwards (GPipe order): every micro-batch's slices
     // stay on every stage until its backward.
     // The split schedules: the peak of their order (model/zero_bubble.hpp).
-    double in_flight = p.schedule == Schedule::terapipe ? mb
+    double in_flight = info(p.schedule).in_flight == InFlight::all ? mb
                        : shape.split                    ? shape.in_flight[static_cast<std::size_t>(j)]
                        : pp > 1                         ? std::min<double>(pp - j, mb)
                                                         : 1.0;

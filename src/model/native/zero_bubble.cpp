@@ -18,23 +18,9 @@
 
 namespace zerosearch {
 
-bool is_split_schedule(Schedule s) noexcept {
-  switch (s) {
-  case Schedule::zb_h1:
-  case Schedule::zb_h2:
-  case Schedule::zbv:
-  case Schedule::dualpipe:
-  case Schedule::dualpipev: return true;
-  case Schedule::one_f_one_b:
-  case Schedule::interleaved:
-  case Schedule::terapipe: return false;
-  }
-  return false;
-}
+bool is_split_schedule(Schedule s) noexcept { return info(s).splits_backward; }
 
-int schedule_chunks_per_rank(Schedule s) noexcept {
-  return s == Schedule::zbv || s == Schedule::dualpipe || s == Schedule::dualpipev ? 2 : 1;
-}
+int schedule_chunks_per_rank(Schedule s) noexcept { return info(s).chunks_per_rank; }
 
 std::string split_schedule_invalid_reason(Schedule s, int pp, int m, long long layers) {
   const char* name = to_string(s);
@@ -57,7 +43,7 @@ std::string split_schedule_invalid_reason(Schedule s, int pp, int m, long long l
     return fmt::format("the dualpipev schedule needs at least 2 x pp = {} micro-batches, not {}",
                        2 * pp, m);
   }
-  const long long chunks = static_cast<long long>(pp) * (s == Schedule::dualpipe ? 1 : schedule_chunks_per_rank(s));
+  const long long chunks = schedule_model_chunks(s, pp);
   if (layers < chunks) {
     return fmt::format("the {} schedule with pp {} needs at least {} layers ({} model chunks), "
                        "not {}",
@@ -298,7 +284,11 @@ PipeProgram pipe_program(Schedule s, int pp, int m) {
   case Schedule::zbv: prog.layout = v_layout(pp, m); break;
   case Schedule::dualpipev: prog.layout = v_layout(pp, m); break;
   case Schedule::dualpipe: prog.layout = dual_layout(pp, m); break;
-  default: prog.layout = linear_layout(pp, m); break;
+  case Schedule::one_f_one_b:
+  case Schedule::interleaved:
+  case Schedule::terapipe:
+  case Schedule::zb_h1:
+  case Schedule::zb_h2: prog.layout = linear_layout(pp, m); break;
   }
   for (int r = 0; r < pp; ++r) {
     std::vector<PipeOp>& o = prog.orders[static_cast<std::size_t>(r)];
