@@ -112,7 +112,7 @@ double ring_alpha_prior(const GpuSpec& gpu, int n) noexcept {
 double eager_extra_bytes(const ModelSpec& model, const Shape& x, const AnalyticSettings& st,
                          double elem, double tokens, double f_act) noexcept {
   const double t = static_cast<double>(std::max(1, st.tp));
-  const bool rotary = model.architecture != "gpt2" && model.architecture != "gpt3";
+  const bool rotary = !model.is_gpt_family();
   const double qw = x.a * (x.mla ? x.nope + x.rope : x.d) / t;
   const double kw = x.mla ? qw : x.g * x.d / t;
   double per_token = 0.0;
@@ -274,7 +274,7 @@ double tp_overlap_exposed_s(double comm_s, double gemm_s, int t) noexcept {
 
 LayerKernels layer_kernels(const ModelSpec& model, const AnalyticSettings& st) noexcept {
   const bool fused = st.fused_kernels;
-  const bool rotary = model.architecture != "gpt2" && model.architecture != "gpt3";
+  const bool rotary = !model.is_gpt_family();
   const bool dropout = !rotary;
   const bool rms = rotary;
   const int mats = model.gated_mlp ? 3 : 2;

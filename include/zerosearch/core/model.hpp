@@ -95,6 +95,11 @@ struct ModelSpec {
 
   [[nodiscard]] int pipeline_layers() const noexcept { return static_cast<int>(num_layers) + 2; }
   [[nodiscard]] bool is_moe() const noexcept { return num_experts > 0; }
+  /// GPT-2/GPT-3 layers (learned positions, LayerNorm, GeLU, biases, dropout), as opposed to the
+  /// Llama family's (RoPE, RMSNorm, no biases) that the native model prices otherwise.
+  [[nodiscard]] bool is_gpt_family() const noexcept {
+    return architecture == "gpt2" || architecture == "gpt3";
+  }
   /// Multi-head latent attention (DeepSeek-V2/V3).
   [[nodiscard]] bool is_mla() const noexcept { return kv_lora_rank > 0; }
   /// Transformer layers with routed experts (all but the first_k_dense_layers of an MoE model).

@@ -331,7 +331,7 @@ double per_op_recomputed_share(const ModelSpec& m) {
 /// layers add a bias to each matmul and each norm.
 double tensors_per_layer(const ModelSpec& m) {
   const double mats = static_cast<double>(layer_matmuls(m).size());
-  const bool biases = m.architecture == "gpt2" || m.architecture == "gpt3";
+  const bool biases = m.is_gpt_family();
   return mats + 2.0 + (biases ? mats + 2.0 : 0.0);
 }
 
@@ -551,7 +551,7 @@ double layer_activation_bytes(const ModelSpec& m, const DesignPoint& p,
   const double b = p.mbs;
   const double t = p.tp;
   const auto [h, a, g, d, f] = layer_dims(m);
-  const bool dropout = m.architecture == "gpt2" || m.architecture == "gpt3";
+  const bool dropout = m.is_gpt_family();
   const double scale = elem_bytes(p.dtype) / 2.0;
   const double sp = st.sequence_parallel && p.tp > 1 ? t : 1.0;
   if (p.recompute == Recompute::full) {
