@@ -137,6 +137,13 @@ double peak_flops(const GpuSpec& gpu, Dtype dtype) noexcept {
   return v.value_or(p.fp32.value_or(1.0)) * 1e12;
 }
 
+double flash_attention_efficiency(double e_max, double forward_flops,
+                                  double peak16_flops) noexcept {
+  constexpr double kH100Peak16 = 989.4e12;
+  const double x0 = kAttentionFillFlops * peak16_flops / kH100Peak16;
+  return std::max(1e-3, e_max * (1.0 - std::exp(-forward_flops / x0)));
+}
+
 Dtype dtype_for_precision(const GpuSpec& gpu, int bits) noexcept {
   if (bits <= 8 && gpu.peak_tflops.fp8) return Dtype::fp8;
   if (bits <= 16) return gpu.peak_tflops.bf16 ? Dtype::bf16 : Dtype::fp16;
@@ -392,7 +399,11 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   const double P16 = st.dtype == Dtype::fp8 ? peak_flops(gpu, Dtype::bf16) : P;
   // QK^T over the query/key width, PV over the value width (equal but for MLA).
   const double core_width = x.mla ? (x.nope + x.rope + x.v) / 2 : x.d;
-  const double attention = 4 * tokens * s_eff * x.a * core_width / t / (P16 * attention_eff);
+  const double attention_flops = 4 * tokens * s_eff * x.a * core_width / t;
+  const double attention =
+      attention_flops /
+      (P16 * (st.flash_attention ? flash_attention_efficiency(attention_eff, attention_flops, P16)
+                                 : attention_eff));
   const double f_act = x.experts > 0 ? x.top_k * x.f_expert + x.f_shared : x.f;
   // Fused kernels (Megatron-LM, Transformer Engine, Apex, torch.compile): two norms reading and
   // writing the hidden state, two residual adds reading two and writing one, the activation

@@ -275,6 +275,35 @@ TEST_CASE("eager layers: the element-wise traffic of each op, counted by hand", 
             .epsilon(1e-12));
 }
 
+TEST_CASE("fused attention fills the GPU with work: efficiency by call size", "[analytic]") {
+  const double h100 = 989.4e12;
+  // At x0 the call reaches 1 - 1/e of the large-call efficiency; a GPU of half the peak gets
+  // there with half the work; a huge call is at the large-call efficiency.
+  CHECK(flash_attention_efficiency(0.43, kAttentionFillFlops, h100) ==
+        Approx(0.43 * (1.0 - std::exp(-1.0))));
+  CHECK(flash_attention_efficiency(0.43, kAttentionFillFlops / 2, h100 / 2) ==
+        Approx(0.43 * (1.0 - std::exp(-1.0))));
+  CHECK(flash_attention_efficiency(0.43, 1e15, h100) == Approx(0.43));
+  CHECK(flash_attention_efficiency(0.43, 1e9, h100) < 0.03);
+  // In a layer: llama3_8B on an H100 at 2,048 tokens, tp 8 (4 heads of 128 per rank): forward
+  // FLOPs 4 x 2048 x 1024 x 512 = 4.29e9, at 0.43 (1 - exp(-4.29e9 / 1.78e10)) = 0.092 of
+  // the peak, not the catalog's 0.43 (measured on an H100: 0.09, layers_h100_parts).
+  const ModelSpec& m = models().find("llama3_8B");
+  const GpuSpec& g = catalog().gpu("H100-SXM");
+  REQUIRE(g.flash_attention_efficiency);
+  CHECK(*g.flash_attention_efficiency == 0.43);
+  AnalyticSettings st;
+  st.tp = 8;
+  st.dtype = Dtype::bf16;
+  st.sequence_length = 2048;
+  st.flash_attention = true;
+  const double flops = 4.0 * 2048 * 1024 * 4 * 128;
+  const double e = 0.43 * (1.0 - std::exp(-flops / 1.78e10));
+  CHECK(e == Approx(0.0922).epsilon(1e-3));
+  CHECK(analytic_layer_times(m, g, prior_calibration(g), st).attention_forward_s ==
+        Approx(flops / (h100 * e)).epsilon(1e-9));
+}
+
 TEST_CASE("MoE layers: the dispatcher's token permutation, counted by hand", "[analytic][moe]") {
   // mixtral_8x7B: h 4096, 8 experts, top-2. One rank's 4096 tokens: gathered into expert order
   // (read h, write 2 copies) and combined back (read 2 copies, write h): 2 + 2 x 2 elements of

@@ -141,6 +141,23 @@ struct LayerKernels {
 /// than its forward (Dao 2023). docs/validation.md, "Per-layer times on a real GPU".
 inline constexpr double kFlashBackwardRatio = 2.95;
 
+/// Work at which the fused attention core reaches 1 - 1/e of its large-call efficiency, in
+/// forward FLOPs of one call (4 tokens s_eff heads head_dim / tp) on a GPU of H100 SXM's 16-bit
+/// peak (989.4 TFLOPS); a GPU of another peak needs proportionally more or less work to fill
+/// (the same kernel latency at its own rate). Fitted with the H100's large-call efficiency
+/// (0.43, its catalog `flash_attention_efficiency`) to the 60 attention-core forward times of
+/// validation/gpu/layers_h100_parts_2026-11-26.json: the mean |log(model / measured)| falls
+/// from 0.33 (one efficiency, 0.35) to 0.16. Short sequences, few heads per rank (tp) and
+/// micro-batch 1 leave most SMs idle: at 2,048 tokens and tp 8 the measured forward runs at 5 to
+/// 25 % of the peak, at 8,192 tokens and tp 1 at 50 to 65 %. docs/native.md §3.1.
+inline constexpr double kAttentionFillFlops = 1.78e10;
+
+/// Efficiency of a fused attention call of `forward_flops` with large-call efficiency `e_max`
+/// on a GPU of 16-bit peak `peak16_flops`: e_max (1 - exp(-F / x0)), x0 = kAttentionFillFlops
+/// scaled by the GPU's peak over H100 SXM's.
+[[nodiscard]] double flash_attention_efficiency(double e_max, double forward_flops,
+                                                double peak16_flops) noexcept;
+
 struct LayerTime {
   double forward_s = 0.0;
   double backward_s = 0.0;
