@@ -494,6 +494,7 @@ void check_native(const RawOptions& raw, Options& o) {
       {"--overlap_grad_reduce", &raw.overlap_grad_reduce},
       {"--fused_loss", &raw.fused_loss},
       {"--fused_layers", &raw.fused_layers},
+      {"--grad_reduce_fp32", &raw.grad_reduce_fp32},
       {"--tp_comm_overlap", &raw.tp_comm_overlap},
       {"--ep", &raw.ep}, {"--etp", &raw.etp}, {"--moe_imbalance", &raw.moe_imbalance},
       {"--cp_comm", &raw.cp_comm}};
@@ -562,6 +563,9 @@ void check_native(const RawOptions& raw, Options& o) {
   }
   if (!raw.fused_layers.empty()) {
     o.native.fused_layers = parse_on_off("--fused_layers", raw.fused_layers);
+  }
+  if (!raw.grad_reduce_fp32.empty()) {
+    o.native.grad_reduce_fp32 = parse_on_off("--grad_reduce_fp32", raw.grad_reduce_fp32);
   }
   if (!raw.tp_comm_overlap.empty()) {
     o.native.tp_comm_overlap = parse_on_off("--tp_comm_overlap", raw.tp_comm_overlap);

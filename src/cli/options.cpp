@@ -374,6 +374,11 @@ ParseResult parse_options(int argc, const char* const* argv) {
        "hand-fused kernels), fsdp only: norms, RoPE, SwiGLU and residual adds cost what "
        "Megatron-LM's fused kernels cost; on or off (default: eager PyTorch op by op, "
        "torchtitan's default)"},
+      {"--grad_reduce_fp32", &RawOptions::grad_reduce_fp32, "on|off",
+       "Reduce the gradients in fp32 with 16-bit training (Megatron-LM "
+       "--accumulate-allreduce-grads-in-fp32 / --grad-reduce-in-bf16, DeepSpeed "
+       "fp32_allreduce, torchtitan mixed_precision_reduce): on or off (default: each "
+       "framework's own: Megatron-LM on with bf16, DeepSpeed off, torchtitan on)"},
   };
   add_text_options<RawOptions>(app, o, native, native_flags);
   app.add_option("--list", o.list,

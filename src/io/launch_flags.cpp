@@ -16,7 +16,7 @@ namespace {
 // DistributedDataParallelConfig.overlap_grad_reduce, default False); --tp-comm-overlap
 // (arguments.py _add_distributed_args: TP communication overlapped with GEMMs through
 // Transformer Engine's userbuffers; needs --sequence-parallel).
-constexpr std::array<const char*, 77> kMegatronLm{
+constexpr std::array<const char*, 79> kMegatronLm{
     "--tensor-model-parallel-size", "--pipeline-model-parallel-size",
     "--pipeline-model-parallel-layout", "--use-distributed-optimizer", "--use-torch-fsdp2",
     "--ckpt-format", "--micro-batch-size", "--global-batch-size", "--num-layers",
@@ -30,6 +30,9 @@ constexpr std::array<const char*, 77> kMegatronLm{
     "--log-interval", "--eval-iters", "--recompute-granularity", "--recompute-method",
     "--recompute-num-layers", "--num-virtual-stages-per-pipeline-rank", "--sequence-parallel",
     "--overlap-grad-reduce", "--tp-comm-overlap",
+    // --grad_reduce_fp32 (arguments.py: --accumulate-allreduce-grads-in-fp32, and
+    // --grad-reduce-in-bf16 for bf16 reductions).
+    "--accumulate-allreduce-grads-in-fp32", "--grad-reduce-in-bf16",
     // Interleaving when pp x v divides the layers plus the embedding (and the loss):
     // arguments.py _add_distributed_args, TransformerConfig.account_for_*_in_pipeline_split.
     "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split",

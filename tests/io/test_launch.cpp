@@ -382,6 +382,31 @@ TEST_CASE("overlapped tp collectives reach Megatron-LM (--tp_comm_overlap)", "[l
   CHECK(documented_argument("Megatron-LM", "--tp-comm-overlap"));
 }
 
+TEST_CASE("the gradient reduction's dtype as estimated: Megatron-LM flags, DeepSpeed's key",
+          "[launch]") {
+  LaunchPlan lp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
+  lp.point.method = DpMethod::dp;
+  const auto args = [&] { return file(launch_files(lp), "megatron_lm_args.sh").text; };
+  CHECK(args().find("--grad-reduce-in-bf16") == std::string::npos); // unset: the default
+  CHECK(args().find("--accumulate-allreduce-grads-in-fp32") == std::string::npos);
+  NativeSettings settings;
+  settings.grad_reduce_fp32 = false;
+  const EstimateContext off = with_native_settings(*lp.ctx, settings);
+  lp.ctx = &off;
+  CHECK(args().find("--grad-reduce-in-bf16") != std::string::npos);
+  settings.grad_reduce_fp32 = true;
+  const EstimateContext on = with_native_settings(*lp.ctx, settings);
+  lp.ctx = &on;
+  CHECK(args().find("--accumulate-allreduce-grads-in-fp32") != std::string::npos);
+  CHECK(args().find("--grad-reduce-in-bf16") == std::string::npos);
+  CHECK(documented_argument("Megatron-LM", "--grad-reduce-in-bf16"));
+  CHECK(documented_argument("Megatron-LM", "--accumulate-allreduce-grads-in-fp32"));
+  lp.point.method = DpMethod::zero1;
+  const auto j = nlohmann::json::parse(file(launch_files(lp), "ds_config.json").text);
+  REQUIRE(j.contains("fp32_allreduce"));
+  CHECK(j["fp32_allreduce"] == true);
+}
+
 TEST_CASE("a plan estimated with a compiled loss compiles it in torchtitan", "[launch]") {
   LaunchPlan lp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
   NativeSettings settings;

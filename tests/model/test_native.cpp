@@ -199,6 +199,38 @@ TEST_CASE("Megatron-LM reduces fp16 gradients in fp16 and bf16 gradients in fp32
         Approx(stage0(DpMethod::zero0, Dtype::bf16).memory.gradients));
 }
 
+TEST_CASE("a reduction in fp32 (grad_reduce_fp32) sets the reduction's bytes, and the buffer's where it is one",
+          "[native]") {
+  NativeSettings on, off;
+  on.grad_reduce_fp32 = true;
+  off.grad_reduce_fp32 = false;
+  // DeepSpeed (fp32_allreduce): an fp32 copy for the all-reduce, 16-bit gradients kept.
+  CHECK(framework_params(DpMethod::zero0, Dtype::fp16, on).grad_reduce_bytes == 4.0);
+  CHECK(framework_params(DpMethod::zero0, Dtype::fp16, on).grad_bytes == 2.0);
+  CHECK(framework_params(DpMethod::zero1, Dtype::bf16, NativeSettings{}).grad_reduce_bytes == 2.0);
+  // Megatron-LM: the gradient buffer has the reduction's dtype (--grad-reduce-in-bf16).
+  CHECK(framework_params(DpMethod::dp, Dtype::bf16, off).grad_reduce_bytes == 2.0);
+  CHECK(framework_params(DpMethod::dp, Dtype::bf16, off).grad_bytes == 2.0);
+  CHECK(framework_params(DpMethod::dp, Dtype::fp16, on).grad_bytes == 4.0);
+  // fp32 training has nothing to widen.
+  CHECK(framework_params(DpMethod::dp, Dtype::fp32, off).grad_reduce_bytes == 4.0);
+  // In an estimate: ZeRO-0's all-reduce moves twice the bytes, the memory stays.
+  NativeContext c = context(llama(), {gpu()});
+  DesignPoint p = point(DpMethod::zero0, 1, 1, 16, 1, 16); // dp over 4 nodes
+  p.dtype = Dtype::fp16;
+  const NativeStage plain = native_estimate(c, p, same_node_type(c, p, 4)).stages[0];
+  c.settings.grad_reduce_fp32 = true;
+  const NativeStage wide = native_estimate(c, p, same_node_type(c, p, 4)).stages[0];
+  CHECK(wide.dp_sync_s > 1.8 * plain.dp_sync_s);
+  CHECK(wide.dp_sync_s < 2.0 * plain.dp_sync_s); // the latency terms do not double
+  CHECK(wide.memory.gradients == plain.memory.gradients);
+  // torchtitan's FSDP2 reduces in float32 only.
+  c.settings.grad_reduce_fp32 = false;
+  p.method = DpMethod::fsdp;
+  CHECK(native_invalid_reason(c, p, same_node_type(c, p, 4)).find("--grad_reduce_fp32 off with fsdp") !=
+        std::string::npos);
+}
+
 TEST_CASE("an overlapped gradient reduction hides behind backward (--overlap_grad_reduce)",
           "[native]") {
   NativeContext c = context(llama(), {gpu()});

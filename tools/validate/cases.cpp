@@ -199,6 +199,7 @@ Case make_case(const Row& r, const HardwareCatalog& catalog) {
   c.overlap_grad_reduce = setting("overlap_grad_reduce", "on", "off");
   c.fused_loss = setting("fused_loss", "on", "off");
   c.fused_layers = setting("fused_layers", "on", "off");
+  c.grad_reduce_fp32 = setting("grad_reduce_fp32", "on", "off");
   const std::string& sched = r.at("schedule");
   if (sched.rfind("interleaved", 0) == 0) {
     const auto colon = sched.find(':');
@@ -322,7 +323,8 @@ std::vector<std::string> contract(const Case& c, const fs::path& exe, const fs::
                                     std::pair{"--flash_attention", &c.flash_attention},
                                     std::pair{"--overlap_grad_reduce", &c.overlap_grad_reduce},
                                     std::pair{"--fused_loss", &c.fused_loss},
-                                    std::pair{"--fused_layers", &c.fused_layers}}) {
+                                    std::pair{"--fused_layers", &c.fused_layers},
+                                    std::pair{"--grad_reduce_fp32", &c.grad_reduce_fp32}}) {
     if (!value->empty()) a.insert(a.end(), {flag, *value});
   }
   // The runs split the layers evenly (Megatron-LM's and torchtitan's default); the uniform

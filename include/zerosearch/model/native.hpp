@@ -49,6 +49,12 @@ struct NativeSettings {
   /// kernels cost instead of eager PyTorch's op-by-op traffic. Only the fsdp method (torchtitan,
   /// eager by default) has it; Megatron-LM and DeepSpeed fuse already.
   bool fused_layers = false;
+  /// Gradients reduced in fp32 with 16-bit training (--grad_reduce_fp32): Megatron-LM's
+  /// --accumulate-allreduce-grads-in-fp32 (megatron-core grad_reduce_in_fp32; its gradient
+  /// buffer takes that dtype), DeepSpeed's "fp32_allreduce" (an fp32 copy for the all-reduce
+  /// only), FSDP2's reduce_dtype. Unset: each framework's default (Megatron-LM on with bf16,
+  /// off with fp16; DeepSpeed off; torchtitan's FSDP2 on).
+  std::optional<bool> grad_reduce_fp32;
   /// Tensor-parallel collectives overlapped with the GEMMs beside them (--tp_comm_overlap:
   /// Megatron-LM --tp-comm-overlap, Transformer Engine userbuffers). Off: charged in full.
   bool tp_comm_overlap = false;
@@ -64,6 +70,13 @@ struct NativeSettings {
   /// (--moe_imbalance; docs/moe.md).
   double moe_imbalance = kDefaultMoeImbalance;
 };
+
+/// The same, with the settings' gradient-reduction dtype (--grad_reduce_fp32) where given: the
+/// reduction moves 4 bytes (on) or 2 (off, 16-bit training) per element; the frameworks that
+/// keep their gradient buffer in the reduction's dtype (Megatron-LM, FSDP2) keep 4 or 2 bytes
+/// per gradient too, DeepSpeed keeps its 16-bit gradients and casts a copy for the reduction.
+[[nodiscard]] FrameworkParams framework_params(DpMethod m, Dtype d,
+                                               const NativeSettings& settings) noexcept;
 
 /// One node type as the native model sees it.
 struct NativeGpu {

@@ -112,6 +112,11 @@ bool overlap_grad_reduce(const Facts& f) {
   return st != nullptr && st->overlap_grad_reduce.value_or(false);
 }
 
+std::optional<bool> grad_reduce_fp32(const Facts& f) {
+  const NativeSettings* st = native_settings(f);
+  return st != nullptr ? st->grad_reduce_fp32 : std::nullopt;
+}
+
 Recompute recompute_of(const Facts& f) {
   return estimator_info(f.ctx.estimator).models_recompute ? f.p.recompute : Recompute::none;
 }

@@ -60,6 +60,9 @@ void files(const Facts& f, Output& out) {
   j["zero_optimization"] = z;
   j["bf16"] = {{"enabled", f.precision == Precision::bf16}};
   j["fp16"] = {{"enabled", f.precision == Precision::fp16}};
+  // --grad_reduce_fp32: DeepSpeed's top-level fp32_allreduce (deepspeed/runtime/constants.py
+  // FP32_ALLREDUCE, default false) all-reduces an fp32 copy of the 16-bit gradients.
+  if (const std::optional<bool> fp32 = grad_reduce_fp32(f)) j["fp32_allreduce"] = *fp32;
   if (f.p.pp > 1) {
     nlohmann::ordered_json pipe;
     // DeepSpeed's pipeline checkpoints every layer (full recompute) or none; 0 is written

@@ -211,6 +211,16 @@ Args args(const Facts& f) {
   if (f.launch.kind == DpLaunchKind::replicate && overlap_grad_reduce(f)) {
     a.add("--overlap-grad-reduce");
   }
+  // --grad_reduce_fp32: on is Megatron-LM's own with bf16 (arguments.py switches
+  // accumulate_allreduce_grads_in_fp32 on), off reduces in bf16 (--grad-reduce-in-bf16); with
+  // fp16 the fp32 reduction is --accumulate-allreduce-grads-in-fp32.
+  if (const std::optional<bool> fp32 = grad_reduce_fp32(f)) {
+    if (*fp32) {
+      a.add("--accumulate-allreduce-grads-in-fp32");
+    } else if (f.precision == Precision::bf16) {
+      a.add("--grad-reduce-in-bf16");
+    }
+  }
   // The estimate hid the tp collectives behind the GEMMs (--tp_comm_overlap on): Megatron-LM
   // runs them with Transformer Engine's userbuffers (needs --sequence-parallel).
   if (const NativeSettings* st = native_settings(f);

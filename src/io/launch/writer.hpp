@@ -91,6 +91,8 @@ struct Writer {
 [[nodiscard]] std::string node_rank_lines();
 [[nodiscard]] const NativeSettings* native_settings(const Facts& f);
 [[nodiscard]] bool overlap_grad_reduce(const Facts& f);
+/// --grad_reduce_fp32 as the estimate ran it: empty when unset (the framework's default).
+[[nodiscard]] std::optional<bool> grad_reduce_fp32(const Facts& f);
 [[nodiscard]] bool uneven(const std::vector<int>& v);
 /// The recompute actually to run: the plan's (native), none for the zerosearch estimator
 /// (its profiles were measured without activation checkpointing: docs/launch.md).

@@ -1,3 +1,4 @@
+#include <string_view>
 #include "zerosearch/model/native.hpp"
 #include "zerosearch/model/zero_bubble.hpp"
 
@@ -359,6 +360,15 @@ FrameworkParams framework_params(DpMethod m, Dtype d) noexcept {
   return fw;
 }
 
+FrameworkParams framework_params(DpMethod m, Dtype d, const NativeSettings& settings) noexcept {
+  FrameworkParams fw = framework_params(m, d);
+  if (settings.grad_reduce_fp32 && (d == Dtype::bf16 || d == Dtype::fp16 || d == Dtype::fp8)) {
+    fw.grad_reduce_bytes = *settings.grad_reduce_fp32 ? 4.0 : 2.0;
+    if (std::string_view(fw.framework) != "deepspeed") fw.grad_bytes = fw.grad_reduce_bytes;
+  }
+  return fw;
+}
+
 NcclLatency nccl_latency(Transport transport) noexcept {
   NcclLatency l;
   if (transport == Transport::nvlink) {
@@ -530,6 +540,11 @@ std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p
   if (ctx.settings.fused_loss && !framework_params(p.method).torch_loss) {
     return fmt::format("--fused_loss on with {}: only torchtitan (fsdp) compiles its loss; "
                        "Megatron-LM and DeepSpeed keep an fp32 softmax of the logits",
+                       to_string(p.method));
+  }
+  if (ctx.settings.grad_reduce_fp32 == false && framework_params(p.method).fp32_sharded_params) {
+    return fmt::format("--grad_reduce_fp32 off with {}: torchtitan's FSDP2 reduces in float32 "
+                       "only (its training.mixed_precision_reduce accepts \"float32\" alone)",
                        to_string(p.method));
   }
   if (const char* why = offload_unsupported(p.method, p.offload)) {
@@ -746,7 +761,7 @@ PipeShape pipe_shape(const NativeContext& ctx, const DesignPoint& p, const std::
 PipeTimes pipe_times(const NativeContext& ctx, const DesignPoint& p, const NativeEstimate& est,
                      const PipeShape& shape, StageLayerTimes& times) {
   PipeTimes pt;
-  const FrameworkParams fw = framework_params(p.method, p.dtype);
+  const FrameworkParams fw = framework_params(p.method, p.dtype, ctx.settings);
   for (std::size_t r = 0; r < est.stages.size(); ++r) {
     const NativeStage& st = est.stages[r];
     if (r + 1 < est.stages.size()) pt.link_s.push_back(st.send_s);
@@ -796,7 +811,7 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
   const int pp = p.pp;
   const int v = p.virtual_stages;
   const double mb = p.num_micro_batches;
-  const FrameworkParams fw = framework_params(p.method, p.dtype);
+  const FrameworkParams fw = framework_params(p.method, p.dtype, ctx.settings);
   const EntryParams params = entry_params(m, pp);
   const double wb = elem_bytes(p.dtype);
   const bool mixed = wb < 4.0;
