@@ -110,6 +110,43 @@ StageParams params_of(const ModelSpec& m, const DesignPoint& p, const StageEntri
   return stage_params(m, p, point_constants(context(m), p), e);
 }
 
+/// The in-place steps as functions of their input, so each check reads as one expression.
+NativeStage stage_compute(const ModelSpec& m, const DesignPoint& p, const PointConstants& k,
+                          const StageEntries& e, const AnalyticLayerTimes& t,
+                          const AnalyticLayerTimes& dense) {
+  NativeStage st;
+  set_compute(st, m, p, k, e, t, dense);
+  return st;
+}
+NativeStage with_moe_comm(NativeStage st, const NativeContext& c, const DesignPoint& p,
+                          const PointConstants& k, const NativeGpu& g, const AnalyticLayerTimes& t,
+                          int moe_layers) {
+  add_moe_comm(st, c, p, k, g, t, moe_layers);
+  return st;
+}
+NativeStage with_cp_exchange(NativeStage st, const NativeContext& c, const DesignPoint& p,
+                             const PointConstants& k, const NativeGpu& g,
+                             const AnalyticLayerTimes& t, int layers) {
+  add_cp_exchange(st, c, p, k, g, t, layers);
+  return st;
+}
+NativeStage with_sharded_comm(NativeStage st, const NativeContext& c, const DesignPoint& p,
+                              const PointConstants& k, const NativeGpu& g, const StageParams& sp,
+                              int layers) {
+  add_sharded_comm(st, c, p, k, g, sp, layers);
+  return st;
+}
+NativeStage with_offload_fetch(NativeStage st, const DesignPoint& p, const PointConstants& k,
+                               const NativeGpu& g, const StageParams& sp) {
+  add_offload_fetch(st, p, k, g, sp);
+  return st;
+}
+NativeMemory with_activations(NativeMemory mem, const NativeContext& c, const DesignPoint& p,
+                              const PointConstants& k, const StageEntries& e, double held) {
+  add_activations(mem, c, p, k, e, held);
+  return mem;
+}
+
 } // namespace
 
 TEST_CASE("stage_entries: the partition entry less the embedding and the head, MoE and dense "
@@ -134,7 +171,7 @@ TEST_CASE("stage_entries: the partition entry less the embedding and the head, M
   CHECK(e.dense == 3);
 }
 
-TEST_CASE("stage_compute: layers x layer time plus the embedding and the head, recomputation "
+TEST_CASE("set_compute: layers x layer time plus the embedding and the head, recomputation "
           "inside backward",
           "[native][steps]") {
   const ModelSpec m = llama();
@@ -144,7 +181,7 @@ TEST_CASE("stage_compute: layers x layer time plus the embedding and the head, r
   e.layers = e.main = 4;
   const AnalyticLayerTimes t = hand_times();
   DesignPoint p = point(DpMethod::dp, 1, 1, 1, 4);
-  StageCompute c = stage_compute(m, p, point_constants(context(m), p), e, t, t);
+  NativeStage c = stage_compute(m, p, point_constants(context(m), p), e, t, t);
   CHECK(c.forward_s == Approx(4.0 + 0.1 + 0.3));
   CHECK(c.backward_s == Approx(8.0 + 0.2 + 0.6));
   CHECK(c.weight_s == Approx(2.0 + 0.05 + 0.1));
@@ -166,7 +203,7 @@ TEST_CASE("stage_compute: layers x layer time plus the embedding and the head, r
   CHECK(c.backward_s == Approx(6.0 + 20.0 + 0.8));
 }
 
-TEST_CASE("with_moe_comm: dispatch and combine per MoE layer, again in backward and in the "
+TEST_CASE("add_moe_comm: dispatch and combine per MoE layer, again in backward and in the "
           "recomputed forward",
           "[native][steps]") {
   const NativeContext c = context(small_moe());
@@ -192,7 +229,7 @@ TEST_CASE("with_moe_comm: dispatch and combine per MoE layer, again in backward 
   CHECK(with_moe_comm(st, c, p, point_constants(c, p), c.gpus[0], t, 0).forward_s == 1.0);
 }
 
-TEST_CASE("with_cp_exchange: forward, backward and the recomputed forward's exchange, buffers",
+TEST_CASE("add_cp_exchange: forward, backward and the recomputed forward's exchange, buffers",
           "[native][steps]") {
   const NativeContext c = context(llama());
   DesignPoint p = point(DpMethod::dp, 1, 1, 1, 4);
@@ -247,7 +284,7 @@ TEST_CASE("grad_accumulation_s: DeepSpeed ZeRO 0-2 add each gradient after the f
   CHECK(grad_accumulation_s(p, point_constants(context(llama()), p), g, local) == 0.0);
 }
 
-TEST_CASE("with_sharded_comm: ZeRO-3 gathers per micro-batch, FSDP with a pipeline once a step",
+TEST_CASE("add_sharded_comm: ZeRO-3 gathers per micro-batch, FSDP with a pipeline once a step",
           "[native][steps]") {
   const NativeContext c = context(llama(32));
   StageEntries e;
@@ -277,7 +314,7 @@ TEST_CASE("with_sharded_comm: ZeRO-3 gathers per micro-batch, FSDP with a pipeli
   CHECK(kept.dp_sync_s > 0.0);
 }
 
-TEST_CASE("with_offload_fetch: ZeRO-Infinity's forward and backward take at least the PCIe fetch",
+TEST_CASE("add_offload_fetch: ZeRO-Infinity's forward and backward take at least the PCIe fetch",
           "[native][steps]") {
   const NativeContext c = context(llama(32));
   StageEntries e;
@@ -376,7 +413,7 @@ TEST_CASE("in_flight: 1F1B, interleaved, TeraPipe's GPipe order", "[native][step
   CHECK(in_flight(point(DpMethod::dp, 1, 1, 1, 8), 0, false, 0.0) == 1.0);
 }
 
-TEST_CASE("with_activations: in-flight layers, the recomputed layer, embedding output and logits",
+TEST_CASE("add_activations: in-flight layers, the recomputed layer, embedding output and logits",
           "[native][steps]") {
   const NativeContext c = context(llama(32));
   DesignPoint p = point(DpMethod::dp, 1, 4, 1, 8);
@@ -399,11 +436,12 @@ TEST_CASE("with_activations: in-flight layers, the recomputed layer, embedding o
         Approx(3.0 * 8.0 * full.layer + full.full_layer));
 }
 
-TEST_CASE("in_gib: bytes to GiB, the framework overhead set", "[native][steps]") {
+TEST_CASE("to_gib: bytes to GiB, the framework overhead set", "[native][steps]") {
   NativeMemory m;
   m.weights = 2.0 * kGiB;
   m.activations = kGiB / 2.0;
-  const NativeMemory g = in_gib(m, 3.0);
+  NativeMemory g = m;
+  to_gib(g, 3.0);
   CHECK(g.weights == 2.0);
   CHECK(g.activations == 0.5);
   CHECK(g.total() == 5.5);

@@ -66,36 +66,28 @@ struct StageEntries {
                                          const std::vector<int>& partition, int j, bool embedding,
                                          bool head);
 
-/// One micro-batch's compute through a stage (all its chunks when interleaved), seconds.
-struct StageCompute {
-  double forward_s = 0.0;
-  double backward_s = 0.0;
-  double recompute_s = 0.0;
-  double weight_s = 0.0;
-};
-/// From the layer times of the model's layers (`layer`) and of its dense layers (`dense`, read
-/// only when e.dense > 0): layers x per-layer time, plus the embedding's and the head's; the
-/// recomputation `p.recompute` reruns is inside backward.
-[[nodiscard]] StageCompute stage_compute(const ModelSpec& m, const DesignPoint& p,
-                                         const PointConstants& k, const StageEntries& e,
-                                         const AnalyticLayerTimes& layer,
-                                         const AnalyticLayerTimes& dense);
+/// Sets st's forward_s, backward_s, recompute_s and weight_s: one micro-batch's compute through
+/// the stage (all its chunks when interleaved), seconds, from the layer times of the model's
+/// layers (`layer`) and of its dense layers (`dense`, read only when e.dense > 0): layers x
+/// per-layer time, plus the embedding's and the head's; the recomputation `p.recompute` reruns
+/// is inside backward.
+void set_compute(NativeStage& st, const ModelSpec& m, const DesignPoint& p, const PointConstants& k,
+                 const StageEntries& e, const AnalyticLayerTimes& layer,
+                 const AnalyticLayerTimes& dense);
 
-/// `st` with its MoE layers' token dispatch and combine added (docs/moe.md): all-to-all over
+/// Adds to `st` its MoE layers'' token dispatch and combine added (docs/moe.md): all-to-all over
 /// ep, all-gather and reduce-scatter over etp, twice per forward (dispatch, combine), in place
 /// of the dense MLP's tp collective; again in backward, and in the recomputed forward.
-[[nodiscard]] NativeStage with_moe_comm(NativeStage st, const NativeContext& ctx,
-                                        const DesignPoint& p, const PointConstants& k,
-                                        const NativeGpu& gpu, const AnalyticLayerTimes& t,
-                                        int moe_layers);
+void add_moe_comm(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
+                  const PointConstants& k, const NativeGpu& gpu, const AnalyticLayerTimes& t,
+                  int moe_layers);
 
-/// `st` with the context-parallel exchange of its `layers` added (docs/native.md §2.4): the
+/// Adds to `st` the context-parallel exchange of its `layers` (docs/native.md §2.4): the
 /// part attention does not hide, forward, backward and recompute; its receive buffers (bytes)
 /// added to st.memory.buffers.
-[[nodiscard]] NativeStage with_cp_exchange(NativeStage st, const NativeContext& ctx,
-                                           const DesignPoint& p, const PointConstants& k,
-                                           const NativeGpu& gpu, const AnalyticLayerTimes& t,
-                                           int layers);
+void add_cp_exchange(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
+                     const PointConstants& k, const NativeGpu& gpu, const AnalyticLayerTimes& t,
+                     int layers);
 
 /// The parameters of one GPU of a stage and how ZeRO shards them: the dense part over
 /// dp x cp (`d`), the routed experts over edp.
@@ -124,19 +116,17 @@ struct StageParams {
 /// (torchtitan's FSDP2 with a pipeline, docs/native.md §3).
 [[nodiscard]] bool keeps_unsharded(const DesignPoint& p, const PointConstants& k) noexcept;
 
-/// `st` with ZeRO-3 / FSDP's per-micro-batch parameter gathers and gradient reduce-scatters
+/// Adds to `st` ZeRO-3 / FSDP's per-micro-batch parameter gathers and gradient reduce-scatters
 /// (the parts prefetching cannot hide) added; with keeps_unsharded, the once-a-step gather and
 /// reduce-scatter in st.dp_sync_s instead. Unchanged for the other methods and for d = 1.
-[[nodiscard]] NativeStage with_sharded_comm(NativeStage st, const NativeContext& ctx,
-                                            const DesignPoint& p, const PointConstants& k,
-                                            const NativeGpu& gpu, const StageParams& params,
-                                            int layers);
+void add_sharded_comm(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
+                      const PointConstants& k, const NativeGpu& gpu, const StageParams& params,
+                      int layers);
 
-/// `st` with ZeRO-Infinity's parameter fetches over PCIe (offload optimizer+params): forward
+/// Applies to `st` ZeRO-Infinity's parameter fetches over PCIe (offload optimizer+params): forward
 /// and backward each take at least the fetch of this GPU's parameter shard.
-[[nodiscard]] NativeStage with_offload_fetch(NativeStage st, const DesignPoint& p,
-                                             const PointConstants& k, const NativeGpu& gpu,
-                                             const StageParams& params);
+void add_offload_fetch(NativeStage& st, const DesignPoint& p, const PointConstants& k,
+                       const NativeGpu& gpu, const StageParams& params);
 
 /// The activation send from stage j to j + 1 (j + 1 < pp), seconds: one latency plus the
 /// micro-batch's boundary activations over the link between them.
@@ -179,15 +169,14 @@ struct ModelStates {
 [[nodiscard]] double in_flight(const DesignPoint& p, int j, bool split,
                                double split_in_flight) noexcept;
 
-/// `mem` (bytes) with the stage's activations set and its activation-side buffers added: the
+/// Sets `mem`'s activations (bytes) and adds the activation-side buffers: the
 /// MoE all-to-all buffers, the layer being recomputed (full), the embedding output (first
 /// stage), the logits and their gradient (last stage).
-[[nodiscard]] NativeMemory with_activations(NativeMemory mem, const NativeContext& ctx,
-                                            const DesignPoint& p, const PointConstants& k,
-                                            const StageEntries& e, double held);
+void add_activations(NativeMemory& mem, const NativeContext& ctx, const DesignPoint& p,
+                     const PointConstants& k, const StageEntries& e, double held);
 
-/// `mem` in bytes as GiB, with the framework overhead (GiB) set.
-[[nodiscard]] NativeMemory in_gib(NativeMemory mem, double overhead_gib) noexcept;
+/// Converts `mem` from bytes to GiB and sets the framework overhead (GiB).
+void to_gib(NativeMemory& mem, double overhead_gib) noexcept;
 
 /// The optimizer step on the GPU, seconds: reading and writing the states of the parameters
 /// it updates, memory bound, or the host's multi-tensor launches over the stage's `layers`'

@@ -803,12 +803,11 @@ StageEntries stage_entries(const ModelSpec& m, const DesignPoint& p,
   return e;
 }
 
-StageCompute stage_compute(const ModelSpec& m, const DesignPoint& p, const PointConstants& k,
-                           const StageEntries& e, const AnalyticLayerTimes& t,
-                           const AnalyticLayerTimes& dense) {
+void set_compute(NativeStage& c, const ModelSpec& m, const DesignPoint& p,
+                 const PointConstants& k, const StageEntries& e, const AnalyticLayerTimes& t,
+                 const AnalyticLayerTimes& dense) {
   const FrameworkParams& fw = k.fw;
   const double rc = recompute_s(t, p.recompute, fw, m);
-  StageCompute c;
   c.forward_s = e.main * t.layer.forward_s + (e.embedding ? t.embedding.forward_s : 0.0) +
                 (e.head ? t.post_process.forward_s : 0.0);
   c.recompute_s = e.main * rc;
@@ -823,13 +822,12 @@ StageCompute stage_compute(const ModelSpec& m, const DesignPoint& p, const Point
     c.backward_s += e.dense * (dense.layer.backward_s + rcd);
     c.weight_s += e.dense * dense.layer.weight_s;
   }
-  return c;
 }
 
-NativeStage with_moe_comm(NativeStage st, const NativeContext& ctx, const DesignPoint& p,
-                          const PointConstants& k, const NativeGpu& gpu,
-                          const AnalyticLayerTimes& t, int moe_layers) {
-  if (moe_layers <= 0) return st;
+void add_moe_comm(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
+                  const PointConstants& k, const NativeGpu& gpu, const AnalyticLayerTimes& t,
+                  int moe_layers) {
+  if (moe_layers <= 0) return;
   const ModelSpec& m = ctx.model;
   const double bytes =
       dispatch_bytes(m, p, k.elem_bytes, effective_moe_imbalance(m, ctx.settings.moe_imbalance));
@@ -851,13 +849,12 @@ NativeStage with_moe_comm(NativeStage st, const NativeContext& ctx, const Design
   st.forward_s += moe_layers * delta;
   st.backward_s += moe_layers * delta * (passes - 1.0);
   if (p.recompute == Recompute::full) st.recompute_s += moe_layers * delta;
-  return st;
 }
 
-NativeStage with_cp_exchange(NativeStage st, const NativeContext& ctx, const DesignPoint& p,
-                             const PointConstants& k, const NativeGpu& gpu,
-                             const AnalyticLayerTimes& t, int layers) {
-  if (p.cp <= 1 || layers <= 0) return st;
+void add_cp_exchange(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
+                     const PointConstants& k, const NativeGpu& gpu, const AnalyticLayerTimes& t,
+                     int layers) {
+  if (p.cp <= 1 || layers <= 0) return;
   // The attention's rerun under recomputation (full; Megatron-LM's selective recomputes core
   // attention, per-op SAC keeps it) exchanges again.
   const FrameworkParams& fw = k.fw;
@@ -870,7 +867,6 @@ NativeStage with_cp_exchange(NativeStage st, const NativeContext& ctx, const Des
   st.recompute_s += layers * again;
   st.cp_comm_s = layers * (x.cost.forward_s + x.cost.backward_s + again);
   st.memory.buffers += x.buffer_bytes; // one layer's exchange at a time
-  return st;
 }
 
 StageParams stage_params(const ModelSpec& m, const DesignPoint& p, const PointConstants& k,
@@ -907,11 +903,11 @@ bool keeps_unsharded(const DesignPoint& p, const PointConstants& k) noexcept {
   return k.fw.unsharded_with_pp && p.pp > 1 && p.dp * p.cp > 1;
 }
 
-NativeStage with_sharded_comm(NativeStage st, const NativeContext& ctx, const DesignPoint& p,
-                              const PointConstants& k, const NativeGpu& gpu,
-                              const StageParams& params, int layers) {
+void add_sharded_comm(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
+                      const PointConstants& k, const NativeGpu& gpu, const StageParams& params,
+                      int layers) {
   const double d = p.dp * p.cp;
-  if (!shards_parameters(p.method) || !(d > 1)) return st;
+  if (!shards_parameters(p.method) || !(d > 1)) return;
   // Parameters gathered for forward and again for backward, gradients reduce-scattered, every
   // micro-batch; prefetching hides them behind compute except the first layer's gather.
   // With a pipeline, torchtitan's FSDP2 keeps the parameters gathered and the gradients
@@ -935,7 +931,7 @@ NativeStage with_sharded_comm(NativeStage st, const NativeContext& ctx, const De
   if (keeps_unsharded(p, k)) {
     st.dp_sync_s = first_gather + copy_out + std::max(0.0, gather - st.forward_s) +
                    std::max(0.0, reduce - fw.dp_overlap * st.backward_s);
-    return st;
+    return;
   }
   const double compute_f = st.forward_s, compute_b = st.backward_s;
   st.forward_s += copy_out;
@@ -949,16 +945,14 @@ NativeStage with_sharded_comm(NativeStage st, const NativeContext& ctx, const De
   st.sharded_comm_s = (fwd - compute_f) + (bwd - compute_b);
   st.forward_s = fwd;
   st.backward_s = bwd;
-  return st;
 }
 
-NativeStage with_offload_fetch(NativeStage st, const DesignPoint& p, const PointConstants& k,
-                               const NativeGpu& gpu, const StageParams& params) {
-  if (p.offload != Offload::optimizer_params) return st;
+void add_offload_fetch(NativeStage& st, const DesignPoint& p, const PointConstants& k,
+                       const NativeGpu& gpu, const StageParams& params) {
+  if (p.offload != Offload::optimizer_params) return;
   const double fetch = params.zero_shard(k.elem_bytes) / gpu.host_link_Bps;
   st.forward_s = std::max(st.forward_s, fetch);
   st.backward_s = std::max(st.backward_s, fetch);
-  return st;
 }
 
 double send_s(const NativeContext& ctx, const DesignPoint& p, const PointConstants& k,
@@ -1075,8 +1069,8 @@ LayerActivations layer_activations(const NativeContext& ctx, const DesignPoint& 
   return a;
 }
 
-NativeMemory with_activations(NativeMemory mem, const NativeContext& ctx, const DesignPoint& p,
-                              const PointConstants& k, const StageEntries& e, double held) {
+void add_activations(NativeMemory& mem, const NativeContext& ctx, const DesignPoint& p,
+                     const PointConstants& k, const StageEntries& e, double held) {
   const ModelSpec& m = ctx.model;
   const LayerActivations& act = k.act;
   const double wb = k.elem_bytes;
@@ -1101,17 +1095,15 @@ NativeMemory with_activations(NativeMemory mem, const NativeContext& ctx, const 
     mem.buffers += s * p.mbs * V / p.tp *
                    loss_bytes_per_logit(k.fw, ctx.settings, wb);
   }
-  return mem;
 }
 
-NativeMemory in_gib(NativeMemory mem, double overhead_gib) noexcept {
+void to_gib(NativeMemory& mem, double overhead_gib) noexcept {
   mem.weights /= kGiB;
   mem.gradients /= kGiB;
   mem.optimizer /= kGiB;
   mem.activations /= kGiB;
   mem.buffers /= kGiB;
   mem.overhead = overhead_gib;
-  return mem;
 }
 
 double optimizer_step_s(const DesignPoint& p, const PointConstants& k, const NativeGpu& gpu,
@@ -1213,15 +1205,15 @@ NativeEstimate with_totals(NativeEstimate out, const NativeContext& ctx, const D
 
 namespace {
 
-/// One stage of `p`: native_estimate's per-stage steps in order (docs/native.md §7).
-NativeStage estimate_stage(const NativeContext& ctx, const DesignPoint& p,
-                           const NativePlacement& where, const std::vector<int>& partition,
-                           const PipeShape& shape, StageLayerTimes& times,
-                           const native_steps::PointConstants& k, int j) {
+/// Stage j of `p` into `st` (default-constructed): native_estimate's per-stage steps in order
+/// (docs/native.md §7).
+void estimate_stage(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
+                    const NativePlacement& where, const std::vector<int>& partition,
+                    const PipeShape& shape, StageLayerTimes& times,
+                    const native_steps::PointConstants& k, int j) {
   using namespace native_steps;
   const ModelSpec& m = ctx.model;
   const auto ju = static_cast<std::size_t>(j);
-  NativeStage st;
   st.gpu = where.stage_gpu[ju];
   const NativeGpu& gpu = ctx.gpus[static_cast<std::size_t>(st.gpu)];
   st.layers = partition[ju];
@@ -1232,21 +1224,16 @@ NativeStage estimate_stage(const NativeContext& ctx, const DesignPoint& p,
   st.moe_layers = e.moe;
 
   const AnalyticLayerTimes& t = times(st.gpu);
-  const StageCompute c = stage_compute(m, p, k, e, t, e.dense > 0 ? times.dense(st.gpu) : t);
-  st.forward_s = c.forward_s;
-  st.backward_s = c.backward_s;
-  st.recompute_s = c.recompute_s;
-  st.weight_s = c.weight_s;
-  // (Each with_ step leaves st as it is where it does not apply: the guards only save copies.)
-  if (e.moe > 0) st = with_moe_comm(st, ctx, p, k, gpu, t, e.moe);
-  if (p.cp > 1) st = with_cp_exchange(st, ctx, p, k, gpu, t, e.layers);
+  set_compute(st, m, p, k, e, t, e.dense > 0 ? times.dense(st.gpu) : t);
+  add_moe_comm(st, ctx, p, k, gpu, t, e.moe);
+  add_cp_exchange(st, ctx, p, k, gpu, t, e.layers);
 
   const StageParams params = stage_params(m, p, k, e);
   st.grad_accumulation_s = grad_accumulation_s(p, k, gpu, params.local);
   st.backward_s += st.grad_accumulation_s;
   st.weight_s += st.grad_accumulation_s; // adds the weight gradient into .grad
-  if (shards_parameters(p.method)) st = with_sharded_comm(st, ctx, p, k, gpu, params, e.layers);
-  if (p.offload == Offload::optimizer_params) st = with_offload_fetch(st, p, k, gpu, params);
+  add_sharded_comm(st, ctx, p, k, gpu, params, e.layers);
+  add_offload_fetch(st, p, k, gpu, params);
   st.send_s = send_s(ctx, p, k, where, j);
   if (!shards_parameters(p.method)) {
     const DpSync sync = dp_sync(ctx, p, k, gpu, params, st.backward_s);
@@ -1262,10 +1249,9 @@ NativeStage estimate_stage(const NativeContext& ctx, const DesignPoint& p,
   st.offload_s = states.offload_s;
   st.host_gib = states.host_bytes / kGiB;
   st.in_flight = in_flight(p, j, shape.split, shape.split ? shape.in_flight[ju] : 0.0);
-  st.memory = in_gib(with_activations(st.memory, ctx, p, k, e, st.in_flight),
-                     ctx.settings.framework_overhead_gib);
+  add_activations(st.memory, ctx, p, k, e, st.in_flight);
+  to_gib(st.memory, ctx.settings.framework_overhead_gib);
   st.optimizer_s = optimizer_step_s(p, k, gpu, params, e.layers);
-  return st;
 }
 
 } // namespace
@@ -1281,9 +1267,9 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
   const PipeShape shape = pipe_shape(ctx, p, partition);
   StageLayerTimes times(ctx, p);
   const PointConstants k = point_constants(ctx, p);
-  out.stages.reserve(static_cast<std::size_t>(p.pp));
+  out.stages.resize(static_cast<std::size_t>(p.pp));
   for (int j = 0; j < p.pp; ++j) {
-    out.stages.push_back(estimate_stage(ctx, p, where, partition, shape, times, k, j));
+    estimate_stage(out.stages[static_cast<std::size_t>(j)], ctx, p, where, partition, shape, times, k, j);
   }
   // The pipeline (docs/native.md §2.2): 1F1B or interleaved; the zero-bubble and DualPipe
   // orders simulated pass by pass on every rank's chunk times and the links; TeraPipe's
