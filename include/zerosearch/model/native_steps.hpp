@@ -5,9 +5,10 @@
 // gradient accumulation, ZeRO-3/FSDP gathers, ZeRO-Infinity fetches, the send to the next
 // stage, the data-parallel sync, the model states and offload, the activations, the optimizer
 // step; then the pipeline's makespan (1F1B / interleaved, TeraPipe), the tied-embedding sync
-// and the totals. native_estimate is their composition; each is pure (inputs in, values out) so
-// each has its own tests (tests/model/test_native_steps.cpp). Most callers want native_estimate
-// (model/native.hpp), not these.
+// and the totals. native_estimate is their composition. Each is pure (no I/O, no hidden state:
+// values out, or the one stage or memory it is given updated in place, which keeps the stage
+// out of copies) and has its own tests (tests/model/test_native_steps.cpp). Most callers want
+// native_estimate (model/native.hpp), not these.
 #include <vector>
 
 #include "zerosearch/model/analytic_profile.hpp"
