@@ -1,5 +1,6 @@
 #include <string_view>
 #include "zerosearch/model/native.hpp"
+#include "zerosearch/model/native_steps.hpp"
 #include "zerosearch/model/zero_bubble.hpp"
 
 #include <algorithm>
@@ -172,25 +173,6 @@ double loss_bytes_per_logit(const FrameworkParams& fw, const NativeSettings& st,
   return 3.0 * 4.0;
 }
 
-/// Parameters of each pipeline entry of the model: embedding, layers, post-process. With a
-/// pipeline, a tied LM head is a copy of the embedding on the last stage (Megatron-LM).
-struct EntryParams {
-  double embedding = 0, layer = 0, post = 0;
-  /// A dense layer of an MoE model (its first_k_dense_layers); == layer for a dense model.
-  double dense_layer = 0;
-};
-EntryParams entry_params(const ModelSpec& m, int pp) {
-  EntryParams e;
-  e.embedding = static_cast<double>(embedding_parameters(m));
-  e.layer = static_cast<double>(layer_parameters(m));
-  e.dense_layer = static_cast<double>(dense_layer_parameters(m));
-  e.post = static_cast<double>(post_process_parameters(m));
-  if (m.tied_embeddings && pp > 1) {
-    e.post += static_cast<double>(m.vocab_size * m.hidden_size);
-  }
-  return e;
-}
-
 AnalyticLayerTimes layer_times(const NativeContext& ctx, const DesignPoint& p, int g) {
   const NativeGpu& gpu = ctx.gpus[static_cast<std::size_t>(g)];
   return analytic_layer_times(ctx.model, gpu.spec, gpu.calibration,
@@ -330,8 +312,8 @@ double per_op_recomputed_share(const ModelSpec& m) {
 
 /// Parameter tensors of one layer: its matmul weights and two norm weights; GPT-style
 /// layers add a bias to each matmul and each norm.
-double tensors_per_layer(const ModelSpec& m) {
-  const double mats = static_cast<double>(layer_matmuls(m).size());
+double tensors_per_layer(const ModelSpec& m) noexcept {
+  const double mats = m.gated_mlp ? 7.0 : 6.0; // layer_matmuls(m).size(), without building it
   const bool biases = m.is_gpt_family();
   return mats + 2.0 + (biases ? mats + 2.0 : 0.0);
 }
@@ -800,356 +782,410 @@ PipeTimes pipe_times(const NativeContext& ctx, const DesignPoint& p, const Nativ
 
 } // namespace
 
-NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
-                               const NativePlacement& where, std::vector<int> partition) {
-  NativeEstimate out;
-  if (partition.empty()) {
-    partition = native_partition(ctx, p, where);
+namespace native_steps {
+
+EntryParams entry_params(const ModelSpec& m, int pp) {
+  EntryParams e;
+  e.embedding = static_cast<double>(embedding_parameters(m));
+  e.layer = static_cast<double>(layer_parameters(m));
+  e.dense_layer = static_cast<double>(dense_layer_parameters(m));
+  e.post = static_cast<double>(post_process_parameters(m));
+  if (m.tied_embeddings && pp > 1) {
+    e.post += static_cast<double>(m.vocab_size * m.hidden_size);
   }
-  out.partition = partition;
+  return e;
+}
+
+PointConstants point_constants(const NativeContext& ctx, const DesignPoint& p) {
+  PointConstants k;
+  k.fw = framework_params(p.method, p.dtype, ctx.settings);
+  k.elem_bytes = elem_bytes(p.dtype);
+  k.entries = entry_params(ctx.model, p.pp);
+  k.act = layer_activations(ctx, p);
+  k.tensors_per_layer = tensors_per_layer(ctx.model);
+  return k;
+}
+
+StageEntries stage_entries(const ModelSpec& m, const DesignPoint& p,
+                           const std::vector<int>& partition, int j, bool embedding, bool head) {
+  StageEntries e;
+  e.embedding = embedding;
+  e.head = head;
+  e.layers = partition[static_cast<std::size_t>(j)] - (embedding ? 1 : 0) - (head ? 1 : 0);
+  e.moe = m.is_moe() ? stage_moe_layers(m, p, partition, j) : 0;
+  e.main = m.is_moe() ? e.moe : e.layers;
+  e.dense = e.layers - e.main;
+  return e;
+}
+
+void set_compute(NativeStage& c, const ModelSpec& m, const DesignPoint& p,
+                 const PointConstants& k, const StageEntries& e, const AnalyticLayerTimes& t,
+                 const AnalyticLayerTimes& dense) {
+  const FrameworkParams& fw = k.fw;
+  const double rc = recompute_s(t, p.recompute, fw, m);
+  c.forward_s = e.main * t.layer.forward_s + (e.embedding ? t.embedding.forward_s : 0.0) +
+                (e.head ? t.post_process.forward_s : 0.0);
+  c.recompute_s = e.main * rc;
+  c.backward_s = e.main * (t.layer.backward_s + rc) + (e.embedding ? t.embedding.backward_s : 0.0) +
+                 (e.head ? t.post_process.backward_s : 0.0);
+  c.weight_s = e.main * t.layer.weight_s + (e.embedding ? t.embedding.weight_s : 0.0) +
+               (e.head ? t.post_process.weight_s : 0.0);
+  if (e.dense > 0) {
+    const double rcd = recompute_s(dense, p.recompute, fw, dense_variant(m));
+    c.forward_s += e.dense * dense.layer.forward_s;
+    c.recompute_s += e.dense * rcd;
+    c.backward_s += e.dense * (dense.layer.backward_s + rcd);
+    c.weight_s += e.dense * dense.layer.weight_s;
+  }
+}
+
+void add_moe_comm(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
+                  const PointConstants& k, const NativeGpu& gpu, const AnalyticLayerTimes& t,
+                  int moe_layers) {
+  if (moe_layers <= 0) return;
   const ModelSpec& m = ctx.model;
+  const double bytes =
+      dispatch_bytes(m, p, k.elem_bytes, effective_moe_imbalance(m, ctx.settings.moe_imbalance));
+  const NetworkTiers tiers = network_tiers(gpu.spec, ctx.gpus_per_node);
+  const int intra = tiers.multi_node_domain()
+                        ? group_domain_split(p.ep, p.etp, tiers.domain_gpus, world_size(p)).members
+                        : ep_ranks_per_node(p, ctx.gpus_per_node);
+  const NcclLatency node_lat = intra_latency(gpu.spec);
+  const NcclLatency net_lat = nccl_latency(Transport::net);
+  const A2aLink node{intra_bus_Bps(gpu, intra), node_lat.simple_base_s + node_lat.simple_step_s};
+  const A2aLink net{scale_out_Bps(ctx, gpu), net_lat.simple_base_s + net_lat.simple_step_s};
+  const double a2a = all_to_all_s(bytes, p.ep, intra, node, net);
+  const double etp_comm =
+      p.etp > 1 ? dp_half_s(spaced_group(ctx, p.etp, 1, gpu, world_size(p)), bytes * p.etp) : 0.0;
+  const double pass = 2.0 * (a2a + etp_comm); // dispatch + combine
+  const double delta = pass - t.tp_comm_forward_s / 2.0;
+  const double passes = p.recompute == Recompute::full ? 3.0 : 2.0;
+  st.moe_comm_s = moe_layers * passes * pass;
+  st.forward_s += moe_layers * delta;
+  st.backward_s += moe_layers * delta * (passes - 1.0);
+  if (p.recompute == Recompute::full) st.recompute_s += moe_layers * delta;
+}
+
+void add_cp_exchange(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
+                     const PointConstants& k, const NativeGpu& gpu, const AnalyticLayerTimes& t,
+                     int layers) {
+  if (p.cp <= 1 || layers <= 0) return;
+  // The attention's rerun under recomputation (full; Megatron-LM's selective recomputes core
+  // attention, per-op SAC keeps it) exchanges again.
+  const FrameworkParams& fw = k.fw;
+  const CpExchange x = cp_exchange(ctx, p, gpu, t);
+  const bool rerun = p.recompute == Recompute::full ||
+                     (p.recompute == Recompute::selective && !fw.selective_per_op);
+  const double again = rerun ? x.cost.forward_s : 0.0;
+  st.forward_s += layers * x.cost.forward_s;
+  st.backward_s += layers * (x.cost.backward_s + again);
+  st.recompute_s += layers * again;
+  st.cp_comm_s = layers * (x.cost.forward_s + x.cost.backward_s + again);
+  st.memory.buffers += x.buffer_bytes; // one layer's exchange at a time
+}
+
+StageParams stage_params(const ModelSpec& m, const DesignPoint& p, const PointConstants& k,
+                         const StageEntries& e) {
+  const EntryParams& params = k.entries;
+  const double stage = e.main * params.layer + e.dense * params.dense_layer +
+                       (e.embedding ? params.embedding : 0.0) + (e.head ? params.post : 0.0);
+  // The dense part / tp, the routed experts / (ep x etp); ZeRO shards the first over dp x cp,
+  // the second over edp.
+  StageParams sp;
+  sp.shards = stage_shards(m, p, stage, e.moe);
+  sp.local = sp.shards.local();
+  sp.d = p.dp * p.cp;
+  sp.edp = p.edp();
+  return sp;
+}
+
+double grad_accumulation_s(const DesignPoint& p, const PointConstants& k, const NativeGpu& gpu,
+                           double local_params) noexcept {
+  // Megatron-LM's DDP accumulates in the weight-gradient GEMM (gradient-accumulation fusion,
+  // its default); ZeRO-3 and FSDP reduce-scatter every micro-batch and add into the shard
+  // (1/dp of this).
+  const double mb = p.num_micro_batches;
+  if (!(p.method == DpMethod::zero0 || p.method == DpMethod::zero1 || p.method == DpMethod::zero2) ||
+      !(mb > 1)) {
+    return 0.0;
+  }
+  const double once = 3.0 * k.elem_bytes * local_params /
+                      (gpu.spec.memory_gbps * 1e9 * gpu.calibration.memory_efficiency);
+  return once * (mb - 1) / mb;
+}
+
+bool keeps_unsharded(const DesignPoint& p, const PointConstants& k) noexcept {
+  return k.fw.unsharded_with_pp && p.pp > 1 && p.dp * p.cp > 1;
+}
+
+void add_sharded_comm(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
+                      const PointConstants& k, const NativeGpu& gpu, const StageParams& params,
+                      int layers) {
+  const double d = p.dp * p.cp;
+  if (!shards_parameters(p.method) || !(d > 1)) return;
+  // Parameters gathered for forward and again for backward, gradients reduce-scattered, every
+  // micro-batch; prefetching hides them behind compute except the first layer's gather.
+  // With a pipeline, torchtitan's FSDP2 keeps the parameters gathered and the gradients
+  // unsharded over the micro-batches: one gather before the first forward, one
+  // reduce-scatter during the last backward, both charged once per step.
+  const FrameworkParams& fw = k.fw;
+  const double wb = k.elem_bytes;
+  const DpGroup group = dp_group(ctx, p, gpu);
+  const double local = params.local;
+  const double gather = dp_half_s(group, wb * local);
+  const double reduce = dp_half_s(group, fw.grad_reduce_bytes * local);
+  const double first_gather = layers > 0 ? gather / std::max(1, st.layers) : gather;
+  // FSDP2 gathers into one flat buffer and copies it out to the parameters on the compute
+  // stream (foreach_all_gather_copy_out in torch/distributed/fsdp/_fully_shard/
+  // _fsdp_collectives.py): a read and a write of the gathered parameters that cannot
+  // overlap compute. DeepSpeed ZeRO-3 gathers into the parameters' own storage.
+  const double copy_out =
+      fw.torch_loss
+          ? 2.0 * wb * local / (gpu.spec.memory_gbps * 1e9 * gpu.calibration.memory_efficiency)
+          : 0.0;
+  if (keeps_unsharded(p, k)) {
+    st.dp_sync_s = first_gather + copy_out + std::max(0.0, gather - st.forward_s) +
+                   std::max(0.0, reduce - fw.dp_overlap * st.backward_s);
+    return;
+  }
+  const double compute_f = st.forward_s, compute_b = st.backward_s;
+  st.forward_s += copy_out;
+  st.backward_s += copy_out;
+  // Prefetching hides the next layer's gather behind this layer's compute; what cannot hide:
+  // the first layer's gather before forward, the last layer's reduce-scatter after backward,
+  // and whatever is longer than the compute.
+  const double last_reduce = layers > 0 ? reduce / std::max(1, st.layers) : reduce;
+  const double fwd = std::max(st.forward_s, gather) + first_gather;
+  const double bwd = std::max(st.backward_s, gather + reduce) + last_reduce;
+  st.sharded_comm_s = (fwd - compute_f) + (bwd - compute_b);
+  st.forward_s = fwd;
+  st.backward_s = bwd;
+}
+
+void add_offload_fetch(NativeStage& st, const DesignPoint& p, const PointConstants& k,
+                       const NativeGpu& gpu, const StageParams& params) {
+  if (p.offload != Offload::optimizer_params) return;
+  const double fetch = params.zero_shard(k.elem_bytes) / gpu.host_link_Bps;
+  st.forward_s = std::max(st.forward_s, fetch);
+  st.backward_s = std::max(st.backward_s, fetch);
+}
+
+double send_s(const NativeContext& ctx, const DesignPoint& p, const PointConstants& k,
+              const NativePlacement& where, int j) {
+  if (j + 1 >= p.pp) return 0.0;
+  const NativeGpu& gpu = ctx.gpus[static_cast<std::size_t>(where.stage_gpu[static_cast<std::size_t>(j)])];
+  const NativeGpu& next =
+      ctx.gpus[static_cast<std::size_t>(where.stage_gpu[static_cast<std::size_t>(j + 1)])];
+  const double s = static_cast<double>(ctx.model.sequence_length) / p.cp; // this rank's tokens
+  const double h = static_cast<double>(ctx.model.hidden_size);
+  const double bytes = k.elem_bytes * s * p.mbs * h / p.tp; // scatter-gather over tp
+  const double bw = pipeline_send_Bps(ctx, p, j, where, gpu, next);
+  return kAlpha_s + bytes / bw;
+}
+
+DpSync dp_sync(const NativeContext& ctx, const DesignPoint& p, const PointConstants& k,
+               const NativeGpu& gpu, const StageParams& params, double backward_s) {
+  DpSync out;
+  const StageShards& shards = params.shards;
+  const double d = params.d, edp = params.edp;
+  if (shards_parameters(p.method) || !(d > 1 || (shards.expert > 0 && edp > 1))) return out;
+  const FrameworkParams& fw = k.fw;
+  const double wb = k.elem_bytes;
+  const auto reduce = [&](const DpGroup& grp, double params_local) {
+    if (fw.shard_level >= 1) { // reduce-scatter, then all-gather the updated parameters
+      return dp_half_s(grp, fw.grad_reduce_bytes * params_local) + dp_half_s(grp, wb * params_local);
+    }
+    return dp_allreduce_s(grp, fw.grad_reduce_bytes * params_local);
+  };
+  double sync = d > 1 ? reduce(dp_group(ctx, p, gpu), shards.dense) : 0.0;
+  if (shards.expert > 0 && edp > 1) {
+    out.expert_s = reduce(spaced_group(ctx, static_cast<int>(edp), p.ep * p.etp, gpu, world_size(p)),
+                          shards.expert);
+    sync += out.expert_s;
+  }
+  const std::optional<bool>& overlap = ctx.settings.overlap_grad_reduce;
+  const double hidden = overlap ? (*overlap ? 1.0 : 0.0) : fw.dp_overlap;
+  out.sync_s = std::max(0.0, sync - hidden * backward_s);
+  return out;
+}
+
+ModelStates model_states(const NativeContext& ctx, const DesignPoint& p, const PointConstants& k,
+                         const NativeGpu& gpu, const StageParams& params) {
+  const FrameworkParams& fw = k.fw;
+  const double wb = k.elem_bytes;
+  const double largest_layer_params = k.entries.layer;
+  const bool mixed = wb < 4.0;
+  const double local = params.local;
+  const auto zero_shard = [&](double bytes) { return params.zero_shard(bytes); };
+  const bool opt_sharded = fw.shard_level >= 1;
+  const bool grad_sharded = fw.shard_level >= 2;
+  const double opt_bytes = (mixed ? 4.0 : 0.0) + 8.0; // fp32 master copy, Adam m and v
+  ModelStates ms;
+  if (fw.fp32_sharded_params) {
+    ms.weights = zero_shard(4.0);
+    ms.gradients = zero_shard(4.0);
+    ms.optimizer = zero_shard(8.0);
+    if (keeps_unsharded(p, k)) {
+      // the gathered training-dtype parameters and the unsharded gradient accumulators
+      ms.weights += wb * local;
+      ms.gradients += fw.grad_reduce_bytes * local;
+    } else {
+      // bf16 copies of the layers being computed (current and prefetched)
+      ms.buffers = (mixed ? 2.0 * wb * largest_layer_params / p.tp : 0.0);
+    }
+  } else {
+    ms.weights = shards_parameters(p.method) ? zero_shard(wb) : wb * local;
+    ms.gradients = (grad_sharded ? zero_shard(fw.grad_bytes) : fw.grad_bytes * local);
+    ms.optimizer = opt_sharded ? zero_shard(opt_bytes) : opt_bytes * local;
+    if (shards_parameters(p.method)) {
+      ms.buffers = 2.0 * wb * largest_layer_params / p.tp;
+    }
+  }
+  if (p.offload != Offload::none) {
+    // ZeRO-Offload: the fp32 master copy, Adam states and fp32 gradients live in host
+    // memory; the GPU keeps the training-dtype gradients (partitioned from ZeRO-2 on).
+    ms.host_bytes += zero_shard(opt_bytes + 4.0);
+    ms.optimizer = 0.0;
+    ms.gradients = (grad_sharded ? zero_shard(wb) : wb * local);
+    if (p.offload == Offload::optimizer_params) {
+      ms.host_bytes += zero_shard(wb);
+      ms.weights = 0.0;
+    }
+    // per step: gradients to the host, updated parameters back, CPU-Adam in between
+    ms.offload_s += zero_shard(wb + wb) / gpu.host_link_Bps +
+                    zero_shard(1.0) / ctx.settings.host_adam_params_per_s;
+  }
+  return ms;
+}
+
+double in_flight(const DesignPoint& p, int j, bool split, double split_in_flight) noexcept {
   const int pp = p.pp;
   const int v = p.virtual_stages;
   const double mb = p.num_micro_batches;
-  const FrameworkParams fw = framework_params(p.method, p.dtype, ctx.settings);
-  const EntryParams params = entry_params(m, pp);
-  const double wb = elem_bytes(p.dtype);
-  const bool mixed = wb < 4.0;
+  double n = info(p.schedule).in_flight == InFlight::all ? mb
+             : split                                    ? split_in_flight
+             : pp > 1                                   ? std::min<double>(pp - j, mb)
+                                                        : 1.0;
+  if (v > 1) {
+    n = std::min(mb, n * (1.0 + (pp - 1.0) / (pp * v)));
+  }
+  return n;
+}
+
+LayerActivations layer_activations(const NativeContext& ctx, const DesignPoint& p) {
+  const ModelSpec& m = ctx.model;
+  LayerActivations a;
+  a.layer = layer_activation_bytes(m, p, ctx.settings);
+  DesignPoint q = p;
+  q.recompute = Recompute::none;
+  a.full_layer = layer_activation_bytes(m, q, ctx.settings);
+  a.dense_layer =
+      m.first_k_dense_layers > 0 ? layer_activation_bytes(dense_variant(m), p, ctx.settings) : a.layer;
+  return a;
+}
+
+void add_activations(NativeMemory& mem, const NativeContext& ctx, const DesignPoint& p,
+                     const PointConstants& k, const StageEntries& e, double held) {
+  const ModelSpec& m = ctx.model;
+  const LayerActivations& act = k.act;
+  const double wb = k.elem_bytes;
+  mem.activations = e.dense > 0 ? held * (e.main * act.layer + e.dense * act.dense_layer)
+                                : held * e.layers * act.layer;
+  if (e.moe > 0) {
+    // The all-to-all's send and receive buffers of the layer being computed (the permuted
+    // tokens and the combine's output), on the busiest rank.
+    mem.buffers += 2.0 * dispatch_bytes(m, p, wb, effective_moe_imbalance(m, ctx.settings.moe_imbalance));
+  }
+  if (p.recompute == Recompute::full && e.layers > 0) {
+    mem.activations += act.full_layer; // the layer being recomputed
+  }
   const double s = static_cast<double>(m.sequence_length) / p.cp; // this rank's tokens
   const double h = static_cast<double>(m.hidden_size);
-  const double V = static_cast<double>(m.vocab_size);
-  const double sp = ctx.settings.sequence_parallel && p.tp > 1 ? p.tp : 1.0;
-  const double act_layer = layer_activation_bytes(m, p, ctx.settings);
-  const double act_full_layer = [&] {
-    DesignPoint q = p;
-    q.recompute = Recompute::none;
-    return layer_activation_bytes(m, q, ctx.settings);
-  }();
-  // A dense layer of an MoE model (first_k_dense_layers).
-  const double act_dense_layer =
-      m.first_k_dense_layers > 0 ? layer_activation_bytes(dense_variant(m), p, ctx.settings) : act_layer;
-
-  out.stages.resize(static_cast<std::size_t>(pp));
-  const PipeShape shape = pipe_shape(ctx, p, partition);
-  double largest_layer_params = params.layer;
-  StageLayerTimes times(ctx, p);
-  const double layer_tensors = tensors_per_layer(m);
-  for (int j = 0; j < pp; ++j) {
-    NativeStage& st = out.stages[static_cast<std::size_t>(j)];
-    const int g = where.stage_gpu[static_cast<std::size_t>(j)];
-    const NativeGpu& gpu = ctx.gpus[static_cast<std::size_t>(g)];
-    st.gpu = g;
-    st.layers = partition[static_cast<std::size_t>(j)];
-    st.memory_limit_gib = gpu.memory_gib;
-    // The ranks holding the embedding and the LM head: the first and the last, but the first
-    // holds both in a V (zbv, dualpipev) and both end ranks hold both in DualPipe.
-    const bool first = shape.holds_embedding(j);
-    const bool last = shape.holds_head(j);
-    const int n_layers = st.layers - (first ? 1 : 0) - (last ? 1 : 0);
-
-    // An MoE model's stage: its MoE layers (n_main) and the dense layers before them
-    // (first_k_dense_layers); a dense model's: n_main = n_layers.
-    const int n_moe = m.is_moe() ? stage_moe_layers(m, p, partition, j) : 0;
-    const int n_main = m.is_moe() ? n_moe : n_layers;
-    const int n_dense = n_layers - n_main;
-    st.moe_layers = n_moe;
-
-    // Time of one micro-batch through this stage (all its chunks when interleaved).
-    const AnalyticLayerTimes& t = times(g);
-    const double rc = recompute_s(t, p.recompute, fw, m);
-    st.forward_s = n_main * t.layer.forward_s + (first ? t.embedding.forward_s : 0.0) +
-                   (last ? t.post_process.forward_s : 0.0);
-    st.recompute_s = n_main * rc;
-    st.backward_s = n_main * (t.layer.backward_s + rc) + (first ? t.embedding.backward_s : 0.0) +
-                    (last ? t.post_process.backward_s : 0.0);
-    st.weight_s = n_main * t.layer.weight_s + (first ? t.embedding.weight_s : 0.0) +
-                  (last ? t.post_process.weight_s : 0.0);
-    if (n_dense > 0) {
-      const AnalyticLayerTimes& td = times.dense(g);
-      const double rcd = recompute_s(td, p.recompute, fw, dense_variant(m));
-      st.forward_s += n_dense * td.layer.forward_s;
-      st.recompute_s += n_dense * rcd;
-      st.backward_s += n_dense * (td.layer.backward_s + rcd);
-      st.weight_s += n_dense * td.layer.weight_s;
-    }
-    if (n_moe > 0) {
-      // Token dispatch and combine of each MoE layer (docs/moe.md): an all-to-all
-      // over the ep ranks (inside the node, or partly over the network), an all-gather over
-      // etp before the experts and a reduce-scatter after; the same again in backward, and in
-      // forward again under full recompute. They replace the dense MLP's tp collective.
-      const double bytes = dispatch_bytes(m, p, wb, effective_moe_imbalance(m, ctx.settings.moe_imbalance));
-      const NetworkTiers tiers = network_tiers(gpu.spec, ctx.gpus_per_node);
-      const int intra =
-          tiers.multi_node_domain()
-              ? group_domain_split(p.ep, p.etp, tiers.domain_gpus, world_size(p)).members
-              : ep_ranks_per_node(p, ctx.gpus_per_node);
-      const NcclLatency node_lat = intra_latency(gpu.spec);
-      const NcclLatency net_lat = nccl_latency(Transport::net);
-      const A2aLink node{intra_bus_Bps(gpu, intra), node_lat.simple_base_s + node_lat.simple_step_s};
-      const A2aLink net{scale_out_Bps(ctx, gpu), net_lat.simple_base_s + net_lat.simple_step_s};
-      const double a2a = all_to_all_s(bytes, p.ep, intra, node, net);
-      const double etp_comm =
-          p.etp > 1 ? dp_half_s(spaced_group(ctx, p.etp, 1, gpu, world_size(p)), bytes * p.etp)
-                    : 0.0;
-      const double pass = 2.0 * (a2a + etp_comm); // dispatch + combine
-      const double delta = pass - t.tp_comm_forward_s / 2.0;
-      const double passes = p.recompute == Recompute::full ? 3.0 : 2.0;
-      st.moe_comm_s = n_moe * passes * pass;
-      st.forward_s += n_moe * delta;
-      st.backward_s += n_moe * delta * (passes - 1.0);
-      if (p.recompute == Recompute::full) st.recompute_s += n_moe * delta;
-    }
-    // Context parallelism (docs/native.md §2.4): each layer's key/value exchange, the part its
-    // attention does not hide, forward and backward, and again where recomputation reruns the
-    // attention (full; Megatron-LM's selective recomputes core attention, per-op SAC keeps it).
-    if (p.cp > 1 && n_layers > 0) {
-      const CpExchange x = cp_exchange(ctx, p, gpu, t);
-      const bool rerun = p.recompute == Recompute::full ||
-                         (p.recompute == Recompute::selective && !fw.selective_per_op);
-      const double again = rerun ? x.cost.forward_s : 0.0;
-      st.forward_s += n_layers * x.cost.forward_s;
-      st.backward_s += n_layers * (x.cost.backward_s + again);
-      st.recompute_s += n_layers * again;
-      st.cp_comm_s = n_layers * (x.cost.forward_s + x.cost.backward_s + again);
-      st.memory.buffers += x.buffer_bytes; // one layer's exchange at a time
-    }
-
-    const double stage_params = n_main * params.layer + n_dense * params.dense_layer +
-                                (first ? params.embedding : 0.0) +
-                                (last ? params.post : 0.0);
-    // Parameters of one GPU before data-parallel sharding: the dense part / tp, the routed
-    // experts / (ep x etp); ZeRO shards the first over dp, the second over edp.
-    const StageShards shards = stage_shards(m, p, stage_params, n_moe);
-    const double local = shards.local();
-    const double edp = p.edp();
-    // Gradient accumulation: DeepSpeed ZeRO 0-2 let autograd add each micro-batch's gradient
-    // into .grad after the first (AccumulateGrad's in-place add: read both, write one, in the
-    // training dtype), memory-bound on the compute stream. Megatron-LM's DDP accumulates in
-    // the weight-gradient GEMM (gradient-accumulation fusion, its default); ZeRO-3 and FSDP
-    // reduce-scatter every micro-batch and add into the shard (1/dp of this).
-    if ((p.method == DpMethod::zero0 || p.method == DpMethod::zero1 ||
-         p.method == DpMethod::zero2) &&
-        mb > 1) {
-      const double once =
-          3.0 * wb * local / (gpu.spec.memory_gbps * 1e9 * gpu.calibration.memory_efficiency);
-      st.grad_accumulation_s = once * (mb - 1) / mb;
-      st.backward_s += st.grad_accumulation_s;
-      st.weight_s += st.grad_accumulation_s; // adds the weight gradient into .grad
-    }
-    const DpGroup group = dp_group(ctx, p, gpu);
-    // The ranks the dense gradients are reduced and sharded over: dp x cp (the routed
-    // experts': edp).
-    const double d = p.dp * p.cp;
-    // Bytes per GPU of a state of `bytes` per parameter sharded as ZeRO shards it.
-    const auto zero_shard = [&](double bytes) {
-      return bytes * shards.dense / d + bytes * shards.expert / edp;
-    };
-
-    // ZeRO-3 / FSDP: parameters gathered for forward and again for backward, gradients
-    // reduce-scattered, every micro-batch; prefetching hides them behind compute except the
-    // first layer's gather.
-    // With a pipeline, torchtitan's FSDP2 keeps the parameters gathered and the gradients
-    // unsharded over the micro-batches (docs/native.md §3): one gather before the first
-    // forward, one reduce-scatter during the last backward, both charged once per step.
-    const bool unsharded = fw.unsharded_with_pp && pp > 1 && d > 1;
-    if (shards_parameters(p.method) && d > 1) {
-      const double gather = dp_half_s(group, wb * local);
-      const double reduce = dp_half_s(group, fw.grad_reduce_bytes * local);
-      const double first_gather = n_layers > 0 ? gather / std::max(1, st.layers) : gather;
-      // FSDP2 gathers into one flat buffer and copies it out to the parameters on the compute
-      // stream (foreach_all_gather_copy_out in torch/distributed/fsdp/_fully_shard/
-      // _fsdp_collectives.py): a read and a write of the gathered parameters that cannot
-      // overlap compute. DeepSpeed ZeRO-3 gathers into the parameters' own storage.
-      const double copy_out =
-          fw.torch_loss ? 2.0 * wb * local /
-                              (gpu.spec.memory_gbps * 1e9 * gpu.calibration.memory_efficiency)
-                        : 0.0;
-      if (unsharded) {
-        st.dp_sync_s = first_gather + copy_out + std::max(0.0, gather - st.forward_s) +
-                       std::max(0.0, reduce - fw.dp_overlap * st.backward_s);
-      } else {
-        const double compute_f = st.forward_s, compute_b = st.backward_s;
-        st.forward_s += copy_out;
-        st.backward_s += copy_out;
-        // Prefetching hides the next layer's gather behind this layer's compute; what
-        // cannot hide: the first layer's gather before forward, the last layer's
-        // reduce-scatter after backward, and whatever is longer than the compute.
-        const double last_reduce = n_layers > 0 ? reduce / std::max(1, st.layers) : reduce;
-        const double fwd = std::max(st.forward_s, gather) + first_gather;
-        const double bwd = std::max(st.backward_s, gather + reduce) + last_reduce;
-        st.sharded_comm_s = (fwd - compute_f) + (bwd - compute_b);
-        st.forward_s = fwd;
-        st.backward_s = bwd;
-      }
-    }
-    // ZeRO-Infinity: parameters come over PCIe for each forward and backward.
-    if (p.offload == Offload::optimizer_params) {
-      const double fetch = zero_shard(wb) / gpu.host_link_Bps;
-      const double fwd = std::max(st.forward_s, fetch);
-      const double bwd = std::max(st.backward_s, fetch);
-      st.forward_s = fwd;
-      st.backward_s = bwd;
-    }
-
-    if (j + 1 < pp) {
-      const NativeGpu& next = ctx.gpus[static_cast<std::size_t>(where.stage_gpu[static_cast<std::size_t>(j + 1)])];
-      const double bytes = wb * s * p.mbs * h / p.tp; // scatter-gather over the tp ranks
-      const double bw = pipeline_send_Bps(ctx, p, j, where, gpu, next);
-      st.send_s = kAlpha_s + bytes / bw;
-    }
-
-    // Data-parallel gradient sync after the last backward (methods that do not reduce per
-    // micro-batch): all-reduce (dp, zero0) or reduce-scatter + all-gather (zero1, zero2).
-    // The routed experts' gradients are reduced over edp (etp x ep apart), separately.
-    if (!shards_parameters(p.method) && (d > 1 || (shards.expert > 0 && edp > 1))) {
-      const auto reduce = [&](const DpGroup& grp, double params_local) {
-        if (fw.shard_level >= 1) { // reduce-scatter, then all-gather the updated parameters
-          return dp_half_s(grp, fw.grad_reduce_bytes * params_local) + dp_half_s(grp, wb * params_local);
-        }
-        return dp_allreduce_s(grp, fw.grad_reduce_bytes * params_local);
-      };
-      double sync = d > 1 ? reduce(group, shards.dense) : 0.0;
-      if (shards.expert > 0 && edp > 1) {
-        st.expert_dp_sync_s =
-            reduce(spaced_group(ctx, static_cast<int>(edp), p.ep * p.etp, gpu, world_size(p)),
-                   shards.expert);
-        sync += st.expert_dp_sync_s;
-      }
-      const std::optional<bool>& overlap = ctx.settings.overlap_grad_reduce;
-      const double hidden = overlap ? (*overlap ? 1.0 : 0.0) : fw.dp_overlap;
-      st.dp_sync_s = std::max(0.0, sync - hidden * st.backward_s);
-    }
-
-    // Model states (docs/native.md §3).
-    const bool opt_sharded = fw.shard_level >= 1;
-    const bool grad_sharded = fw.shard_level >= 2;
-    const double opt_bytes = (mixed ? 4.0 : 0.0) + 8.0; // fp32 master copy, Adam m and v
-    NativeMemory& mem = st.memory;
-    if (fw.fp32_sharded_params) {
-      mem.weights = zero_shard(4.0);
-      mem.gradients = zero_shard(4.0);
-      mem.optimizer = zero_shard(8.0);
-      if (unsharded) {
-        // the gathered training-dtype parameters and the unsharded gradient accumulators
-        mem.weights += wb * local;
-        mem.gradients += fw.grad_reduce_bytes * local;
-      } else {
-        // bf16 copies of the layers being computed (current and prefetched)
-        mem.buffers += (mixed ? 2.0 * wb * largest_layer_params / p.tp : 0.0);
-      }
-    } else {
-      mem.weights = shards_parameters(p.method) ? zero_shard(wb) : wb * local;
-      mem.gradients = (grad_sharded ? zero_shard(fw.grad_bytes) : fw.grad_bytes * local);
-      mem.optimizer = opt_sharded ? zero_shard(opt_bytes) : opt_bytes * local;
-      if (shards_parameters(p.method)) {
-        mem.buffers += 2.0 * wb * largest_layer_params / p.tp;
-      }
-    }
-    double host_bytes = 0.0;
-    if (p.offload != Offload::none) {
-      // ZeRO-Offload: the fp32 master copy, Adam states and fp32 gradients live in host
-      // memory; the GPU keeps the training-dtype gradients (partitioned from ZeRO-2 on).
-      host_bytes += zero_shard(opt_bytes + 4.0);
-      mem.optimizer = 0.0;
-      mem.gradients = (grad_sharded ? zero_shard(wb) : wb * local);
-      if (p.offload == Offload::optimizer_params) {
-        host_bytes += zero_shard(wb);
-        mem.weights = 0.0;
-      }
-      // per step: gradients to the host, updated parameters back, CPU-Adam in between
-      st.offload_s += zero_shard(wb + wb) / gpu.host_link_Bps +
-                      zero_shard(1.0) / ctx.settings.host_adam_params_per_s;
-    }
-    st.host_gib = host_bytes / kGiB;
-
-    // Activations of the micro-batches in flight on this stage (1F1B: pp - j, interleaved:
-    // Megatron-LM's 1 + (pp - 1) / (pp v) more).
-    // TeraPipe runs all forwards, then all backwards (GPipe order): every micro-batch's slices
-    // stay on every stage until its backward.
-    // The split schedules: the peak of their order (model/zero_bubble.hpp).
-    double in_flight = info(p.schedule).in_flight == InFlight::all ? mb
-                       : shape.split                    ? shape.in_flight[static_cast<std::size_t>(j)]
-                       : pp > 1                         ? std::min<double>(pp - j, mb)
-                                                        : 1.0;
-    if (v > 1) {
-      in_flight = std::min(mb, in_flight * (1.0 + (pp - 1.0) / (pp * v)));
-    }
-    st.in_flight = in_flight;
-    mem.activations = n_dense > 0 ? in_flight * (n_main * act_layer + n_dense * act_dense_layer)
-                                  : in_flight * n_layers * act_layer;
-    if (n_moe > 0) {
-      // The all-to-all's send and receive buffers of the layer being computed (the permuted
-      // tokens and the combine's output), on the busiest rank.
-      mem.buffers += 2.0 * dispatch_bytes(m, p, wb, effective_moe_imbalance(m, ctx.settings.moe_imbalance));
-    }
-    if (p.recompute == Recompute::full && n_layers > 0) {
-      mem.activations += act_full_layer; // the layer being recomputed
-    }
-    if (first) {
-      mem.buffers += in_flight * wb * s * p.mbs * h / sp; // embedding output
-    }
-    if (last) {
-      mem.buffers += s * p.mbs * V / p.tp * loss_bytes_per_logit(fw, ctx.settings, wb);
-    }
-    mem.weights /= kGiB;
-    mem.gradients /= kGiB;
-    mem.optimizer /= kGiB;
-    mem.activations /= kGiB;
-    mem.buffers /= kGiB;
-    mem.overhead = ctx.settings.framework_overhead_gib;
-
-    // Optimizer step on the GPU: memory bound, reading and writing the states of the
-    // parameters this GPU updates.
-    if (p.offload == Offload::none) {
-      const double updated = opt_sharded ? zero_shard(1.0) : local;
-      const double bytes = updated * (fw.grad_bytes + 2 * opt_bytes + wb);
-      st.optimizer_s = bytes / (gpu.spec.memory_gbps * 1e9 * gpu.calibration.memory_efficiency);
-      // The host issues the multi-tensor launches over the stage's parameter tensors (the
-      // GEMM weights, norms and biases of each layer, the embedding and LM head).
-      const double tensors = n_layers * layer_tensors + 2.0;
-      st.optimizer_s = std::max(st.optimizer_s,
-                                optimizer_launches(updated, tensors) * kHostPerKernel_s);
-    }
+  if (e.embedding) {
+    const double sp = ctx.settings.sequence_parallel && p.tp > 1 ? p.tp : 1.0;
+    mem.buffers += held * wb * s * p.mbs * h / sp; // embedding output
   }
+  if (e.head) {
+    const double V = static_cast<double>(m.vocab_size);
+    mem.buffers += s * p.mbs * V / p.tp *
+                   loss_bytes_per_logit(k.fw, ctx.settings, wb);
+  }
+}
 
-  // The pipeline (docs/native.md §2.2): each stage's per-micro-batch time t_j = F_j + B_j;
-  // 1F1B runs m micro-batches through the slowest stage plus the fill and drain of the others,
-  // interleaving divides the fill and drain by v; sends are on the critical path once per
-  // boundary in fill and drain and once per micro-batch (and chunk) at the slowest stage.
+void to_gib(NativeMemory& mem, double overhead_gib) noexcept {
+  mem.weights /= kGiB;
+  mem.gradients /= kGiB;
+  mem.optimizer /= kGiB;
+  mem.activations /= kGiB;
+  mem.buffers /= kGiB;
+  mem.overhead = overhead_gib;
+}
+
+double optimizer_step_s(const DesignPoint& p, const PointConstants& k, const NativeGpu& gpu,
+                        const StageParams& params, int layers) {
+  if (p.offload != Offload::none) return 0.0;
+  const FrameworkParams& fw = k.fw;
+  const double wb = k.elem_bytes;
+  const double opt_bytes = (wb < 4.0 ? 4.0 : 0.0) + 8.0;
+  const double updated = fw.shard_level >= 1 ? params.zero_shard(1.0) : params.local;
+  const double bytes = updated * (fw.grad_bytes + 2 * opt_bytes + wb);
+  const double memory_s = bytes / (gpu.spec.memory_gbps * 1e9 * gpu.calibration.memory_efficiency);
+  // The host issues the multi-tensor launches over the stage's parameter tensors (the GEMM
+  // weights, norms and biases of each layer, the embedding and LM head).
+  const double tensors = layers * k.tensors_per_layer + 2.0;
+  return std::max(memory_s, optimizer_launches(updated, tensors) * kHostPerKernel_s);
+}
+
+double one_f_one_b_s(const std::vector<NativeStage>& stages, int v, double mb) noexcept {
   double sum_t = 0.0, max_t = 0.0, sum_send = 0.0, max_send = 0.0;
-  for (const NativeStage& st : out.stages) {
+  for (const NativeStage& st : stages) {
     const double t = st.forward_s + st.backward_s;
     sum_t += t;
     max_t = std::max(max_t, t);
     sum_send += st.send_s;
     max_send = std::max(max_send, st.send_s);
   }
-  out.pipeline_s = mb * max_t + (sum_t - max_t) / v + 2.0 * sum_send +
-                   (pp > 1 ? 2.0 * v * (mb - 1) * max_send : 0.0);
-  if (shape.split) {
-    // Zero-bubble and DualPipe schedules: their orders simulated pass by pass on every rank's
-    // chunk times and the links (docs/native.md §2.2).
-    out.pipeline_s = pipe_makespan(*shape.graph, pipe_times(ctx, p, out, shape, times));
-  }
-  if (p.schedule == Schedule::terapipe) {
-    // TeraPipe (docs/native.md §2.3): the slicing that minimises its objective on the slowest
-    // stage, then the token-level pipeline simulated over every stage.
-    const TokenPipeline pipe = native_token_pipeline(ctx, p, out);
-    std::size_t slowest = 0;
-    for (std::size_t j = 0; j < out.stages.size(); ++j) {
-      const NativeStage& a = out.stages[j];
-      const NativeStage& b = out.stages[slowest];
-      if (a.forward_s + a.backward_s > b.forward_s + b.backward_s) slowest = j;
-    }
-    const std::int64_t seq = m.sequence_length;
-    out.slices = optimal_slicing(pipe.stages[slowest], pp, p.num_micro_batches, seq,
-                                 terapipe_quantum(seq));
-    out.pipeline_s = simulate_token_pipeline(pipe, out.slices);
-  }
+  return mb * max_t + (sum_t - max_t) / v + 2.0 * sum_send +
+         (stages.size() > 1 ? 2.0 * v * (mb - 1) * max_send : 0.0);
+}
 
+TeraPipeRun terapipe_run(const NativeContext& ctx, const DesignPoint& p, const NativeEstimate& est) {
+  const TokenPipeline pipe = native_token_pipeline(ctx, p, est);
+  std::size_t slowest = 0;
+  for (std::size_t j = 0; j < est.stages.size(); ++j) {
+    const NativeStage& a = est.stages[j];
+    const NativeStage& b = est.stages[slowest];
+    if (a.forward_s + a.backward_s > b.forward_s + b.backward_s) slowest = j;
+  }
+  const std::int64_t seq = ctx.model.sequence_length;
+  TeraPipeRun run;
+  run.slices = optimal_slicing(pipe.stages[slowest], p.pp, p.num_micro_batches, seq,
+                               terapipe_quantum(seq));
+  run.pipeline_s = simulate_token_pipeline(pipe, run.slices);
+  return run;
+}
+
+double embedding_sync_s(const NativeContext& ctx, const DesignPoint& p, const PointConstants& k,
+                        const NativePlacement& where) {
+  const ModelSpec& m = ctx.model;
+  if (!m.tied_embeddings || p.pp <= 1) return 0.0;
+  // Over the network when the first and last stage are on different nodes.
+  const FrameworkParams& fw = k.fw;
+  const NativeGpu& gpu = ctx.gpus[static_cast<std::size_t>(where.stage_gpu.front())];
+  const double bytes = fw.grad_reduce_bytes * static_cast<double>(m.vocab_size) *
+                       static_cast<double>(m.hidden_size) / p.tp;
+  const NetworkTiers tiers = network_tiers(gpu.spec, ctx.gpus_per_node);
+  const bool one_domain = tiers.multi_node_domain() &&
+                          where.stage_gpu.front() == where.stage_gpu.back() &&
+                          !crosses_domain(0, world_size(p) - 1, tiers.domain_gpus);
+  const double bw = one_domain ? 0.8 * gpu.spec.intra_node.gbps_per_dir * 1e9 : scale_out_Bps(ctx, gpu);
+  return ring_allreduce_s(bytes, 2, bw, nccl_latency(Transport::net));
+}
+
+NativeEstimate with_totals(NativeEstimate out, const NativeContext& ctx, const DesignPoint& p) {
   double host_per_gpu = 0.0;
   for (std::size_t j = 0; j < out.stages.size(); ++j) {
-    NativeStage& st = out.stages[j];
+    const NativeStage& st = out.stages[j];
     out.dp_sync_s = std::max(out.dp_sync_s, st.dp_sync_s);
     out.optimizer_s = std::max(out.optimizer_s, st.optimizer_s);
     out.offload_s = std::max(out.offload_s, st.offload_s);
@@ -1160,19 +1196,6 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
       out.peak_stage = static_cast<int>(j);
     }
     out.oom = out.oom || !st.fits();
-  }
-  // Tied embeddings across a pipeline: the first and last stage all-reduce the embedding's
-  // gradient (Megatron-LM), over the network when they are on different nodes.
-  if (m.tied_embeddings && pp > 1) {
-    const NativeGpu& gpu = ctx.gpus[static_cast<std::size_t>(where.stage_gpu.front())];
-    const double bytes = fw.grad_reduce_bytes * V * h / p.tp;
-    const NetworkTiers tiers = network_tiers(gpu.spec, ctx.gpus_per_node);
-    const bool one_domain = tiers.multi_node_domain() &&
-                            where.stage_gpu.front() == where.stage_gpu.back() &&
-                            !crosses_domain(0, world_size(p) - 1, tiers.domain_gpus);
-    const double bw = one_domain ? 0.8 * gpu.spec.intra_node.gbps_per_dir * 1e9
-                                 : scale_out_Bps(ctx, gpu);
-    out.embedding_sync_s = ring_allreduce_s(bytes, 2, bw, nccl_latency(Transport::net));
   }
   out.host_gib_per_node = host_per_gpu * ctx.gpus_per_node;
   if (p.offload != Offload::none) {
@@ -1191,6 +1214,92 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
   out.step_s = out.pipeline_s + out.dp_sync_s + out.embedding_sync_s + out.optimizer_s +
                out.offload_s;
   return out;
+}
+
+} // namespace native_steps
+
+namespace {
+
+/// Stage j of `p` into `st` (default-constructed): native_estimate's per-stage steps in order
+/// (docs/native.md §7).
+void estimate_stage(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
+                    const NativePlacement& where, const std::vector<int>& partition,
+                    const PipeShape& shape, StageLayerTimes& times,
+                    const native_steps::PointConstants& k, int j) {
+  using namespace native_steps;
+  const ModelSpec& m = ctx.model;
+  const auto ju = static_cast<std::size_t>(j);
+  st.gpu = where.stage_gpu[ju];
+  const NativeGpu& gpu = ctx.gpus[static_cast<std::size_t>(st.gpu)];
+  st.layers = partition[ju];
+  st.memory_limit_gib = gpu.memory_gib;
+  // The ranks holding the embedding and the LM head: the first and the last, but the first
+  // holds both in a V (zbv, dualpipev) and both end ranks hold both in DualPipe.
+  const StageEntries e = stage_entries(m, p, partition, j, shape.holds_embedding(j), shape.holds_head(j));
+  st.moe_layers = e.moe;
+
+  const AnalyticLayerTimes& t = times(st.gpu);
+  set_compute(st, m, p, k, e, t, e.dense > 0 ? times.dense(st.gpu) : t);
+  add_moe_comm(st, ctx, p, k, gpu, t, e.moe);
+  add_cp_exchange(st, ctx, p, k, gpu, t, e.layers);
+
+  const StageParams params = stage_params(m, p, k, e);
+  st.grad_accumulation_s = grad_accumulation_s(p, k, gpu, params.local);
+  st.backward_s += st.grad_accumulation_s;
+  st.weight_s += st.grad_accumulation_s; // adds the weight gradient into .grad
+  add_sharded_comm(st, ctx, p, k, gpu, params, e.layers);
+  add_offload_fetch(st, p, k, gpu, params);
+  st.send_s = send_s(ctx, p, k, where, j);
+  if (!shards_parameters(p.method)) {
+    const DpSync sync = dp_sync(ctx, p, k, gpu, params, st.backward_s);
+    st.dp_sync_s = sync.sync_s;
+    st.expert_dp_sync_s = sync.expert_s;
+  }
+
+  const ModelStates states = model_states(ctx, p, k, gpu, params);
+  st.memory.weights = states.weights;
+  st.memory.gradients = states.gradients;
+  st.memory.optimizer = states.optimizer;
+  st.memory.buffers += states.buffers;
+  st.offload_s = states.offload_s;
+  st.host_gib = states.host_bytes / kGiB;
+  st.in_flight = in_flight(p, j, shape.split, shape.split ? shape.in_flight[ju] : 0.0);
+  add_activations(st.memory, ctx, p, k, e, st.in_flight);
+  to_gib(st.memory, ctx.settings.framework_overhead_gib);
+  st.optimizer_s = optimizer_step_s(p, k, gpu, params, e.layers);
+}
+
+} // namespace
+
+NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
+                               const NativePlacement& where, std::vector<int> partition) {
+  using namespace native_steps;
+  NativeEstimate out;
+  if (partition.empty()) {
+    partition = native_partition(ctx, p, where);
+  }
+  out.partition = partition;
+  const PipeShape shape = pipe_shape(ctx, p, partition);
+  StageLayerTimes times(ctx, p);
+  const PointConstants k = point_constants(ctx, p);
+  out.stages.resize(static_cast<std::size_t>(p.pp));
+  for (int j = 0; j < p.pp; ++j) {
+    estimate_stage(out.stages[static_cast<std::size_t>(j)], ctx, p, where, partition, shape, times, k, j);
+  }
+  // The pipeline (docs/native.md §2.2): 1F1B or interleaved; the zero-bubble and DualPipe
+  // orders simulated pass by pass on every rank's chunk times and the links; TeraPipe's
+  // token-level pipeline (§2.3).
+  if (shape.split) {
+    out.pipeline_s = pipe_makespan(*shape.graph, pipe_times(ctx, p, out, shape, times));
+  } else if (p.schedule == Schedule::terapipe) {
+    TeraPipeRun run = terapipe_run(ctx, p, out);
+    out.slices = std::move(run.slices);
+    out.pipeline_s = run.pipeline_s;
+  } else {
+    out.pipeline_s = one_f_one_b_s(out.stages, p.virtual_stages, p.num_micro_batches);
+  }
+  out.embedding_sync_s = embedding_sync_s(ctx, p, k, where);
+  return with_totals(std::move(out), ctx, p);
 }
 
 PipeRun native_pipe_run(const NativeContext& ctx, const DesignPoint& p, const NativeEstimate& est) {

@@ -1,0 +1,214 @@
+#pragma once
+// The steps of native_estimate (docs/native.md §7), one function each, in the order it runs
+// them: once per design point, what its stages share (point_constants); per stage, the entries
+// it holds, one micro-batch's compute, the MoE dispatch, the context-parallel exchange,
+// gradient accumulation, ZeRO-3/FSDP gathers, ZeRO-Infinity fetches, the send to the next
+// stage, the data-parallel sync, the model states and offload, the activations, the optimizer
+// step; then the pipeline's makespan (1F1B / interleaved, TeraPipe), the tied-embedding sync
+// and the totals. native_estimate is their composition. Each is pure (no I/O, no hidden state:
+// values out, or the one stage or memory it is given updated in place, which keeps the stage
+// out of copies) and has its own tests (tests/model/test_native_steps.cpp). Most callers want
+// native_estimate (model/native.hpp), not these.
+#include <vector>
+
+#include "zerosearch/model/analytic_profile.hpp"
+#include "zerosearch/model/moe.hpp"
+#include "zerosearch/model/native.hpp"
+
+namespace zerosearch::native_steps {
+
+/// Parameters of each pipeline entry of the model: embedding, layer, post-process. With a
+/// pipeline, a tied LM head is a copy of the embedding on the last stage (Megatron-LM).
+struct EntryParams {
+  double embedding = 0, layer = 0, post = 0;
+  /// A dense layer of an MoE model (its first_k_dense_layers); == layer for a dense model.
+  double dense_layer = 0;
+};
+[[nodiscard]] EntryParams entry_params(const ModelSpec& m, int pp);
+/// Activation bytes of one transformer layer of `p`: as it runs (its recompute policy), with
+/// no recomputation, and a dense layer of an MoE model.
+struct LayerActivations {
+  double layer = 0.0;
+  double full_layer = 0.0;
+  double dense_layer = 0.0;
+};
+[[nodiscard]] LayerActivations layer_activations(const NativeContext& ctx, const DesignPoint& p);
+
+/// What every stage of a design point shares, computed once per estimate (the first step).
+struct PointConstants {
+  /// framework_params(p.method, p.dtype).
+  FrameworkParams fw{};
+  /// Bytes of one element in the training dtype (fp8 trains with 16-bit weights).
+  double elem_bytes = 2.0;
+  EntryParams entries;
+  LayerActivations act;
+  /// Parameter tensors of one transformer layer (the optimizer's multi-tensor launches).
+  double tensors_per_layer = 0.0;
+};
+[[nodiscard]] PointConstants point_constants(const NativeContext& ctx, const DesignPoint& p);
+
+/// The pipeline entries of one stage: whether it holds the embedding and the LM head, and its
+/// transformer layers, split into the MoE layers and the dense ones of an MoE model
+/// (first_k_dense_layers); a dense model's layers are all `main`.
+struct StageEntries {
+  bool embedding = false;
+  bool head = false;
+  /// Transformer layers (the stage's partition entries less the embedding and the head).
+  int layers = 0;
+  /// MoE layers (0 for a dense model).
+  int moe = 0;
+  /// Layers of the model's own kind: the MoE layers of an MoE model, all of a dense one.
+  int main = 0;
+  /// Dense layers of an MoE model: layers - main.
+  int dense = 0;
+};
+/// Stage j's entries: partition[j] less the embedding and the head it holds.
+[[nodiscard]] StageEntries stage_entries(const ModelSpec& m, const DesignPoint& p,
+                                         const std::vector<int>& partition, int j, bool embedding,
+                                         bool head);
+
+/// Sets st's forward_s, backward_s, recompute_s and weight_s: one micro-batch's compute through
+/// the stage (all its chunks when interleaved), seconds, from the layer times of the model's
+/// layers (`layer`) and of its dense layers (`dense`, read only when e.dense > 0): layers x
+/// per-layer time, plus the embedding's and the head's; the recomputation `p.recompute` reruns
+/// is inside backward.
+void set_compute(NativeStage& st, const ModelSpec& m, const DesignPoint& p, const PointConstants& k,
+                 const StageEntries& e, const AnalyticLayerTimes& layer,
+                 const AnalyticLayerTimes& dense);
+
+/// Adds to `st` its MoE layers'' token dispatch and combine added (docs/moe.md): all-to-all over
+/// ep, all-gather and reduce-scatter over etp, twice per forward (dispatch, combine), in place
+/// of the dense MLP's tp collective; again in backward, and in the recomputed forward.
+void add_moe_comm(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
+                  const PointConstants& k, const NativeGpu& gpu, const AnalyticLayerTimes& t,
+                  int moe_layers);
+
+/// Adds to `st` the context-parallel exchange of its `layers` (docs/native.md §2.4): the
+/// part attention does not hide, forward, backward and recompute; its receive buffers (bytes)
+/// added to st.memory.buffers.
+void add_cp_exchange(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
+                     const PointConstants& k, const NativeGpu& gpu, const AnalyticLayerTimes& t,
+                     int layers);
+
+/// The parameters of one GPU of a stage and how ZeRO shards them: the dense part over
+/// dp x cp (`d`), the routed experts over edp.
+struct StageParams {
+  StageShards shards;
+  /// shards.local(): parameters before data-parallel sharding.
+  double local = 0.0;
+  double d = 1.0;
+  double edp = 1.0;
+  /// Bytes per GPU of a state of `bytes` per parameter sharded as ZeRO shards it.
+  [[nodiscard]] double zero_shard(double bytes) const noexcept {
+    return bytes * shards.dense / d + bytes * shards.expert / edp;
+  }
+};
+/// The parameters of a stage holding `e`.
+[[nodiscard]] StageParams stage_params(const ModelSpec& m, const DesignPoint& p,
+                                       const PointConstants& k, const StageEntries& e);
+
+/// Gradient accumulation per micro-batch on average, seconds: DeepSpeed ZeRO 0-2 add each
+/// micro-batch's gradient into .grad after the first (read both, write one, memory bound); 0
+/// for the other methods and for one micro-batch.
+[[nodiscard]] double grad_accumulation_s(const DesignPoint& p, const PointConstants& k,
+                                         const NativeGpu& gpu, double local_params) noexcept;
+
+/// Whether FSDP keeps parameters gathered and gradients unsharded over the micro-batches
+/// (torchtitan's FSDP2 with a pipeline, docs/native.md §3).
+[[nodiscard]] bool keeps_unsharded(const DesignPoint& p, const PointConstants& k) noexcept;
+
+/// Adds to `st` ZeRO-3 / FSDP's per-micro-batch parameter gathers and gradient reduce-scatters
+/// (the parts prefetching cannot hide) added; with keeps_unsharded, the once-a-step gather and
+/// reduce-scatter in st.dp_sync_s instead. Unchanged for the other methods and for d = 1.
+void add_sharded_comm(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
+                      const PointConstants& k, const NativeGpu& gpu, const StageParams& params,
+                      int layers);
+
+/// Applies to `st` ZeRO-Infinity's parameter fetches over PCIe (offload optimizer+params): forward
+/// and backward each take at least the fetch of this GPU's parameter shard.
+void add_offload_fetch(NativeStage& st, const DesignPoint& p, const PointConstants& k,
+                       const NativeGpu& gpu, const StageParams& params);
+
+/// The activation send from stage j to j + 1 (j + 1 < pp), seconds: one latency plus the
+/// micro-batch's boundary activations over the link between them.
+[[nodiscard]] double send_s(const NativeContext& ctx, const DesignPoint& p, const PointConstants& k,
+                            const NativePlacement& where, int j);
+
+/// The data-parallel gradient sync after the last backward, exposed part, seconds, and the
+/// routed experts' share of it (reduced over edp).
+struct DpSync {
+  double sync_s = 0.0;
+  double expert_s = 0.0;
+};
+/// For the methods that do not shard parameters: all-reduce (dp, zero0) or reduce-scatter +
+/// all-gather (zero1, zero2) over dp x cp, the experts' over edp; the overlap with a backward
+/// of `backward_s` (--overlap_grad_reduce, else the framework's) not charged. Zero otherwise.
+[[nodiscard]] DpSync dp_sync(const NativeContext& ctx, const DesignPoint& p,
+                             const PointConstants& k, const NativeGpu& gpu,
+                             const StageParams& params, double backward_s);
+
+/// Model states of one GPU, bytes, and what offload moves to the host.
+struct ModelStates {
+  double weights = 0.0;
+  double gradients = 0.0;
+  double optimizer = 0.0;
+  /// Gathered-parameter buffers (ZeRO-3, FSDP), to add to the stage's buffers.
+  double buffers = 0.0;
+  /// Host memory of the offloaded states, bytes, and the per-step offload time, seconds.
+  double host_bytes = 0.0;
+  double offload_s = 0.0;
+};
+/// The weights, gradients and optimizer states of a stage's GPU under p's method and offload
+/// (docs/native.md §3); a transformer layer's parameters size the gathered-layer buffers.
+[[nodiscard]] ModelStates model_states(const NativeContext& ctx, const DesignPoint& p,
+                                       const PointConstants& k, const NativeGpu& gpu,
+                                       const StageParams& params);
+
+/// Micro-batches whose activations stage j holds at its peak: pp - j under 1F1B (at most the
+/// micro-batches), Megatron-LM's 1 + (pp - 1) / (pp v) more when interleaved, all of them under
+/// TeraPipe (GPipe order), `split_in_flight` (the simulated peak) for the split schedules.
+[[nodiscard]] double in_flight(const DesignPoint& p, int j, bool split,
+                               double split_in_flight) noexcept;
+
+/// Sets `mem`'s activations (bytes) and adds the activation-side buffers: the
+/// MoE all-to-all buffers, the layer being recomputed (full), the embedding output (first
+/// stage), the logits and their gradient (last stage).
+void add_activations(NativeMemory& mem, const NativeContext& ctx, const DesignPoint& p,
+                     const PointConstants& k, const StageEntries& e, double held);
+
+/// Converts `mem` from bytes to GiB and sets the framework overhead (GiB).
+void to_gib(NativeMemory& mem, double overhead_gib) noexcept;
+
+/// The optimizer step on the GPU, seconds: reading and writing the states of the parameters
+/// it updates, memory bound, or the host's multi-tensor launches over the stage's `layers`'
+/// tensors, whichever is longer; 0 with offload (the host steps).
+[[nodiscard]] double optimizer_step_s(const DesignPoint& p, const PointConstants& k,
+                                      const NativeGpu& gpu, const StageParams& params, int layers);
+
+/// The 1F1B (interleaved: v chunks a rank) makespan of `mb` micro-batches through `stages`
+/// (docs/native.md §2.2): mb x the slowest stage's F + B, the others' fill and drain / v, the
+/// sends twice per boundary and, with a pipeline, 2 v (mb - 1) times the slowest send.
+[[nodiscard]] double one_f_one_b_s(const std::vector<NativeStage>& stages, int v,
+                                   double mb) noexcept;
+
+/// TeraPipe (docs/native.md §2.3): the slicing that minimises its objective on the slowest
+/// stage of `est`, and the token-level pipeline's makespan under it.
+struct TeraPipeRun {
+  Slicing slices;
+  double pipeline_s = 0.0;
+};
+[[nodiscard]] TeraPipeRun terapipe_run(const NativeContext& ctx, const DesignPoint& p,
+                                       const NativeEstimate& est);
+
+/// The tied embedding's gradient all-reduce between the first and the last stage
+/// (Megatron-LM), seconds: 0 without tied embeddings or a pipeline.
+[[nodiscard]] double embedding_sync_s(const NativeContext& ctx, const DesignPoint& p,
+                                      const PointConstants& k, const NativePlacement& where);
+
+/// `est` (its stages, pipeline_s and embedding_sync_s set) with the totals: the slowest
+/// stage's dp sync, optimizer step and offload, the memory peak and its stage, out of memory
+/// (GPU or, with offload, host), and the step time.
+[[nodiscard]] NativeEstimate with_totals(NativeEstimate est, const NativeContext& ctx,
+                                         const DesignPoint& p);
+
+} // namespace zerosearch::native_steps

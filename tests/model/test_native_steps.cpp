@@ -1,0 +1,539 @@
+// The steps of native_estimate (model/native_steps.hpp), one at a time: hand-worked figures
+// and the invariants each step must keep.
+#include <catch2/catch.hpp>
+
+#include <numeric>
+
+#include "zerosearch/model/model_stats.hpp"
+#include "zerosearch/model/native_steps.hpp"
+
+using namespace zerosearch;
+using namespace zerosearch::native_steps;
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+/// An H100-like GPU with its class prior, built by hand so the tests do not read the catalog.
+NativeGpu gpu() {
+  NativeGpu g;
+  g.spec.name = "TestGPU";
+  g.spec.has_specs = true;
+  g.spec.gpu_class = "hbm-nvlink";
+  g.spec.memory_gib = 80.0;
+  g.spec.peak_tflops.fp32 = 60;
+  g.spec.peak_tflops.fp16 = 1000;
+  g.spec.peak_tflops.bf16 = 1000;
+  g.spec.peak_tflops.fp8 = 2000;
+  g.spec.memory_gbps = 3000;
+  g.spec.intra_node = {"nvlink4", true, 450};
+  g.calibration = prior_calibration(g.spec);
+  g.memory_gib = 80.0;
+  g.inter_node_Bps = 400e9;
+  g.host_link_Bps = host_link_bytes_per_s(g.spec);
+  return g;
+}
+
+ModelSpec llama(std::int64_t layers = 32) {
+  ModelSpec m;
+  m.name = "test-llama";
+  m.architecture = "llama";
+  m.hidden_size = 4096;
+  m.num_layers = layers;
+  m.num_attention_heads = 32;
+  m.num_key_value_heads = 8;
+  m.head_dim = 128;
+  m.ffn_hidden_size = 14336;
+  m.gated_mlp = true;
+  m.vocab_size = 128256;
+  m.sequence_length = 4096;
+  m.max_position_embeddings = 8192;
+  return m;
+}
+
+ModelSpec small_moe() {
+  ModelSpec m;
+  m.name = "test-moe";
+  m.architecture = "mixtral";
+  m.hidden_size = 1024;
+  m.num_layers = 8;
+  m.num_attention_heads = 16;
+  m.num_key_value_heads = 4;
+  m.head_dim = 64;
+  m.ffn_hidden_size = 4096;
+  m.gated_mlp = true;
+  m.vocab_size = 32000;
+  m.sequence_length = 2048;
+  m.max_position_embeddings = 4096;
+  m.num_experts = 16;
+  m.experts_per_token = 2;
+  m.moe_ffn_hidden_size = 1024;
+  return m;
+}
+
+NativeContext context(const ModelSpec& m, int gpus = 1) {
+  NativeContext c;
+  c.model = m;
+  c.gpus_per_node = 8;
+  c.gpus.assign(static_cast<std::size_t>(gpus), gpu());
+  return c;
+}
+
+DesignPoint point(DpMethod method, int tp, int pp, int dp, int micro_batches) {
+  DesignPoint p;
+  p.method = method;
+  p.tp = tp;
+  p.pp = pp;
+  p.dp = dp;
+  p.mbs = 1;
+  p.num_micro_batches = micro_batches;
+  return p;
+}
+
+/// Layer times by hand: a layer 1 s forward, 2 s backward (0.5 s of it weight gradients).
+AnalyticLayerTimes hand_times() {
+  AnalyticLayerTimes t;
+  t.layer = {1.0, 2.0, 0.5};
+  t.embedding = {0.1, 0.2, 0.05};
+  t.post_process = {0.3, 0.6, 0.1};
+  t.attention_forward_s = 0.25;
+  t.tp_comm_forward_s = 0.0;
+  return t;
+}
+
+AnalyticLayerTimes real_times(const NativeContext& c, const DesignPoint& p) {
+  return analytic_layer_times(c.model, c.gpus[0].spec, c.gpus[0].calibration,
+                              native_layer_settings(c.model, p, c.settings));
+}
+
+StageParams params_of(const ModelSpec& m, const DesignPoint& p, const StageEntries& e) {
+  return stage_params(m, p, point_constants(context(m), p), e);
+}
+
+/// The in-place steps as functions of their input, so each check reads as one expression.
+NativeStage stage_compute(const ModelSpec& m, const DesignPoint& p, const PointConstants& k,
+                          const StageEntries& e, const AnalyticLayerTimes& t,
+                          const AnalyticLayerTimes& dense) {
+  NativeStage st;
+  set_compute(st, m, p, k, e, t, dense);
+  return st;
+}
+NativeStage with_moe_comm(NativeStage st, const NativeContext& c, const DesignPoint& p,
+                          const PointConstants& k, const NativeGpu& g, const AnalyticLayerTimes& t,
+                          int moe_layers) {
+  add_moe_comm(st, c, p, k, g, t, moe_layers);
+  return st;
+}
+NativeStage with_cp_exchange(NativeStage st, const NativeContext& c, const DesignPoint& p,
+                             const PointConstants& k, const NativeGpu& g,
+                             const AnalyticLayerTimes& t, int layers) {
+  add_cp_exchange(st, c, p, k, g, t, layers);
+  return st;
+}
+NativeStage with_sharded_comm(NativeStage st, const NativeContext& c, const DesignPoint& p,
+                              const PointConstants& k, const NativeGpu& g, const StageParams& sp,
+                              int layers) {
+  add_sharded_comm(st, c, p, k, g, sp, layers);
+  return st;
+}
+NativeStage with_offload_fetch(NativeStage st, const DesignPoint& p, const PointConstants& k,
+                               const NativeGpu& g, const StageParams& sp) {
+  add_offload_fetch(st, p, k, g, sp);
+  return st;
+}
+NativeMemory with_activations(NativeMemory mem, const NativeContext& c, const DesignPoint& p,
+                              const PointConstants& k, const StageEntries& e, double held) {
+  add_activations(mem, c, p, k, e, held);
+  return mem;
+}
+
+} // namespace
+
+TEST_CASE("stage_entries: the partition entry less the embedding and the head, MoE and dense "
+          "layers of an MoE model",
+          "[native][steps]") {
+  const ModelSpec m = llama(32);
+  const DesignPoint p = point(DpMethod::dp, 1, 2, 1, 4);
+  const StageEntries first = stage_entries(m, p, {17, 17}, 0, true, false);
+  CHECK(first.layers == 16);
+  CHECK(first.main == 16);
+  CHECK(first.dense == 0);
+  CHECK(first.moe == 0);
+  const StageEntries both = stage_entries(m, point(DpMethod::dp, 1, 1, 1, 4), {34}, 0, true, true);
+  CHECK(both.layers == 32);
+
+  ModelSpec moe = small_moe();
+  moe.first_k_dense_layers = 3;
+  const StageEntries e = stage_entries(moe, point(DpMethod::dp, 1, 1, 1, 4), {10}, 0, true, true);
+  CHECK(e.layers == 8);
+  CHECK(e.moe == 5);
+  CHECK(e.main == 5);
+  CHECK(e.dense == 3);
+}
+
+TEST_CASE("set_compute: layers x layer time plus the embedding and the head, recomputation "
+          "inside backward",
+          "[native][steps]") {
+  const ModelSpec m = llama();
+  StageEntries e;
+  e.embedding = true;
+  e.head = true;
+  e.layers = e.main = 4;
+  const AnalyticLayerTimes t = hand_times();
+  DesignPoint p = point(DpMethod::dp, 1, 1, 1, 4);
+  NativeStage c = stage_compute(m, p, point_constants(context(m), p), e, t, t);
+  CHECK(c.forward_s == Approx(4.0 + 0.1 + 0.3));
+  CHECK(c.backward_s == Approx(8.0 + 0.2 + 0.6));
+  CHECK(c.weight_s == Approx(2.0 + 0.05 + 0.1));
+  CHECK(c.recompute_s == 0.0);
+  p.recompute = Recompute::full; // reruns each layer's forward: 1 s a layer
+  c = stage_compute(m, p, point_constants(context(m), p), e, t, t);
+  CHECK(c.recompute_s == Approx(4.0));
+  CHECK(c.backward_s == Approx(12.0 + 0.2 + 0.6));
+  CHECK(c.forward_s == Approx(4.4));
+
+  // Dense layers of an MoE model take the dense times.
+  AnalyticLayerTimes dense = t;
+  dense.layer = {10.0, 20.0, 5.0};
+  e.main = 3;
+  e.dense = 1;
+  p.recompute = Recompute::none;
+  c = stage_compute(small_moe(), p, point_constants(context(small_moe()), p), e, t, dense);
+  CHECK(c.forward_s == Approx(3.0 + 10.0 + 0.4));
+  CHECK(c.backward_s == Approx(6.0 + 20.0 + 0.8));
+}
+
+TEST_CASE("add_moe_comm: dispatch and combine per MoE layer, again in backward and in the "
+          "recomputed forward",
+          "[native][steps]") {
+  const NativeContext c = context(small_moe());
+  DesignPoint p = point(DpMethod::zero1, 1, 1, 8, 8);
+  p.ep = 4;
+  const AnalyticLayerTimes t = real_times(c, p);
+  const NativeStage none =
+      with_moe_comm(NativeStage{}, c, p, point_constants(c, p), c.gpus[0], t, 8);
+  REQUIRE(none.moe_comm_s > 0.0);
+  // Two passes (forward, backward), each dispatch + combine less the tp collective it replaces.
+  const double delta = none.forward_s / 8.0;
+  CHECK(none.backward_s == Approx(none.forward_s));
+  CHECK(none.recompute_s == 0.0);
+  p.recompute = Recompute::full;
+  const NativeStage full =
+      with_moe_comm(NativeStage{}, c, p, point_constants(c, p), c.gpus[0], real_times(c, p), 8);
+  CHECK(full.moe_comm_s == Approx(1.5 * none.moe_comm_s));
+  CHECK(full.backward_s == Approx(2.0 * 8.0 * delta));
+  CHECK(full.recompute_s == Approx(8.0 * delta));
+  // No MoE layers: unchanged.
+  NativeStage st;
+  st.forward_s = 1.0;
+  CHECK(with_moe_comm(st, c, p, point_constants(c, p), c.gpus[0], t, 0).forward_s == 1.0);
+}
+
+TEST_CASE("add_cp_exchange: forward, backward and the recomputed forward's exchange, buffers",
+          "[native][steps]") {
+  const NativeContext c = context(llama());
+  DesignPoint p = point(DpMethod::dp, 1, 1, 1, 4);
+  NativeStage st;
+  st.forward_s = 1.0;
+  CHECK(with_cp_exchange(st, c, p, point_constants(c, p), c.gpus[0], real_times(c, p), 32)
+            .forward_s == 1.0); // cp 1
+  p.cp = 4;
+  p.cp_comm = CpComm::a2a; // the all-to-alls do not hide behind attention
+  const NativeStage none =
+      with_cp_exchange(NativeStage{}, c, p, point_constants(c, p), c.gpus[0], real_times(c, p), 32);
+  REQUIRE(none.forward_s > 0.0);
+  CHECK(none.recompute_s == 0.0);
+  CHECK(none.cp_comm_s == Approx(none.forward_s + none.backward_s));
+  CHECK(none.memory.buffers > 0.0);
+  p.recompute = Recompute::full;
+  const NativeStage full =
+      with_cp_exchange(NativeStage{}, c, p, point_constants(c, p), c.gpus[0], real_times(c, p), 32);
+  CHECK(full.recompute_s == Approx(full.forward_s));
+  CHECK(full.backward_s == Approx(none.backward_s + full.forward_s));
+  CHECK(full.cp_comm_s == Approx(full.forward_s + full.backward_s));
+}
+
+TEST_CASE("stage_params: a dense stage's parameters over tp, sharded over dp x cp",
+          "[native][steps]") {
+  const ModelSpec m = llama(32);
+  DesignPoint p = point(DpMethod::zero1, 2, 1, 4, 4);
+  StageEntries e;
+  e.embedding = e.head = true;
+  e.layers = e.main = 32;
+  const StageParams sp = params_of(m, p, e);
+  const double all = static_cast<double>(embedding_parameters(m) + 32 * layer_parameters(m) +
+                                         post_process_parameters(m));
+  CHECK(sp.local == Approx(all / 2.0));
+  CHECK(sp.d == 4.0);
+  CHECK(sp.zero_shard(2.0) == Approx(2.0 * all / 2.0 / 4.0));
+}
+
+TEST_CASE("grad_accumulation_s: DeepSpeed ZeRO 0-2 add each gradient after the first, memory "
+          "bound",
+          "[native][steps]") {
+  const NativeGpu g = gpu();
+  DesignPoint p = point(DpMethod::zero1, 1, 1, 8, 4);
+  const double local = 1e9;
+  // Read both, write one, bf16: 3 x 2 bytes a parameter, on 3 of 4 micro-batches.
+  const double once = 3.0 * 2.0 * local / (3000e9 * g.calibration.memory_efficiency);
+  CHECK(grad_accumulation_s(p, point_constants(context(llama()), p), g, local) ==
+        Approx(once * 3.0 / 4.0));
+  p.num_micro_batches = 1;
+  CHECK(grad_accumulation_s(p, point_constants(context(llama()), p), g, local) == 0.0);
+  p = point(DpMethod::dp, 1, 1, 8, 4); // Megatron-LM fuses it into the weight-gradient GEMM
+  CHECK(grad_accumulation_s(p, point_constants(context(llama()), p), g, local) == 0.0);
+}
+
+TEST_CASE("add_sharded_comm: ZeRO-3 gathers per micro-batch, FSDP with a pipeline once a step",
+          "[native][steps]") {
+  const NativeContext c = context(llama(32));
+  StageEntries e;
+  e.embedding = e.head = true;
+  e.layers = e.main = 32;
+  NativeStage st;
+  st.layers = 34;
+  st.forward_s = 0.5;
+  st.backward_s = 1.0;
+  DesignPoint p = point(DpMethod::zero3, 1, 1, 1, 4);
+  CHECK(with_sharded_comm(st, c, p, point_constants(c, p), c.gpus[0], params_of(c.model, p, e), 32)
+            .forward_s == 0.5);
+  p.dp = 8;
+  const NativeStage z3 =
+      with_sharded_comm(st, c, p, point_constants(c, p), c.gpus[0], params_of(c.model, p, e), 32);
+  CHECK(z3.forward_s > 0.5);
+  CHECK(z3.sharded_comm_s == Approx((z3.forward_s - 0.5) + (z3.backward_s - 1.0)));
+  CHECK(z3.dp_sync_s == 0.0);
+
+  p = point(DpMethod::fsdp, 1, 2, 4, 4);
+  REQUIRE(keeps_unsharded(p, point_constants(c, p)));
+  e.head = false;
+  const NativeStage kept =
+      with_sharded_comm(st, c, p, point_constants(c, p), c.gpus[0], params_of(c.model, p, e), 16);
+  CHECK(kept.forward_s == 0.5);
+  CHECK(kept.backward_s == 1.0);
+  CHECK(kept.dp_sync_s > 0.0);
+}
+
+TEST_CASE("add_offload_fetch: ZeRO-Infinity's forward and backward take at least the PCIe fetch",
+          "[native][steps]") {
+  const NativeContext c = context(llama(32));
+  StageEntries e;
+  e.embedding = e.head = true;
+  e.layers = e.main = 32;
+  DesignPoint p = point(DpMethod::zero3, 1, 1, 8, 4);
+  const StageParams sp = params_of(c.model, p, e);
+  NativeStage st;
+  st.forward_s = 1e-6;
+  st.backward_s = 1e3;
+  CHECK(with_offload_fetch(st, p, point_constants(c, p), c.gpus[0], sp).forward_s ==
+        1e-6); // no offload
+  p.offload = Offload::optimizer_params;
+  const NativeStage f = with_offload_fetch(st, p, point_constants(c, p), c.gpus[0], sp);
+  CHECK(f.forward_s == Approx(2.0 * sp.local / 8.0 / c.gpus[0].host_link_Bps));
+  CHECK(f.backward_s == 1e3);
+}
+
+TEST_CASE("send_s: one latency plus the boundary activations over the link", "[native][steps]") {
+  const NativeContext c = context(llama(32));
+  const DesignPoint p = point(DpMethod::dp, 2, 2, 1, 4);
+  const NativePlacement where = native_placement(c, p, {0});
+  // bf16, 4096 tokens x 4096 hidden / tp 2, over NVLink at 80 % of 450 GB/s.
+  const double bytes = 2.0 * 4096.0 * 4096.0 / 2.0;
+  CHECK(send_s(c, p, point_constants(c, p), where, 0) == Approx(20e-6 + bytes / (0.8 * 450e9)));
+  CHECK(send_s(c, p, point_constants(c, p), where, 1) == 0.0);
+}
+
+TEST_CASE("dp_sync: what overlapping backward hides is not charged, none for ZeRO-3",
+          "[native][steps]") {
+  NativeContext c = context(llama(32));
+  StageEntries e;
+  e.embedding = e.head = true;
+  e.layers = e.main = 32;
+  const DesignPoint p = point(DpMethod::dp, 1, 1, 8, 4);
+  const StageParams sp = params_of(c.model, p, e);
+  c.settings.overlap_grad_reduce = false;
+  const DpSync exposed = dp_sync(c, p, point_constants(c, p), c.gpus[0], sp, 1e3);
+  REQUIRE(exposed.sync_s > 0.0);
+  CHECK(exposed.sync_s == dp_sync(c, p, point_constants(c, p), c.gpus[0], sp, 0.0).sync_s);
+  CHECK(exposed.expert_s == 0.0);
+  c.settings.overlap_grad_reduce = true;
+  CHECK(dp_sync(c, p, point_constants(c, p), c.gpus[0], sp, 1e3).sync_s == 0.0);
+  CHECK(dp_sync(c, p, point_constants(c, p), c.gpus[0], sp, exposed.sync_s / 4.0).sync_s ==
+        Approx(0.75 * exposed.sync_s));
+  const DesignPoint z3 = point(DpMethod::zero3, 1, 1, 8, 4);
+  CHECK(dp_sync(c, z3, point_constants(c, z3), c.gpus[0], params_of(c.model, z3, e), 0.0).sync_s ==
+        0.0);
+}
+
+TEST_CASE("model_states: replicated, ZeRO-sharded and offloaded states", "[native][steps]") {
+  const NativeContext c = context(llama(32));
+  StageEntries e;
+  e.embedding = e.head = true;
+  e.layers = e.main = 32;
+  DesignPoint p = point(DpMethod::dp, 1, 1, 4, 4);
+  StageParams sp = params_of(c.model, p, e);
+  const FrameworkParams fw = framework_params(p.method, p.dtype);
+  ModelStates ms = model_states(c, p, point_constants(c, p), c.gpus[0], sp);
+  CHECK(ms.weights == Approx(2.0 * sp.local));
+  CHECK(ms.gradients == Approx(fw.grad_bytes * sp.local));
+  CHECK(ms.optimizer == Approx(12.0 * sp.local)); // fp32 master, Adam m and v
+  CHECK(ms.host_bytes == 0.0);
+
+  p.method = DpMethod::zero1;
+  sp = params_of(c.model, p, e);
+  ms = model_states(c, p, point_constants(c, p), c.gpus[0], sp);
+  CHECK(ms.optimizer == Approx(12.0 * sp.local / 4.0));
+  CHECK(ms.weights == Approx(2.0 * sp.local));
+
+  p.method = DpMethod::zero2;
+  p.offload = Offload::optimizer;
+  sp = params_of(c.model, p, e);
+  ms = model_states(c, p, point_constants(c, p), c.gpus[0], sp);
+  CHECK(ms.optimizer == 0.0);
+  CHECK(ms.gradients == Approx(2.0 * sp.local / 4.0));
+  CHECK(ms.host_bytes == Approx(16.0 * sp.local / 4.0));
+  CHECK(ms.offload_s > 0.0);
+}
+
+TEST_CASE("in_flight: 1F1B, interleaved, TeraPipe's GPipe order", "[native][steps]") {
+  DesignPoint p = point(DpMethod::dp, 1, 4, 1, 8);
+  CHECK(in_flight(p, 0, false, 0.0) == 4.0);
+  CHECK(in_flight(p, 3, false, 0.0) == 1.0);
+  p.num_micro_batches = 2;
+  CHECK(in_flight(p, 0, false, 0.0) == 2.0);
+  p.num_micro_batches = 8;
+  p.virtual_stages = 2;
+  p.schedule = Schedule::interleaved;
+  CHECK(in_flight(p, 0, false, 0.0) == Approx(4.0 * (1.0 + 3.0 / 8.0)));
+  p.virtual_stages = 1;
+  p.schedule = Schedule::terapipe;
+  CHECK(in_flight(p, 3, false, 0.0) == 8.0);
+  p.schedule = Schedule::zb_h1;
+  CHECK(in_flight(p, 1, true, 2.5) == 2.5);
+  CHECK(in_flight(point(DpMethod::dp, 1, 1, 1, 8), 0, false, 0.0) == 1.0);
+}
+
+TEST_CASE("add_activations: in-flight layers, the recomputed layer, embedding output and logits",
+          "[native][steps]") {
+  const NativeContext c = context(llama(32));
+  DesignPoint p = point(DpMethod::dp, 1, 4, 1, 8);
+  const LayerActivations act = layer_activations(c, p);
+  CHECK(act.full_layer == act.layer); // no recomputation
+  StageEntries mid;
+  mid.layers = mid.main = 8;
+  const NativeMemory m = with_activations(NativeMemory{}, c, p, point_constants(c, p), mid, 3.0);
+  CHECK(m.activations == Approx(3.0 * 8.0 * act.layer));
+  CHECK(m.buffers == 0.0);
+  StageEntries first = mid;
+  first.embedding = true;
+  // bf16 embedding output of each micro-batch in flight: 3 x 2 bytes x 4096 x 4096
+  CHECK(with_activations(NativeMemory{}, c, p, point_constants(c, p), first, 3.0).buffers ==
+        Approx(3.0 * 2.0 * 4096.0 * 4096.0));
+  p.recompute = Recompute::full;
+  const LayerActivations full = layer_activations(c, p);
+  CHECK(full.layer < full.full_layer);
+  CHECK(with_activations(NativeMemory{}, c, p, point_constants(c, p), mid, 3.0).activations ==
+        Approx(3.0 * 8.0 * full.layer + full.full_layer));
+}
+
+TEST_CASE("to_gib: bytes to GiB, the framework overhead set", "[native][steps]") {
+  NativeMemory m;
+  m.weights = 2.0 * kGiB;
+  m.activations = kGiB / 2.0;
+  NativeMemory g = m;
+  to_gib(g, 3.0);
+  CHECK(g.weights == 2.0);
+  CHECK(g.activations == 0.5);
+  CHECK(g.total() == 5.5);
+}
+
+TEST_CASE("optimizer_step_s: memory bound over the states it updates, the host steps with offload",
+          "[native][steps]") {
+  const NativeContext c = context(llama(32));
+  StageEntries e;
+  e.embedding = e.head = true;
+  e.layers = e.main = 32;
+  DesignPoint p = point(DpMethod::dp, 1, 1, 4, 4);
+  const StageParams sp = params_of(c.model, p, e);
+  const FrameworkParams fw = framework_params(p.method, p.dtype);
+  const double memory_s = sp.local * (fw.grad_bytes + 2 * 12.0 + 2.0) /
+                          (3000e9 * c.gpus[0].calibration.memory_efficiency);
+  CHECK(optimizer_step_s(p, point_constants(c, p), c.gpus[0], sp, 32) == Approx(memory_s));
+  p.method = DpMethod::zero2;
+  p.offload = Offload::optimizer;
+  CHECK(optimizer_step_s(p, point_constants(c, p), c.gpus[0], sp, 32) == 0.0);
+}
+
+TEST_CASE("one_f_one_b_s: slowest stage x micro-batches, fill and drain over v, sends",
+          "[native][steps]") {
+  std::vector<NativeStage> st(3);
+  st[0].forward_s = 0.5;
+  st[0].backward_s = 0.5;
+  st[1].forward_s = 1.0;
+  st[1].backward_s = 1.0;
+  st[2].forward_s = 0.25;
+  st[2].backward_s = 0.75;
+  st[0].send_s = 0.1;
+  st[1].send_s = 0.1;
+  // 4 x 2 + (1 + 1) + 2 x 0.2 + 2 x 3 x 0.1
+  CHECK(one_f_one_b_s(st, 1, 4.0) == Approx(11.0));
+  // interleaved v = 2: fill and drain halved, the slowest send 2 v (m - 1) times
+  CHECK(one_f_one_b_s(st, 2, 4.0) == Approx(8.0 + 1.0 + 0.4 + 1.2));
+  st.resize(1);
+  CHECK(one_f_one_b_s(st, 1, 4.0) == Approx(4.0 + 0.2));
+}
+
+TEST_CASE("terapipe_run: slices cover the sequence, one slice is the stage's pipeline",
+          "[native][steps]") {
+  const NativeContext c = context(llama(8));
+  DesignPoint p = point(DpMethod::dp, 1, 4, 1, 4);
+  p.schedule = Schedule::terapipe;
+  const NativeEstimate est = native_estimate(c, p, native_placement(c, p, {0}));
+  const TeraPipeRun run = terapipe_run(c, p, est);
+  REQUIRE_FALSE(run.slices.empty());
+  CHECK(std::accumulate(run.slices.begin(), run.slices.end(), std::int64_t{0}) == 4096);
+  CHECK(run.pipeline_s > 0.0);
+  CHECK(run.pipeline_s == est.pipeline_s);
+}
+
+TEST_CASE("embedding_sync_s: only tied embeddings across a pipeline", "[native][steps]") {
+  ModelSpec m = llama(32);
+  NativeContext c = context(m);
+  DesignPoint p = point(DpMethod::dp, 1, 2, 1, 4);
+  CHECK(embedding_sync_s(c, p, point_constants(c, p), native_placement(c, p, {0})) == 0.0);
+  c.model.tied_embeddings = true;
+  CHECK(embedding_sync_s(c, p, point_constants(c, p), native_placement(c, p, {0})) > 0.0);
+  p.pp = 1;
+  CHECK(embedding_sync_s(c, p, point_constants(c, p), native_placement(c, p, {0})) == 0.0);
+}
+
+TEST_CASE("with_totals: the slowest stage's parts, the memory peak and its stage, the step",
+          "[native][steps]") {
+  const NativeContext c = context(llama(32));
+  DesignPoint p = point(DpMethod::dp, 1, 2, 1, 4);
+  NativeEstimate est;
+  est.stages.resize(2);
+  est.stages[0].dp_sync_s = 1.0;
+  est.stages[1].dp_sync_s = 2.0;
+  est.stages[0].optimizer_s = 0.5;
+  est.stages[0].memory.weights = 10.0;
+  est.stages[1].memory.weights = 30.0;
+  est.stages[0].memory_limit_gib = est.stages[1].memory_limit_gib = 20.0;
+  est.pipeline_s = 10.0;
+  est.embedding_sync_s = 0.25;
+  const NativeEstimate t = with_totals(est, c, p);
+  CHECK(t.dp_sync_s == 2.0);
+  CHECK(t.step_s == Approx(10.0 + 2.0 + 0.25 + 0.5));
+  CHECK(t.peak_stage == 1);
+  CHECK(t.peak_memory_gib == 30.0);
+  CHECK(t.oom);
+  CHECK_FALSE(t.host_oom);
+  // Offload: host memory per node against 2 x the node's GPU memory.
+  est.stages[1].memory.weights = 5.0;
+  est.stages[0].host_gib = 41.0; // x 8 GPUs > 2 x 20 x 8
+  p.offload = Offload::optimizer;
+  const NativeEstimate h = with_totals(est, c, p);
+  CHECK(h.host_gib_per_node == 328.0);
+  CHECK(h.host_oom);
+  CHECK(h.oom);
+}
