@@ -880,6 +880,7 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
       const double delta = pass - t.tp_comm_forward_s / 2.0;
       const double passes = p.recompute == Recompute::full ? 3.0 : 2.0;
       st.moe_comm_s = n_moe * passes * pass;
+      st.moe_comm_forward_s = n_moe * pass;
       st.forward_s += n_moe * delta;
       st.backward_s += n_moe * delta * (passes - 1.0);
       if (p.recompute == Recompute::full) st.recompute_s += n_moe * delta;
@@ -896,6 +897,7 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
       st.backward_s += n_layers * (x.cost.backward_s + again);
       st.recompute_s += n_layers * again;
       st.cp_comm_s = n_layers * (x.cost.forward_s + x.cost.backward_s + again);
+      st.cp_comm_forward_s = n_layers * x.cost.forward_s;
       st.memory.buffers += x.buffer_bytes; // one layer's exchange at a time
     }
 
