@@ -91,6 +91,11 @@ struct Estimate {
   float offload_s = 0.0F;
   /// Host memory per node for offloaded states, GiB.
   float host_gib_per_node = 0.0F;
+  /// One micro-batch's MoE all-to-all (NativeStage::moe_comm_s) and exposed context-parallel
+  /// exchange (NativeStage::cp_comm_s), forward + backward, on the stage where each is largest,
+  /// seconds (0 without experts / without cp; --exhaustive prints every stage's).
+  float a2a_s = 0.0F;
+  float cp_s = 0.0F;
   /// The memory of the fullest stage by component, GiB: weights, gradients, optimizer states,
   /// activations, buffers, overhead (NativeMemory's order).
   std::array<float, 6> peak_memory{};
