@@ -197,6 +197,20 @@ void exhaustive(NativeEstimator, const Options& o, Session& session, SessionResu
         out << fmt::format("{:>5} {:>12.6f}\n", j, n.stages[j].cp_comm_s);
       }
     }
+    if ((ctx.model.is_moe() || p.cp > 1) && n.slices.empty()) {
+      // The same parts by pass, as the timeline draws them inside the forward and the backward.
+      out << "\nall-to-all and context-parallel exchange by pass, s per micro-batch (what "
+             "--timeline draws inside the forward and backward passes; backward includes "
+             "recompute's rerun):\n";
+      out << fmt::format("{:>5} {:>12} {:>12} {:>12} {:>12}\n", "stage", "a2a forward",
+                         "a2a backward", "cp forward", "cp backward");
+      for (std::size_t j = 0; j < n.stages.size(); ++j) {
+        const NativeStage& st = n.stages[j];
+        out << fmt::format("{:>5} {:>12.6f} {:>12.6f} {:>12.6f} {:>12.6f}\n", j,
+                           st.moe_comm_forward_s, st.moe_comm_s - st.moe_comm_forward_s,
+                           st.cp_comm_forward_s, st.cp_comm_s - st.cp_comm_forward_s);
+      }
+    }
     if (!n.slices.empty()) {
       // Per slice: its tokens and, on the first and the slowest stage, its forward and
       // backward time (attention over the earlier tokens makes later slices dearer).

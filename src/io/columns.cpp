@@ -388,6 +388,10 @@ constexpr auto kColumns = std::to_array<ColumnDef>({
     integer(C::cp, "cp", [](Row r, const Column&) -> long long { return point(r).cp; }),
     word(C::cp_comm, "cp_comm",
          [](Row r, std::string&) -> std::string_view { return to_string(point(r).cp_comm); }),
+    real(C::a2a_time, "a2a time", "s",
+         [](Row r, CellWriter&) { return static_cast<double>(estimate(r).a2a_s); }),
+    real(C::cp_time, "cp time", "s",
+         [](Row r, CellWriter&) { return static_cast<double>(estimate(r).cp_s); }),
 });
 static_assert(rows_follow_enum(kColumns),
               "kColumns rows must follow the ColumnId enum's order");
@@ -459,7 +463,7 @@ std::vector<Column> csv_layout(const std::vector<std::string>& type_names,
          C::slices, C::optimizer_time, C::offload_time, C::host_memory, C::mem_weights,
          C::mem_gradients, C::mem_optimizer, C::mem_activations, C::mem_buffers,
          C::mem_overhead, C::step_time_low, C::step_time_high, C::interval_basis, C::ep,
-         C::etp, C::cp, C::cp_comm});
+         C::etp, C::cp, C::cp_comm, C::a2a_time, C::cp_time});
   }
   if (options.throughput) {
     add({C::seq_len, C::tokens_per_step, C::tokens_per_gpu_s, C::mfu, C::mfu_peak,

@@ -30,6 +30,8 @@ const char* kDpSync = "#b07aa1";
 const char* kEmbSync = "#9c755f";
 const char* kWeight = "#edc948";
 const char* kOverlapped = "#17becf";
+const char* kAllToAll = "#d37295";
+const char* kContext = "#499894";
 
 bool is_compute(ScheduleEventKind k) {
   return k == ScheduleEventKind::forward || k == ScheduleEventKind::backward ||
@@ -180,6 +182,29 @@ TimelineInput timeline_input(NativeEstimator, const EstimateContext& ctx, const 
   if (p.pp == 1) {
     in.schedule.stage_end_s = {again.pipeline_s};
   }
+  // The MoE all-to-all and the exposed cp exchange inside each stage's passes. TeraPipe's token
+  // pipeline is left out: its slice costs do not charge the all-to-all (native_token_pipeline)
+  // and cp does not combine with it.
+  bool moe = false, cp = false;
+  for (const NativeStage& st : n.stages) {
+    moe = moe || st.moe_comm_s > 0.0;
+    cp = cp || st.cp_comm_s > 0.0;
+  }
+  if (p.schedule != Schedule::terapipe && (moe || cp)) {
+    for (const NativeStage& st : n.stages) {
+      if (moe) {
+        in.a2a_forward_s.push_back(st.moe_comm_forward_s);
+        in.a2a_backward_s.push_back(st.moe_comm_s - st.moe_comm_forward_s);
+      }
+      if (cp) {
+        in.cp_forward_s.push_back(st.cp_comm_forward_s);
+        in.cp_backward_s.push_back(st.cp_comm_s - st.cp_comm_forward_s);
+      }
+    }
+    in.chunks = is_split_schedule(p.schedule) && p.pp > 1 ? schedule_chunks_per_rank(p.schedule)
+                                                          : std::max(1, static_cast<int>(v));
+    in.cp_ring = p.cp_comm == CpComm::ring;
+  }
   in.dp_sync_s = again.dp_sync_s + static_cast<double>(again.optimizer_s) +
                  static_cast<double>(again.offload_s);
   in.embedding_sync_s = again.embedding_sync_s;
@@ -227,13 +252,71 @@ TimelineInput timeline_input(const EstimateContext& ctx, const DesignPoint& p,
   });
 }
 
+PassComm timeline_comm(const TimelineInput& in, const ScheduleEvent& ev) {
+  PassComm c;
+  const auto s = static_cast<std::size_t>(ev.stage);
+  const double chunks = std::max(1, in.chunks);
+  const auto part = [&](const std::vector<double>& v) {
+    return s < v.size() ? v[s] / chunks : 0.0;
+  };
+  const bool forward =
+      ev.kind == ScheduleEventKind::forward || ev.kind == ScheduleEventKind::overlapped;
+  const bool backward =
+      ev.kind == ScheduleEventKind::backward || ev.kind == ScheduleEventKind::overlapped;
+  if (forward) {
+    c.a2a_s += part(in.a2a_forward_s);
+    c.cp_s += part(in.cp_forward_s);
+  }
+  if (backward) {
+    c.a2a_s += part(in.a2a_backward_s);
+    c.cp_s += part(in.cp_backward_s);
+  }
+  return c;
+}
+
 std::string timeline_svg(const TimelineInput& in) {
   const int stages = static_cast<int>(in.stage_gpu.size());
   const double plot_left = kLabel;
   const double plot_right = kWidth - kMemory - kGap;
   const double lanes_h = stages * (kLane + kLaneGap);
   const double axis_y = kTop + lanes_h + 4.0;
-  const double height = axis_y + 80.0;
+  // Legend: what the schedule holds, laid out in rows that fit the width.
+  bool has_weight = false, has_overlapped = false, has_a2a = false, has_cp = false;
+  for (const ScheduleEvent& ev : in.schedule.events) {
+    has_weight = has_weight || ev.kind == ScheduleEventKind::weight;
+    has_overlapped = has_overlapped || ev.kind == ScheduleEventKind::overlapped;
+    const PassComm c = timeline_comm(in, ev);
+    has_a2a = has_a2a || c.a2a_s > 0.0;
+    has_cp = has_cp || c.cp_s > 0.0;
+  }
+  std::vector<std::pair<const char*, const char*>> legend = {
+      {kForward, "forward"}, {kBackward, has_weight ? "backward (B: input gradient)" : "backward"}};
+  if (has_weight) legend.emplace_back(kWeight, "W (weight gradient)");
+  if (has_overlapped) legend.emplace_back(kOverlapped, "F&B overlapped");
+  if (has_a2a) legend.emplace_back(kAllToAll, "MoE all-to-all (dispatch + combine, not overlapped)");
+  if (has_cp) {
+    legend.emplace_back(kContext, in.cp_ring ? "cp K/V exchange (exposed part; the rest hides "
+                                               "behind attention)"
+                                             : "cp all-to-all (Ulysses, not overlapped)");
+  }
+  legend.insert(legend.end(), {{kSendForward, "send forward"},  {kSendBackward, "send backward"},
+                               {kDpSync, "data-parallel sync"}, {kEmbSync, "embedding sync"},
+                               {"#eeeeee", "idle (bubble)"}});
+  std::vector<std::pair<double, double>> legend_at; // x, row
+  {
+    double lx = plot_left;
+    double row = 0.0;
+    for (const auto& entry : legend) {
+      const double w = 24.0 + 7.0 * static_cast<double>(std::string(entry.second).size());
+      if (lx > plot_left && lx + w > kWidth - 10.0) {
+        lx = plot_left;
+        row += 1.0;
+      }
+      legend_at.emplace_back(lx, row);
+      lx += w;
+    }
+  }
+  const double height = axis_y + 80.0 + 20.0 * (legend_at.empty() ? 0.0 : legend_at.back().second);
   double end_s = in.step_s;
   for (const double e : in.schedule.stage_end_s) {
     end_s = std::max(end_s, e + in.dp_sync_s + in.embedding_sync_s);
@@ -311,6 +394,31 @@ std::string timeline_svg(const TimelineInput& in) {
                      : ev.kind == ScheduleEventKind::overlapped ? "fb"
                                                                 : "send",
                      x0, top, w, h, fill, ev.stage, what, ev.start_s, ev.end_s);
+    // The MoE all-to-all and the cp exchange inside the pass: cp's at its start (attention
+    // comes first in a layer), the all-to-all at its end, both shrunk alike where they would not
+    // fit the pass.
+    if (const PassComm c = timeline_comm(in, ev); c.a2a_s + c.cp_s > 0.0) {
+      const double pass_s = ev.end_s - ev.start_s;
+      const double fit = std::min(1.0, pass_s / (c.a2a_s + c.cp_s));
+      const auto segment = [&](const char* cls, const char* color, double from, double drawn,
+                               double full, const char* name) {
+        const double to = from + drawn;
+        o += fmt::format("<rect class=\"{}\" data-stage=\"{}\" data-s=\"{}\" x=\"{:.2f}\" "
+                         "y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.1f}\" fill=\"{}\" "
+                         "stroke=\"#ffffff\" stroke-width=\"0.5\"><title>stage {} {} in {}: "
+                         "{:.3f} ms</title></rect>\n",
+                         cls, ev.stage, drawn, X(from), top, std::max(0.5, X(to) - X(from)),
+                         h, color, ev.stage, name, what, full * 1e3);
+      };
+      if (c.cp_s > 0.0) {
+        segment("cp", kContext, ev.start_s, c.cp_s * fit, c.cp_s,
+                in.cp_ring ? "exposed cp K/V exchange" : "cp all-to-all");
+      }
+      if (c.a2a_s > 0.0) {
+        segment("a2a", kAllToAll, ev.end_s - c.a2a_s * fit, c.a2a_s * fit, c.a2a_s,
+                "MoE all-to-all");
+      }
+    }
     if (is_compute(ev.kind) && w >= 16.0) {
       o += fmt::format("<text x=\"{:.2f}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"#ffffff\" "
                        "font-size=\"10\">{}</text>\n",
@@ -362,24 +470,13 @@ std::string timeline_svg(const TimelineInput& in) {
   o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">time in the step (s)</text>\n",
                    (plot_left + plot_right) / 2.0, axis_y + 34.0);
   // Legend.
-  bool has_weight = false, has_overlapped = false;
-  for (const ScheduleEvent& ev : in.schedule.events) {
-    has_weight = has_weight || ev.kind == ScheduleEventKind::weight;
-    has_overlapped = has_overlapped || ev.kind == ScheduleEventKind::overlapped;
-  }
-  std::vector<std::pair<const char*, const char*>> legend = {
-      {kForward, "forward"}, {kBackward, has_weight ? "backward (B: input gradient)" : "backward"}};
-  if (has_weight) legend.emplace_back(kWeight, "W (weight gradient)");
-  if (has_overlapped) legend.emplace_back(kOverlapped, "F&B overlapped");
-  legend.insert(legend.end(), {{kSendForward, "send forward"},  {kSendBackward, "send backward"},
-                               {kDpSync, "data-parallel sync"}, {kEmbSync, "embedding sync"},
-                               {"#eeeeee", "idle (bubble)"}});
-  double lx = plot_left;
-  for (const auto& [color, name] : legend) {
+  for (std::size_t i = 0; i < legend.size(); ++i) {
+    const auto& [color, name] = legend[i];
+    const auto& [lx, row] = legend_at[i];
+    const double ly = axis_y + 48.0 + 20.0 * row;
     o += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"12\" height=\"12\" fill=\"{}\" "
                      "stroke=\"#999\" stroke-width=\"0.5\"/><text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n",
-                     lx, axis_y + 48.0, color, lx + 16.0, axis_y + 58.0, name);
-    lx += 24.0 + 7.0 * static_cast<double>(std::string(name).size());
+                     lx, ly, color, lx + 16.0, ly + 10.0, escape_markup(name));
   }
   // Memory bars.
   double mem_max = 0.0;

@@ -1,4 +1,5 @@
-# cmake -DZEROSEARCH=... -DSCRIPT=check_report.js -DWORK=dir "-DARGS=..." -P check_report.cmake
+# cmake -DZEROSEARCH=... -DSCRIPT=check_report.js -DWORK=dir "-DARGS=..." [-DPARTS=a2a,cp]
+#   -P check_report.cmake
 # Writes an HTML report with zerosearch and checks it in headless Chromium. Prints "SKIPPED: ..."
 # first (the test's SKIP_REGULAR_EXPRESSION, anchored) when chromium or node is missing.
 find_program(CHROMIUM NAMES chromium chromium-browser google-chrome)
@@ -16,6 +17,7 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "zerosearch failed (${rc}): ${err}")
 endif()
 execute_process(COMMAND "${NODE}" "${SCRIPT}" "${CHROMIUM}" "${WORK}/report.html" "${WORK}/profile"
+                        0 "${PARTS}"
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 90)
 message("${out}")
 if(NOT rc EQUAL 0)

@@ -2,11 +2,12 @@
 // transport, no network, no npm packages) and checks: no console errors or exceptions, no
 // network requests, the table sorts both ways, the feasible filter hides OOM rows, the timeline
 // SVG renders with data. Usage: node check_report.js CHROMIUM REPORT.html PROFILE_DIR [LOAD_LIMIT_MS]
+// [PARTS]: PARTS, comma-separated classes (a2a, cp) the timeline must draw inside its passes.
 'use strict';
 const { spawn } = require('child_process');
 const path = require('path');
 
-const [chrome, report, profile, limitArg] = process.argv.slice(2);
+const [chrome, report, profile, limitArg, partsArg] = process.argv.slice(2);
 // The page must load within this many milliseconds (run_report.sh's LOAD_LIMIT_MS); 0: no limit.
 const loadLimitMs = Number(limitArg || 0);
 const proc = spawn(chrome, [
@@ -113,6 +114,22 @@ function check(cond, what) {
   const width = await evaluate("document.querySelector('#timeline svg').getBoundingClientRect().width");
   const box = await evaluate("(() => { const r = document.querySelector('#timeline svg rect.fwd').getBBox(); return r.width * r.height; })()");
   check(boxes > 0 && width > 100 && box > 0, `timeline renders ${boxes} forward boxes, ${Math.round(width)} px wide`);
+  // The all-to-all and cp parts: each rendered, inside the pass box drawn just before it.
+  for (const cls of (partsArg || '').split(',').filter(Boolean)) {
+    const [n, outside] = await evaluate(`(() => {
+      const parts = Array.from(document.querySelectorAll('#timeline svg rect.${cls}'));
+      let outside = 0;
+      for (const r of parts) {
+        let pass = r.previousElementSibling;
+        while (pass && (pass.classList.contains('a2a') || pass.classList.contains('cp'))) pass = pass.previousElementSibling;
+        const a = r.getBBox(), b = pass ? pass.getBBox() : null;
+        if (!b || a.width <= 0 || a.height <= 0 || a.x < b.x - 0.01 || a.x + a.width > b.x + b.width + 0.51
+            || a.y < b.y - 0.01 || a.y + a.height > b.y + b.height + 0.01) outside++;
+      }
+      return [parts.length, outside];
+    })()`);
+    check(n > 0 && outside === 0, `timeline draws ${n} ${cls} parts, ${outside} outside their pass`);
+  }
   check(errors.length === 0, `no console errors or exceptions${errors.length ? ': ' + errors.join(' | ') : ''}`);
   check(requests.length === 0, `no network requests${requests.length ? ': ' + requests.join(' ') : ''}`);
   await send('Browser.close').catch(() => {});

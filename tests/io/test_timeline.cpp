@@ -186,3 +186,158 @@ TEST_CASE("zero-bubble and DualPipe plans are drawn as simulated: F, B and W box
     CHECK(count(svg, "idle (bubble)") == 1);
   }
 }
+
+namespace {
+
+/// The a2a or cp segments of an SVG (class `cls`): per stage, the sum of their data-s, and
+/// every one's duration.
+struct Segments {
+  std::vector<double> per_stage;
+  std::vector<std::pair<int, double>> each;
+};
+Segments parse_segments(const std::string& svg, const std::string& cls, std::size_t stages) {
+  Segments out;
+  out.per_stage.assign(stages, 0.0);
+  const std::regex re("<rect class=\"" + cls + "\" data-stage=\"([0-9]+)\" data-s=\"([^\"]+)\"");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), re); it != std::sregex_iterator();
+       ++it) {
+    const int stage = std::stoi((*it)[1].str());
+    const double s = std::stod((*it)[2].str());
+    out.per_stage.at(static_cast<std::size_t>(stage)) += s;
+    out.each.emplace_back(stage, s);
+  }
+  return out;
+}
+
+/// Checks the drawn `cls` segments of `t` against the estimate's per-stage parts `fwd` and
+/// `bwd` (one micro-batch, every chunk): each forward pass (chunk pass) draws fwd / chunks,
+/// each backward bwd / chunks, F&B both, W none. A stage makes `passes` forward and backward
+/// chunk passes (m x chunks: each micro-batch passes each chunk; DualPipe: m, each micro-batch
+/// one chunk of a rank, the one of its direction), so its drawn total is passes / chunks x
+/// (fwd + bwd): m (fwd + bwd), or m / 2 (fwd + bwd) in DualPipe.
+void check_drawn(const TimelineInput& t, const std::string& svg, const std::string& cls,
+                 const std::vector<double>& fwd, const std::vector<double>& bwd, int passes) {
+  const std::size_t stages = t.stage_gpu.size();
+  const Segments seg = parse_segments(svg, cls, stages);
+  REQUIRE(fwd.size() == stages);
+  std::size_t k = 0;
+  std::vector<int> forwards(stages, 0), backwards(stages, 0);
+  for (const ScheduleEvent& ev : t.schedule.events) {
+    const bool f = ev.kind == ScheduleEventKind::forward || ev.kind == ScheduleEventKind::overlapped;
+    const bool b = ev.kind == ScheduleEventKind::backward || ev.kind == ScheduleEventKind::overlapped;
+    const auto s = static_cast<std::size_t>(ev.stage);
+    forwards[s] += f ? 1 : 0;
+    backwards[s] += b ? 1 : 0;
+    const double want = ((f ? fwd[s] : 0.0) + (b ? bwd[s] : 0.0)) / t.chunks;
+    if (want <= 0.0) continue;
+    // Segments come in event order, one per event that has some.
+    REQUIRE(k < seg.each.size());
+    CHECK(seg.each[k].first == ev.stage);
+    CHECK(seg.each[k].second == Approx(want).epsilon(1e-12));
+    ++k;
+  }
+  CHECK(k == seg.each.size());
+  for (std::size_t s = 0; s < stages; ++s) {
+    INFO(cls << " stage " << s);
+    CHECK(forwards[s] == passes);
+    CHECK(backwards[s] == passes);
+    CHECK(bwd[s] > 0.0);
+    CHECK(bwd[s] >= fwd[s]); // backward moves the gradients too
+    CHECK(seg.per_stage[s] ==
+          Approx(static_cast<double>(passes) / t.chunks * (fwd[s] + bwd[s])).epsilon(1e-9));
+  }
+}
+
+} // namespace
+
+TEST_CASE("a MoE plan's timeline draws each stage's all-to-all inside its passes, as estimated, "
+          "for every schedule",
+          "[timeline][moe]") {
+  PlanInput in;
+  in.model = "mixtral_8x7B";
+  in.cluster = Cluster{{{"H100-SXM", 8}}, 8, {}};
+  in.global_batch = 128;
+  in.estimator = Estimator::native;
+  const SearchPlan plan = make_plan(in, test::shipped_catalogs());
+  const Placement placement = placements(plan.context.cluster)[0];
+  for (const Schedule s : {Schedule::one_f_one_b, Schedule::interleaved, Schedule::zb_h1,
+                           Schedule::zb_h2, Schedule::zbv, Schedule::dualpipe,
+                           Schedule::dualpipev}) {
+    INFO(to_string(s));
+    DesignPoint p{DpMethod::dp, 2, 8, 4, 1, 16}; // tp 2, dp 8, pp 4
+    p.ep = 8;
+    p.etp = 2;
+    p.schedule = s;
+    p.virtual_stages = s == Schedule::interleaved ? 2 : 1;
+    NativeEstimate n;
+    const Estimate e = estimate_native(plan.context, p, placement, {}, &n);
+    const TimelineInput t = timeline_input(plan.context, p, placement, e);
+    std::vector<double> fwd, bwd;
+    for (const NativeStage& st : n.stages) {
+      fwd.push_back(st.moe_comm_forward_s);
+      bwd.push_back(st.moe_comm_s - st.moe_comm_forward_s);
+    }
+    CHECK(t.a2a_forward_s == fwd);
+    CHECK(t.cp_forward_s.empty());
+    CHECK(t.chunks == (s == Schedule::interleaved ? 2 : schedule_chunks_per_rank(s)));
+    const std::string svg = timeline_svg(t);
+    check_drawn(t, svg, "a2a", fwd, bwd,
+                s == Schedule::dualpipe ? p.num_micro_batches : p.num_micro_batches * t.chunks);
+    CHECK(count(svg, "class=\"cp\"") == 0);
+    CHECK(count(svg, "MoE all-to-all (dispatch + combine, not overlapped)") == 1);
+    CHECK(count(svg, "cp K/V exchange") == 0);
+  }
+}
+
+TEST_CASE("a context-parallel plan's timeline draws the exposed exchange inside its passes, "
+          "and a dense plan without cp draws none",
+          "[timeline][cp]") {
+  PlanInput in;
+  in.model = "llama3_8B";
+  in.cluster = Cluster{{{"H100-SXM", 2}}, 8, {}};
+  in.sequence_length = 131072;
+  in.global_batch = 8;
+  in.estimator = Estimator::native;
+  const SearchPlan plan = make_plan(in, test::shipped_catalogs());
+  const Placement placement = placements(plan.context.cluster)[0];
+  for (const CpComm comm : {CpComm::ring, CpComm::a2a}) {
+    for (const Recompute r : {Recompute::none, Recompute::full}) {
+      INFO(to_string(comm) << " recompute " << to_string(r));
+      DesignPoint p{DpMethod::dp, 2, 1, 2, 1, 8}; // tp 2, dp 1, pp 2
+      p.cp = 4;
+      p.cp_comm = comm;
+      p.recompute = r;
+      NativeEstimate n;
+      const Estimate e = estimate_native(plan.context, p, placement, {}, &n);
+      const TimelineInput t = timeline_input(plan.context, p, placement, e);
+      std::vector<double> fwd, bwd;
+      for (const NativeStage& st : n.stages) {
+        fwd.push_back(st.cp_comm_forward_s);
+        bwd.push_back(st.cp_comm_s - st.cp_comm_forward_s);
+      }
+      CHECK(t.cp_forward_s == fwd);
+      CHECK(t.a2a_forward_s.empty());
+      const std::string svg = timeline_svg(t);
+      check_drawn(t, svg, "cp", fwd, bwd, p.num_micro_batches);
+      CHECK(t.chunks == 1);
+      CHECK(count(svg, "class=\"a2a\"") == 0);
+      CHECK(count(svg, comm == CpComm::ring ? "cp K/V exchange (exposed part"
+                                            : "cp all-to-all (Ulysses, not overlapped)") == 1);
+    }
+  }
+  // Without cp the same model draws neither, and its legend names neither.
+  DesignPoint p{DpMethod::dp, 2, 4, 2, 1, 2}; // tp 2, dp 4, pp 2
+  PlanInput short_in = in;
+  short_in.sequence_length = 0;
+  const SearchPlan dense = make_plan(short_in, test::shipped_catalogs());
+  const Estimate e = estimate_native(dense.context, p, placement);
+  const TimelineInput t = timeline_input(dense.context, p, placement, e);
+  CHECK(t.a2a_forward_s.empty());
+  CHECK(t.cp_forward_s.empty());
+  const std::string svg = timeline_svg(t);
+  CHECK(count(svg, "class=\"fwd\"") > 0);
+  CHECK(count(svg, "class=\"a2a\"") == 0);
+  CHECK(count(svg, "class=\"cp\"") == 0);
+  CHECK(count(svg, "all-to-all") == 0);
+  CHECK(count(svg, "cp K/V") == 0);
+}

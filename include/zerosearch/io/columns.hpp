@@ -51,7 +51,10 @@ enum class ColumnId {
   /// Native rows: expert-parallel and expert tensor-parallel degrees (issue 27; 1, 1 dense).
   ep, etp,
   /// Native rows: the context-parallel degree and exchange (docs/native.md §2.4).
-  cp, cp_comm
+  cp, cp_comm,
+  /// Native rows: one micro-batch's MoE all-to-all and exposed cp exchange on the stage with
+  /// the most (Estimate::a2a_s, cp_s).
+  a2a_time, cp_time
 };
 
 class CellWriter;

@@ -27,7 +27,29 @@ struct TimelineInput {
   /// Per stage, GiB.
   std::vector<double> stage_mem_gib;
   std::vector<double> stage_limit_gib;
+  /// Native estimates, per stage: one micro-batch's MoE token dispatch and combine (all-to-all
+  /// over ep, gather and scatter over etp: NativeStage::moe_comm_s) and its exposed
+  /// context-parallel exchange (NativeStage::cp_comm_s) inside the forward and inside the
+  /// backward (recompute's rerun included), all the stage's model chunks together, seconds.
+  /// Empty where the plan has none; the SVG draws them inside the passes (timeline_comm).
+  std::vector<double> a2a_forward_s, a2a_backward_s, cp_forward_s, cp_backward_s;
+  /// Model chunks a stage holds (interleaved: the virtual stages; zbv, dualpipe, dualpipev: 2):
+  /// each chunk pass draws 1/chunks of the stage's parts above.
+  int chunks = 1;
+  /// The cp exchange is ring attention, partly hidden behind attention (the exposed part is
+  /// drawn), or all-to-all (Ulysses: nothing hidden).
+  bool cp_ring = true;
 };
+
+/// What the SVG draws inside one pass `ev` of `in`: the MoE all-to-all and the context-parallel
+/// exchange, seconds (forward passes their forward part, input-gradient and full backward passes
+/// the backward part, F&B both, weight-gradient passes and sends none), before fitting them into
+/// the pass's box (timeline_svg shrinks both alike where they would not fit).
+struct PassComm {
+  double a2a_s = 0.0;
+  double cp_s = 0.0;
+};
+[[nodiscard]] PassComm timeline_comm(const TimelineInput& in, const ScheduleEvent& ev);
 
 /// The timeline of design point `p` on `placement` with the partition of `e` (re-estimated with
 /// detail; the schedule comes from pipeline_schedule on the same stage times).

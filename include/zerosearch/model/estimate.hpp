@@ -83,6 +83,10 @@ struct Estimate {
   double dp_sync_s = 0.0;
   double embedding_sync_s = 0.0;
   bool oom = false;
+  /// Native only: one micro-batch's exposed context-parallel exchange (NativeStage::cp_comm_s),
+  /// forward + backward, on the stage with the most, seconds (0 without cp; --exhaustive prints
+  /// every stage's). Here and a2a_s below sit in what would be padding: a row keeps its size.
+  float cp_s = 0.0F;
   double gpumem_gib = 0.0;
   double price_per_step_usd = 0.0;
   double train_cost_usd = 0.0;
@@ -94,6 +98,8 @@ struct Estimate {
   /// The memory of the fullest stage by component, GiB: weights, gradients, optimizer states,
   /// activations, buffers, overhead (NativeMemory's order).
   std::array<float, 6> peak_memory{};
+  /// Native only: the same for the MoE token dispatch and combine (NativeStage::moe_comm_s).
+  float a2a_s = 0.0F;
   /// Token slices per sequence of a terapipe plan, in tokens (empty otherwise).
   std::vector<std::int32_t> slices;
 };

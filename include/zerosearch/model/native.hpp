@@ -193,11 +193,17 @@ struct NativeStage {
   /// included), inside forward_s and backward_s (docs/moe.md).
   int moe_layers = 0;
   double moe_comm_s = 0.0;
+  /// The forward pass's share of moe_comm_s (the rest is in backward_s; the timeline draws
+  /// both).
+  double moe_comm_forward_s = 0.0;
   /// The expert gradients' reduction over edp, inside dp_sync_s.
   double expert_dp_sync_s = 0.0;
   /// Exposed context-parallel exchange per micro-batch (forward, backward and recompute; inside
   /// forward_s and backward_s), seconds (docs/native.md §2.4).
   double cp_comm_s = 0.0;
+  /// The forward pass's share of cp_comm_s (the rest, recompute's rerun included, is in
+  /// backward_s).
+  double cp_comm_forward_s = 0.0;
   /// Send to the next stage, seconds (0 for the last stage).
   double send_s = 0.0;
   /// Data-parallel sync after the last backward, exposed part, seconds.

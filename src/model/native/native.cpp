@@ -861,6 +861,7 @@ void add_moe_comm(NativeStage& st, const NativeContext& ctx, const DesignPoint& 
   const double delta = pass - t.tp_comm_forward_s / 2.0;
   const double passes = p.recompute == Recompute::full ? 3.0 : 2.0;
   st.moe_comm_s = moe_layers * passes * pass;
+  st.moe_comm_forward_s = moe_layers * pass;
   st.forward_s += moe_layers * delta;
   st.backward_s += moe_layers * delta * (passes - 1.0);
   if (p.recompute == Recompute::full) st.recompute_s += moe_layers * delta;
@@ -881,6 +882,7 @@ void add_cp_exchange(NativeStage& st, const NativeContext& ctx, const DesignPoin
   st.backward_s += layers * (x.cost.backward_s + again);
   st.recompute_s += layers * again;
   st.cp_comm_s = layers * (x.cost.forward_s + x.cost.backward_s + again);
+  st.cp_comm_forward_s = layers * x.cost.forward_s;
   st.memory.buffers += x.buffer_bytes; // one layer's exchange at a time
 }
 

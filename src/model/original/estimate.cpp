@@ -230,6 +230,10 @@ Estimate to_estimate(const EstimateContext& ctx, const NativeEstimate& n) {
   e.oom = n.oom;
   e.gpumem_gib = n.peak_memory_gib;
   e.host_gib_per_node = static_cast<float>(n.host_gib_per_node);
+  for (const NativeStage& st : n.stages) {
+    e.a2a_s = std::max(e.a2a_s, static_cast<float>(st.moe_comm_s));
+    e.cp_s = std::max(e.cp_s, static_cast<float>(st.cp_comm_s));
+  }
   if (!n.stages.empty()) {
     const NativeMemory& m = n.stages[static_cast<std::size_t>(n.peak_stage)].memory;
     e.peak_memory = {static_cast<float>(m.weights),     static_cast<float>(m.gradients),
