@@ -141,6 +141,9 @@ struct PipeGraph {
   std::vector<std::pair<int, int>> spans{{0, 0}};
   /// Per rank: the index of its first pass, -1 if it has none.
   std::vector<std::int32_t> first;
+  /// Per duration index: how many passes take it (a rank's busy time is the sum of its
+  /// passes' durations: pipe_busy_bound).
+  std::vector<std::uint32_t> uses;
 };
 
 /// Compiles `program` (any valid one; throws std::logic_error if its orders deadlock). Each
@@ -161,6 +164,12 @@ struct PipeGraph {
 /// simulate_pipe(program, times).makespan_s of the program compiled, bit for bit, in one pass over the compiled
 /// order with no allocation after a thread's first call.
 [[nodiscard]] double pipe_makespan(const PipeGraph& graph, const PipeTimes& times);
+
+/// A lower bound of pipe_makespan(graph, times) without simulating: the busiest rank's passes
+/// end to end (no rank can finish before its own work is done; the slowest stage bounds the
+/// makespan from below), less a relative 1e-9 that covers the simulation's rounding. O(ranks x
+/// chunks^2), so a search can skip the simulation of plans that cannot rank (search/search.cpp).
+[[nodiscard]] double pipe_busy_bound(const PipeGraph& graph, const PipeTimes& times);
 
 /// Peak activations each rank holds, in micro-batches of the whole rank: a chunk's
 /// activations are held from its forward to its input-gradient backward (the weight-gradient

@@ -786,7 +786,8 @@ PipeTimes pipe_times(const NativeContext& ctx, const DesignPoint& p, const Nativ
 } // namespace
 
 NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
-                               const NativePlacement& where, std::vector<int> partition) {
+                               const NativePlacement& where, std::vector<int> partition,
+                               const NativePruning& prune) {
   NativeEstimate out;
   if (partition.empty()) {
     partition = native_partition(ctx, p, where);
@@ -1102,6 +1103,7 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
   // interleaving divides the fill and drain by v; sends are on the critical path once per
   // boundary in fill and drain and once per micro-batch (and chunk) at the slowest stage.
   double sum_t = 0.0, max_t = 0.0, sum_send = 0.0, max_send = 0.0;
+  PipeTimes split_times;
   for (const NativeStage& st : out.stages) {
     const double t = st.forward_s + st.backward_s;
     sum_t += t;
@@ -1113,8 +1115,10 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
                    (pp > 1 ? 2.0 * v * (mb - 1) * max_send : 0.0);
   if (shape.split) {
     // Zero-bubble and DualPipe schedules: their orders simulated pass by pass on every rank's
-    // chunk times and the links (docs/native.md §2.2).
-    out.pipeline_s = pipe_makespan(*shape.graph, pipe_times(ctx, p, out, shape, times));
+    // chunk times and the links (docs/native.md §2.2), below, unless the lower bound (the
+    // busiest rank's passes end to end) already puts the step time past `prune`'s limit.
+    split_times = pipe_times(ctx, p, out, shape, times);
+    out.pipeline_s = pipe_busy_bound(*shape.graph, split_times);
   }
   if (p.schedule == Schedule::terapipe) {
     // TeraPipe (docs/native.md §2.3): the slicing that minimises its objective on the slowest
@@ -1175,6 +1179,14 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
   }
   out.step_s = out.pipeline_s + out.dp_sync_s + out.embedding_sync_s + out.optimizer_s +
                out.offload_s;
+  if (shape.split) {
+    out.pruned = out.step_s > (out.oom ? prune.oom_above : prune.fits_above);
+    if (!out.pruned) {
+      out.pipeline_s = pipe_makespan(*shape.graph, split_times);
+      out.step_s = out.pipeline_s + out.dp_sync_s + out.embedding_sync_s + out.optimizer_s +
+                   out.offload_s;
+    }
+  }
   return out;
 }
 

@@ -626,6 +626,8 @@ PipeGraph compile_pipe(const PipeProgram& prog) {
                                          next[r]));
     }
   }
+  g.uses.assign(static_cast<std::size_t>(R * C * 4 + R * C * C), 0);
+  for (const std::int32_t d : g.duration) ++g.uses[static_cast<std::size_t>(d)];
   g.layout = l;
   return g;
 }
@@ -714,11 +716,12 @@ std::vector<double> cached_pipe_in_flight(Schedule s, int pp, int m,
   return e.in_flight;
 }
 
-double pipe_makespan(const PipeGraph& g, const PipeTimes& times) {
+namespace {
+
+/// The duration of each pass kind of `g` (PipeGraph::duration's indices) on `times`.
+void pass_durations(const PipeGraph& g, const PipeTimes& times, std::vector<double>& duration) {
   const auto R = static_cast<std::size_t>(g.layout.ranks);
   const auto C = static_cast<std::size_t>(g.chunks_per_rank);
-  // One set of buffers per thread, reused.
-  thread_local std::vector<double> duration, end, free_at, span;
   duration.resize(R * C * 4 + R * C * C);
   for (std::size_t r = 0; r < R; ++r) {
     const std::vector<PipeChunkTimes>& ct = times.chunks[r];
@@ -734,6 +737,36 @@ double pipe_makespan(const PipeGraph& g, const PipeTimes& times) {
       }
     }
   }
+}
+
+} // namespace
+
+double pipe_busy_bound(const PipeGraph& g, const PipeTimes& times) {
+  const auto R = static_cast<std::size_t>(g.layout.ranks);
+  const auto C = static_cast<std::size_t>(g.chunks_per_rank);
+  thread_local std::vector<double> duration;
+  pass_durations(g, times, duration);
+  double busiest = 0.0;
+  for (std::size_t r = 0; r < R; ++r) {
+    double busy = 0.0;
+    for (std::size_t k = (r * C) * 4; k < (r * C + C) * 4; ++k) {
+      busy += static_cast<double>(g.uses[k]) * duration[k];
+    }
+    for (std::size_t k = R * C * 4 + r * C * C; k < R * C * 4 + (r + 1) * C * C; ++k) {
+      busy += static_cast<double>(g.uses[k]) * duration[k];
+    }
+    busiest = std::max(busiest, busy);
+  }
+  // The simulation adds the same durations one pass at a time (and waits in between): its
+  // rounding may fall below this sum's by a few ulps per pass, far less than this margin.
+  return busiest * (1.0 - 1e-9);
+}
+
+double pipe_makespan(const PipeGraph& g, const PipeTimes& times) {
+  const auto R = static_cast<std::size_t>(g.layout.ranks);
+  // One set of buffers per thread, reused.
+  thread_local std::vector<double> duration, end, free_at, span;
+  pass_durations(g, times, duration);
   // The links each input crosses, summed from the lower rank up as simulate_pipe's
   // link_between does (span 0: none; an end plus 0.0 is that end, ends being >= 0).
   span.resize(g.spans.size());
