@@ -364,6 +364,10 @@ TEST_CASE("the busiest rank's passes bound the makespan from below, tightly with
         if (s != Schedule::one_f_one_b && !split_schedule_invalid_reason(s, p, m, 1000).empty()) continue;
         const PipeProgram prog = pipe_program(s, p, m);
         const PipeGraph graph = compile_pipe(prog);
+        // The outline (what a search keeps before compiling) counts the passes as the graph.
+        const PipeOutline outline = pipe_outline(prog);
+        CHECK(outline.uses == graph.uses);
+        CHECK(cached_pipe_outline(s, p, m)->uses == graph.uses);
         for (int trial = 0; trial < 4; ++trial) {
           PipeTimes t;
           t.chunks.resize(static_cast<std::size_t>(p));
@@ -380,6 +384,7 @@ TEST_CASE("the busiest rank's passes bound the makespan from below, tightly with
           for (int j = 0; j + 1 < p; ++j) t.link_s.push_back(trial == 1 ? 0.0 : 0.2 * u(rng));
           const double bound = pipe_busy_bound(graph, t);
           CHECK(bound <= pipe_makespan(graph, t));
+          CHECK(pipe_busy_bound(outline, t) == bound);
           CHECK(bound > 0.0);
           ++compared;
         }

@@ -675,8 +675,8 @@ namespace {
 struct PipeShape {
   bool split = false;
   int pp = 1;
-  /// The schedule's compiled order (shared, cached per thread: zero_bubble.hpp).
-  std::shared_ptr<const PipeGraph> graph;
+  /// The outline of the schedule's order (shared, cached per thread: zero_bubble.hpp).
+  std::shared_ptr<const PipeOutline> outline;
   /// [rank][chunk]: transformer layers, and whether the chunk holds the embedding / LM head.
   std::vector<std::vector<int>> layers;
   std::vector<std::vector<char>> embedding, head;
@@ -703,8 +703,8 @@ PipeShape pipe_shape(const NativeContext& ctx, const DesignPoint& p, const std::
   sh.pp = p.pp;
   sh.split = is_split_schedule(p.schedule) && p.pp > 1;
   if (!sh.split) return sh;
-  sh.graph = cached_pipe_graph(p.schedule, p.pp, p.num_micro_batches);
-  const PipeLayout& l = sh.graph->layout;
+  sh.outline = cached_pipe_outline(p.schedule, p.pp, p.num_micro_batches);
+  const PipeLayout& l = sh.outline->layout;
   const int L = static_cast<int>(ctx.model.num_layers);
   std::vector<int> at_position;
   if (l.chunks_per_rank == 1) {
@@ -1118,7 +1118,7 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
     // chunk times and the links (docs/native.md §2.2), below, unless the lower bound (the
     // busiest rank's passes end to end) already puts the step time past `prune`'s limit.
     split_times = pipe_times(ctx, p, out, shape, times);
-    out.pipeline_s = pipe_busy_bound(*shape.graph, split_times);
+    out.pipeline_s = pipe_busy_bound(*shape.outline, split_times);
   }
   if (p.schedule == Schedule::terapipe) {
     // TeraPipe (docs/native.md §2.3): the slicing that minimises its objective on the slowest
@@ -1182,7 +1182,8 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
   if (shape.split) {
     out.pruned = out.step_s > (out.oom ? prune.oom_above : prune.fits_above);
     if (!out.pruned) {
-      out.pipeline_s = pipe_makespan(*shape.graph, split_times);
+      out.pipeline_s = pipe_makespan(*cached_pipe_graph(p.schedule, pp, p.num_micro_batches),
+                                     split_times);
       out.step_s = out.pipeline_s + out.dp_sync_s + out.embedding_sync_s + out.optimizer_s +
                    out.offload_s;
     }
