@@ -67,6 +67,13 @@ const Case kCases[] = {
     // 1024, with the default schedules, then with the zero-bubble and DualPipe ones added.
     {"native_h100x512", 64, 0, 1024, PartitionMethod::minmax, false, {}, true, false},
     {"native_h100x512_zb", 64, 0, 1024, PartitionMethod::minmax, false, {}, true, true},
+    // The same as a plain `zerosearch --estimator native` run keeps them (the summary's 10 best
+    // distinct rows that fit and its 256 fastest OOM rows): the split schedules' simulations
+    // that cannot rank are skipped (SearchOptions::prune).
+    {"native_h100x512_top10", 64, 0, 1024, PartitionMethod::minmax, false,
+     RowFilter{true, true, 10, 256}, true, false},
+    {"native_h100x512_zb_top10", 64, 0, 1024, PartitionMethod::minmax, false,
+     RowFilter{true, true, 10, 256}, true, true},
 };
 
 double median(std::vector<double> v) {

@@ -9,6 +9,7 @@
 #include <exception>
 #include <mutex>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 
 #include "zerosearch/search/partition_choice.hpp"
@@ -151,6 +152,8 @@ struct RowKeeper::Worker {
   std::size_t left_out_compacted = 0;
   std::uint64_t estimates = 0;
   std::uint64_t oom = 0;
+  /// Estimates left unfinished (PlacementGroup::pruned).
+  std::uint64_t pruned = 0;
   /// Scratch: the distinct groups of the point taken last.
   std::vector<PlacementGroup> distinct;
 };
@@ -204,6 +207,13 @@ void offer_rows(const RowFilter& keep, const DesignPoint& p, std::uint64_t base_
     mine.estimates += g.count;
     if (g.estimate.oom) {
       mine.oom += g.count;
+    }
+    if (g.pruned) {
+      // Past every limit of prune_limits: it would be neither kept nor left out.
+      mine.pruned += g.count;
+      continue;
+    }
+    if (g.estimate.oom) {
       if (keep.feasible_only) {
         mine.left_out.push_back(LeftOutTime{g.estimate.step_s, g.count});
         if (keep.distinct && keep.oom_top != 0) {
@@ -219,6 +229,9 @@ void offer_rows(const RowFilter& keep, const DesignPoint& p, std::uint64_t base_
   if (!keep.distinct) {
     for (std::size_t k = 0; k < group_of.size(); ++k) {
       const PlacementGroup& g = candidates[group_of[k]];
+      if (g.pruned) {
+        continue;
+      }
       if (!(keep.feasible_only && g.estimate.oom)) {
         offer(g, static_cast<int>(k), 1);
       } else if (keep.oom_top != 0) {
@@ -238,7 +251,8 @@ void merge_same_estimates(std::vector<PlacementGroup>& groups,
     const std::size_t h = estimate_hash(g.estimate);
     const auto [lo, hi] = by_hash.equal_range(h);
     auto it = lo;
-    while (it != hi && !same_estimate(distinct[it->second].estimate, g.estimate)) {
+    while (it != hi && (distinct[it->second].pruned != g.pruned ||
+                        !same_estimate(distinct[it->second].estimate, g.estimate))) {
       ++it;
     }
     if (it == hi) {
@@ -285,9 +299,24 @@ std::vector<std::vector<std::size_t>> work_units(const EstimateContext& ctx,
     return static_cast<std::uint64_t>(p.pp) *
            static_cast<std::uint64_t>(p.num_micro_batches + p.pp);
   };
+  // But the split schedules' points (simulated pass by pass) after all others: the rows kept
+  // by then bound which of their simulations can be skipped (RowKeeper::prune_limits).
+  const auto simulated = [&points](const std::vector<std::size_t>& unit) {
+    const DesignPoint& p = points[unit.front()];
+    return is_split_schedule(p.schedule) && p.pp > 1;
+  };
+  // Among equal costs, the points of one (schedule, pp, micro-batches) one after another:
+  // they share a compiled order, which stays in the worker's cache (cached_pipe_graph).
+  const auto order = [&points](const std::vector<std::size_t>& unit) {
+    const DesignPoint& p = points[unit.front()];
+    return std::tuple(p.pp, p.num_micro_batches, static_cast<int>(p.schedule));
+  };
   std::stable_sort(units.begin(), units.end(),
-                   [&cost](const std::vector<std::size_t>& a, const std::vector<std::size_t>& b) {
-                     return cost(a) > cost(b);
+                   [&](const std::vector<std::size_t>& a, const std::vector<std::size_t>& b) {
+                     const bool sa = simulated(a), sb = simulated(b);
+                     if (sa != sb) return sb;
+                     const std::uint64_t ca = cost(a), cb = cost(b);
+                     return ca != cb ? ca > cb : order(a) < order(b);
                    });
   return units;
 }
@@ -323,8 +352,8 @@ void estimate_unit(NativeEstimator, const EstimateContext& ctx,
       continue;
     }
     out.group_of[k] = static_cast<std::uint32_t>(groups.size());
-    groups.push_back(
-        PlacementGroup{to_estimate(ctx, native_estimate(n, p, where)), static_cast<int>(k), 1});
+    const NativeEstimate est = native_estimate(n, p, where, {}, out.prune);
+    groups.push_back(PlacementGroup{to_estimate(ctx, est), static_cast<int>(k), 1, est.pruned});
     seen.push_back(std::move(where));
   }
 }
@@ -497,6 +526,27 @@ void RowKeeper::take(unsigned worker, std::size_t i, const DesignPoint& p,
   }
 }
 
+NativePruning RowKeeper::prune_limits(unsigned worker) const {
+  if (keep_all_ || keep_.top == 0 || keep_.front || keep_.points) {
+    return {};
+  }
+  const Worker& mine = workers_[worker];
+  if (mine.kept.size() < keep_.top) {
+    return {};
+  }
+  // Rows past the worker's last kept row rank after `top` rows (the search's last kept row is
+  // no later), and OOM rows left out past it are dropped from the ranks (compact).
+  NativePruning limits;
+  limits.fits_above = mine.kept.front().row.estimate.step_s;
+  limits.oom_above = limits.fits_above;
+  if (keep_.oom_top != 0) {
+    limits.oom_above = mine.oom_kept.size() < keep_.oom_top
+                           ? HUGE_VAL
+                           : std::max(limits.oom_above, mine.oom_kept.front().row.estimate.step_s);
+  }
+  return limits;
+}
+
 SearchResult RowKeeper::finish() {
   SearchResult result = std::move(result_);
   result_ = {};
@@ -535,6 +585,7 @@ SearchResult RowKeeper::finish() {
                         std::make_move_iterator(w.front.rows().end()));
     result.estimates += w.estimates;
     result.oom += w.oom;
+    result.pruned += w.pruned;
     kept.insert(kept.end(), std::make_move_iterator(w.kept.begin()),
                 std::make_move_iterator(w.kept.end()));
     oom_kept.insert(oom_kept.end(), std::make_move_iterator(w.oom_kept.begin()),
@@ -613,6 +664,7 @@ SearchResult search(const EstimateContext& ctx, const std::vector<DesignPoint>& 
                  [&](std::size_t u, unsigned w) -> std::size_t {
                    const std::vector<std::size_t>& unit = units[u];
                    UnitEstimates& mine = scratch[w];
+                   mine.prune = options.prune ? keeper.prune_limits(w) : NativePruning{};
                    estimate_unit(estimator, ctx, points, unit, placements, shared_optimal, mine);
                    for (std::size_t j = 0; j < unit.size(); ++j) {
                      keeper.take(w, unit[j], points[unit[j]], mine.groups[j], mine.group_of);

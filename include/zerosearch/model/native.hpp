@@ -6,6 +6,7 @@
 // per method with the part that overlaps compute not charged twice; the optimizer step;
 // recomputation; ZeRO-Offload transfers. Memory per stage from the model's real architecture.
 // Pure functions: no I/O, no state.
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -239,6 +240,18 @@ struct NativeEstimate {
   bool host_oom = false;
   /// Token slices per sequence (schedule terapipe; empty otherwise), in tokens.
   Slicing slices;
+  /// The pipeline was not simulated (NativePruning): pipeline_s and step_s are lower bounds,
+  /// every other figure (memory, oom) is exact.
+  bool pruned = false;
+};
+
+/// Step times past which a search will not use a plan's estimate (search/search.cpp): a split
+/// schedule's pipeline (zb-h1, zb-h2, zbv, dualpipe, dualpipev) is then not simulated when its
+/// lower bound (pipe_busy_bound) already puts the step time past the limit of its kind (a plan
+/// that fits, one that does not). The defaults simulate every plan.
+struct NativePruning {
+  double fits_above = HUGE_VAL;
+  double oom_above = HUGE_VAL;
 };
 
 /// Why the native model cannot evaluate `p` (virtual stages that do not divide the layers,
@@ -292,6 +305,7 @@ struct NativeEstimate {
 /// native_partition). Call native_invalid_reason first.
 [[nodiscard]] NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
                                              const NativePlacement& where,
-                                             std::vector<int> partition = {});
+                                             std::vector<int> partition = {},
+                                             const NativePruning& prune = {});
 
 } // namespace zerosearch

@@ -141,6 +141,9 @@ struct PipeGraph {
   std::vector<std::pair<int, int>> spans{{0, 0}};
   /// Per rank: the index of its first pass, -1 if it has none.
   std::vector<std::int32_t> first;
+  /// Per duration index: how many passes take it (a rank's busy time is the sum of its
+  /// passes' durations: pipe_busy_bound).
+  std::vector<std::uint32_t> uses;
 };
 
 /// Compiles `program` (any valid one; throws std::logic_error if its orders deadlock). Each
@@ -150,6 +153,7 @@ struct PipeGraph {
 [[nodiscard]] std::vector<double> pipe_in_flight(const PipeGraph& graph,
                                                  const std::vector<std::vector<double>>& share);
 /// The compiled program of (s, pp, micro_batches), made once per thread and reused (the cache
+/// holds each program, its outline and, once a simulation asks for it, its compiled order; it
 /// is dropped whole past half a million passes, about 10 MB). Same preconditions as
 /// pipe_program.
 [[nodiscard]] std::shared_ptr<const PipeGraph> cached_pipe_graph(Schedule s, int pp,
@@ -161,6 +165,26 @@ struct PipeGraph {
 /// simulate_pipe(program, times).makespan_s of the program compiled, bit for bit, in one pass over the compiled
 /// order with no allocation after a thread's first call.
 [[nodiscard]] double pipe_makespan(const PipeGraph& graph, const PipeTimes& times);
+
+/// What a search needs of a program before it simulates it, without compiling it: its layout
+/// and how many passes take each duration index (PipeGraph::uses, counted the same).
+struct PipeOutline {
+  PipeLayout layout;
+  std::vector<std::uint32_t> uses;
+};
+[[nodiscard]] PipeOutline pipe_outline(const PipeProgram& program);
+/// The outline of (s, pp, micro_batches)'s program, from the per-thread cache of
+/// cached_pipe_graph (which compiles the program only when first asked for).
+[[nodiscard]] std::shared_ptr<const PipeOutline> cached_pipe_outline(Schedule s, int pp,
+                                                                     int micro_batches);
+
+/// A lower bound of pipe_makespan(graph, times) without simulating: the busiest rank's passes
+/// end to end (no rank can finish before its own work is done; the slowest stage bounds the
+/// makespan from below), less a relative 1e-9 that covers the simulation's rounding. O(ranks x
+/// chunks^2), so a search can skip the simulation of plans that cannot rank (search/search.cpp).
+[[nodiscard]] double pipe_busy_bound(const PipeGraph& graph, const PipeTimes& times);
+/// The same bound from the program's outline (bit for bit: the same counts and durations).
+[[nodiscard]] double pipe_busy_bound(const PipeOutline& outline, const PipeTimes& times);
 
 /// Peak activations each rank holds, in micro-batches of the whole rank: a chunk's
 /// activations are held from its forward to its input-gradient backward (the weight-gradient

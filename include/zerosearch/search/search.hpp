@@ -78,6 +78,11 @@ struct SearchOptions {
   /// The rows to keep. Each worker keeps only its candidates (a bounded heap for `top`), so
   /// memory grows with the rows kept, not with the estimates.
   RowFilter keep;
+  /// Skip the pipeline simulation of split-schedule plans (zb-h1, zb-h2, zbv, dualpipe,
+  /// dualpipev) whose lower bound already ranks them past the rows kept so far
+  /// (RowKeeper::prune_limits): exact, the result is the same as without. Off: every plan
+  /// simulated (tests compare the two). Nothing is skipped when every row is kept.
+  bool prune = true;
 };
 
 struct SearchResult {
@@ -88,6 +93,8 @@ struct SearchResult {
   /// Every estimate of the search, kept or not, and how many of them do not fit in memory.
   std::uint64_t estimates = 0;
   std::uint64_t oom = 0;
+  /// How many of them were left unfinished by SearchOptions::prune (counted above, never kept).
+  std::uint64_t pruned = 0;
   /// OOM rows left out (feasible_only) faster than the slowest kept row, by step time, equal
   /// times merged.
   std::vector<LeftOutTime> left_out;

@@ -14,6 +14,7 @@
 #include "zerosearch/core/cluster.hpp"
 #include "zerosearch/model/estimate.hpp"
 #include "zerosearch/model/estimator.hpp"
+#include "zerosearch/model/native.hpp"
 #include "zerosearch/model/optimal.hpp"
 #include "zerosearch/search/search.hpp"
 
@@ -25,13 +26,17 @@ struct PlacementGroup {
   Estimate estimate;
   int first = 0;
   std::uint32_t count = 0;
+  /// Its pipeline was not simulated (UnitEstimates::prune): only `estimate.oom` is exact, and
+  /// the row counts in the search's totals without being kept.
+  bool pruned = false;
 };
 
 /// Step 1. The search's work units, indices into `points`: with an estimator that
 /// shares_pipelines, the points it gives the same pipeline on every placement (same_pipeline)
 /// when the partition is minmax's, which does not depend on the data-parallel method; each
 /// other point alone. Longest first (pp x (micro-batches + pp)), so that no worker is left with
-/// a long unit at the end. Results do not depend on the order in which workers take the units.
+/// a long unit at the end; the split schedules' points (zero_bubble.hpp) after all others, so
+/// that the rows kept by then rule out most of their simulations (RowKeeper::prune_limits). Results do not depend on the order in which workers take the units.
 [[nodiscard]] std::vector<std::vector<std::size_t>> work_units(
     const EstimateContext& ctx, const std::vector<DesignPoint>& points);
 
@@ -42,6 +47,9 @@ struct UnitEstimates {
   /// Per placement: its group, the same index in every point of the unit.
   std::vector<std::uint32_t> group_of;
   Placement placement; // scratch
+  /// Step times past which the unit's rows cannot be kept (RowKeeper::prune_limits): the
+  /// native estimator skips the simulation of such split-schedule plans (NativePruning).
+  NativePruning prune;
 };
 
 /// Step 2. Estimates every point of `unit` on every placement into `out`: placements that give
@@ -97,6 +105,14 @@ public:
   /// point), or the kept rows of a filtered search in enumeration order with its counts,
   /// left-out times, OOM rows, front and points.
   [[nodiscard]] SearchResult finish();
+
+  /// Step times past which no row that `worker` takes next can be kept, whatever the rest of
+  /// the search finds (a fitting row, an OOM row): with RowFilter::top, once the worker holds
+  /// `top` rows, its last kept row's step time (and the last of its `oom_top` OOM rows'); no
+  /// limit when every row is kept (--exhaustive), or with RowFilter::front or points. A row
+  /// strictly past its limit ranks after `top` rows the search keeps, so leaving its estimate
+  /// unfinished changes no output; only its OOM flag must be exact (the totals count it).
+  [[nodiscard]] NativePruning prune_limits(unsigned worker) const;
 
   struct Worker; // one worker's kept rows (search.cpp)
 

@@ -672,8 +672,8 @@ namespace {
 struct PipeShape {
   bool split = false;
   int pp = 1;
-  /// The schedule's compiled order (shared, cached per thread: zero_bubble.hpp).
-  std::shared_ptr<const PipeGraph> graph;
+  /// The outline of the schedule's order (shared, cached per thread: zero_bubble.hpp).
+  std::shared_ptr<const PipeOutline> outline;
   /// [rank][chunk]: transformer layers, and whether the chunk holds the embedding / LM head.
   std::vector<std::vector<int>> layers;
   std::vector<std::vector<char>> embedding, head;
@@ -700,8 +700,8 @@ PipeShape pipe_shape(const NativeContext& ctx, const DesignPoint& p, const std::
   sh.pp = p.pp;
   sh.split = is_split_schedule(p.schedule) && p.pp > 1;
   if (!sh.split) return sh;
-  sh.graph = cached_pipe_graph(p.schedule, p.pp, p.num_micro_batches);
-  const PipeLayout& l = sh.graph->layout;
+  sh.outline = cached_pipe_outline(p.schedule, p.pp, p.num_micro_batches);
+  const PipeLayout& l = sh.outline->layout;
   const int L = static_cast<int>(ctx.model.num_layers);
   std::vector<int> at_position;
   if (l.chunks_per_rank == 1) {
@@ -1274,7 +1274,8 @@ void estimate_stage(NativeStage& st, const NativeContext& ctx, const DesignPoint
 } // namespace
 
 NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
-                               const NativePlacement& where, std::vector<int> partition) {
+                               const NativePlacement& where, std::vector<int> partition,
+                               const NativePruning& prune) {
   using namespace native_steps;
   NativeEstimate out;
   if (partition.empty()) {
@@ -1291,8 +1292,12 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
   // The pipeline (docs/native.md §2.2): 1F1B or interleaved; the zero-bubble and DualPipe
   // orders simulated pass by pass on every rank's chunk times and the links; TeraPipe's
   // token-level pipeline (§2.3).
+  PipeTimes split_times;
   if (shape.split) {
-    out.pipeline_s = pipe_makespan(*shape.graph, pipe_times(ctx, p, out, shape, times));
+    // The busiest rank's passes end to end bound the makespan from below: the order is
+    // simulated (below) only when that bound leaves the step time within `prune`'s limit.
+    split_times = pipe_times(ctx, p, out, shape, times);
+    out.pipeline_s = pipe_busy_bound(*shape.outline, split_times);
   } else if (p.schedule == Schedule::terapipe) {
     TeraPipeRun run = terapipe_run(ctx, p, out);
     out.slices = std::move(run.slices);
@@ -1301,7 +1306,17 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
     out.pipeline_s = one_f_one_b_s(out.stages, p.virtual_stages, p.num_micro_batches);
   }
   out.embedding_sync_s = embedding_sync_s(ctx, p, k, where);
-  return with_totals(std::move(out), ctx, p);
+  out = with_totals(std::move(out), ctx, p);
+  if (shape.split) {
+    out.pruned = out.step_s > (out.oom ? prune.oom_above : prune.fits_above);
+    if (!out.pruned) {
+      out.pipeline_s = pipe_makespan(*cached_pipe_graph(p.schedule, p.pp, p.num_micro_batches),
+                                     split_times);
+      out.step_s = out.pipeline_s + out.dp_sync_s + out.embedding_sync_s + out.optimizer_s +
+                   out.offload_s;
+    }
+  }
+  return out;
 }
 
 PipeRun native_pipe_run(const NativeContext& ctx, const DesignPoint& p, const NativeEstimate& est) {

@@ -626,6 +626,8 @@ PipeGraph compile_pipe(const PipeProgram& prog) {
                                          next[r]));
     }
   }
+  g.uses.assign(static_cast<std::size_t>(R * C * 4 + R * C * C), 0);
+  for (const std::int32_t d : g.duration) ++g.uses[static_cast<std::size_t>(d)];
   g.layout = l;
   return g;
 }
@@ -668,6 +670,9 @@ namespace {
 /// shared with callers.
 struct GraphCache {
   struct Entry {
+    std::shared_ptr<const PipeProgram> program;
+    std::shared_ptr<const PipeOutline> outline;
+    /// Compiled when first simulated (cached_pipe_graph).
     std::shared_ptr<const PipeGraph> graph;
     std::vector<std::vector<double>> share;
     std::vector<double> in_flight;
@@ -681,15 +686,23 @@ struct GraphCache {
                               (static_cast<std::uint64_t>(static_cast<std::uint32_t>(pp)) << 32) |
                               static_cast<std::uint32_t>(m);
     if (const auto it = entries.find(key); it != entries.end()) return it->second;
-    auto g = std::make_shared<const PipeGraph>(compile_pipe(pipe_program(s, pp, m)));
-    if (passes + g->rank.size() > kBudget) {
+    auto prog = std::make_shared<const PipeProgram>(pipe_program(s, pp, m));
+    std::size_t n = 0;
+    for (const auto& order : prog->orders) n += order.size();
+    make_room(n);
+    Entry& e = entries[key];
+    e.outline = std::make_shared<const PipeOutline>(pipe_outline(*prog));
+    e.program = std::move(prog);
+    return e;
+  }
+
+  /// Drops every entry when `n` more passes would pass the budget.
+  void make_room(std::size_t n) {
+    if (passes + n > kBudget) {
       entries.clear();
       passes = 0;
     }
-    passes += g->rank.size();
-    Entry& e = entries[key];
-    e.graph = std::move(g);
-    return e;
+    passes += n;
   }
 };
 
@@ -700,25 +713,54 @@ GraphCache& graph_cache() {
 
 } // namespace
 
+PipeOutline pipe_outline(const PipeProgram& prog) {
+  PipeOutline o;
+  o.layout = prog.layout;
+  const int R = prog.layout.ranks;
+  const int C = prog.layout.chunks_per_rank;
+  o.uses.assign(static_cast<std::size_t>(R * C * 4 + R * C * C), 0);
+  for (int r = 0; r < R; ++r) {
+    for (const PipeOp& op : prog.orders[static_cast<std::size_t>(r)]) {
+      ++o.uses[static_cast<std::size_t>(duration_index(r, op.chunk, op.kind, op.back_chunk, R, C))];
+    }
+  }
+  return o;
+}
+
 std::shared_ptr<const PipeGraph> cached_pipe_graph(Schedule s, int pp, int m) {
-  return graph_cache().at(s, pp, m).graph;
+  GraphCache& cache = graph_cache();
+  GraphCache::Entry* e = &cache.at(s, pp, m);
+  if (!e->graph) {
+    auto g = std::make_shared<const PipeGraph>(compile_pipe(*e->program));
+    const std::size_t before = cache.entries.size();
+    cache.make_room(g->rank.size());
+    if (cache.entries.size() != before) e = &cache.at(s, pp, m); // dropped: made again
+    e->graph = std::move(g);
+  }
+  return e->graph;
+}
+
+std::shared_ptr<const PipeOutline> cached_pipe_outline(Schedule s, int pp, int m) {
+  return graph_cache().at(s, pp, m).outline;
 }
 
 std::vector<double> cached_pipe_in_flight(Schedule s, int pp, int m,
                                           const std::vector<std::vector<double>>& share) {
   GraphCache::Entry& e = graph_cache().at(s, pp, m);
   if (e.in_flight.empty() || e.share != share) {
-    e.in_flight = pipe_in_flight(*e.graph, share);
+    e.in_flight = pipe_in_flight(*e.program, share);
     e.share = share;
   }
   return e.in_flight;
 }
 
-double pipe_makespan(const PipeGraph& g, const PipeTimes& times) {
-  const auto R = static_cast<std::size_t>(g.layout.ranks);
-  const auto C = static_cast<std::size_t>(g.chunks_per_rank);
-  // One set of buffers per thread, reused.
-  thread_local std::vector<double> duration, end, free_at, span;
+namespace {
+
+/// The duration of each pass kind (PipeGraph::duration's indices) of `ranks` ranks of `chunks`
+/// chunks on `times`.
+void pass_durations(int ranks, int chunks, const PipeTimes& times, std::vector<double>& duration) {
+  const auto R = static_cast<std::size_t>(ranks);
+  const auto C = static_cast<std::size_t>(chunks);
   duration.resize(R * C * 4 + R * C * C);
   for (std::size_t r = 0; r < R; ++r) {
     const std::vector<PipeChunkTimes>& ct = times.chunks[r];
@@ -734,6 +776,47 @@ double pipe_makespan(const PipeGraph& g, const PipeTimes& times) {
       }
     }
   }
+}
+
+/// The busiest rank's passes end to end: `uses` per duration index (PipeGraph::uses).
+double busy_bound(int ranks, int chunks, const std::vector<std::uint32_t>& uses,
+                  const PipeTimes& times) {
+  const auto R = static_cast<std::size_t>(ranks);
+  const auto C = static_cast<std::size_t>(chunks);
+  thread_local std::vector<double> duration;
+  pass_durations(ranks, chunks, times, duration);
+  const std::vector<std::uint32_t>& u = uses;
+  double busiest = 0.0;
+  for (std::size_t r = 0; r < R; ++r) {
+    double busy = 0.0;
+    for (std::size_t k = (r * C) * 4; k < (r * C + C) * 4; ++k) {
+      busy += static_cast<double>(u[k]) * duration[k];
+    }
+    for (std::size_t k = R * C * 4 + r * C * C; k < R * C * 4 + (r + 1) * C * C; ++k) {
+      busy += static_cast<double>(u[k]) * duration[k];
+    }
+    busiest = std::max(busiest, busy);
+  }
+  // The simulation adds the same durations one pass at a time (and waits in between): its
+  // rounding may fall below this sum's by a few ulps per pass, far less than this margin.
+  return busiest * (1.0 - 1e-9);
+}
+
+} // namespace
+
+double pipe_busy_bound(const PipeGraph& graph, const PipeTimes& times) {
+  return busy_bound(graph.layout.ranks, graph.chunks_per_rank, graph.uses, times);
+}
+
+double pipe_busy_bound(const PipeOutline& outline, const PipeTimes& times) {
+  return busy_bound(outline.layout.ranks, outline.layout.chunks_per_rank, outline.uses, times);
+}
+
+double pipe_makespan(const PipeGraph& g, const PipeTimes& times) {
+  const auto R = static_cast<std::size_t>(g.layout.ranks);
+  // One set of buffers per thread, reused.
+  thread_local std::vector<double> duration, end, free_at, span;
+  pass_durations(g.layout.ranks, g.chunks_per_rank, times, duration);
   // The links each input crosses, summed from the lower rank up as simulate_pipe's
   // link_between does (span 0: none; an end plus 0.0 is that end, ends being >= 0).
   span.resize(g.spans.size());
