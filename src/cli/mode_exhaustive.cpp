@@ -13,6 +13,7 @@
 #include "zerosearch/core/error.hpp"
 #include "zerosearch/model/estimator.hpp"
 #include "zerosearch/search/enumerate.hpp"
+#include "zerosearch/search/plan.hpp"
 #include "zerosearch/model/zero_bubble.hpp"
 #include "zerosearch/search/partition_choice.hpp"
 #include "zerosearch/io/report.hpp"
@@ -28,7 +29,7 @@ void check_point_on_model(const Options& o, const EstimateContext& ctx) {
   const DesignPoint& p = o.point;
   if (const auto why = invalid_reason(p, ctx.cluster.world_size(), ctx.global_batch,
                                       static_cast<int>(ctx.model.num_layers),
-                                      ctx.cluster.gpus_per_node)) {
+                                      ctx.cluster.gpus_per_node, tp_domain_gpus(ctx))) {
     throw InputError(fmt::format("invalid design point {} tp {} pp {} dp {} mbs {}: {}",
                                  to_string(p.method), p.tp, p.pp, p.dp, p.mbs, *why));
   }
