@@ -127,6 +127,12 @@ void model_shape(Args& a, const Facts& f) {
     a.add("--moe-ffn-hidden-size", m.moe_ffn_hidden_size);
     if (m.shared_expert_ffn_hidden_size > 0) {
       a.add("--moe-shared-expert-intermediate-size", m.shared_expert_ffn_hidden_size);
+      if (m.shared_expert_gate) {
+        // qwen2_moe's sigmoid gate on the shared expert (TransformerConfig.moe_shared_expert_gate,
+        // megatron-core >= 0.16.0: NVIDIA/Megatron-LM bddd0a8, "Support moe shared expert gate
+        // for Qwen3-Next"); one h-wide vector per MoE layer.
+        a.add("--moe-shared-expert-gate");
+      }
     }
     if (m.first_k_dense_layers > 0) {
       // TransformerConfig.moe_layer_freq as a Python list expression: dense layers first.
