@@ -124,8 +124,7 @@ void exhaustive(NativeEstimator, const Options& o, Session& session, SessionResu
     }
     if (p.cp > 1) {
       out << fmt::format("context:      cp {} ({}), {} tokens per GPU of each sequence\n", p.cp,
-                         p.cp_comm == CpComm::ring ? "ring attention, causal load balance"
-                                                   : "all-to-all, DeepSpeed-Ulysses",
+                         cp_comm_description(p.cp_comm),
                          ctx.model.sequence_length / p.cp);
     }
     out << fmt::format("placement:    {}\n", compress_placement(cluster, placement));

@@ -165,7 +165,7 @@ Args args(const Facts& f) {
     // (Transformer Engine: p2p is ring attention, a2a DeepSpeed-Ulysses); rank order
     // tp-cp-ep-dp-pp, as the estimate lays the ranks out.
     a.add("--context-parallel-size", f.p.cp);
-    a.add("--cp-comm-type", f.p.cp_comm == CpComm::ring ? "p2p" : "a2a");
+    a.add("--cp-comm-type", megatron_cp_comm_type(f.p.cp_comm));
   }
   if (f.p.pp > 1 && f.p.virtual_stages == 1 && uneven(f.transformer)) {
     a.add("--pipeline-model-parallel-layout", "'" + megatron_layout(f.plan.estimate.partition) + "'");
