@@ -13,6 +13,7 @@
 #include "zerosearch/core/error.hpp"
 #include "zerosearch/model/estimator.hpp"
 #include "zerosearch/search/enumerate.hpp"
+#include "zerosearch/search/plan.hpp"
 #include "zerosearch/model/zero_bubble.hpp"
 #include "zerosearch/search/partition_choice.hpp"
 #include "zerosearch/io/report.hpp"
@@ -28,7 +29,7 @@ void check_point_on_model(const Options& o, const EstimateContext& ctx) {
   const DesignPoint& p = o.point;
   if (const auto why = invalid_reason(p, ctx.cluster.world_size(), ctx.global_batch,
                                       static_cast<int>(ctx.model.num_layers),
-                                      ctx.cluster.gpus_per_node)) {
+                                      ctx.cluster.gpus_per_node, tp_domain_gpus(ctx))) {
     throw InputError(fmt::format("invalid design point {} tp {} pp {} dp {} mbs {}: {}",
                                  to_string(p.method), p.tp, p.pp, p.dp, p.mbs, *why));
   }
@@ -123,8 +124,7 @@ void exhaustive(NativeEstimator, const Options& o, Session& session, SessionResu
     }
     if (p.cp > 1) {
       out << fmt::format("context:      cp {} ({}), {} tokens per GPU of each sequence\n", p.cp,
-                         p.cp_comm == CpComm::ring ? "ring attention, causal load balance"
-                                                   : "all-to-all, DeepSpeed-Ulysses",
+                         cp_comm_description(p.cp_comm),
                          ctx.model.sequence_length / p.cp);
     }
     out << fmt::format("placement:    {}\n", compress_placement(cluster, placement));

@@ -409,8 +409,9 @@ ParseResult parse_options(int argc, const char* const* argv) {
       ->type_name("C[,C]")->group(native);
   app.add_option("--cp_comm", o.cp_comm,
                  "Context-parallel exchange: ring (ring attention, K/V passed round the cp "
-                 "ranks) or a2a (DeepSpeed-Ulysses all-to-alls), or a list (default: both)")
-      ->type_name("ring|a2a")->group(native);
+                 "ranks), a2a (DeepSpeed-Ulysses all-to-alls) or allgather (Llama 3's "
+                 "all-gathered K/V), or a list (default: ring,a2a)")
+      ->type_name("ring|a2a|allgather")->group(native);
   app.add_flag("--search_space", o.search_space,
                "Print the size of the search space and exit")
       ->group(modes);

@@ -10,14 +10,34 @@ const char* to_string(CpComm c) noexcept {
   switch (c) {
   case CpComm::ring: return "ring";
   case CpComm::a2a: return "a2a";
+  case CpComm::allgather: return "allgather";
   }
   return "ring";
+}
+
+const char* megatron_cp_comm_type(CpComm c) noexcept {
+  switch (c) {
+  case CpComm::ring: return "p2p";
+  case CpComm::a2a: return "a2a";
+  case CpComm::allgather: return "all_gather";
+  }
+  return "p2p";
+}
+
+const char* cp_comm_description(CpComm c) noexcept {
+  switch (c) {
+  case CpComm::ring: return "ring attention, causal load balance";
+  case CpComm::a2a: return "all-to-all, DeepSpeed-Ulysses";
+  case CpComm::allgather: return "all-gathered keys and values, Llama 3";
+  }
+  return "ring attention, causal load balance";
 }
 
 CpComm parse_cp_comm(const std::string& text) {
   if (text == "ring") return CpComm::ring;
   if (text == "a2a") return CpComm::a2a;
-  throw InputError(fmt::format("--cp_comm '{}' must be ring or a2a", text));
+  if (text == "allgather") return CpComm::allgather;
+  throw InputError(fmt::format("--cp_comm '{}' must be ring, a2a or allgather", text));
 }
 
 std::vector<int> default_cp_degrees(long long seq_len) {

@@ -397,9 +397,10 @@ std::vector<LaunchFile> launch_files(const LaunchPlan& plan) {
         "--cp-comm-type {}`; torchtitan `context_parallel_degree` (ring only); "
         "Megatron-DeepSpeed `--ds-sequence-parallel-size` (all-to-all only).\n",
         static_cast<int>(f.p.cp),
-        f.p.cp_comm == CpComm::ring ? "ring attention with causal load balance"
-                                    : "DeepSpeed-Ulysses all-to-alls",
-        T, static_cast<int>(f.p.cp), f.p.cp_comm == CpComm::ring ? "p2p" : "a2a");
+        f.p.cp_comm == CpComm::ring  ? "ring attention with causal load balance"
+        : f.p.cp_comm == CpComm::a2a ? "DeepSpeed-Ulysses all-to-alls"
+                                     : "keys and values all-gathered, Llama 3's variant",
+        T, static_cast<int>(f.p.cp), megatron_cp_comm_type(f.p.cp_comm));
   }
   if (f.p.virtual_stages > 1) {
     md += fmt::format("- Interleaved 1F1B with {} model chunks per pipeline rank, as estimated.\n",

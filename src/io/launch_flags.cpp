@@ -16,7 +16,7 @@ namespace {
 // DistributedDataParallelConfig.overlap_grad_reduce, default False); --tp-comm-overlap
 // (arguments.py _add_distributed_args: TP communication overlapped with GEMMs through
 // Transformer Engine's userbuffers; needs --sequence-parallel).
-constexpr std::array<const char*, 79> kMegatronLm{
+constexpr std::array<const char*, 80> kMegatronLm{
     "--tensor-model-parallel-size", "--pipeline-model-parallel-size",
     "--pipeline-model-parallel-layout", "--use-distributed-optimizer", "--use-torch-fsdp2",
     "--ckpt-format", "--micro-batch-size", "--global-batch-size", "--num-layers",
@@ -58,7 +58,10 @@ constexpr std::array<const char*, 79> kMegatronLm{
     "--qk-pos-emb-head-dim", "--v-head-dim", "--qk-layernorm",
     // Issue 27: context parallelism (ModelParallelConfig.context_parallel_size;
     // TransformerConfig.cp_comm_type: p2p, a2a, allgather, a2a+p2p).
-    "--context-parallel-size", "--cp-comm-type"};
+    "--context-parallel-size", "--cp-comm-type",
+    // Issue 27: qwen2_moe's shared-expert gate (TransformerConfig.moe_shared_expert_gate, a
+    // flag through arguments.py's ArgumentGroupFactory(TransformerConfig); core >= 0.16.0).
+    "--moe-shared-expert-gate"};
 
 // deepspeedai/Megatron-DeepSpeed 4efb479d (master): megatron/arguments.py (--sequence-parallel:
 // Megatron's sequence parallelism with tp > 1, research/LAUNCH.md's capability table).

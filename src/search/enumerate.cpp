@@ -51,12 +51,20 @@ std::vector<DesignPoint> enumerate_design_points(const EnumerateInput& in) {
 }
 
 std::optional<std::string> invalid_reason(const DesignPoint& p, int world_size, int global_batch,
-                                          int num_layers, int gpus_per_node) {
+                                          int num_layers, int gpus_per_node,
+                                          int tp_domain_gpus) {
   if (p.tp <= 0 || p.dp <= 0 || p.pp <= 0 || p.mbs <= 0) {
     return "tp, dp, pp and mbs must be positive";
   }
   if (gpus_per_node % p.tp != 0) {
-    return fmt::format("tp {} does not divide the {} GPUs per node", p.tp, gpus_per_node);
+    if (tp_domain_gpus <= gpus_per_node) {
+      return fmt::format("tp {} does not divide the {} GPUs per node", p.tp, gpus_per_node);
+    }
+    if (p.tp % gpus_per_node != 0 || tp_domain_gpus % p.tp != 0) {
+      return fmt::format("tp {} neither divides the {} GPUs per node nor is whole nodes dividing "
+                         "the {}-GPU NVLink domain",
+                         p.tp, gpus_per_node, tp_domain_gpus);
+    }
   }
   if (p.cp > 1 && static_cast<long long>(p.tp) * p.cp * p.dp * p.pp != world_size) {
     return fmt::format("tp*cp*dp*pp = {}*{}*{}*{} = {} is not the {} GPUs of the cluster", p.tp,

@@ -436,6 +436,24 @@ void add_tp_degrees(SearchPlan& plan, const std::vector<DpMethod>& wanted) {
 
 namespace {
 
+/// The scale-up domain the present node types of `cluster` share (tp_domain_gpus).
+int shared_domain(const Cluster& cluster, const NativeContext& native) {
+  std::vector<const GpuSpec*> present;
+  for (const std::size_t g : present_types(cluster)) {
+    if (g < native.gpus.size()) present.push_back(&native.gpus[g].spec);
+  }
+  return shared_domain_gpus(present, cluster.gpus_per_node);
+}
+
+} // namespace
+
+int tp_domain_gpus(const EstimateContext& ctx) {
+  return ctx.native == nullptr ? ctx.cluster.gpus_per_node
+                               : shared_domain(ctx.cluster, *ctx.native);
+}
+
+namespace {
+
 /// The rest of a plan for the native estimator: methods by --framework (every one by
 /// default), tensor-parallel degrees that divide the attention heads, the dimensions.
 void make_native_plan(const PlanInput& in, SearchPlan& plan,
@@ -446,14 +464,33 @@ void make_native_plan(const PlanInput& in, SearchPlan& plan,
   native->global_batch = ctx.global_batch;
   native->settings = in.native;
   std::vector<int> tps;
-  for (const int tp : divisors(ctx.cluster.gpus_per_node)) {
+  // tp over whole nodes of a scale-up domain (GB200 NVL72: tp 8 on two trays of 4) is searched
+  // where it divides the heads, in one note (docs/native.md §2.5).
+  std::vector<int> across, tp_left_out;
+  const int node = ctx.cluster.gpus_per_node;
+  for (const int tp : nvlink_tp_degrees(node, shared_domain(ctx.cluster, *native))) {
     if (ctx.model.num_attention_heads % tp == 0) {
       tps.push_back(tp);
+      if (tp > node) across.push_back(tp);
+    } else if (tp > node) {
+      tp_left_out.push_back(tp);
     } else {
       plan.notes.push_back(fmt::format("tp {} left out: it does not divide the {} attention "
                                        "heads of {}",
                                        tp, ctx.model.num_attention_heads, ctx.model.name));
     }
+  }
+  if (!across.empty() || !tp_left_out.empty()) {
+    const std::string searched =
+        across.empty() ? std::string("none searched")
+                       : fmt::format("{} searched", fmt::join(across, ", "));
+    const std::string why =
+        tp_left_out.empty()
+            ? std::string()
+            : fmt::format(" ({} left out: they do not divide the {} attention heads of {})",
+                          fmt::join(tp_left_out, ", "), ctx.model.num_attention_heads,
+                          ctx.model.name);
+    plan.notes.push_back("tp across the nodes of an NVLink domain: " + searched + why);
   }
   for (const DpMethodInfo& m : dp_methods()) {
     const bool wanted = in.framework == Framework::megatron    ? m.flavour == Flavour::megatron

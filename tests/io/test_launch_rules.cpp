@@ -145,9 +145,10 @@ ModelSpec from_megatron_lm(const std::string& text) {
     m.shared_expert_ffn_hidden_size = f.count("--moe-shared-expert-intermediate-size") != 0
                                           ? num(f, "--moe-shared-expert-intermediate-size")
                                           : 0;
-    // TransformerConfig: no shared-expert gate unless asked; moe_layer_freq as a list
-    // expression; the router's expert bias (moe_router_enable_expert_bias).
-    m.shared_expert_gate = false;
+    // TransformerConfig: no shared-expert gate unless asked (moe_shared_expert_gate);
+    // moe_layer_freq as a list expression; the router's expert bias
+    // (moe_router_enable_expert_bias).
+    m.shared_expert_gate = f.count("--moe-shared-expert-gate") != 0;
     m.router_bias = f.count("--moe-router-enable-expert-bias") != 0;
     if (f.count("--moe-layer-freq") != 0) {
       std::smatch k;
@@ -541,6 +542,24 @@ TEST_CASE("zerosearch-estimator plans set and say what the profiles measured (is
   CHECK_FALSE(contains(text_of(files, "megatron_deepspeed_args.sh"), "--recompute"));
   auto d = plan_for("llama2_13B", DpMethod::fsdp, 1, 1, "A10", Estimator::zerosearch);
   CHECK(contains(text_of(launch_files(d->lp), "torchtitan.toml"), "mode = \"none\""));
+}
+
+TEST_CASE("MoE: a gated shared expert reaches Megatron-LM as --moe-shared-expert-gate",
+          "[launch][rules][roundtrip]") {
+  // DeepSeek-V3's shared expert has no gate: no flag. The same model with qwen2_moe's gate
+  // (an h-wide sigmoid gate per MoE layer): the flag, and the parameters Megatron-LM builds
+  // from the flags are the estimator's again (58 x 7168 more).
+  auto plain = plan_for("deepseek_v3", DpMethod::dp, 4, 1, "H100-SXM");
+  REQUIRE_FALSE(plain->ctx.model.shared_expert_gate);
+  const std::string without = text_of(launch_files(plain->lp), "megatron_lm_args.sh");
+  CHECK_FALSE(contains(without, "--moe-shared-expert-gate"));
+  auto gated = plan_for("deepseek_v3", DpMethod::dp, 4, 1, "H100-SXM");
+  gated->ctx.model.shared_expert_gate = true;
+  const std::string with = text_of(launch_files(gated->lp), "megatron_lm_args.sh");
+  CHECK(contains(with, "--moe-shared-expert-intermediate-size 2048\n"));
+  CHECK(contains(with, "--moe-shared-expert-gate\n"));
+  CHECK(total_parameters(from_megatron_lm(with)) == total_parameters(gated->ctx.model));
+  CHECK(total_parameters(gated->ctx.model) - total_parameters(plain->ctx.model) == 58 * 7168);
 }
 
 TEST_CASE("MoE: the estimated expert layout and DeepSeek-V3's shape reach Megatron-LM (issue 27)",

@@ -131,6 +131,40 @@ TEST_CASE("Ulysses all-to-alls move (cp - 1)/cp of each tensor, nothing hidden",
   CHECK(cp_buffer_bytes(1, CpComm::a2a, 1e6, 4e6) == 0.0);
 }
 
+TEST_CASE("all-gather cp: K/V gathered before attention, again in backward, nothing hidden",
+          "[cp]") {
+  // cp 4 in one node, K and V of one rank 1 MB: a gather is 3 ring steps of 1 ms; backward
+  // gathers again and reduce-scatters the gradients.
+  const CpLayerCost c = cp_allgather_cost(4, 1e6, links(4));
+  CHECK(c.forward_s == Approx(3e-3));
+  CHECK(c.backward_s == Approx(6e-3));
+  CHECK(c.forward_total_s == c.forward_s);
+  CHECK(c.backward_total_s == c.backward_s);
+  // Across nodes every step waits for its network hop (10 ms).
+  CHECK(cp_allgather_cost(4, 1e6, links(2)).forward_s == Approx(30e-3));
+  // The ring moves the same bytes but hides them behind attention: never slower.
+  const CpLayerCost ring = cp_ring_cost(4, 1e6, 2e-3, 4e-3, links(4));
+  CHECK(ring.forward_s < c.forward_s);
+  CHECK(ring.backward_s < c.backward_s);
+  CHECK(cp_allgather_cost(1, 1e6, links(4)).backward_s == 0.0);
+  // Buffers: the gathered K and V and their full-length gradients in backward (2 cp kv).
+  CHECK(cp_buffer_bytes(4, CpComm::allgather, 1e6, 4e6) == 8e6);
+  CHECK(cp_buffer_bytes(1, CpComm::allgather, 1e6, 4e6) == 0.0);
+}
+
+TEST_CASE("an all-gather cp plan costs more than the ring and holds more", "[cp]") {
+  // Llama-3 8B at 128k on tp 8 x cp 4 (4 nodes): the estimate charges the gathers in full.
+  const NativeContext c = context(llama8b(131072));
+  DesignPoint ring = point(8, 4, 1, 1, 1);
+  DesignPoint gather = ring;
+  gather.cp_comm = CpComm::allgather;
+  const NativeEstimate r = run(c, ring);
+  const NativeEstimate g = run(c, gather);
+  CHECK(g.stages[0].cp_comm_s > r.stages[0].cp_comm_s);
+  CHECK(g.step_s > r.step_s);
+  CHECK(g.stages[0].memory.total() > r.stages[0].memory.total());
+}
+
 TEST_CASE("cp splits the tokens of the GEMMs and 1/cp of the causal attention", "[cp]") {
   const ModelSpec m = llama8b(32768);
   const NativeGpu g = h100_like();

@@ -219,6 +219,43 @@ TEST_CASE("oversubscription 2 doubles what crosses domains, not what stays insid
   CHECK(n3 - n2 == Approx(n2 - n1).epsilon(1e-9));
 }
 
+TEST_CASE("tp degrees on NVLink: the node's divisors, then whole nodes dividing the domain",
+          "[network]") {
+  CHECK(nvlink_tp_degrees(8, 8) == std::vector<int>{1, 2, 4, 8});
+  CHECK(nvlink_tp_degrees(4, 72) == std::vector<int>{1, 2, 4, 8, 12, 24, 36, 72});
+  CHECK(nvlink_tp_degrees(16, 64) == std::vector<int>{1, 2, 4, 8, 16, 32, 64});
+  CHECK(nvlink_tp_degrees(4, 0) == std::vector<int>{1, 2, 4});
+  // The domain several node types share: the gcd of theirs, the node when one has none.
+  GpuSpec rack, half_rack, plain;
+  rack.scale_up_domain_gpus = 72;
+  half_rack.scale_up_domain_gpus = 36;
+  CHECK(shared_domain_gpus({&rack}, 4) == 72);
+  CHECK(shared_domain_gpus({&rack, &half_rack}, 4) == 36);
+  CHECK(shared_domain_gpus({&rack, &plain}, 4) == 4);
+  CHECK(shared_domain_gpus({&plain}, 8) == 8);
+  CHECK(shared_domain_gpus({}, 8) == 8);
+}
+
+TEST_CASE("tp 8 over two trays of an NVL72 rack costs what it costs inside one node",
+          "[network]") {
+  // tp 8 x dp 8 = 64 GPUs in one rack of trays of 4 is tp 8 in one 64-GPU NVLink node: the
+  // layers' tp all-reduces at the NVLink figures for 8 GPUs, the dp ring in the rack.
+  for (const DesignPoint& p : {point(DpMethod::zero1, 8, 1, 8), point(DpMethod::dp, 8, 2, 4)}) {
+    const NativeEstimate rack = estimate(context(dense_model(), tray_gpu(72)), p);
+    const NativeEstimate node = estimate(context(dense_model(), tray_gpu(0), 64), p);
+    CHECK(rack.step_s == node.step_s);
+    CHECK(rack.stages[0].forward_s == node.stages[0].forward_s);
+    CHECK(rack.stages[0].dp_sync_s == node.stages[0].dp_sync_s);
+  }
+  // On two racks (tp 8 x dp 18 = 144 GPUs) no tp group straddles them (72 = 9 x 8): the layers
+  // cost the same, only the dp reduction crosses racks.
+  const DesignPoint two = point(DpMethod::zero1, 8, 1, 18);
+  const NativeEstimate racks = estimate(context(dense_model(), tray_gpu(72)), two);
+  const NativeEstimate one = estimate(context(dense_model(), tray_gpu(72)), point(DpMethod::zero1, 8, 1, 8));
+  CHECK(racks.stages[0].forward_s == one.stages[0].forward_s);
+  CHECK(racks.stages[0].dp_sync_s > one.stages[0].dp_sync_s);
+}
+
 TEST_CASE("the run's note names a domain of several nodes and an oversubscribed network",
           "[network]") {
   GpuSpec g;

@@ -61,3 +61,17 @@ TEST_CASE("explicit design points are checked", "[enumerate]") {
   CHECK(invalid_reason({DpMethod::zero1, 1, 4, 4, 1, 16}, 32, 64, 40, 4) ==
         "tp*dp*pp = 1*4*4 = 16 is not the 32 GPUs of the cluster");
 }
+
+TEST_CASE("tp spans whole nodes of a scale-up domain, no more", "[enumerate][network]") {
+  // Trays of 4 in an NVLink domain of 72 (GB200 NVL72): tp 8 is two trays; without the domain
+  // it is an error as before.
+  const DesignPoint tp8{DpMethod::zero1, 8, 18, 1, 1, 8};
+  CHECK(invalid_reason(tp8, 144, 144, 40, 4) == "tp 8 does not divide the 4 GPUs per node");
+  CHECK(invalid_reason(tp8, 144, 144, 40, 4, 4) == "tp 8 does not divide the 4 GPUs per node");
+  CHECK_FALSE(invalid_reason(tp8, 144, 144, 40, 4, 72));
+  // tp 16 would straddle the domain's boundary at rank 72; tp 6 is not whole trays.
+  CHECK(invalid_reason({DpMethod::zero1, 16, 9, 1, 1, 16}, 144, 144, 40, 4, 72) ==
+        "tp 16 neither divides the 4 GPUs per node nor is whole nodes dividing the 72-GPU "
+        "NVLink domain");
+  CHECK(invalid_reason({DpMethod::zero1, 6, 24, 1, 1, 6}, 144, 144, 40, 4, 72).has_value());
+}

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include "../fixtures.hpp"
 #include "zerosearch/core/error.hpp"
@@ -97,5 +98,39 @@ TEST_CASE("terapipe plans for every catalog model on unlike GPUs", "[native][ter
       CHECK(tokens == plan.context.model.sequence_length);
       CHECK(r.estimate.step_s > 0.0);
     }
+  }
+}
+
+TEST_CASE("tp reaches across the trays of an NVL72 rack, not across plain nodes",
+          "[native][plan][network]") {
+  // GB200: trays of 4 in NVLink domains of 72. Llama-3 70B has 64 heads: tp 8 (two trays) is
+  // searched; 12, 24, 36 and 72 divide the domain but not the heads.
+  PlanInput in = input("llama3_70B", {{"GB200", 36}}, 4);
+  in.estimator = Estimator::native;
+  const SearchPlan plan = make_plan(in, shipped_catalogs());
+  CHECK(tp_domain_gpus(plan.context) == 72);
+  REQUIRE(!plan.tp_degrees.empty());
+  CHECK(plan.tp_degrees.front() == std::vector<int>{1, 2, 4, 8});
+  CHECK(std::find(plan.notes.begin(), plan.notes.end(),
+                  "tp across the nodes of an NVLink domain: 8 searched (12, 24, 36, 72 left out: "
+                  "they do not divide the 64 attention heads of llama3_70B)") != plan.notes.end());
+  const auto points = plan.design_points();
+  CHECK(std::any_of(points.begin(), points.end(), [](const DesignPoint& p) { return p.tp == 8; }));
+  const auto rows = run_search(plan.context, points, placements(in.cluster));
+  CHECK(std::any_of(rows.begin(), rows.end(), [](const ResultRow& r) {
+    return r.point.tp == 8 && !r.estimate.oom && r.estimate.step_s > 0.0;
+  }));
+  // Trays of 4 without a domain (B200 nodes cut to 4 GPUs) and 8-GPU H100 nodes: the node's
+  // divisors, as before, and no note.
+  for (const auto& [gpu, gpn, tps] : {std::tuple{"B200", 4, std::vector<int>{1, 2, 4}},
+                                      std::tuple{"H100-SXM", 8, std::vector<int>{1, 2, 4, 8}}}) {
+    PlanInput plain = input("llama3_70B", {{gpu, 8}}, gpn);
+    plain.estimator = Estimator::native;
+    const SearchPlan p = make_plan(plain, shipped_catalogs());
+    CHECK(tp_domain_gpus(p.context) == gpn);
+    CHECK(p.tp_degrees.front() == tps);
+    CHECK(std::none_of(p.notes.begin(), p.notes.end(), [](const std::string& n) {
+      return n.rfind("tp across", 0) == 0;
+    }));
   }
 }

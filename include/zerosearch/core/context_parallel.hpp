@@ -16,10 +16,19 @@ namespace zerosearch {
 /// overlapped with the attention block of the step before;
 /// a2a: DeepSpeed-Ulysses (Jacobs et al. 2023; Transformer Engine cp_comm_type a2a,
 /// Megatron-DeepSpeed --ds-sequence-parallel-size): all-to-alls turn the sequence split into a
-/// head split before attention and back after it.
-enum class CpComm : std::uint8_t { ring, a2a };
+/// head split before attention and back after it;
+/// allgather: Llama 3's all-gather context parallelism (Dubey et al. 2024, sec. 3.3.2;
+/// Transformer Engine cp_comm_type all_gather, AttnFuncWithCPAndKVAllGather): each rank
+/// all-gathers the keys and values of the whole sequence before attention (again in backward)
+/// and reduce-scatters their gradients; nothing overlaps.
+enum class CpComm : std::uint8_t { ring, a2a, allgather };
 [[nodiscard]] const char* to_string(CpComm c) noexcept;
-/// Throws InputError listing ring, a2a.
+/// The value of Megatron-LM's --cp-comm-type (TransformerConfig.cp_comm_type): p2p, a2a,
+/// all_gather.
+[[nodiscard]] const char* megatron_cp_comm_type(CpComm c) noexcept;
+/// A few words for reports: "ring attention, causal load balance", ...
+[[nodiscard]] const char* cp_comm_description(CpComm c) noexcept;
+/// Throws InputError listing ring, a2a, allgather.
 [[nodiscard]] CpComm parse_cp_comm(const std::string& text);
 
 /// The default --cp list for a sequence of `seq_len` tokens (docs/native.md §5): {1} below

@@ -61,9 +61,17 @@ struct CpLayerCost {
 [[nodiscard]] CpLayerCost cp_a2a_cost(int cp, double qkv_bytes, double out_bytes,
                                       const CpLinks& links) noexcept;
 
+/// Llama 3's all-gather context parallelism (Transformer Engine cp_comm_type all_gather): forward
+/// all-gathers the keys and values of every rank (`kv_bytes` each) before attention; backward
+/// all-gathers them again (Transformer Engine keeps only the local ones) and reduce-scatters
+/// the gathered gradients. Each is a ring of cp - 1 steps of kv_bytes at the slowest hop
+/// (cp_ring_step_s); attention waits for them: nothing is hidden.
+[[nodiscard]] CpLayerCost cp_allgather_cost(int cp, double kv_bytes, const CpLinks& links) noexcept;
+
 /// Receive buffers of one layer's exchange at its peak, bytes: ring: in backward, the keys and
 /// values and their gradients, each being sent and received (4 kv_bytes; Transformer Engine
-/// double-buffers them); a2a: the head-split q, k and v (qkv_bytes).
+/// double-buffers them); a2a: the head-split q, k and v (qkv_bytes); allgather: in backward,
+/// the gathered keys and values and their full-length gradients (2 cp kv_bytes).
 [[nodiscard]] double cp_buffer_bytes(int cp, CpComm comm, double kv_bytes,
                                      double qkv_bytes) noexcept;
 

@@ -3,6 +3,7 @@
 // NVLink fabric, possibly many nodes: a GB200 NVL72 rack is 18 trays of 4) and the scale-out
 // network's oversubscription, and where the groups of a design point's ranks fall in them.
 #include <string>
+#include <vector>
 
 #include "zerosearch/core/hardware.hpp"
 
@@ -28,6 +29,18 @@ struct NetworkTiers {
 /// A line for the run's notes when `gpu` at `gpus_per_node` has a domain of several nodes or an
 /// oversubscribed network; empty otherwise.
 [[nodiscard]] std::string network_note(const GpuSpec& gpu, int gpus_per_node);
+
+/// Tensor-parallel degrees on NVLink at `gpus_per_node` GPUs per node in scale-up domains of
+/// `domain_gpus` (a multiple of the node; the node itself when it is the domain): the divisors
+/// of the node, then the multiples of the node that divide the domain, ascending (GB200 NVL72
+/// trays of 4: 1, 2, 4, 8, 12, 24, 36, 72; an 8-GPU node without a domain: 1, 2, 4, 8). A tp
+/// group of such a degree never straddles a domain: ranks are numbered tp innermost.
+[[nodiscard]] std::vector<int> nvlink_tp_degrees(int gpus_per_node, int domain_gpus);
+
+/// The scale-up domain all of `gpus` share at `gpus_per_node` GPUs per node: the greatest common
+/// divisor of their domains (each whole nodes), so that a group inside one of its blocks is
+/// inside a domain whichever type holds it; the node when one type's node is its domain.
+[[nodiscard]] int shared_domain_gpus(const std::vector<const GpuSpec*>& gpus, int gpus_per_node) noexcept;
 
 /// How a group of n ranks spaced `stride` apart (tp: 1; cp: tp; dp x cp: tp; ep: etp; edp:
 /// ep x etp) falls into scale-up domains of `domain_gpus` GPUs, ranks numbered from 0 to

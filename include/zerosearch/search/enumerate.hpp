@@ -26,9 +26,11 @@ struct EnumerateInput {
 [[nodiscard]] std::vector<DesignPoint> enumerate_design_points(const EnumerateInput& in);
 
 /// Checks the rules of docs/model.md §2 for one explicit design point; returns the reason it is not
-/// a valid point, or nothing when it is.
+/// a valid point, or nothing when it is. tp divides the GPUs per node, or, with a scale-up
+/// domain of `tp_domain_gpus` > gpus_per_node (native estimator, docs/native.md §2.5), is a
+/// multiple of the node that divides the domain.
 [[nodiscard]] std::optional<std::string> invalid_reason(const DesignPoint& p, int world_size,
                                                         int global_batch, int num_layers,
-                                                        int gpus_per_node);
+                                                        int gpus_per_node, int tp_domain_gpus = 0);
 
 } // namespace zerosearch

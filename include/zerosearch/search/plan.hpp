@@ -159,4 +159,9 @@ void check_profile_layers(const EstimateContext& ctx, std::size_t g);
 /// no method keeps a degree.
 void add_tp_degrees(SearchPlan& plan, const std::vector<DpMethod>& wanted);
 
+/// GPUs a tp group may span for the native estimator: the scale-up domain the present node
+/// types share (docs/native.md §2.5: GB200 NVL72 trays of 4, 72), whole nodes of it; the GPUs
+/// per node for the zerosearch estimator and for node types without a domain.
+[[nodiscard]] int tp_domain_gpus(const EstimateContext& ctx);
+
 } // namespace zerosearch

@@ -30,11 +30,11 @@ std::string refusal(const Facts& f) {
     return fmt::format("no Megatron-DeepSpeed files: {} is not a ZeRO method",
                        to_string(f.p.method));
   }
-  if (f.p.cp > 1 && f.p.cp_comm == CpComm::ring) {
+  if (f.p.cp > 1 && f.p.cp_comm != CpComm::a2a) {
     return fmt::format("no Megatron-DeepSpeed files: it splits sequences with DeepSpeed-Ulysses "
-                       "only (--ds-sequence-parallel-size, an all-to-all), not ring attention "
-                       "(cp {} ring)",
-                       f.p.cp);
+                       "only (--ds-sequence-parallel-size, an all-to-all), not {} (cp {} {})",
+                       f.p.cp_comm == CpComm::ring ? "ring attention" : "all-gather attention",
+                       f.p.cp, to_string(f.p.cp_comm));
   }
   if (f.p.cp > 1) {
     const NativeSettings* st = native_settings(f);

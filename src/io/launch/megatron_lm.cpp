@@ -127,6 +127,12 @@ void model_shape(Args& a, const Facts& f) {
     a.add("--moe-ffn-hidden-size", m.moe_ffn_hidden_size);
     if (m.shared_expert_ffn_hidden_size > 0) {
       a.add("--moe-shared-expert-intermediate-size", m.shared_expert_ffn_hidden_size);
+      if (m.shared_expert_gate) {
+        // qwen2_moe's sigmoid gate on the shared expert (TransformerConfig.moe_shared_expert_gate,
+        // megatron-core >= 0.16.0: NVIDIA/Megatron-LM bddd0a8, "Support moe shared expert gate
+        // for Qwen3-Next"); one h-wide vector per MoE layer.
+        a.add("--moe-shared-expert-gate");
+      }
     }
     if (m.first_k_dense_layers > 0) {
       // TransformerConfig.moe_layer_freq as a Python list expression: dense layers first.
@@ -159,7 +165,7 @@ Args args(const Facts& f) {
     // (Transformer Engine: p2p is ring attention, a2a DeepSpeed-Ulysses); rank order
     // tp-cp-ep-dp-pp, as the estimate lays the ranks out.
     a.add("--context-parallel-size", f.p.cp);
-    a.add("--cp-comm-type", f.p.cp_comm == CpComm::ring ? "p2p" : "a2a");
+    a.add("--cp-comm-type", megatron_cp_comm_type(f.p.cp_comm));
   }
   if (f.p.pp > 1 && f.p.virtual_stages == 1 && uneven(f.transformer)) {
     a.add("--pipeline-model-parallel-layout", "'" + megatron_layout(f.plan.estimate.partition) + "'");

@@ -103,6 +103,12 @@ std::string refusal(const Facts& f) {
     break;
   case DpLaunchKind::fsdp: break;
   }
+  if (f.p.cp > 1 && f.p.cp_comm == CpComm::allgather) {
+    return fmt::format("no torchtitan files: zerosearch writes torchtitan's context parallelism "
+                       "as ring attention, not Transformer Engine's all-gather variant (cp {} "
+                       "allgather); run it with Megatron-LM (--cp-comm-type all_gather)",
+                       f.p.cp);
+  }
   if (f.p.cp > 1 && f.p.cp_comm == CpComm::a2a) {
     return fmt::format("no torchtitan files: torchtitan's context parallelism is ring attention "
                        "(PyTorch's context_parallel), not DeepSpeed-Ulysses all-to-alls (cp {} "

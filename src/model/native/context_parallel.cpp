@@ -53,9 +53,23 @@ CpLayerCost cp_a2a_cost(int cp, double qkv_bytes, double out_bytes, const CpLink
   return c;
 }
 
+CpLayerCost cp_allgather_cost(int cp, double kv_bytes, const CpLinks& links) noexcept {
+  CpLayerCost c;
+  if (cp <= 1) return c;
+  const double gather = (cp - 1) * cp_ring_step_s(kv_bytes, cp, links);
+  c.forward_s = c.forward_total_s = gather;
+  c.backward_s = c.backward_total_s = 2.0 * gather; // gather again, reduce-scatter the gradients
+  return c;
+}
+
 double cp_buffer_bytes(int cp, CpComm comm, double kv_bytes, double qkv_bytes) noexcept {
   if (cp <= 1) return 0.0;
-  return comm == CpComm::ring ? 4.0 * kv_bytes : qkv_bytes;
+  switch (comm) {
+  case CpComm::ring: return 4.0 * kv_bytes;
+  case CpComm::a2a: return qkv_bytes;
+  case CpComm::allgather: return 2.0 * cp * kv_bytes;
+  }
+  return 4.0 * kv_bytes;
 }
 
 } // namespace zerosearch

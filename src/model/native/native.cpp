@@ -227,6 +227,8 @@ CpExchange cp_exchange(const NativeContext& ctx, const DesignPoint& p, const Nat
     // FlashAttention's backward: kFlashBackwardRatio x its forward (docs/analytic.md).
     x.cost = cp_ring_cost(p.cp, kv_bytes, t.attention_forward_s,
                           kFlashBackwardRatio * t.attention_forward_s, links);
+  } else if (p.cp_comm == CpComm::allgather) {
+    x.cost = cp_allgather_cost(p.cp, kv_bytes, links);
   } else {
     x.cost = cp_a2a_cost(p.cp, qkv_bytes, out_bytes, links);
   }

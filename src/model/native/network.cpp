@@ -41,6 +41,29 @@ std::string network_note(const GpuSpec& gpu, int gpus_per_node) {
   return {};
 }
 
+std::vector<int> nvlink_tp_degrees(int gpus_per_node, int domain_gpus) {
+  const int node = std::max(1, gpus_per_node);
+  std::vector<int> out;
+  for (int d = 1; d <= node; ++d) {
+    if (node % d == 0) out.push_back(d);
+  }
+  if (domain_gpus > node && domain_gpus % node == 0) {
+    for (int k = 2; k <= domain_gpus / node; ++k) {
+      if ((domain_gpus / node) % k == 0) out.push_back(k * node);
+    }
+  }
+  return out;
+}
+
+int shared_domain_gpus(const std::vector<const GpuSpec*>& gpus, int gpus_per_node) noexcept {
+  const int node = std::max(1, gpus_per_node);
+  int shared = 0;
+  for (const GpuSpec* g : gpus) {
+    shared = std::gcd(shared, network_tiers(*g, node).domain_gpus);
+  }
+  return std::max(node, shared);
+}
+
 namespace {
 
 /// Members of the instance whose first rank is x (n ranks, `stride` apart) in each domain it
