@@ -190,11 +190,11 @@ ParseResult parse_options(int argc, const char* const* argv) {
                  "Fitted analytic parameters (zerosearch_calibrate -o FILE, docs/analytic.md) "
                  "merged over profiledb/calibration.json")
       ->type_name("FILE")->group(cluster);
-  app.add_option("--inter_node_gbps", o.inter_node_gbps,
+  app.add_option("--inter_node_gbps", o.inter_node_Gbitps,
                  "Network bandwidth per node in Gbit/s, one value or one per --node_type; "
                  "replaces the --comm_type figure")
       ->expected(1, -1)->type_name("X")->group(cluster);
-  app.add_option("--intra_node_gbps", o.intra_node_gbps,
+  app.add_option("--intra_node_gbps", o.intra_node_Gbitps,
                  "Bandwidth between the GPUs of a node in Gbit/s, one value or one per "
                  "--node_type; replaces the --comm_type figure")
       ->expected(1, -1)->type_name("X")->group(cluster);

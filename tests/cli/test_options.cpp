@@ -63,7 +63,7 @@ TEST_CASE("flags become numbers, enums and lists", "[options]") {
   CHECK(o.format == Format::json);
   CHECK(o.top == std::size_t{3});
   CHECK(o.threads == 2);
-  CHECK(o.inter_node_gbps == std::vector<double>{100.0, 200.0});
+  CHECK(o.inter_node_Gbitps == std::vector<double>{100.0, 200.0});
   const Cluster c = cluster_of(o);
   REQUIRE(c.groups.size() == 2);
   CHECK(c.groups[1].gpu == "A6000");
