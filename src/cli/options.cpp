@@ -12,6 +12,7 @@
 #include "zerosearch/core/dp_method.hpp"
 #include "zerosearch/core/error.hpp"
 #include "zerosearch/core/version.hpp"
+#include "zerosearch/search/plan.hpp"
 
 namespace zerosearch::cli {
 
@@ -80,6 +81,22 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
     }
   }
   return row[b.size()];
+}
+
+/// --schedule's help, written from the schedule table (kSchedules) and the plan's default: a new
+/// schedule is listed without an edit here.
+std::string schedule_help() {
+  std::string names;
+  for (const ScheduleInfo& s : schedules()) {
+    names += fmt::format("{}{}{}", names.empty() ? "" : ", ", s.name,
+                         s.interleaves ? " (with --virtual_stages > 1)" : "");
+  }
+  std::string defaults;
+  for (const Schedule s : SearchPlan{}.schedules) {
+    defaults += fmt::format("{}{}", defaults.empty() ? "" : ",", to_string(s));
+  }
+  return fmt::format("Pipeline schedules to search: {}, or a list (default: {}; docs/native.md)",
+                     names, defaults);
 }
 
 } // namespace
@@ -349,9 +366,7 @@ ParseResult parse_options(int argc, const char* const* argv) {
        "1,2)"},
       {"--dtype", &RawOptions::dtype, "D[,D]",
        "Training element type: bf16, fp16, fp32, fp8, or a list (default: from --precision)"},
-      {"--schedule", &RawOptions::schedule, "S[,S]",
-       "Pipeline schedules to search: 1f1b, interleaved (with --virtual_stages > 1), terapipe "
-       "(token-level pipelining, docs/native.md), or a list (default: 1f1b,interleaved)"},
+      {"--schedule", &RawOptions::schedule, "S[,S]", schedule_help()},
       {"--host_memory_gib", &RawOptions::host_memory_gib, "G",
        "Host memory per node for offload, GiB (default: 2x the node's GPU memory)"},
       {"--framework_overhead_gib", &RawOptions::framework_overhead_gib, "G",
