@@ -221,22 +221,19 @@ ParseResult parse_options(int argc, const char* const* argv) {
                  "model has one on that GPU); default: auto")
       ->type_name("S")->group(cluster);
 
-  const char* search = "Search";
-  app.add_option("-f,--framework", o.framework,
-                 fmt::format("m = Megatron-LM ({}), d = DeepSpeed ({}), both, or default (each "
-                             "method once, from the profiles there are); default: default",
-                             dp_method_names(Flavour::megatron),
-                             dp_method_names(Flavour::deepspeed)))
-      ->type_name("F")->group(search);
-  app.add_option("--search_method", o.search_method,
-                 "Layer partitioner: minmax, ga, optimal; default: minmax")
-      ->type_name("M")->group(search);
-  app.add_option("--seed", o.seed, "--search_method ga: random seed; default: 0")
-      ->type_name("N")->group(search);
-  app.add_option("-j,--threads", o.threads,
-                 fmt::format("Worker threads, 0 to {}, 0 = one per core; default: 0",
-                             kMaxThreads))
-      ->type_name("N")->group(search);
+  // The search's flags: text each, checked in option_checks.cpp.
+  static const std::vector<TextOption<RawOptions>> search_flags{
+      {"-f,--framework", &RawOptions::framework, "F",
+       fmt::format("m = Megatron-LM ({}), d = DeepSpeed ({}), both, or default (each method "
+                   "once, from the profiles there are); default: default",
+                   dp_method_names(Flavour::megatron), dp_method_names(Flavour::deepspeed))},
+      {"--search_method", &RawOptions::search_method, "M",
+       "Layer partitioner: minmax, ga, optimal; default: minmax"},
+      {"--seed", &RawOptions::seed, "N", "--search_method ga: random seed; default: 0"},
+      {"-j,--threads", &RawOptions::threads, "N",
+       fmt::format("Worker threads, 0 to {}, 0 = one per core; default: 0", kMaxThreads)},
+  };
+  add_text_options<RawOptions>(app, o, "Search", search_flags);
 
   const char* output = "Output (default: a short summary on standard output)";
   app.add_option("--format", o.format,
