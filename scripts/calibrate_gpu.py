@@ -122,7 +122,7 @@ def main():
                     help="dense peak of --dtype from the datasheet; default: the best measured")
     ap.add_argument("--dtype", choices=["bf16", "fp16", "fp32"], default=None,
                     help="GEMM dtype; default bf16 on GPUs, fp32 on CPU")
-    ap.add_argument("--memory_gbps", type=float, help="datasheet memory bandwidth; default: measured")
+    ap.add_argument("--memory_gbps", type=float, help="datasheet memory bandwidth in GB/s; default: measured")
     ap.add_argument("--memory_gib", type=float, help="usable memory; default: the device's - 1 GiB")
     ap.add_argument("--class", dest="gpu_class", default=None,
                     choices=["hbm-nvlink", "hbm-pcie", "gddr-pcie"])
@@ -192,9 +192,9 @@ def main():
         "memory_gib": round(mem_gib, 2),
         "class": a.gpu_class or ("gddr-pcie" if not use_cuda else "hbm-nvlink" if p2p else "gddr-pcie"),
         "peak_tflops": peak_tflops,
-        "memory_gbps": round(spec_bw, 1),
+        "memory_GBps": round(spec_bw, 1),
         "intra_node": {"link": a.link or ("pcie4" if not p2p else "nvlink"), "p2p": p2p,
-                       "gbps_per_dir": a.link_gbps_per_dir or 32.0},
+                       "GBps_per_dir": a.link_gbps_per_dir or 32.0},
         "gpus_per_node": a.gpus_per_node or max(1, count),
         "inter_node_gbit_per_node": a.inter_node_gbit,
         "price_per_gpu_hour_usd": a.price_per_gpu_hour,
@@ -206,7 +206,7 @@ def main():
             "gemm_e_max": round(e_max, 4),
             "gemm_x0_flops": x0,
             "memory_efficiency": round(min(1.0, measured_bw / spec_bw), 4),
-            "allreduce_bus_gbps": bus,
+            "allreduce_bus_GBps": bus,
             "dtype": dtype_name,
             "device": device_name,
             "gemm_points": [{"n": p["n"], "tflops": round(p["tflops"], 4)} for p in points],

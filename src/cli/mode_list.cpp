@@ -89,7 +89,7 @@ int run_list_mode(const std::string& what, const Options& o, const char* argv0) 
                     g.memory_gib ? fmt::format("{:.1f}", *g.memory_gib) : std::string("-"),
                     tflops(g.peak_tflops.bf16), tflops(g.peak_tflops.fp16),
                     tflops(g.peak_tflops.fp8),
-                    g.memory_gbps > 0 ? fmt::format("{:g}", g.memory_gbps) : std::string("-"),
+                    g.memory_GBps > 0 ? fmt::format("{:g}", g.memory_GBps) : std::string("-"),
                     g.default_gpus_per_node > 0 ? fmt::format("{}", g.default_gpus_per_node)
                                                 : std::string("-"),
                     g.inter_node_gbit_per_node > 0

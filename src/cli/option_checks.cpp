@@ -264,8 +264,8 @@ void check_plan_inputs(const RawOptions& raw, Options& o) {
   o.search_method = parse_partition_method(raw.search_method);
   o.profile_source = parse_profile_source(raw.profile_source);
   for (const auto& [flag, texts, out] :
-       {std::tuple{"--inter_node_gbps", &raw.inter_node_gbps, &o.inter_node_gbps},
-        std::tuple{"--intra_node_gbps", &raw.intra_node_gbps, &o.intra_node_gbps}}) {
+       {std::tuple{"--inter_node_gbps", &raw.inter_node_Gbitps, &o.inter_node_Gbitps},
+        std::tuple{"--intra_node_gbps", &raw.intra_node_Gbitps, &o.intra_node_Gbitps}}) {
     for (const std::string& t : *texts) {
       out->push_back(parse_positive_real(flag, t));
     }

@@ -12,6 +12,7 @@
 #include "zerosearch/core/dp_method.hpp"
 #include "zerosearch/core/error.hpp"
 #include "zerosearch/core/version.hpp"
+#include "zerosearch/search/plan.hpp"
 
 namespace zerosearch::cli {
 
@@ -80,6 +81,22 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
     }
   }
   return row[b.size()];
+}
+
+/// --schedule's help, written from the schedule table (kSchedules) and the plan's default: a new
+/// schedule is listed without an edit here.
+std::string schedule_help() {
+  std::string names;
+  for (const ScheduleInfo& s : schedules()) {
+    names += fmt::format("{}{}{}", names.empty() ? "" : ", ", s.name,
+                         s.interleaves ? " (with --virtual_stages > 1)" : "");
+  }
+  std::string defaults;
+  for (const Schedule s : SearchPlan{}.schedules) {
+    defaults += fmt::format("{}{}", defaults.empty() ? "" : ",", to_string(s));
+  }
+  return fmt::format("Pipeline schedules to search: {}, or a list (default: {}; docs/native.md)",
+                     names, defaults);
 }
 
 } // namespace
@@ -190,11 +207,11 @@ ParseResult parse_options(int argc, const char* const* argv) {
                  "Fitted analytic parameters (zerosearch_calibrate -o FILE, docs/analytic.md) "
                  "merged over profiledb/calibration.json")
       ->type_name("FILE")->group(cluster);
-  app.add_option("--inter_node_gbps", o.inter_node_gbps,
+  app.add_option("--inter_node_gbps", o.inter_node_Gbitps,
                  "Network bandwidth per node in Gbit/s, one value or one per --node_type; "
                  "replaces the --comm_type figure")
       ->expected(1, -1)->type_name("X")->group(cluster);
-  app.add_option("--intra_node_gbps", o.intra_node_gbps,
+  app.add_option("--intra_node_gbps", o.intra_node_Gbitps,
                  "Bandwidth between the GPUs of a node in Gbit/s, one value or one per "
                  "--node_type; replaces the --comm_type figure")
       ->expected(1, -1)->type_name("X")->group(cluster);
@@ -204,22 +221,19 @@ ParseResult parse_options(int argc, const char* const* argv) {
                  "model has one on that GPU); default: auto")
       ->type_name("S")->group(cluster);
 
-  const char* search = "Search";
-  app.add_option("-f,--framework", o.framework,
-                 fmt::format("m = Megatron-LM ({}), d = DeepSpeed ({}), both, or default (each "
-                             "method once, from the profiles there are); default: default",
-                             dp_method_names(Flavour::megatron),
-                             dp_method_names(Flavour::deepspeed)))
-      ->type_name("F")->group(search);
-  app.add_option("--search_method", o.search_method,
-                 "Layer partitioner: minmax, ga, optimal; default: minmax")
-      ->type_name("M")->group(search);
-  app.add_option("--seed", o.seed, "--search_method ga: random seed; default: 0")
-      ->type_name("N")->group(search);
-  app.add_option("-j,--threads", o.threads,
-                 fmt::format("Worker threads, 0 to {}, 0 = one per core; default: 0",
-                             kMaxThreads))
-      ->type_name("N")->group(search);
+  // The search's flags: text each, checked in option_checks.cpp.
+  static const std::vector<TextOption<RawOptions>> search_flags{
+      {"-f,--framework", &RawOptions::framework, "F",
+       fmt::format("m = Megatron-LM ({}), d = DeepSpeed ({}), both, or default (each method "
+                   "once, from the profiles there are); default: default",
+                   dp_method_names(Flavour::megatron), dp_method_names(Flavour::deepspeed))},
+      {"--search_method", &RawOptions::search_method, "M",
+       "Layer partitioner: minmax, ga, optimal; default: minmax"},
+      {"--seed", &RawOptions::seed, "N", "--search_method ga: random seed; default: 0"},
+      {"-j,--threads", &RawOptions::threads, "N",
+       fmt::format("Worker threads, 0 to {}, 0 = one per core; default: 0", kMaxThreads)},
+  };
+  add_text_options<RawOptions>(app, o, "Search", search_flags);
 
   const char* output = "Output (default: a short summary on standard output)";
   app.add_option("--format", o.format,
@@ -349,9 +363,7 @@ ParseResult parse_options(int argc, const char* const* argv) {
        "1,2)"},
       {"--dtype", &RawOptions::dtype, "D[,D]",
        "Training element type: bf16, fp16, fp32, fp8, or a list (default: from --precision)"},
-      {"--schedule", &RawOptions::schedule, "S[,S]",
-       "Pipeline schedules to search: 1f1b, interleaved (with --virtual_stages > 1), terapipe "
-       "(token-level pipelining, docs/native.md), or a list (default: 1f1b,interleaved)"},
+      {"--schedule", &RawOptions::schedule, "S[,S]", schedule_help()},
       {"--host_memory_gib", &RawOptions::host_memory_gib, "G",
        "Host memory per node for offload, GiB (default: 2x the node's GPU memory)"},
       {"--framework_overhead_gib", &RawOptions::framework_overhead_gib, "G",

@@ -43,8 +43,8 @@ struct RawOptions {
   std::string profiledb_path;
   std::string hardware;
   std::string calibration;
-  std::vector<std::string> inter_node_gbps;
-  std::vector<std::string> intra_node_gbps;
+  std::vector<std::string> inter_node_Gbitps;
+  std::vector<std::string> intra_node_Gbitps;
   std::string profile_source = "auto";
   std::string write_profile;
   std::string output;
@@ -164,8 +164,8 @@ struct Options {
   std::string profiledb_path;                 // empty: find it
   std::string hardware;                       // --hardware FILE merged over hardware.json
   std::string calibration;                    // --calibration FILE
-  std::vector<double> inter_node_gbps;        // Gbit/s, each > 0
-  std::vector<double> intra_node_gbps;
+  std::vector<double> inter_node_Gbitps;        // Gbit/s, each > 0
+  std::vector<double> intra_node_Gbitps;
   ProfileSource profile_source = ProfileSource::automatic;
 
   // Search.

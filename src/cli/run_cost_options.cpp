@@ -23,7 +23,7 @@ const std::vector<Option>& run_cost_flags() {
        "Train on N tokens: wall-clock days, GPU-hours, dollars and MWh of the whole run per "
        "plan (with failures, checkpoints and restarts); e.g. 15e12"},
       {"--steps", &RunCostRaw::steps, "N", "The same for N optimizer steps (not with --tokens)"},
-      {"--storage_gbps_per_node", &RunCostRaw::storage_gbps_per_node, "GBPS",
+      {"--storage_gbps_per_node", &RunCostRaw::storage_GBps_per_node, "GBPS",
        "Checkpoint write bandwidth per node, GB/s (default 1: Llama 3's 2 TB/s over 2,048 "
        "nodes)"},
       {"--restart_min", &RunCostRaw::restart_min, "MIN",
@@ -103,10 +103,10 @@ RunCostOptions check_run_cost(const RunCostRaw& raw, bool pareto) {
     }
   }
   RunCostSettings& s = f.settings;
-  s.storage_gbps_per_node = raw.storage_gbps_per_node.empty()
-                                ? kDefaultStorageGbpsPerNode
+  s.storage_GBps_per_node = raw.storage_GBps_per_node.empty()
+                                ? kDefaultStorageGBpsPerNode
                                 : parse_positive_real("--storage_gbps_per_node",
-                                                      raw.storage_gbps_per_node);
+                                                      raw.storage_GBps_per_node);
   s.restart_s = 60.0 * (raw.restart_min.empty() ? kDefaultRestartMin
                                                 : nonnegative_real("--restart_min",
                                                                    raw.restart_min));

@@ -21,7 +21,7 @@ namespace zerosearch::cli {
 /// The flags as given.
 struct RunCostRaw {
   std::string tokens, steps;
-  std::string storage_gbps_per_node, restart_min, failures_per_gpu_hour;
+  std::string storage_GBps_per_node, restart_min, failures_per_gpu_hour;
   std::string pricing, spot_preemptions_per_node_hour;
   std::string power_cap_w, node_overhead_w, pue, usd_per_kwh;
   std::string front, budget_usd, deadline_days;
@@ -42,7 +42,7 @@ struct RunCostOptions {
 
 /// Default of --storage_gbps_per_node: Llama 3's Tectonic storage, 2 TB/s sustained, over its
 /// 2,048 training nodes (docs/run_cost.md).
-inline constexpr double kDefaultStorageGbpsPerNode = 1.0;
+inline constexpr double kDefaultStorageGBpsPerNode = 1.0;
 /// Default of --restart_min (an assumption: Llama 3 gives none).
 inline constexpr double kDefaultRestartMin = 10.0;
 /// Default of --spot_preemptions_per_node_hour: 20 % of instances a month (the lower edge of

@@ -64,8 +64,8 @@ PlanInput make_plan_input(const Options& o, const Cluster& cluster) {
   in.iterations = o.iter;
   in.partition_method = o.search_method;
   in.profile_source = o.profile_source;
-  in.inter_node_gbps = o.inter_node_gbps;
-  in.intra_node_gbps = o.intra_node_gbps;
+  in.inter_node_Gbitps = o.inter_node_Gbitps;
+  in.intra_node_Gbitps = o.intra_node_Gbitps;
   in.seed = o.seed;
   in.estimator = o.estimator;
   in.recompute = o.recompute;

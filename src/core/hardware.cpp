@@ -87,11 +87,11 @@ std::string HardwareCatalog::gpu_names() const { return key_list(gpus); }
 std::string HardwareCatalog::bandwidth_set_names() const { return key_list(bandwidth_sets); }
 
 std::optional<LinkBandwidth> default_links(const GpuSpec& gpu) noexcept {
-  if (!gpu.has_specs || gpu.inter_node_gbit_per_node <= 0.0 || gpu.intra_node.gbps_per_dir <= 0.0) {
+  if (!gpu.has_specs || gpu.inter_node_gbit_per_node <= 0.0 || gpu.intra_node.GBps_per_dir <= 0.0) {
     return std::nullopt;
   }
   return LinkBandwidth{kDefaultLinkEfficiency * gpu.inter_node_gbit_per_node * 1e9,
-                       kDefaultLinkEfficiency * gpu.intra_node.gbps_per_dir * 8e9};
+                       kDefaultLinkEfficiency * gpu.intra_node.GBps_per_dir * 8e9};
 }
 
 HardwareCatalog merge_catalogs(HardwareCatalog base, const HardwareCatalog& over) {

@@ -13,11 +13,15 @@ namespace {
 using json_util::Json;
 using OJson = nlohmann::ordered_json;
 
+// The old name of "bus_GBps" (GB/s, not Gbit/s), still read. The marker "units: old name" keeps
+// the mechanical rename off this line.
+constexpr const char* kOldBusKey = "bus_gbps"; // units: old name
+
 std::map<int, CollectiveFit> parse_collectives(const Json& j, const std::string& where) {
   using namespace json_util;
   require_object(j, where);
   std::map<int, CollectiveFit> out;
-  for (const auto& [n, c] : j.items()) {
+  for (const auto& [n, given] : j.items()) {
     const std::string w = fmt::format("{}[\"{}\"]", where, n);
     int gpus = 0;
     try {
@@ -28,10 +32,11 @@ std::map<int, CollectiveFit> parse_collectives(const Json& j, const std::string&
     if (gpus < 2 || std::to_string(gpus) != n) {
       throw InputError(fmt::format("{}: key '{}' must be a group size >= 2", where, n));
     }
-    require_object(c, w);
-    reject_unknown_keys(c, {"alpha_s", "bus_gbps"}, w);
+    require_object(given, w);
+    const Json c = with_renamed_key(given, "bus_GBps", kOldBusKey, w);
+    reject_unknown_keys(c, {"alpha_s", "bus_GBps"}, w);
     out[gpus] = CollectiveFit{get_positive_number(c, "alpha_s", w),
-                              get_positive_number(c, "bus_gbps", w) * 1e9};
+                              get_positive_number(c, "bus_GBps", w) * 1e9};
   }
   return out;
 }
@@ -39,7 +44,7 @@ std::map<int, CollectiveFit> parse_collectives(const Json& j, const std::string&
 OJson collectives_json(const std::map<int, CollectiveFit>& m) {
   OJson out = OJson::object();
   for (const auto& [n, c] : m) {
-    out[std::to_string(n)] = OJson{{"alpha_s", c.alpha_s}, {"bus_gbps", c.bus_bytes_per_s / 1e9}};
+    out[std::to_string(n)] = OJson{{"alpha_s", c.alpha_s}, {"bus_GBps", c.bus_bytes_per_s / 1e9}};
   }
   return out;
 }

@@ -14,6 +14,12 @@ namespace {
 
 using json_util::Json;
 
+// Old names of the catalog keys renamed for their units (GB/s, not Gbit/s; docs/hardware.md),
+// still read. The marker "units: old name" keeps the mechanical rename off these lines.
+constexpr const char* kOldMemoryKey = "memory_gbps";           // units: old name
+constexpr const char* kOldPerDirKey = "gbps_per_dir";          // units: old name
+constexpr const char* kOldAllreduceKey = "allreduce_bus_gbps"; // units: old name
+
 /// An optional key that, when present and not null, must be a positive number.
 std::optional<double> optional_positive(const Json& j, const std::string& key,
                                         const std::string& where) {
@@ -27,11 +33,12 @@ std::string optional_string(const Json& j, const std::string& key, const std::st
   return j.contains(key) ? json_util::get_string(j, key, where) : std::string();
 }
 
-GpuBenchmark parse_benchmark(const Json& b, const std::string& where) {
+GpuBenchmark parse_benchmark(const Json& given, const std::string& where) {
   using namespace json_util;
+  const Json b = with_renamed_key(given, "allreduce_bus_GBps", kOldAllreduceKey, where);
   require_object(b, where);
   reject_unknown_keys(b, {"gemm_e_max", "gemm_x0_flops", "memory_efficiency",
-                          "allreduce_bus_gbps", "source", "gemm_points", "dtype", "device"},
+                          "allreduce_bus_GBps", "source", "gemm_points", "dtype", "device"},
                       where);
   GpuBenchmark out;
   out.gemm_e_max = get_positive_number(b, "gemm_e_max", where);
@@ -45,9 +52,9 @@ GpuBenchmark parse_benchmark(const Json& b, const std::string& where) {
     throw InputError(fmt::format("{}: 'memory_efficiency' must be at most 1, not {}", where,
                                  out.memory_efficiency));
   }
-  if (b.contains("allreduce_bus_gbps")) {
-    const Json& ar = b.at("allreduce_bus_gbps");
-    require_object(ar, where + ": allreduce_bus_gbps");
+  if (b.contains("allreduce_bus_GBps")) {
+    const Json& ar = b.at("allreduce_bus_GBps");
+    require_object(ar, where + ": allreduce_bus_GBps");
     for (const auto& [n, v] : ar.items()) {
       int gpus = 0;
       try {
@@ -56,10 +63,10 @@ GpuBenchmark parse_benchmark(const Json& b, const std::string& where) {
         gpus = 0;
       }
       if (gpus < 2 || std::to_string(gpus) != n) {
-        throw InputError(fmt::format("{}: allreduce_bus_gbps key '{}' must be a GPU count >= 2",
+        throw InputError(fmt::format("{}: allreduce_bus_GBps key '{}' must be a GPU count >= 2",
                                      where, n));
       }
-      out.allreduce_bus_gbps[gpus] = get_positive_number(ar, n, where + ": allreduce_bus_gbps");
+      out.allreduce_bus_GBps[gpus] = get_positive_number(ar, n, where + ": allreduce_bus_GBps");
     }
   }
   out.source = optional_string(b, "source", where);
@@ -126,14 +133,15 @@ void parse_specs(const Json& g, GpuSpec& spec, const std::string& where) {
   spec.peak_tflops.fp16 = get_positive_number(peak, "fp16", pw);
   spec.peak_tflops.bf16 = optional_positive(peak, "bf16", pw);
   spec.peak_tflops.fp8 = optional_positive(peak, "fp8", pw);
-  spec.memory_gbps = get_positive_number(g, "memory_gbps", where);
-  const Json& intra = field(g, "intra_node", where);
+  spec.memory_GBps = get_positive_number(g, "memory_GBps", where);
   const std::string iw = where + ": intra_node";
+  const Json intra =
+      with_renamed_key(field(g, "intra_node", where), "GBps_per_dir", kOldPerDirKey, iw);
   require_object(intra, iw);
-  reject_unknown_keys(intra, {"link", "p2p", "gbps_per_dir"}, iw);
+  reject_unknown_keys(intra, {"link", "p2p", "GBps_per_dir"}, iw);
   spec.intra_node.link = get_string(intra, "link", iw);
   spec.intra_node.p2p = get_bool(intra, "p2p", iw);
-  spec.intra_node.gbps_per_dir = get_positive_number(intra, "gbps_per_dir", iw);
+  spec.intra_node.GBps_per_dir = get_positive_number(intra, "GBps_per_dir", iw);
   spec.default_gpus_per_node = static_cast<int>(get_positive_int(g, "gpus_per_node", where));
   spec.inter_node_gbit_per_node = get_positive_number(g, "inter_node_gbit_per_node", where);
   spec.spec_source = get_string(g, "spec_source", where);
@@ -195,11 +203,12 @@ HardwareCatalog parse_hardware_catalog(const std::string& text, const std::strin
   HardwareCatalog catalog;
   const Json& gpus = field(doc, "gpus", origin);
   require_object(gpus, origin + ": gpus");
-  for (const auto& [name, g] : gpus.items()) {
+  for (const auto& [name, given] : gpus.items()) {
     const std::string where = fmt::format("{}: gpu '{}'", origin, name);
-    require_object(g, where);
+    require_object(given, where);
+    const Json g = with_renamed_key(given, "memory_GBps", kOldMemoryKey, where);
     reject_unknown_keys(g, {"memory_gib", "price_per_gpu_hour_usd", "comment", "class",
-                            "peak_tflops", "memory_gbps", "intra_node", "gpus_per_node",
+                            "peak_tflops", "memory_GBps", "intra_node", "gpus_per_node",
                             "inter_node_gbit_per_node", "flash_attention_efficiency",
                             "price_source", "price_date", "spec_source", "benchmark",
                             "mamf_tflops", "sm_count", "reserved_price", "spot_price",
@@ -219,7 +228,7 @@ HardwareCatalog parse_hardware_catalog(const std::string& text, const std::strin
     spec.price_date = optional_string(g, "price_date", where);
     // An entry either is the original's (memory and node price only) or has every figure the
     // analytic profiles need.
-    if (g.contains("peak_tflops") || g.contains("class") || g.contains("memory_gbps") ||
+    if (g.contains("peak_tflops") || g.contains("class") || g.contains("memory_GBps") ||
         g.contains("intra_node")) {
       parse_specs(g, spec, where);
     } else if (g.contains("scale_up_domain_gpus") || g.contains("scale_out_oversubscription")) {

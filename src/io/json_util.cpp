@@ -136,4 +136,19 @@ double number_value(const Json& j, const std::string& where) {
   return x;
 }
 
+Json with_renamed_key(const Json& j, const std::string& key, const std::string& old_key,
+                      const std::string& where) {
+  if (!j.is_object() || !j.contains(old_key)) {
+    return j;
+  }
+  if (j.contains(key)) {
+    throw InputError(fmt::format("{}: give '{}' or its old name '{}', not both", where, key,
+                                 old_key));
+  }
+  Json out = j;
+  out[key] = out.at(old_key);
+  out.erase(old_key);
+  return out;
+}
+
 } // namespace zerosearch::json_util

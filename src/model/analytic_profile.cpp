@@ -82,7 +82,7 @@ double allreduce_s(const CollectiveFit& c, int n, double bytes) noexcept {
 /// Bus bandwidth prior of the intra-node link: NVLink/xGMI reach ~80 % of the per-direction
 /// figure, PCIe with P2P ~60 %, without P2P (staged through the host) ~40 %.
 double link_bus_prior(const GpuSpec& gpu) noexcept {
-  const double per_dir = gpu.intra_node.gbps_per_dir * 1e9;
+  const double per_dir = gpu.intra_node.GBps_per_dir * 1e9;
   if (gpu.gpu_class == "hbm-nvlink") {
     return 0.8 * per_dir;
   }
@@ -219,9 +219,9 @@ AnalyticCalibration prior_calibration(const GpuSpec& gpu) {
     c.gemm_x0_flops = b.gemm_x0_flops;
     c.lm_head_efficiency = b.gemm_e_max;
     c.memory_efficiency = b.memory_efficiency;
-    for (const auto& [n, gbps] : b.allreduce_bus_gbps) {
-      c.tp_allreduce[n] = CollectiveFit{ring_alpha_prior(gpu, n), gbps * 1e9};
-      c.embedding_allreduce[n] = CollectiveFit{ring_alpha_prior(gpu, n), gbps * 1e9};
+    for (const auto& [n, GBps] : b.allreduce_bus_GBps) {
+      c.tp_allreduce[n] = CollectiveFit{ring_alpha_prior(gpu, n), GBps * 1e9};
+      c.embedding_allreduce[n] = CollectiveFit{ring_alpha_prior(gpu, n), GBps * 1e9};
     }
     c.calibrated = true;
     c.source = "benchmark" + (b.source.empty() ? std::string() : " " + b.source);
@@ -337,7 +337,7 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   const double P = peak_flops(gpu, st.dtype);
   // Activations stay in 16 bits with fp8 GEMMs (fp8 training casts each GEMM's inputs).
   const double elem = st.dtype == Dtype::fp32 || st.dtype == Dtype::tf32 ? 4.0 : 2.0;
-  const double bw = gpu.memory_gbps * 1e9 * c.memory_efficiency;
+  const double bw = gpu.memory_GBps * 1e9 * c.memory_efficiency;
   const double e_max =
       st.dtype == Dtype::fp8 && c.gemm_e_max_fp8 > 0 ? c.gemm_e_max_fp8 : c.gemm_e_max;
   // A GEMM of M x N x K: by FLOPs on the calibrated curve, or (native) by its shape.

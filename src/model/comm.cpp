@@ -40,11 +40,11 @@ std::vector<float> pipeline_link_times_s(const RankLayout& layout, const Placeme
       const int b = (r + k) / m;
       float bw = 0.0F;
       if (a != b) {
-        const float inter = std::min(link_of(links, placement, a).inter_node_bps,
-                                     link_of(links, placement, b).inter_node_bps);
+        const float inter = std::min(link_of(links, placement, a).inter_node_bits_per_s,
+                                     link_of(links, placement, b).inter_node_bits_per_s);
         bw = inter / fl(layout.dp) / fl(layout.tp) / 1.05F;
       } else {
-        bw = link_of(links, placement, a).intra_node_bps / 3.5F;
+        bw = link_of(links, placement, a).intra_node_bits_per_s / 3.5F;
       }
       slowest = std::min(slowest, bw);
       r = std::min({end, (a + 1) * m, (b + 1) * m - k});
@@ -69,7 +69,7 @@ float stage0_param_count(int stage0_layers, int total_layers, float hidden, floa
   return params;
 }
 
-float dp_ring_bandwidth_bps(const RankLayout& layout, const Placement& placement,
+float dp_ring_bandwidth_bits_per_s(const RankLayout& layout, const Placement& placement,
                             const std::vector<LinkF32>& links) noexcept {
   // The original keeps only the last tensor index's ring (its list is reset per index).
   const int t = layout.tp - 1;
@@ -77,18 +77,18 @@ float dp_ring_bandwidth_bps(const RankLayout& layout, const Placement& placement
   for (int d = 0; d < layout.dp; ++d) {
     const int a = layout.node(0, d, t);
     const int b = layout.node(0, (d + 1) % layout.dp, t);
-    const float bw = a == b ? link_of(links, placement, a).intra_node_bps
-                            : std::min(link_of(links, placement, a).inter_node_bps,
-                                       link_of(links, placement, b).inter_node_bps);
+    const float bw = a == b ? link_of(links, placement, a).intra_node_bits_per_s
+                            : std::min(link_of(links, placement, a).inter_node_bits_per_s,
+                                       link_of(links, placement, b).inter_node_bits_per_s);
     slowest = std::min(slowest, bw);
   }
   return slowest;
 }
 
 float dp_sync_time_s(DpMethod method, int dp, float params, int precision_bits,
-                     float bandwidth_bps, float micro_batches) noexcept {
+                     float bandwidth_bits_per_s, float micro_batches) noexcept {
   const float n = fl(dp);
-  const float ring = n * bandwidth_bps;
+  const float ring = n * bandwidth_bits_per_s;
   switch (method) {
   case DpMethod::dp:
   case DpMethod::zero0:
@@ -124,9 +124,9 @@ float embedding_sync_time_s(const RankLayout& layout, const Placement& placement
   for (int t = 0; t < layout.tp; ++t) {
     const int a = layout.node(0, d, t);
     const int b = layout.node(layout.pp - 1, d, t);
-    const float bw = a != b ? std::min(link_of(links, placement, a).inter_node_bps,
-                                       link_of(links, placement, b).inter_node_bps)
-                            : link_of(links, placement, a).intra_node_bps;
+    const float bw = a != b ? std::min(link_of(links, placement, a).inter_node_bits_per_s,
+                                       link_of(links, placement, b).inter_node_bits_per_s)
+                            : link_of(links, placement, a).intra_node_bits_per_s;
     slowest = std::min(slowest, bw);
   }
   const float shared = slowest / fl(std::min(layout.dp, layout.gpus_per_node));

@@ -105,7 +105,7 @@ RunCost run_cost(const std::vector<RunCostGroup>& groups, const RunCostSettings&
                                      : std::numeric_limits<double>::infinity();
   const int writers = writer_nodes > 0 ? std::min(writer_nodes, nodes) : nodes;
   c.checkpoint_s =
-      writers > 0 ? s.checkpoint_bytes / (writers * s.storage_gbps_per_node * 1e9) : 0.0;
+      writers > 0 ? s.checkpoint_bytes / (writers * s.storage_GBps_per_node * 1e9) : 0.0;
   if (c.checkpoint_s <= 0.0) {
     // A free checkpoint taken continuously: Daly's wall time as tau -> 0, a failure costs only
     // its restart.

@@ -38,7 +38,7 @@ PartitionResult choose_partition(const EstimateContext& ctx, const DesignPoint& 
   if (memo != nullptr) {
     key.assign(stage_gpu.begin(), stage_gpu.end());
     key.insert(key.end(), model.problem.link_s.begin(), model.problem.link_s.end());
-    key.push_back(static_cast<double>(model.ring_bps));
+    key.push_back(static_cast<double>(model.ring_bits_per_s));
     key.push_back(static_cast<double>(model.embedding_sync_s));
     if (const PartitionResult* known = memo->find(key)) {
       return *known;

@@ -233,11 +233,11 @@ ModelSpec plan_model(const ModelSpec& base, const PlanInput& in,
 
 void check_link_overrides(const PlanInput& in) {
   const std::size_t types = in.cluster.groups.size();
-  for (const auto* v : {&in.inter_node_gbps, &in.intra_node_gbps}) {
+  for (const auto* v : {&in.inter_node_Gbitps, &in.intra_node_Gbitps}) {
     if (v->size() > 1 && v->size() != types) {
       throw InputError(fmt::format("--{}_node_gbps has {} values but there are {} node types; "
                                    "give one value or one per --node_type",
-                                   v == &in.inter_node_gbps ? "inter" : "intra", v->size(),
+                                   v == &in.inter_node_Gbitps ? "inter" : "intra", v->size(),
                                    types));
     }
   }
@@ -247,8 +247,8 @@ LinkF32 node_links(const PlanInput& in, const BandwidthSet& links, const GpuSpec
                    std::size_t g) {
   const auto link = links.links.find(gpu.name);
   const std::optional<LinkBandwidth> fallback = default_links(gpu);
-  const auto inter = override_for(in.inter_node_gbps, g);
-  const auto intra = override_for(in.intra_node_gbps, g);
+  const auto inter = override_for(in.inter_node_Gbitps, g);
+  const auto intra = override_for(in.intra_node_Gbitps, g);
   if (link == links.links.end() && !fallback && !(inter && intra)) {
     throw InputError(fmt::format("comm type '{}' has no link bandwidth for node type '{}' in "
                                  "hardware.json",
@@ -257,8 +257,8 @@ LinkF32 node_links(const PlanInput& in, const BandwidthSet& links, const GpuSpec
   const LinkBandwidth chosen = link != links.links.end() ? link->second
                                : fallback             ? *fallback
                                                       : LinkBandwidth{};
-  return LinkF32{static_cast<float>(inter ? *inter * 1e9 : chosen.inter_node_bps),
-                 static_cast<float>(intra ? *intra * 1e9 : chosen.intra_node_bps)};
+  return LinkF32{static_cast<float>(inter ? *inter * 1e9 : chosen.inter_node_bits_per_s),
+                 static_cast<float>(intra ? *intra * 1e9 : chosen.intra_node_bits_per_s)};
 }
 
 void add_node_profiles(EstimateContext& ctx, std::size_t g, const GpuSpec& gpu,
@@ -272,7 +272,7 @@ void add_node_profiles(EstimateContext& ctx, std::size_t g, const GpuSpec& gpu,
       (in.profile_source == ProfileSource::automatic && !measured && gpu.has_specs)) {
     if (!gpu.has_specs) {
       throw InputError(fmt::format("node type '{}' has no specifications (peak_tflops, "
-                                   "memory_gbps, ...) in hardware.json for analytic profiles",
+                                   "memory_GBps, ...) in hardware.json for analytic profiles",
                                    name));
     }
     const AnalyticCalibration calibration = calibration_for(catalogs, gpu);
@@ -667,7 +667,7 @@ struct NativeSetup {
     EstimateContext& ctx = plan.context;
     if (!gpu.has_specs && ctx.cluster.groups[g].count > 0) {
       throw InputError(fmt::format("node type '{}' has no specifications (peak_tflops, "
-                                   "memory_gbps, ...) in hardware.json, which --estimator "
+                                   "memory_GBps, ...) in hardware.json, which --estimator "
                                    "native needs",
                                    gpu.name));
     }
@@ -675,8 +675,8 @@ struct NativeSetup {
     ng.spec = gpu;
     ng.calibration = gpu.has_specs ? calibration_for(catalogs, gpu) : AnalyticCalibration{};
     ng.memory_gib = *gpu.memory_gib;
-    ng.inter_node_Bps = static_cast<double>(ctx.links[g].inter_node_bps) / 8.0;
-    ng.host_link_Bps = host_link_bytes_per_s(gpu);
+    ng.inter_node_bytes_per_s = static_cast<double>(ctx.links[g].inter_node_bits_per_s) / 8.0;
+    ng.host_link_bytes_per_s = host_link_bytes_per_s(gpu);
     native->gpus.push_back(std::move(ng));
     if (std::string note = network_note(gpu, ctx.cluster.gpus_per_node);
         !note.empty() && ctx.cluster.groups[g].count > 0) {

@@ -1,7 +1,11 @@
 // validate_options: the one place the flags are checked and typed.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <iostream>
 #include <limits>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -63,7 +67,7 @@ TEST_CASE("flags become numbers, enums and lists", "[options]") {
   CHECK(o.format == Format::json);
   CHECK(o.top == std::size_t{3});
   CHECK(o.threads == 2);
-  CHECK(o.inter_node_gbps == std::vector<double>{100.0, 200.0});
+  CHECK(o.inter_node_Gbitps == std::vector<double>{100.0, 200.0});
   const Cluster c = cluster_of(o);
   REQUIRE(c.groups.size() == 2);
   CHECK(c.groups[1].gpu == "A6000");
@@ -196,4 +200,42 @@ TEST_CASE("`list WHAT` is the --list mode", "[options]") {
   CHECK(parse({"list", "models"}).list == "models");
   CHECK(parse({"--list", "gpus"}).list == "gpus");
   CHECK(error_of({"list"}) == "list needs what to list: list models or list gpus");
+}
+
+TEST_CASE("--help lists every schedule of the table under --schedule", "[options]") {
+  std::ostringstream captured;
+  std::streambuf* const was = std::cout.rdbuf(captured.rdbuf());
+  const char* argv[] = {"zerosearch", "--help"};
+  ParseResult r;
+  try {
+    r = parse_options(2, argv);
+  } catch (...) {
+    std::cout.rdbuf(was);
+    throw;
+  }
+  std::cout.rdbuf(was);
+  CHECK_FALSE(r.options.has_value());
+  const std::string help = captured.str();
+  // The --schedule entry: from its flag to the next flag's line.
+  const auto from = help.find("  --schedule ");
+  REQUIRE(from != std::string::npos);
+  const auto to = help.find("\n  -", from + 1);
+  std::string entry = help.substr(from, to - from);
+  std::string flat;  // the entry on one line, single spaces
+  for (const char c : entry) {
+    const bool space = c == ' ' || c == '\n';
+    if (!space || (!flat.empty() && flat.back() != ' ')) flat += space ? ' ' : c;
+  }
+  std::replace_if(
+      entry.begin(), entry.end(),
+      [](char c) { return c == ',' || c == '(' || c == ')' || c == ';' || c == '\n'; }, ' ');
+  std::istringstream words(entry);
+  std::set<std::string> said;
+  for (std::string w; words >> w;) said.insert(w);
+  for (const ScheduleInfo& s : schedules()) {
+    INFO(s.name << " in:\n" << entry);
+    CHECK(said.count(s.name) == 1);
+  }
+  // And the plan's default, as a list.
+  CHECK(flat.find("(default: 1f1b,interleaved;") != std::string::npos);
 }

@@ -5,6 +5,7 @@
 #include "zerosearch/core/error.hpp"
 #include "zerosearch/io/calibration_json.hpp"
 #include "zerosearch/io/catalogs.hpp"
+#include "zerosearch/io/json_util.hpp"
 #include "zerosearch/io/profiledb.hpp"
 
 using namespace zerosearch;
@@ -87,4 +88,32 @@ TEST_CASE("calibration file errors name the file, GPU and key", "[calibration]")
                     "cal.json: gpu 'A10': 'gemm_e_max' must be a positive number, not -0.4");
   CHECK_THROWS_WITH(parse_calibrations(R"({"format": "x", "gpus": {}})", "cal.json"),
                     "cal.json: 'format' must be \"zerosearch-calibration/1\"");
+}
+
+TEST_CASE("a calibration file with the old key name of bus_GBps reads as with the new",
+          "[calibration]") {
+  // Lines holding an old key carry the marker "units: old name" (the issue 26 rename skips them).
+  const std::string now =
+      json_util::read_file(ZEROSEARCH_TEST_PROFILEDB "/calibration.json", "calibration");
+  const auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string s = now;
+    for (auto at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {
+      s.replace(at, from.size(), to);
+    }
+    return s;
+  };
+  const std::string old = replaced("\"bus_GBps\"", "\"bus_gbps\""); // units: old name
+  REQUIRE(old != now);
+  const auto a = parse_calibrations(now, "cal.json");
+  const auto b = parse_calibrations(old, "cal.json");
+  REQUIRE(a.size() == b.size());
+  for (const auto& [gpu, c] : a) {
+    REQUIRE(b.at(gpu).tp_allreduce.size() == c.tp_allreduce.size());
+    for (const auto& [n, fit] : c.tp_allreduce) {
+      CHECK(b.at(gpu).tp_allreduce.at(n).bus_bytes_per_s == fit.bus_bytes_per_s);
+    }
+  }
+  CHECK_THROWS_WITH(parse_calibrations(replaced("\"bus_GBps\"", "\"bus_gbps\": 1, \"bus_GBps\""), // units: old name
+                                       "cal.json"),
+                    Catch::Contains("give 'bus_GBps' or its old name 'bus_gbps', not both")); // units: old name
 }

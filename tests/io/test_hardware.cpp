@@ -31,7 +31,7 @@ std::string error_of(const std::string& text) {
 TEST_CASE("the shipped hardware catalog loads", "[hardware]") {
   const HardwareCatalog c = load_hardware_catalog(ZEROSEARCH_TEST_PROFILEDB "/hardware.json");
   CHECK(c.gpu("A10").memory_gib == Approx(22.2));
-  CHECK(c.bandwidth_set("ib").links.at("A6000").inter_node_bps == 120e9);
+  CHECK(c.bandwidth_set("ib").links.at("A6000").inter_node_bits_per_s == 120e9);
   // The original's figures the goldens use, unchanged.
   CHECK(*c.gpu("A6000").memory_gib == 48.0);
   CHECK(*c.gpu("A100").memory_gib == 48.0);
@@ -56,8 +56,8 @@ TEST_CASE("the shipped hardware catalog loads", "[hardware]") {
     CHECK(g.has_specs);
     CHECK(g.memory_gib.value_or(0.0) > 10.0);
     CHECK(g.peak_tflops.fp16.value_or(0.0) > g.peak_tflops.fp32.value_or(1e9));
-    CHECK(g.memory_gbps >= 300.0);
-    CHECK(g.intra_node.gbps_per_dir >= 16.0);
+    CHECK(g.memory_GBps >= 300.0);
+    CHECK(g.intra_node.GBps_per_dir >= 16.0);
     CHECK(g.default_gpus_per_node >= 4);
     CHECK(g.inter_node_gbit_per_node >= 50.0);
     CHECK(g.node_price_per_hour_usd(8) > 0.0);
@@ -96,8 +96,8 @@ TEST_CASE("a user catalog is merged over the built-in one", "[hardware]") {
       R"({"format": "zerosearch-hardware/1", "gpus": {
         "a10": {"memory_gib": 20, "price_per_gpu_hour_usd": 2},
         "MyGPU": {"memory_gib": 30, "class": "gddr-pcie",
-          "peak_tflops": {"fp32": 10, "fp16": 100}, "memory_gbps": 500,
-          "intra_node": {"link": "pcie4", "p2p": false, "gbps_per_dir": 32},
+          "peak_tflops": {"fp32": 10, "fp16": 100}, "memory_GBps": 500,
+          "intra_node": {"link": "pcie4", "p2p": false, "GBps_per_dir": 32},
           "gpus_per_node": 4, "inter_node_gbit_per_node": 100,
           "price_per_gpu_hour_usd": 0.5, "spec_source": "me"}}})",
       "mine.json");
@@ -110,20 +110,20 @@ TEST_CASE("a user catalog is merged over the built-in one", "[hardware]") {
   CHECK_FALSE(c.gpu("MyGPU").peak_tflops.bf16.has_value());
   const auto links = default_links(c.gpu("MyGPU"));
   REQUIRE(links);
-  CHECK(links->inter_node_bps == Approx(0.6 * 100e9));
-  CHECK(links->intra_node_bps == Approx(0.6 * 32 * 8e9));
+  CHECK(links->inter_node_bits_per_s == Approx(0.6 * 100e9));
+  CHECK(links->intra_node_bits_per_s == Approx(0.6 * 32 * 8e9));
 }
 
 TEST_CASE("hardware catalog errors name the file, entry and key", "[hardware]") {
   CHECK(error_of(hardware(R"({"memory_gib": 24})")) ==
         "hardware.json: gpu 'A10': missing key 'price_per_gpu_hour_usd'");
   const std::string spec =
-      R"("class": "gddr-pcie", "peak_tflops": {"fp32": 10, "fp16": 100}, "intra_node": {"link": "pcie4", "p2p": false, "gbps_per_dir": 32}, "gpus_per_node": 4, "inter_node_gbit_per_node": 100, "price_per_gpu_hour_usd": 1, "spec_source": "s")";
-  CHECK(error_of(hardware(R"({"memory_gib": 24, "memory_gbps": -600, )" + spec + "}")) ==
-        "hardware.json: gpu 'A10': 'memory_gbps' must be a positive number, not -600");
+      R"("class": "gddr-pcie", "peak_tflops": {"fp32": 10, "fp16": 100}, "intra_node": {"link": "pcie4", "p2p": false, "GBps_per_dir": 32}, "gpus_per_node": 4, "inter_node_gbit_per_node": 100, "price_per_gpu_hour_usd": 1, "spec_source": "s")";
+  CHECK(error_of(hardware(R"({"memory_gib": 24, "memory_GBps": -600, )" + spec + "}")) ==
+        "hardware.json: gpu 'A10': 'memory_GBps' must be a positive number, not -600");
   CHECK(error_of(hardware(R"({"memory_gib": 24, )" + spec + "}")) ==
-        "hardware.json: gpu 'A10': missing key 'memory_gbps'");
-  CHECK(error_of(hardware(R"({"memory_gib": 24, "memory_gbps": 600, "class": "tpu", )" +
+        "hardware.json: gpu 'A10': missing key 'memory_GBps'");
+  CHECK(error_of(hardware(R"({"memory_gib": 24, "memory_GBps": 600, "class": "tpu", )" +
                           spec.substr(spec.find("\"peak")) + "}")) ==
         "hardware.json: gpu 'A10': 'class' must be hbm-nvlink, hbm-pcie or gddr-pcie, not 'tpu'");
   CHECK(error_of(hardware(R"({"memory_gib": 0, "price_per_gpu_hour_usd": 1})")) ==
@@ -160,7 +160,7 @@ TEST_CASE("a GPU's maximum achievable matmul rate is read and checked against it
   CHECK_FALSE(c.gpu("A100-80GB").mamf->fp8_tflops.has_value());
   CHECK_FALSE(c.gpu("A10").mamf.has_value());
   const std::string spec =
-      R"("class": "hbm-nvlink", "peak_tflops": {"fp32": 10, "fp16": 100, "bf16": 100}, "memory_gbps": 600, "intra_node": {"link": "nvlink", "p2p": true, "gbps_per_dir": 300}, "gpus_per_node": 8, "inter_node_gbit_per_node": 100, "price_per_gpu_hour_usd": 1, "spec_source": "s")";
+      R"("class": "hbm-nvlink", "peak_tflops": {"fp32": 10, "fp16": 100, "bf16": 100}, "memory_GBps": 600, "intra_node": {"link": "nvlink", "p2p": true, "GBps_per_dir": 300}, "gpus_per_node": 8, "inter_node_gbit_per_node": 100, "price_per_gpu_hour_usd": 1, "spec_source": "s")";
   CHECK(error_of(hardware(R"({"memory_gib": 24, "mamf_tflops": {"bf16": 120, "source": "x"}, )" +
                           spec + "}")) ==
         "hardware.json: gpu 'A10': mamf_tflops: 'bf16' must be at most the peak_tflops 'bf16' "
@@ -219,7 +219,7 @@ TEST_CASE("a scale-up domain and a scale-out oversubscription are read and check
     CHECK(c.gpu(name).scale_out_oversubscription == 1.0);
   }
   const std::string spec =
-      R"("class": "hbm-nvlink", "peak_tflops": {"fp32": 10, "fp16": 100}, "memory_gbps": 600, "intra_node": {"link": "nvlink5", "p2p": true, "gbps_per_dir": 900}, "gpus_per_node": 4, "inter_node_gbit_per_node": 1600, "price_per_gpu_hour_usd": 1, "spec_source": "s")";
+      R"("class": "hbm-nvlink", "peak_tflops": {"fp32": 10, "fp16": 100}, "memory_GBps": 600, "intra_node": {"link": "nvlink5", "p2p": true, "GBps_per_dir": 900}, "gpus_per_node": 4, "inter_node_gbit_per_node": 1600, "price_per_gpu_hour_usd": 1, "spec_source": "s")";
   const auto with = [&](const std::string& extra) {
     return hardware(R"({"memory_gib": 24, )" + extra + spec + "}");
   };
@@ -249,4 +249,40 @@ TEST_CASE("a scale-up domain and a scale-out oversubscription are read and check
   CHECK(error_of(hardware(R"({"memory_gib": 24, "price_per_gpu_hour_usd": 1, "scale_up_domain_gpus": 8})")) ==
         "hardware.json: gpu 'A10': 'scale_up_domain_gpus' and 'scale_out_oversubscription' need "
         "the GPU's specifications (class, gpus_per_node, ...)");
+}
+
+TEST_CASE("catalog keys renamed for their units are read under their old names too",
+          "[hardware]") {
+  // The keys hold GB/s, which their old "gbps" hid; users' files with the old names keep working.
+  // Lines holding an old key carry the marker "units: old name" (the issue 26 rename skips them).
+  const std::string common =
+      R"("memory_gib": 24, "class": "hbm-nvlink", "peak_tflops": {"fp32": 10, "fp16": 100}, )"
+      R"("gpus_per_node": 8, "inter_node_gbit_per_node": 100, "price_per_gpu_hour_usd": 1, )"
+      R"("spec_source": "s", )";
+  const std::string bench = R"("gemm_e_max": 0.8, "gemm_x0_flops": 1e9, "memory_efficiency": 0.8)";
+  const std::string now =
+      R"("memory_GBps": 600, "intra_node": {"link": "nvlink", "p2p": true, "GBps_per_dir": 300}, )"
+      R"("benchmark": {)" + bench + R"(, "allreduce_bus_GBps": {"8": 150}})";
+  const std::string old =
+      R"("memory_gbps": 600, "intra_node": {"link": "nvlink", "p2p": true, "gbps_per_dir": 300}, )" // units: old name
+      R"("benchmark": {)" + bench + R"(, "allreduce_bus_gbps": {"8": 150}})"; // units: old name
+  const GpuSpec a = parse_hardware_catalog(hardware("{" + common + now + "}"), "h").gpu("A10");
+  const GpuSpec b = parse_hardware_catalog(hardware("{" + common + old + "}"), "h").gpu("A10");
+  CHECK(b.memory_GBps == 600);
+  CHECK(b.intra_node.GBps_per_dir == 300);
+  REQUIRE(b.benchmark.has_value());
+  CHECK(b.benchmark->allreduce_bus_GBps.at(8) == 150);
+  CHECK(a.memory_GBps == b.memory_GBps);
+  CHECK(a.intra_node.GBps_per_dir == b.intra_node.GBps_per_dir);
+  CHECK(a.benchmark->allreduce_bus_GBps == b.benchmark->allreduce_bus_GBps);
+  // The old memory key, like the new, makes an entry one that needs every specification.
+  CHECK(error_of(hardware(R"({"memory_gib": 24, "price_per_gpu_hour_usd": 1, "memory_gbps": 6})")) == // units: old name
+        "hardware.json: gpu 'A10': missing key 'class'");
+  // Both names at once: which one was meant is unclear, so it is an error.
+  CHECK(error_of(hardware("{" + common + R"("memory_gbps": 500, )" + now + "}")) == // units: old name
+        "hardware.json: gpu 'A10': give 'memory_GBps' or its old name 'memory_gbps', not both"); // units: old name
+  CHECK(error_of(hardware("{" + common + R"("memory_GBps": 600, "intra_node": {"link": "l", )"
+                          R"("p2p": true, "GBps_per_dir": 1, "gbps_per_dir": 1}})")) == // units: old name
+        "hardware.json: gpu 'A10': intra_node: give 'GBps_per_dir' or its old name "
+        "'gbps_per_dir', not both"); // units: old name
 }

@@ -67,7 +67,7 @@ TEST_CASE("a hand-worked layer at full efficiency", "[analytic]") {
   g.has_specs = true;
   g.peak_tflops.fp32 = 1.0;
   g.peak_tflops.bf16 = 1.0;
-  g.memory_gbps = 1000.0;
+  g.memory_GBps = 1000.0;
   AnalyticCalibration c;
   c.gemm_e_max = 1.0;
   c.gemm_x0_flops = 1e-3;
@@ -216,7 +216,7 @@ TEST_CASE("fp8 casts: an amax pass and a transposed copy, on s/tp tokens with SP
   const ModelSpec& m = models().find("llama2_13B");
   const GpuSpec& h = catalog().gpu("H100-SXM");
   const AnalyticCalibration c = prior_calibration(h);
-  const double bw = h.memory_gbps * 1e9 * c.memory_efficiency;
+  const double bw = h.memory_GBps * 1e9 * c.memory_efficiency;
   const double tokens = 4096.0, hidden = 5120.0;
   for (const int tp : {1, 8}) {
     AnalyticSettings s16;
@@ -246,7 +246,7 @@ TEST_CASE("eager layers: the element-wise traffic of each op, counted by hand", 
   const ModelSpec& m = models().find("llama3_8B");
   const GpuSpec& h = catalog().gpu("H100-SXM");
   const AnalyticCalibration c = prior_calibration(h);
-  const double bw = h.memory_gbps * 1e9 * c.memory_efficiency;
+  const double bw = h.memory_GBps * 1e9 * c.memory_efficiency;
   AnalyticSettings fused;
   fused.tp = 2;
   fused.dtype = Dtype::bf16;
@@ -312,7 +312,7 @@ TEST_CASE("MoE layers: the dispatcher's token permutation, counted by hand", "[a
   const ModelSpec& m = models().find("mixtral_8x7B");
   const GpuSpec& h = catalog().gpu("H100-SXM");
   const AnalyticCalibration c = prior_calibration(h);
-  const double bw = h.memory_gbps * 1e9 * c.memory_efficiency;
+  const double bw = h.memory_GBps * 1e9 * c.memory_efficiency;
   AnalyticSettings one;
   one.dtype = Dtype::bf16;
   one.sequence_length = 4096;
@@ -450,7 +450,7 @@ TEST_CASE("backward splits into its input-gradient part and W, the weight GEMMs"
   g.has_specs = true;
   g.peak_tflops.fp32 = 1.0;
   g.peak_tflops.bf16 = 1.0;
-  g.memory_gbps = 1000.0;
+  g.memory_GBps = 1000.0;
   AnalyticCalibration c;
   c.gemm_e_max = 1.0;
   c.gemm_x0_flops = 1e-3;

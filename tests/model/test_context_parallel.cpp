@@ -12,8 +12,8 @@ namespace {
 CpLinks links(int ranks_per_node) {
   CpLinks l;
   l.ranks_per_node = ranks_per_node;
-  l.intra_Bps = 1e9;
-  l.inter_Bps = 1e8;
+  l.intra_bytes_per_s = 1e9;
+  l.inter_bytes_per_s = 1e8;
   l.latency_s = 0.0;
   return l;
 }
@@ -27,12 +27,12 @@ NativeGpu h100_like() {
   g.spec.peak_tflops.fp32 = 60;
   g.spec.peak_tflops.fp16 = 1000;
   g.spec.peak_tflops.bf16 = 1000;
-  g.spec.memory_gbps = 3000;
+  g.spec.memory_GBps = 3000;
   g.spec.intra_node = {"nvlink4", true, 450};
   g.calibration = prior_calibration(g.spec);
   g.memory_gib = 80;
-  g.inter_node_Bps = 400e9;
-  g.host_link_Bps = host_link_bytes_per_s(g.spec);
+  g.inter_node_bytes_per_s = 400e9;
+  g.host_link_bytes_per_s = host_link_bytes_per_s(g.spec);
   return g;
 }
 
@@ -235,7 +235,7 @@ TEST_CASE("the exposed exchange is in the stage's forward and backward", "[cp]")
   // On a slow network (1 GB/s per GPU) the forward passes are exposed too, and full
   // recompute runs them again in backward.
   NativeContext slow = context(llama8b(131072));
-  slow.gpus[0].inter_node_Bps = 8e9;
+  slow.gpus[0].inter_node_bytes_per_s = 8e9;
   const NativeEstimate s = run(slow, p);
   DesignPoint full = p;
   full.recompute = Recompute::full;

@@ -21,12 +21,12 @@ NativeGpu gpu(double memory_gib = 80.0, bool fp8 = true) {
   g.spec.peak_tflops.fp16 = 1000;
   g.spec.peak_tflops.bf16 = 1000;
   if (fp8) g.spec.peak_tflops.fp8 = 2000;
-  g.spec.memory_gbps = 3000;
+  g.spec.memory_GBps = 3000;
   g.spec.intra_node = {"nvlink4", true, 450};
   g.calibration = prior_calibration(g.spec);
   g.memory_gib = memory_gib;
-  g.inter_node_Bps = 400e9 / 8 * 8; // 8 x 400 Gbit/s
-  g.host_link_Bps = host_link_bytes_per_s(g.spec);
+  g.inter_node_bytes_per_s = 400e9 / 8 * 8; // 8 x 400 Gbit/s
+  g.host_link_bytes_per_s = host_link_bytes_per_s(g.spec);
   return g;
 }
 

@@ -25,12 +25,12 @@ NativeGpu gpu() {
   g.spec.peak_tflops.fp16 = 1000;
   g.spec.peak_tflops.bf16 = 1000;
   g.spec.peak_tflops.fp8 = 2000;
-  g.spec.memory_gbps = 3000;
+  g.spec.memory_GBps = 3000;
   g.spec.intra_node = {"nvlink4", true, 450};
   g.calibration = prior_calibration(g.spec);
   g.memory_gib = 80.0;
-  g.inter_node_Bps = 400e9;
-  g.host_link_Bps = host_link_bytes_per_s(g.spec);
+  g.inter_node_bytes_per_s = 400e9;
+  g.host_link_bytes_per_s = host_link_bytes_per_s(g.spec);
   return g;
 }
 
@@ -329,7 +329,7 @@ TEST_CASE("add_offload_fetch: ZeRO-Infinity's forward and backward take at least
         1e-6); // no offload
   p.offload = Offload::optimizer_params;
   const NativeStage f = with_offload_fetch(st, p, point_constants(c, p), c.gpus[0], sp);
-  CHECK(f.forward_s == Approx(2.0 * sp.local / 8.0 / c.gpus[0].host_link_Bps));
+  CHECK(f.forward_s == Approx(2.0 * sp.local / 8.0 / c.gpus[0].host_link_bytes_per_s));
   CHECK(f.backward_s == 1e3);
 }
 

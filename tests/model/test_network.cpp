@@ -12,7 +12,7 @@ namespace {
 
 /// A GB200-like GPU (NVLink 5, trays of 4 on 1.6 Tbit/s) with its class prior, by hand;
 /// `domain` GPUs on one NVLink fabric (0: the node), `oversubscription` of the network.
-NativeGpu tray_gpu(int domain = 0, double oversubscription = 1.0, double nvlink_gbps = 900) {
+NativeGpu tray_gpu(int domain = 0, double oversubscription = 1.0, double nvlink_GBps = 900) {
   NativeGpu g;
   g.spec.name = "TestGB";
   g.spec.has_specs = true;
@@ -21,15 +21,15 @@ NativeGpu tray_gpu(int domain = 0, double oversubscription = 1.0, double nvlink_
   g.spec.peak_tflops.fp32 = 80;
   g.spec.peak_tflops.fp16 = 2500;
   g.spec.peak_tflops.bf16 = 2500;
-  g.spec.memory_gbps = 8000;
-  g.spec.intra_node = {"nvlink5", true, nvlink_gbps};
+  g.spec.memory_GBps = 8000;
+  g.spec.intra_node = {"nvlink5", true, nvlink_GBps};
   g.spec.default_gpus_per_node = 4;
   g.spec.scale_up_domain_gpus = domain;
   g.spec.scale_out_oversubscription = oversubscription;
   g.calibration = prior_calibration(g.spec);
   g.memory_gib = 180;
-  g.inter_node_Bps = 1600e9 / 8; // 4 x 400 Gbit/s per tray
-  g.host_link_Bps = host_link_bytes_per_s(g.spec);
+  g.inter_node_bytes_per_s = 1600e9 / 8; // 4 x 400 Gbit/s per tray
+  g.host_link_bytes_per_s = host_link_bytes_per_s(g.spec);
   return g;
 }
 

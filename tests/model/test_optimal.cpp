@@ -101,7 +101,7 @@ struct Synthetic {
     model.dp = 2;
     model.hidden = 64.0F;
     model.vocab = 500.0F;
-    model.ring_bps = 1e6F;
+    model.ring_bits_per_s = 1e6F;
     model.embedding_sync_s = 0.01F;
   }
 };

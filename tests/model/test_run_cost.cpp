@@ -61,7 +61,7 @@ TEST_CASE("run_cost.llama3_405b_goodput") {
   RunCostSettings s;
   s.steps = 1'000'000;
   s.checkpoint_bytes = 405e9 * 14.0;
-  s.storage_gbps_per_node = 2000.0 / 2048.0;
+  s.storage_GBps_per_node = 2000.0 / 2048.0;
   s.restart_s = 600.0;
   const RunCost c = run_cost({h100_nodes(2048)}, s, 10.0, 0.4);
   CHECK(c.mtbf_s / 3600.0 == Approx(54.0 * 24.0 / 419.0)); // one every 3.09 h
@@ -180,7 +180,7 @@ TEST_CASE("run_cost.checkpoint_writers_follow_the_plan") {
   RunCostSettings s;
   s.steps = 1000;
   s.checkpoint_bytes = 1e12;
-  s.storage_gbps_per_node = 1.0;
+  s.storage_GBps_per_node = 1.0;
   const RunCost all = run_cost({h100_nodes(16)}, s, 10.0, 0.4);
   const RunCost four = run_cost({h100_nodes(16)}, s, 10.0, 0.4, 4);
   CHECK(all.checkpoint_s == Approx(62.5));

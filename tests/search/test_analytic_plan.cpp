@@ -80,17 +80,17 @@ TEST_CASE("auto uses measured profiles where they exist and analytic ones elsewh
 
 TEST_CASE("link overrides replace the set's figures", "[analytic][plan]") {
   PlanInput in = input("llama2_13B", {{"A10", 1}, {"A6000", 1}}, 4);
-  in.inter_node_gbps = {10.0, 20.0};
-  in.intra_node_gbps = {50.0};
+  in.inter_node_Gbitps = {10.0, 20.0};
+  in.intra_node_Gbitps = {50.0};
   const SearchPlan plan = make_plan(in, catalogs());
-  CHECK(plan.context.links[0].inter_node_bps == 10e9F);
-  CHECK(plan.context.links[1].inter_node_bps == 20e9F);
-  CHECK(plan.context.links[0].intra_node_bps == 50e9F);
-  CHECK(plan.context.links[1].intra_node_bps == 50e9F);
+  CHECK(plan.context.links[0].inter_node_bits_per_s == 10e9F);
+  CHECK(plan.context.links[1].inter_node_bits_per_s == 20e9F);
+  CHECK(plan.context.links[0].intra_node_bits_per_s == 50e9F);
+  CHECK(plan.context.links[1].intra_node_bits_per_s == 50e9F);
   // Without overrides, a GPU missing from the set uses 60 % of its node's figures.
   const SearchPlan h = make_plan(input("gpt2XL", {{"H100-SXM", 1}}, 8), catalogs());
-  CHECK(h.context.links[0].inter_node_bps == static_cast<float>(0.6 * 3200e9));
-  CHECK(h.context.links[0].intra_node_bps == static_cast<float>(0.6 * 450 * 8e9));
+  CHECK(h.context.links[0].inter_node_bits_per_s == static_cast<float>(0.6 * 3200e9));
+  CHECK(h.context.links[0].intra_node_bits_per_s == static_cast<float>(0.6 * 450 * 8e9));
   // Per-GPU price times the GPUs of a node.
   CHECK(h.context.price_per_s_usd == Approx(3.78 * 8 / 3600.0));
 }

@@ -55,30 +55,30 @@ TEST_CASE("node_links: the set's links, the GPU's defaults, or the overrides", "
   const GpuSpec& a10 = hw.gpu("A10");
   PlanInput in = llama_on({{"A10", 1}, {"A6000", 1}});
   const LinkF32 set = node_links(in, ib, a10, 0);
-  CHECK(set.inter_node_bps == static_cast<float>(ib.links.at("A10").inter_node_bps));
-  CHECK(set.intra_node_bps == static_cast<float>(ib.links.at("A10").intra_node_bps));
+  CHECK(set.inter_node_bits_per_s == static_cast<float>(ib.links.at("A10").inter_node_bits_per_s));
+  CHECK(set.intra_node_bits_per_s == static_cast<float>(ib.links.at("A10").intra_node_bits_per_s));
 
-  in.inter_node_gbps = {100.0, 200.0}; // one per type: the second is type 1's
-  CHECK(node_links(in, ib, a10, 1).inter_node_bps == static_cast<float>(200e9));
-  CHECK(node_links(in, ib, a10, 1).intra_node_bps == set.intra_node_bps);
+  in.inter_node_Gbitps = {100.0, 200.0}; // one per type: the second is type 1's
+  CHECK(node_links(in, ib, a10, 1).inter_node_bits_per_s == static_cast<float>(200e9));
+  CHECK(node_links(in, ib, a10, 1).intra_node_bits_per_s == set.intra_node_bits_per_s);
 
   GpuSpec plain;
   plain.name = "Plain"; // no links in the set, no specifications for defaults
-  in.inter_node_gbps.clear();
+  in.inter_node_Gbitps.clear();
   CHECK_THROWS_WITH(node_links(in, ib, plain, 0),
                     "comm type 'ib' has no link bandwidth for node type 'Plain' in hardware.json");
-  in.inter_node_gbps = {50.0};
-  in.intra_node_gbps = {400.0};
+  in.inter_node_Gbitps = {50.0};
+  in.intra_node_Gbitps = {400.0};
   const LinkF32 given = node_links(in, ib, plain, 0);
-  CHECK(given.inter_node_bps == static_cast<float>(50e9));
-  CHECK(given.intra_node_bps == static_cast<float>(400e9));
+  CHECK(given.inter_node_bits_per_s == static_cast<float>(50e9));
+  CHECK(given.intra_node_bits_per_s == static_cast<float>(400e9));
 }
 
 TEST_CASE("check_link_overrides: one value or one per node type", "[plan]") {
   PlanInput in = llama_on({{"A10", 1}, {"A6000", 1}});
-  in.intra_node_gbps = {1, 2};
+  in.intra_node_Gbitps = {1, 2};
   CHECK_NOTHROW(check_link_overrides(in));
-  in.intra_node_gbps = {1, 2, 3};
+  in.intra_node_Gbitps = {1, 2, 3};
   CHECK_THROWS_WITH(check_link_overrides(in),
                     "--intra_node_gbps has 3 values but there are 2 node types; give one value "
                     "or one per --node_type");

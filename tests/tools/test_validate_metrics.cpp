@@ -184,7 +184,7 @@ TEST_CASE("a corpus row's four columns: catalog GPU, network, framework, archite
   // catalog_gpu wins over the name ("some GPU" maps to nothing).
   CHECK(c.catalog_gpu == "A100-40GB");
   CHECK(c.gpu_family == "hbm-nvlink");
-  CHECK(c.inter_node_gbps == 800);
+  CHECK(c.inter_node_Gbitps == 800);
   CHECK(c.framework == "torchtitan");
   // Empty arch: by name.
   CHECK(c.arch == "llama");

@@ -129,7 +129,7 @@ Case make_case(const Row& r, const HardwareCatalog& catalog) {
     throw BadInput(fmt::format("row {}: num_gpus, gpus_per_node and num_attention_heads must be "
                                "positive", c.id));
   }
-  c.inter_node_gbps = to_int(r.at("inter_node_gbit_per_node"), c, "inter_node_gbit_per_node");
+  c.inter_node_Gbitps = to_int(r.at("inter_node_gbit_per_node"), c, "inter_node_gbit_per_node");
   if (c.num_gpus < c.gpn && !has(c.gpu, "NVL72")) {
     // Part of one node: a node of the GPUs the run uses (same GPUs, same links).
     add_assumption(c, fmt::format("one node, {} of its {} GPUs", c.num_gpus, c.gpn));
@@ -142,8 +142,8 @@ Case make_case(const Row& r, const HardwareCatalog& catalog) {
     // tray, else the catalog's network per GPU, times the GPUs).
     const int tray = c.gpn;
     const GpuSpec& g = catalog.gpu(c.catalog_gpu);
-    const double per_gpu = c.inter_node_gbps > 0
-                               ? static_cast<double>(c.inter_node_gbps) / tray
+    const double per_gpu = c.inter_node_Gbitps > 0
+                               ? static_cast<double>(c.inter_node_Gbitps) / tray
                                : g.inter_node_gbit_per_node / g.default_gpus_per_node;
     for (int n = 72 / tray * tray; n >= tray; n -= tray) {
       if (c.num_gpus % n == 0) {
@@ -151,7 +151,7 @@ Case make_case(const Row& r, const HardwareCatalog& catalog) {
         break;
       }
     }
-    c.inter_node_gbps = std::llround(per_gpu * c.gpn);
+    c.inter_node_Gbitps = std::llround(per_gpu * c.gpn);
     add_assumption(c, fmt::format("NVL72: {} GPUs per NVLink domain", c.gpn));
   }
   c.tp = static_cast<int>(to_int(r.at("tp"), c, "tp"));
@@ -307,8 +307,8 @@ std::vector<std::string> contract(const Case& c, const fs::path& exe, const fs::
                                 "--custom_gbs", std::to_string(c.gbs),
                                 "--recompute", c.recompute,
                                 "--virtual_stages", std::to_string(c.v), "--dtype", c.dtype};
-  if (c.inter_node_gbps > 0) {
-    a.insert(a.end(), {"--inter_node_gbps", std::to_string(c.inter_node_gbps)});
+  if (c.inter_node_Gbitps > 0) {
+    a.insert(a.end(), {"--inter_node_gbps", std::to_string(c.inter_node_Gbitps)});
   }
   if (c.cp > 1) {
     // Context parallelism as the row's framework runs it: Megatron-LM/NeMo (cp_comm_type p2p,

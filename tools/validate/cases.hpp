@@ -33,7 +33,7 @@ struct Case {
   long long layers = 0, hidden = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0, seq = 0;
   int num_gpus = 0, gpn = 0, tp = 1, pp = 1, dp = 1, cp = 1, mbs = 0, gbs = 0, v = 1;
   /// Network bandwidth per node in Gbit/s when the row states its own (0: the catalog's).
-  long long inter_node_gbps = 0;
+  long long inter_node_Gbitps = 0;
   /// The corpus's model column: a built-in catalog model (profiledb/models.json) the contract
   /// passes as --type NAME; empty = a model file written from the shape columns.
   std::string catalog_model;

@@ -27,7 +27,7 @@ struct IntraNodeLink {
   /// True when GPUs copy peer to peer (NVLink, or PCIe with P2P enabled).
   bool p2p = false;
   /// Per GPU, per direction, GB/s.
-  double gbps_per_dir = 0.0;
+  double GBps_per_dir = 0.0;
 };
 
 /// Figures from a micro-benchmark on the GPU itself (scripts/calibrate_gpu.py), optional.
@@ -38,7 +38,7 @@ struct GpuBenchmark {
   /// Achieved fraction of the memory bandwidth in a large device-to-device copy.
   double memory_efficiency = 0.0;
   /// All-reduce bus bandwidth (nccl-tests convention) by group size, GB/s.
-  std::map<int, double> allreduce_bus_gbps;
+  std::map<int, double> allreduce_bus_GBps;
   std::string source;
 };
 
@@ -89,7 +89,7 @@ struct GpuSpec {
   std::string gpu_class;
   PeakTflops peak_tflops;
   /// Memory bandwidth, GB/s.
-  double memory_gbps = 0.0;
+  double memory_GBps = 0.0;
   IntraNodeLink intra_node;
   int default_gpus_per_node = 0;
   /// Network bandwidth of the usual node of this GPU, Gbit/s per node.
@@ -125,8 +125,8 @@ struct GpuSpec {
 
 /// Link bandwidths of one node type, in bit/s.
 struct LinkBandwidth {
-  double inter_node_bps = 0.0;
-  double intra_node_bps = 0.0;
+  double inter_node_bits_per_s = 0.0;
+  double intra_node_bits_per_s = 0.0;
 };
 
 struct BandwidthSet {

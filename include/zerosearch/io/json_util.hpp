@@ -37,4 +37,10 @@ void reject_unknown_keys(const Json& j, std::initializer_list<std::string_view> 
 /// A finite number >= 0.
 [[nodiscard]] double number_value(const Json& j, const std::string& where);
 
+/// `j` with its key `old_key` renamed to `key`: a catalog key renamed (docs/hardware.md, "Old key
+/// names") is still read under its old name. Throws InputError when `j` has both. `j` unchanged
+/// when it is not an object or lacks `old_key`.
+[[nodiscard]] Json with_renamed_key(const Json& j, const std::string& key,
+                                    const std::string& old_key, const std::string& where);
+
 } // namespace zerosearch::json_util

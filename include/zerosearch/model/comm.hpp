@@ -17,8 +17,8 @@ namespace zerosearch {
 
 /// Link bandwidth of one node type, in bit/s, as float32 (the original's torch tensors).
 struct LinkF32 {
-  float inter_node_bps = 0.0F;
-  float intra_node_bps = 0.0F;
+  float inter_node_bits_per_s = 0.0F;
+  float intra_node_bits_per_s = 0.0F;
 };
 
 /// Where ranks live: rank = t + tp*d + tp*dp*s, on node rank / gpus_per_node.
@@ -52,13 +52,13 @@ struct RankLayout {
 
 /// Ring bandwidth (bit/s) of stage 0's data-parallel group: the slowest link between ranks
 /// (0,d,tp-1) and (0,(d+1)%dp,tp-1).
-[[nodiscard]] float dp_ring_bandwidth_bps(const RankLayout& layout, const Placement& placement,
+[[nodiscard]] float dp_ring_bandwidth_bits_per_s(const RankLayout& layout, const Placement& placement,
                                           const std::vector<LinkF32>& links) noexcept;
 
 /// Data-parallel synchronisation time per step, seconds (docs/model.md §4), for `params` parameters
-/// of `precision_bits` over a ring of `bandwidth_bps`, with `micro_batches` micro-batches.
+/// of `precision_bits` over a ring of `bandwidth_bits_per_s`, with `micro_batches` micro-batches.
 [[nodiscard]] float dp_sync_time_s(DpMethod method, int dp, float params, int precision_bits,
-                                   float bandwidth_bps, float micro_batches) noexcept;
+                                   float bandwidth_bits_per_s, float micro_batches) noexcept;
 
 /// Embedding all-reduce between the first and last stage, seconds; 0 when pp == 1.
 [[nodiscard]] float embedding_sync_time_s(const RankLayout& layout, const Placement& placement,

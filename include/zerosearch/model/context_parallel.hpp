@@ -13,9 +13,9 @@ struct CpLinks {
   /// cp ranks of one group on the same node as a given member.
   int ranks_per_node = 1;
   /// Point-to-point bandwidth inside a node (NVLink or PCIe, one direction), bytes/s.
-  double intra_Bps = 1.0;
+  double intra_bytes_per_s = 1.0;
   /// The network share of one GPU, bytes/s.
-  double inter_Bps = 1.0;
+  double inter_bytes_per_s = 1.0;
   /// Latency of one message, seconds.
   double latency_s = 20e-6;
 };

@@ -123,7 +123,7 @@ struct PlacementFeatures {
   /// Pipeline link time of each stage boundary, seconds (float32, as the original).
   std::vector<float> link_s;
   /// Stage 0's data-parallel ring bandwidth, bit/s.
-  float ring_bps = 0.0F;
+  float ring_bits_per_s = 0.0F;
   /// Embedding all-reduce time, seconds.
   float embedding_sync_s = 0.0F;
 

@@ -86,9 +86,9 @@ struct NativeGpu {
   /// Usable memory of one GPU, GiB.
   double memory_gib = 0.0;
   /// Network bandwidth of one node, bytes/s (shared by its GPUs).
-  double inter_node_Bps = 0.0;
+  double inter_node_bytes_per_s = 0.0;
   /// Host link (PCIe) of one GPU, bytes/s, for offload.
-  double host_link_Bps = 0.0;
+  double host_link_bytes_per_s = 0.0;
 };
 
 /// The host link of a GPU: its PCIe generation's x16 figure at 80 % (docs/native.md §3).

@@ -47,7 +47,7 @@ struct RunCostSettings {
   /// Bytes of one checkpoint: the model's weights and optimizer state, each shard once.
   double checkpoint_bytes = 0.0;
   /// Write bandwidth of checkpoint storage per node, GB/s (10^9 bytes/s).
-  double storage_gbps_per_node = 1.0;
+  double storage_GBps_per_node = 1.0;
   /// Time from a failure to training again (detect, reschedule, load the checkpoint), s.
   double restart_s = 600.0;
   /// Spot preemptions per node-hour (0 unless --pricing spot).

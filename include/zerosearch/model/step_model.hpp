@@ -27,7 +27,7 @@ struct StepModel {
   float vocab = 0.0F;
   int precision_bits = 16;
   /// Stage 0's data-parallel ring bandwidth, bit/s.
-  float ring_bps = 0.0F;
+  float ring_bits_per_s = 0.0F;
   float embedding_sync_s = 0.0F;
 
   /// Memory limit (GiB) of each stage's GPU type.

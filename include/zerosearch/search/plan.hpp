@@ -45,8 +45,8 @@ struct PlanInput {
   /// one without gets analytic profiles of both flavours.
   ProfileSource profile_source = ProfileSource::automatic;
   /// Link overrides in Gbit/s: empty, one value for every node type, or one per node type.
-  std::vector<double> inter_node_gbps;
-  std::vector<double> intra_node_gbps;
+  std::vector<double> inter_node_Gbitps;
+  std::vector<double> intra_node_Gbitps;
   /// --estimator; empty: zerosearch when every node type has a measured profile of the model
   /// (or --profile_source analytic asks for the original's formulas on analytic profiles),
   /// native otherwise.

@@ -14,7 +14,7 @@ int cp_ranks_per_node(int cp, int tp, int gpus_per_node) noexcept {
 
 double cp_ring_step_s(double bytes, int cp, const CpLinks& links) noexcept {
   if (cp <= 1 || bytes <= 0) return 0.0;
-  const double bw = links.ranks_per_node >= cp ? links.intra_Bps : links.inter_Bps;
+  const double bw = links.ranks_per_node >= cp ? links.intra_bytes_per_s : links.inter_bytes_per_s;
   return links.latency_s + bytes / bw;
 }
 
@@ -22,8 +22,8 @@ double cp_all_to_all_s(double bytes, int cp, const CpLinks& links) noexcept {
   if (cp <= 1 || bytes <= 0) return 0.0;
   const int k = std::clamp(links.ranks_per_node, 1, cp);
   const double share = bytes / cp; // what goes to each peer
-  const double intra = (k - 1) * share / links.intra_Bps;
-  const double inter = (cp - k) * share / links.inter_Bps;
+  const double intra = (k - 1) * share / links.intra_bytes_per_s;
+  const double inter = (cp - k) * share / links.inter_bytes_per_s;
   return links.latency_s + std::max(intra, inter);
 }
 

@@ -31,10 +31,10 @@ double elem_bytes(Dtype d) noexcept {
 
 /// Bus bandwidth (bytes/s) of an intra-node collective over n GPUs: the calibration's tp
 /// all-reduce fit for that group size (nearest smaller, else the smallest).
-double intra_bus_Bps(const NativeGpu& g, int n) noexcept {
+double intra_bus_bytes_per_s(const NativeGpu& g, int n) noexcept {
   const auto& fits = g.calibration.tp_allreduce;
   if (fits.empty()) {
-    return 0.8 * g.spec.intra_node.gbps_per_dir * 1e9;
+    return 0.8 * g.spec.intra_node.GBps_per_dir * 1e9;
   }
   auto it = fits.upper_bound(n);
   if (it != fits.begin()) {
@@ -84,8 +84,8 @@ struct DpGroup {
 
 /// The network share of one GPU for traffic that leaves its scale-up domain, bytes/s: the
 /// node's network over its GPUs, over the oversubscription.
-double scale_out_Bps(const NativeContext& ctx, const NativeGpu& g) noexcept {
-  return g.inter_node_Bps / std::max(1, ctx.gpus_per_node) / g.spec.scale_out_oversubscription;
+double scale_out_bytes_per_s(const NativeContext& ctx, const NativeGpu& g) noexcept {
+  return g.inter_node_bytes_per_s / std::max(1, ctx.gpus_per_node) / g.spec.scale_out_oversubscription;
 }
 
 /// A group of n ranks spaced `stride` apart (dp: n = dp, stride = tp; expert data parallel:
@@ -102,8 +102,8 @@ DpGroup spaced_group(const NativeContext& ctx, int n, int stride, const NativeGp
     d.intra = std::max(1, std::min(n, ctx.gpus_per_node / std::max(1, stride)));
     d.inter = (n + d.intra - 1) / d.intra;
   }
-  d.intra_bus = intra_bus_Bps(g, d.intra);
-  d.inter_bus = scale_out_Bps(ctx, g);
+  d.intra_bus = intra_bus_bytes_per_s(g, d.intra);
+  d.inter_bus = scale_out_bytes_per_s(ctx, g);
   d.intra_lat = intra_latency(g.spec);
   d.inter_lat = nccl_latency(Transport::net);
   return d;
@@ -131,11 +131,11 @@ double dp_half_s(const DpGroup& d, double bytes) noexcept {
 /// Bandwidth of the activation send from stage j to stage j + 1, bytes/s: the intra-node link
 /// inside a node, or inside one scale-up domain spanning nodes (both stages of one node type);
 /// else the slower node's network share of a GPU over the oversubscription.
-double pipeline_send_Bps(const NativeContext& ctx, const DesignPoint& p, int j,
+double pipeline_send_bytes_per_s(const NativeContext& ctx, const DesignPoint& p, int j,
                          const NativePlacement& where, const NativeGpu& gpu,
                          const NativeGpu& next) noexcept {
   const double link =
-      std::min(gpu.spec.intra_node.gbps_per_dir, next.spec.intra_node.gbps_per_dir) * 1e9 * 0.8;
+      std::min(gpu.spec.intra_node.GBps_per_dir, next.spec.intra_node.GBps_per_dir) * 1e9 * 0.8;
   if (where.boundary_inter_node[static_cast<std::size_t>(j)] == 0) return link;
   const NetworkTiers tiers = network_tiers(gpu.spec, ctx.gpus_per_node);
   const long long per_stage = static_cast<long long>(p.tp) * p.cp * p.dp;
@@ -145,7 +145,7 @@ double pipeline_send_Bps(const NativeContext& ctx, const DesignPoint& p, int j,
       !crosses_domain(j * per_stage, (j + 2) * per_stage - 1, tiers.domain_gpus)) {
     return link;
   }
-  return std::min(scale_out_Bps(ctx, gpu), scale_out_Bps(ctx, next));
+  return std::min(scale_out_bytes_per_s(ctx, gpu), scale_out_bytes_per_s(ctx, next));
 }
 
 /// Slice boundaries are multiples of 1/32 of the sequence (TeraPipe's DP stays small).
@@ -220,8 +220,8 @@ CpExchange cp_exchange(const NativeContext& ctx, const DesignPoint& p, const Nat
       tiers.multi_node_domain()
           ? group_domain_split(p.cp, p.tp, tiers.domain_gpus, world_size(p)).members
           : cp_ranks_per_node(p.cp, p.tp, ctx.gpus_per_node);
-  links.intra_Bps = 0.8 * gpu.spec.intra_node.gbps_per_dir * 1e9; // as pipeline sends
-  links.inter_Bps = scale_out_Bps(ctx, gpu);
+  links.intra_bytes_per_s = 0.8 * gpu.spec.intra_node.GBps_per_dir * 1e9; // as pipeline sends
+  links.inter_bytes_per_s = scale_out_bytes_per_s(ctx, gpu);
   links.latency_s = kAlpha_s;
   if (p.cp_comm == CpComm::ring) {
     // FlashAttention's backward: kFlashBackwardRatio x its forward (docs/analytic.md).
@@ -399,7 +399,7 @@ double host_link_bytes_per_s(const GpuSpec& gpu) noexcept {
   } else if (link == "pcie4" || link == "pcie") {
     x16 = 32e9;
   } else if (link.rfind("pcie", 0) == 0) {
-    x16 = gpu.intra_node.gbps_per_dir * 1e9;
+    x16 = gpu.intra_node.GBps_per_dir * 1e9;
   }
   return 0.8 * x16;
 }
@@ -854,8 +854,8 @@ void add_moe_comm(NativeStage& st, const NativeContext& ctx, const DesignPoint& 
                         : ep_ranks_per_node(p, ctx.gpus_per_node);
   const NcclLatency node_lat = intra_latency(gpu.spec);
   const NcclLatency net_lat = nccl_latency(Transport::net);
-  const A2aLink node{intra_bus_Bps(gpu, intra), node_lat.simple_base_s + node_lat.simple_step_s};
-  const A2aLink net{scale_out_Bps(ctx, gpu), net_lat.simple_base_s + net_lat.simple_step_s};
+  const A2aLink node{intra_bus_bytes_per_s(gpu, intra), node_lat.simple_base_s + node_lat.simple_step_s};
+  const A2aLink net{scale_out_bytes_per_s(ctx, gpu), net_lat.simple_base_s + net_lat.simple_step_s};
   const double a2a = all_to_all_s(bytes, p.ep, intra, node, net);
   const double etp_comm =
       p.etp > 1 ? dp_half_s(spaced_group(ctx, p.etp, 1, gpu, world_size(p)), bytes * p.etp) : 0.0;
@@ -914,7 +914,7 @@ double grad_accumulation_s(const DesignPoint& p, const PointConstants& k, const 
     return 0.0;
   }
   const double once = 3.0 * k.elem_bytes * local_params /
-                      (gpu.spec.memory_gbps * 1e9 * gpu.calibration.memory_efficiency);
+                      (gpu.spec.memory_GBps * 1e9 * gpu.calibration.memory_efficiency);
   return once * (mb - 1) / mb;
 }
 
@@ -945,7 +945,7 @@ void add_sharded_comm(NativeStage& st, const NativeContext& ctx, const DesignPoi
   // overlap compute. DeepSpeed ZeRO-3 gathers into the parameters' own storage.
   const double copy_out =
       fw.torch_loss
-          ? 2.0 * wb * local / (gpu.spec.memory_gbps * 1e9 * gpu.calibration.memory_efficiency)
+          ? 2.0 * wb * local / (gpu.spec.memory_GBps * 1e9 * gpu.calibration.memory_efficiency)
           : 0.0;
   if (keeps_unsharded(p, k)) {
     st.dp_sync_s = first_gather + copy_out + std::max(0.0, gather - st.forward_s) +
@@ -969,7 +969,7 @@ void add_sharded_comm(NativeStage& st, const NativeContext& ctx, const DesignPoi
 void add_offload_fetch(NativeStage& st, const DesignPoint& p, const PointConstants& k,
                        const NativeGpu& gpu, const StageParams& params) {
   if (p.offload != Offload::optimizer_params) return;
-  const double fetch = params.zero_shard(k.elem_bytes) / gpu.host_link_Bps;
+  const double fetch = params.zero_shard(k.elem_bytes) / gpu.host_link_bytes_per_s;
   st.forward_s = std::max(st.forward_s, fetch);
   st.backward_s = std::max(st.backward_s, fetch);
 }
@@ -983,7 +983,7 @@ double send_s(const NativeContext& ctx, const DesignPoint& p, const PointConstan
   const double s = static_cast<double>(ctx.model.sequence_length) / p.cp; // this rank's tokens
   const double h = static_cast<double>(ctx.model.hidden_size);
   const double bytes = k.elem_bytes * s * p.mbs * h / p.tp; // scatter-gather over tp
-  const double bw = pipeline_send_Bps(ctx, p, j, where, gpu, next);
+  const double bw = pipeline_send_bytes_per_s(ctx, p, j, where, gpu, next);
   return kAlpha_s + bytes / bw;
 }
 
@@ -1056,7 +1056,7 @@ ModelStates model_states(const NativeContext& ctx, const DesignPoint& p, const P
       ms.weights = 0.0;
     }
     // per step: gradients to the host, updated parameters back, CPU-Adam in between
-    ms.offload_s += zero_shard(wb + wb) / gpu.host_link_Bps +
+    ms.offload_s += zero_shard(wb + wb) / gpu.host_link_bytes_per_s +
                     zero_shard(1.0) / ctx.settings.host_adam_params_per_s;
   }
   return ms;
@@ -1133,7 +1133,7 @@ double optimizer_step_s(const DesignPoint& p, const PointConstants& k, const Nat
   const double opt_bytes = (wb < 4.0 ? 4.0 : 0.0) + 8.0;
   const double updated = fw.shard_level >= 1 ? params.zero_shard(1.0) : params.local;
   const double bytes = updated * (fw.grad_bytes + 2 * opt_bytes + wb);
-  const double memory_s = bytes / (gpu.spec.memory_gbps * 1e9 * gpu.calibration.memory_efficiency);
+  const double memory_s = bytes / (gpu.spec.memory_GBps * 1e9 * gpu.calibration.memory_efficiency);
   // The host issues the multi-tensor launches over the stage's parameter tensors (the GEMM
   // weights, norms and biases of each layer, the embedding and LM head).
   const double tensors = layers * k.tensors_per_layer + 2.0;
@@ -1182,7 +1182,7 @@ double embedding_sync_s(const NativeContext& ctx, const DesignPoint& p, const Po
   const bool one_domain = tiers.multi_node_domain() &&
                           where.stage_gpu.front() == where.stage_gpu.back() &&
                           !crosses_domain(0, world_size(p) - 1, tiers.domain_gpus);
-  const double bw = one_domain ? 0.8 * gpu.spec.intra_node.gbps_per_dir * 1e9 : scale_out_Bps(ctx, gpu);
+  const double bw = one_domain ? 0.8 * gpu.spec.intra_node.GBps_per_dir * 1e9 : scale_out_bytes_per_s(ctx, gpu);
   return ring_allreduce_s(bytes, 2, bw, nccl_latency(Transport::net));
 }
 

@@ -84,7 +84,7 @@ std::uint64_t float_bits(float v) noexcept {
 // Called once per placement of every design point: an inline mix of the raw values, not
 // std::hash (which runs a byte-wise hash per float).
 std::size_t PlacementFeaturesHash::operator()(const PlacementFeatures& f) const noexcept {
-  std::uint64_t h = float_bits(f.ring_bps) * 0x9e3779b97f4a7c15ULL ^ float_bits(f.embedding_sync_s);
+  std::uint64_t h = float_bits(f.ring_bits_per_s) * 0x9e3779b97f4a7c15ULL ^ float_bits(f.embedding_sync_s);
   const auto mix = [&h](std::uint64_t v) {
     h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
   };
@@ -106,7 +106,7 @@ PlacementFeatures placement_features(const EstimateContext& ctx, const DesignPoi
                                  static_cast<float>(ctx.model.sequence_length) *
                                  static_cast<float>(ctx.model.hidden_size);
   f.link_s = pipeline_link_times_s(layout, placement, ctx.links, activation_elems);
-  f.ring_bps = dp_ring_bandwidth_bps(layout, placement, ctx.links);
+  f.ring_bits_per_s = dp_ring_bandwidth_bits_per_s(layout, placement, ctx.links);
   f.embedding_sync_s = embedding_sync_time_s(layout, placement, ctx.links,
                                              static_cast<double>(ctx.model.hidden_size),
                                              static_cast<double>(ctx.model.vocab_size),
@@ -134,7 +134,7 @@ StepModel step_model(const EstimateContext& ctx, const DesignPoint& p, const Lay
   m.hidden = static_cast<float>(ctx.model.hidden_size);
   m.vocab = static_cast<float>(ctx.model.vocab_size);
   m.precision_bits = ctx.precision_bits;
-  m.ring_bps = features.ring_bps;
+  m.ring_bits_per_s = features.ring_bits_per_s;
   m.embedding_sync_s = features.embedding_sync_s;
   return m;
 }

@@ -6,7 +6,7 @@ namespace zerosearch {
 
 float StepModel::dp_sync_s(int first_stage_layers) const noexcept {
   const float params = stage0_param_count(first_stage_layers, layers(), hidden, vocab, tp);
-  return dp_sync_time_s(method, dp, params, precision_bits, ring_bps, micro_batches_f32);
+  return dp_sync_time_s(method, dp, params, precision_bits, ring_bits_per_s, micro_batches_f32);
 }
 
 std::vector<double> StepModel::pipeline_ends(const StageTimes& times) const {
