@@ -117,7 +117,7 @@ constexpr std::array<const char*, 3> kDeepSpeedPipeline{"activation_checkpoint_i
                                                         "pipe_partitioned", "grad_partitioned"};
 
 // pytorch/torchtitan v0.2.2: torchtitan/config/job_config.py, as "section.key".
-constexpr std::array<const char*, 22> kTorchtitan{
+constexpr std::array<const char*, 23> kTorchtitan{
     "model.name", "model.flavor", "training.local_batch_size", "training.global_batch_size",
     "training.seq_len", "parallelism.data_parallel_replicate_degree",
     "parallelism.data_parallel_shard_degree", "parallelism.fsdp_reshard_after_forward",
@@ -128,17 +128,20 @@ constexpr std::array<const char*, 22> kTorchtitan{
     "compile.enable", "compile.components",
     // job_config.py:118 (Model.converters), Training.mixed_precision_param, Float8Linear
     // (job_config.py:730-753, section quantize.linear.float8).
-    "model.converters", "training.mixed_precision_param", "quantize.linear.float8.recipe_name"};
+    "model.converters", "training.mixed_precision_param", "quantize.linear.float8.recipe_name",
+    // job_config.py Parallelism.context_parallel_rotate_method ("allgather" | "alltoall").
+    "parallelism.context_parallel_rotate_method"};
 
 // pytorch/torchtitan main b5bcd76: torchtitan/config/configs.py (TrainingConfig,
 // ParallelismConfig) as command-line overrides, and train.py's --module / --config.
-constexpr std::array<const char*, 13> kTorchtitanMain{
+constexpr std::array<const char*, 14> kTorchtitanMain{
     "--module", "--config", "--training.num_tokens_per_microbatch_per_dp_rank",
     "--training.num_tokens_per_train_step", "--training.max_context_length",
     "--parallelism.data_parallel_replicate_degree", "--parallelism.data_parallel_shard_degree",
     "--parallelism.tensor_parallel_degree", "--parallelism.pipeline_parallel_degree",
     "--parallelism.pipeline_parallel_schedule", "--parallelism.num_pp_microbatches",
-    "--job.config_file", "--parallelism.context_parallel_degree"};
+    "--job.config_file", "--parallelism.context_parallel_degree",
+    "--parallelism.context_parallel_rotate_method"};
 
 const std::array<ArgumentList, 10> kLists{{
     {"Megatron-LM", "NVIDIA/Megatron-LM d98e8a64, megatron-core 0.20.0", kMegatronLm},

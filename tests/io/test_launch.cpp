@@ -555,9 +555,16 @@ TEST_CASE("context parallelism reaches the frameworks that run it", "[launch][cp
     said = said || (target == "megatron_deepspeed" && has(why, "DeepSpeed-Ulysses only"));
   }
   CHECK(said);
-  // torchtitan: context_parallel_degree, ring only.
+  // torchtitan: context_parallel_degree, the ring as its shard-by-shard rotation ("alltoall";
+  // its default "allgather" is the all-gather variant), Ulysses refused.
   lp.point.method = DpMethod::fsdp;
-  CHECK(has(file(launch_files(lp), "torchtitan.toml").text, "context_parallel_degree = 2\n"));
+  files = launch_files(lp);
+  CHECK(has(file(files, "torchtitan.toml").text,
+            "context_parallel_degree = 2\ncontext_parallel_rotate_method = \"alltoall\"\n"));
+  CHECK(documented_argument("torchtitan TOML", "parallelism.context_parallel_rotate_method"));
+  lp.point.cp_comm = CpComm::allgather;
+  CHECK(has(file(launch_files(lp), "torchtitan.toml").text,
+            "context_parallel_rotate_method = \"allgather\"\n"));
   lp.point.cp_comm = CpComm::a2a;
   c = launch_choice(lp);
   CHECK(std::find(c.written.begin(), c.written.end(), "torchtitan") == c.written.end());

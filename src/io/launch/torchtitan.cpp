@@ -103,12 +103,6 @@ std::string refusal(const Facts& f) {
     break;
   case DpLaunchKind::fsdp: break;
   }
-  if (f.p.cp > 1 && f.p.cp_comm == CpComm::allgather) {
-    return fmt::format("no torchtitan files: zerosearch writes torchtitan's context parallelism "
-                       "as ring attention, not Transformer Engine's all-gather variant (cp {} "
-                       "allgather); run it with Megatron-LM (--cp-comm-type all_gather)",
-                       f.p.cp);
-  }
   if (f.p.cp > 1 && f.p.cp_comm == CpComm::a2a) {
     return fmt::format("no torchtitan files: torchtitan's context parallelism is ring attention "
                        "(PyTorch's context_parallel), not DeepSpeed-Ulysses all-to-alls (cp {} "
@@ -191,6 +185,15 @@ std::vector<int> model_parts(const Facts& f) {
                : f.transformer;
 }
 
+/// torchtitan's key/value exchange for the estimate's cp variant
+/// (parallelism.context_parallel_rotate_method, default "allgather"): the ring passes K/V
+/// shard by shard ("alltoall"), the all-gather variant gathers them after the first block
+/// ("allgather"; torch overlaps that gather with the first block, which the estimate charges
+/// exposed). Ulysses plans are refused before this.
+const char* rotate_method(const Facts& f) {
+  return f.p.cp_comm == CpComm::allgather ? "allgather" : "alltoall";
+}
+
 std::string toml(const Facts& f) {
   std::string out = "# torchtitan v0.2.x job config (torchtitan/config/job_config.py at v0.2.2).\n"
                     "# For torchtitan main (no TOML), see launch_torchtitan_main.sh.\n# " +
@@ -214,6 +217,9 @@ std::string toml(const Facts& f) {
   }
   out += fmt::format("tensor_parallel_degree = {}\ncontext_parallel_degree = {}\n", f.p.tp,
                      static_cast<int>(f.p.cp));
+  if (f.p.cp > 1) {
+    out += fmt::format("context_parallel_rotate_method = \"{}\"\n", rotate_method(f));
+  }
   out += fmt::format("pipeline_parallel_degree = {}\n", f.p.pp);
   if (f.p.pp > 1) {
     out += fmt::format("pipeline_parallel_schedule = \"{}\"\n", schedule_name(f));
@@ -287,6 +293,7 @@ std::string launcher_main(const Facts& f, const Flavor& fl) {
   o("parallelism.tensor_parallel_degree", std::to_string(f.p.tp));
   if (f.p.cp > 1) {
     o("parallelism.context_parallel_degree", std::to_string(f.p.cp));
+    o("parallelism.context_parallel_rotate_method", rotate_method(f));
   }
   o("parallelism.pipeline_parallel_degree", std::to_string(f.p.pp));
   if (f.p.pp > 1) {
