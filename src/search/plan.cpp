@@ -594,6 +594,14 @@ void make_native_plan(const PlanInput& in, SearchPlan& plan,
   // Megatron-LM's DeepSeek-V3 and Qwen3 recipes run them) and tp (Megatron-LM's default,
   // --expert-tensor-parallel-size unset); points whose GPUs cannot hold them are left out.
   const ModelSpec& m = ctx.model;
+  if (m.is_moe() && !plan.schedules.empty() &&
+      std::all_of(plan.schedules.begin(), plan.schedules.end(),
+                  [](Schedule s) { return s == Schedule::terapipe; })) {
+    throw InputError(fmt::format("--schedule terapipe with {}, a mixture-of-experts model: its "
+                                 "token slices do not model the experts' all-to-all (use 1f1b, "
+                                 "interleaved or a split schedule)",
+                                 m.name));
+  }
   if (m.is_moe()) {
     if (in.ep.empty()) {
       plan.ep.clear();

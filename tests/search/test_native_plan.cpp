@@ -82,12 +82,17 @@ TEST_CASE("a native search ranks plans that fit on any catalog GPU", "[native][s
   }
 }
 
-TEST_CASE("terapipe plans for every catalog model on unlike GPUs", "[native][terapipe][plan]") {
+TEST_CASE("terapipe plans for every dense catalog model on unlike GPUs", "[native][terapipe][plan]") {
   for (const auto& model : shipped_catalogs().models.models) {
     PlanInput in = input(model.name, {{"A10", 2}, {"H100-SXM", 2}}, 4);
     in.estimator = Estimator::native;
     in.schedules = {Schedule::terapipe};
     in.recompute = {Recompute::full};
+    if (model.is_moe()) {
+      // Its token slices leave out the experts' all-to-all: refused, not under-estimated.
+      CHECK_THROWS_AS(make_plan(in, shipped_catalogs()), InputError);
+      continue;
+    }
     const SearchPlan plan = make_plan(in, shipped_catalogs());
     const auto rows = run_search(plan.context, plan.design_points(), placements(in.cluster));
     REQUIRE(!rows.empty());

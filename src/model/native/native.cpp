@@ -513,6 +513,12 @@ std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p
   if (p.schedule == Schedule::terapipe && p.pp < 2) {
     return "the terapipe schedule needs a pipeline (pp > 1)";
   }
+  if (p.schedule == Schedule::terapipe && ctx.model.is_moe()) {
+    // Its token slices are priced from the layers' compute alone (native_token_pipeline):
+    // the experts' all-to-all and the dense-first layers are not in them.
+    return "the terapipe schedule with a mixture-of-experts model: its token slices do not "
+           "model the experts' all-to-all (use 1f1b, interleaved or a split schedule)";
+  }
   if (std::string why = moe_invalid_reason(ctx.model, p); !why.empty()) {
     return why;
   }
