@@ -125,8 +125,7 @@ RowFilter search_filter(const OutputPlan& plan, bool all_rows) {
   // Outputs of one row per placement: the CSV files, and csv or json on standard output.
   const bool per_placement = any_full && !plan.csv.distinct;
   // Outputs of distinct rows: the summary, the table, and the others with --distinct.
-  const bool distinct = plan.to_stdout == StdoutFormat::summary ||
-                        plan.to_stdout == StdoutFormat::table || (any_full && plan.csv.distinct);
+  const bool distinct = info(plan.to_stdout).distinct_rows || (any_full && plan.csv.distinct);
   RowFilter f;
   f.distinct = !per_placement;
   f.feasible_only = plan.selection.feasible_only;
@@ -135,7 +134,7 @@ RowFilter search_filter(const OutputPlan& plan, bool all_rows) {
     return f;
   }
   f.top = plan.selection.top;
-  if (!any_full && plan.to_stdout != StdoutFormat::table && f.top == 0) {
+  if (!any_full && !info(plan.to_stdout).lists_rows && f.top == 0) {
     f.feasible_only = !plan.include_oom; // the summary's 10 best that fit
     f.top = 10;
   }
@@ -144,8 +143,8 @@ RowFilter search_filter(const OutputPlan& plan, bool all_rows) {
 
 void write_outputs(const OutputPlan& plan, const std::vector<RankedRow>& ranked,
                    const std::vector<std::string>& type_names, const SummaryWriter& summary) {
-  const bool distinct_rows_needed = plan.csv.distinct ||
-                                    plan.to_stdout == StdoutFormat::table;
+  const ReportFormatInfo& shown = info(plan.to_stdout);
+  const bool distinct_rows_needed = plan.csv.distinct || (shown.distinct_rows && shown.lists_rows);
   const std::vector<RankedRow> distinct =
       distinct_rows_needed ? select_rows(distinct_rows(ranked), plan.selection)
                            : std::vector<RankedRow>();

@@ -175,9 +175,7 @@ SessionResult Session::search(std::vector<SearchPlan> plans, bool front) const {
   // A sweep that keeps every row but whose only output is its summary (the front, the limits,
   // the counts: rows that fit) keeps only the rows that fit; OOM rows count in ranks and totals
   // without being held.
-  const bool summary_only = output.csv_files.empty() &&
-                            (output.to_stdout == StdoutFormat::summary ||
-                             output.to_stdout == StdoutFormat::none) &&
+  const bool summary_only = output.csv_files.empty() && !info(output.to_stdout).lists_rows &&
                             options.plot.empty() && options.html.empty() && !options.rank &&
                             options.emit.empty() && options.timeline.empty();
   if (plans.size() != 1 && !front && summary_only) {

@@ -323,4 +323,16 @@ TEST_CASE("format table: one row per format, --format's words unique and read ba
   CHECK(info(ReportFormat::json).per_placement);
   CHECK_FALSE(info(ReportFormat::table).per_placement);
   CHECK_FALSE(info(ReportFormat::summary).per_placement);
+  // Distinct rows (one per design point): the summary and the table; the formats that list the
+  // ranked rows themselves: csv, json and the table. A format is one of these kinds, never
+  // both per placement and distinct.
+  for (const ReportFormatInfo& f : report_formats()) {
+    CHECK_FALSE((f.per_placement && f.distinct_rows));
+    CHECK((!f.per_placement || f.lists_rows));
+  }
+  CHECK(info(ReportFormat::summary).distinct_rows);
+  CHECK_FALSE(info(ReportFormat::summary).lists_rows);
+  CHECK(info(ReportFormat::table).distinct_rows);
+  CHECK(info(ReportFormat::table).lists_rows);
+  CHECK_FALSE(info(ReportFormat::none).lists_rows);
 }

@@ -26,19 +26,26 @@ struct ReportFormatInfo {
   const char* name;
   /// One row per placement (the original's CSV), distinct rows only with --distinct.
   bool per_placement;
+  /// It shows distinct rows (one per design point, the best placement): the summary, the table.
+  bool distinct_rows;
+  /// It prints the ranked rows themselves, every row the selection keeps (csv, json, table);
+  /// the summary picks its own few (its 10 best that fit) and `none` prints nothing.
+  bool lists_rows;
   /// One line for the docs.
   const char* summary;
 };
 
 /// The table: one row per format, in the enum's order.
 inline constexpr auto kReportFormats = std::to_array<ReportFormatInfo>({
-    {ReportFormat::summary, nullptr, false,
+    {ReportFormat::summary, nullptr, false, true, false,
      "the default: the best plans that fit, the search's size and notes"},
-    {ReportFormat::csv, "csv", true, "the original's CSV (pandas to_csv), one row per placement"},
-    {ReportFormat::json, "json", true, "a JSON array, one object per row, the CSV's keys"},
-    {ReportFormat::table, "table", false,
+    {ReportFormat::csv, "csv", true, false, true,
+     "the original's CSV (pandas to_csv), one row per placement"},
+    {ReportFormat::json, "json", true, false, true,
+     "a JSON array, one object per row, the CSV's keys"},
+    {ReportFormat::table, "table", false, true, true,
      "an aligned table of distinct rows, the original's --pretty column order"},
-    {ReportFormat::none, nullptr, false, "nothing but errors (-q)"},
+    {ReportFormat::none, nullptr, false, false, false, "nothing but errors (-q)"},
 });
 
 static_assert(rows_follow_enum(kReportFormats),
