@@ -293,7 +293,12 @@ std::string timeline_svg(const TimelineInput& in) {
       {kForward, "forward"}, {kBackward, has_weight ? "backward (B: input gradient)" : "backward"}};
   if (has_weight) legend.emplace_back(kWeight, "W (weight gradient)");
   if (has_overlapped) legend.emplace_back(kOverlapped, "F&B overlapped");
-  if (has_a2a) legend.emplace_back(kAllToAll, "MoE all-to-all (dispatch + combine, not overlapped)");
+  if (has_a2a) {
+    legend.emplace_back(kAllToAll, has_overlapped
+                                       ? "MoE all-to-all (dispatch + combine; in an F&B pair part "
+                                         "of it hides behind the other pass)"
+                                       : "MoE all-to-all (dispatch + combine, not overlapped)");
+  }
   if (has_cp) {
     legend.emplace_back(kContext, in.cp_ring ? "cp K/V exchange (exposed part; the rest hides "
                                                "behind attention)"

@@ -774,14 +774,27 @@ PipeTimes pipe_times(const NativeContext& ctx, const DesignPoint& p, const Nativ
     const auto part = [C](double total, double x, double sum) {
       return sum > 0.0 ? total * x / sum : total / static_cast<double>(C);
     };
+    // The MoE all-to-all a DualPipe F&B pair can hide (DeepSeek-V3's reason for the schedule):
+    // the stage's dispatch and combine, less the MLP's tp collective they replace
+    // (add_moe_comm), shared out over the chunks by their layers; 0 for a dense model.
+    double n_sum = 0.0;
+    for (std::size_t c = 0; c < C; ++c) n_sum += shape.layers[r][c];
+    const double backward_passes = p.recompute == Recompute::full ? 2.0 : 1.0;
+    const double a2a_f = st.moe_comm_forward_s - st.moe_layers * t.tp_comm_forward_s / 2.0;
+    const double a2a_b = (st.moe_comm_s - st.moe_comm_forward_s) -
+                         st.moe_layers * backward_passes * t.tp_comm_forward_s / 2.0;
     std::vector<PipeChunkTimes> chunks(C);
     for (std::size_t c = 0; c < C; ++c) {
       PipeChunkTimes& ct = chunks[c];
+      const double n = shape.layers[r][c];
+      const double share = n_sum > 0.0 ? n / n_sum : 0.0;
       ct.forward_s = part(st.forward_s, f[c], sf);
       ct.weight_s = part(st.weight_s, w[c], sw);
       ct.input_s = std::max(0.0, part(st.backward_s, b[c], sb) - ct.weight_s);
-      ct.forward_comm_s = std::min(ct.forward_s, shape.layers[r][c] * t.tp_comm_forward_s);
-      ct.backward_comm_s = std::min(ct.input_s, shape.layers[r][c] * t.tp_comm_backward_s);
+      ct.forward_comm_s =
+          std::min(ct.forward_s, n * t.tp_comm_forward_s + share * std::max(0.0, a2a_f));
+      ct.backward_comm_s =
+          std::min(ct.input_s, n * t.tp_comm_backward_s + share * std::max(0.0, a2a_b));
     }
     pt.chunks.push_back(std::move(chunks));
   }
