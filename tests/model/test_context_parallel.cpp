@@ -3,6 +3,7 @@
 #include "zerosearch/model/analytic_profile.hpp"
 #include "zerosearch/model/context_parallel.hpp"
 #include "zerosearch/model/native.hpp"
+#include "native_fixtures.hpp"
 
 using namespace zerosearch;
 
@@ -18,23 +19,7 @@ CpLinks links(int ranks_per_node) {
   return l;
 }
 
-NativeGpu h100_like() {
-  NativeGpu g;
-  g.spec.name = "TestGPU";
-  g.spec.has_specs = true;
-  g.spec.gpu_class = "hbm-nvlink";
-  g.spec.memory_gib = 80;
-  g.spec.peak_tflops.fp32 = 60;
-  g.spec.peak_tflops.fp16 = 1000;
-  g.spec.peak_tflops.bf16 = 1000;
-  g.spec.memory_GBps = 3000;
-  g.spec.intra_node = {"nvlink4", true, 450};
-  g.calibration = prior_calibration(g.spec);
-  g.memory_gib = 80;
-  g.inter_node_bytes_per_s = 400e9;
-  g.host_link_bytes_per_s = host_link_bytes_per_s(g.spec);
-  return g;
-}
+NativeGpu h100_like() { return test::h100_like(80.0, false); }
 
 ModelSpec llama8b(std::int64_t seq) {
   ModelSpec m;

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "fixtures.hpp"
+#include "native_fixtures.hpp"
 #include "zerosearch/model/model_stats.hpp"
 #include "zerosearch/model/moe.hpp"
 #include "zerosearch/model/native.hpp"
@@ -15,45 +16,9 @@ using namespace zerosearch;
 
 namespace {
 
-/// An H100-like GPU with its class prior, by hand (as tests/model/test_native.cpp).
-NativeGpu gpu(double memory_gib = 80.0) {
-  NativeGpu g;
-  g.spec.name = "TestGPU";
-  g.spec.has_specs = true;
-  g.spec.gpu_class = "hbm-nvlink";
-  g.spec.memory_gib = memory_gib;
-  g.spec.peak_tflops.fp32 = 60;
-  g.spec.peak_tflops.fp16 = 1000;
-  g.spec.peak_tflops.bf16 = 1000;
-  g.spec.memory_GBps = 3000;
-  g.spec.intra_node = {"nvlink4", true, 450};
-  g.calibration = prior_calibration(g.spec);
-  g.memory_gib = memory_gib;
-  g.inter_node_bytes_per_s = 400e9; // 8 x 400 Gbit/s per node
-  g.host_link_bytes_per_s = host_link_bytes_per_s(g.spec);
-  return g;
-}
+NativeGpu gpu(double memory_gib = 80.0) { return test::h100_like(memory_gib, false); }
 
-/// A small MoE model: 8 layers, 16 experts of width 1024, top-2, hidden 1024.
-ModelSpec small_moe() {
-  ModelSpec m;
-  m.name = "test-moe";
-  m.architecture = "mixtral";
-  m.hidden_size = 1024;
-  m.num_layers = 8;
-  m.num_attention_heads = 16;
-  m.num_key_value_heads = 4;
-  m.head_dim = 64;
-  m.ffn_hidden_size = 4096;
-  m.gated_mlp = true;
-  m.vocab_size = 32000;
-  m.sequence_length = 2048;
-  m.max_position_embeddings = 4096;
-  m.num_experts = 16;
-  m.experts_per_token = 2;
-  m.moe_ffn_hidden_size = 1024;
-  return m;
-}
+ModelSpec small_moe() { return test::test_small_moe(); }
 
 NativeContext context(const ModelSpec& m, int gpn = 8) {
   NativeContext c;

@@ -5,47 +5,17 @@
 
 #include "zerosearch/model/model_stats.hpp"
 #include "zerosearch/model/native.hpp"
+#include "native_fixtures.hpp"
 
 using namespace zerosearch;
 
 namespace {
 
-/// An H100-like GPU with its class prior, built by hand so the tests do not read the catalog.
 NativeGpu gpu(double memory_gib = 80.0, bool fp8 = true) {
-  NativeGpu g;
-  g.spec.name = "TestGPU";
-  g.spec.has_specs = true;
-  g.spec.gpu_class = "hbm-nvlink";
-  g.spec.memory_gib = memory_gib;
-  g.spec.peak_tflops.fp32 = 60;
-  g.spec.peak_tflops.fp16 = 1000;
-  g.spec.peak_tflops.bf16 = 1000;
-  if (fp8) g.spec.peak_tflops.fp8 = 2000;
-  g.spec.memory_GBps = 3000;
-  g.spec.intra_node = {"nvlink4", true, 450};
-  g.calibration = prior_calibration(g.spec);
-  g.memory_gib = memory_gib;
-  g.inter_node_bytes_per_s = 400e9 / 8 * 8; // 8 x 400 Gbit/s
-  g.host_link_bytes_per_s = host_link_bytes_per_s(g.spec);
-  return g;
+  return test::h100_like(memory_gib, fp8);
 }
 
-ModelSpec llama(std::int64_t layers = 32) {
-  ModelSpec m;
-  m.name = "test-llama";
-  m.architecture = "llama";
-  m.hidden_size = 4096;
-  m.num_layers = layers;
-  m.num_attention_heads = 32;
-  m.num_key_value_heads = 8;
-  m.head_dim = 128;
-  m.ffn_hidden_size = 14336;
-  m.gated_mlp = true;
-  m.vocab_size = 128256;
-  m.sequence_length = 4096;
-  m.max_position_embeddings = 8192;
-  return m;
-}
+ModelSpec llama(std::int64_t layers = 32) { return test::test_llama(layers); }
 
 NativeContext context(const ModelSpec& m, std::vector<NativeGpu> gpus, int gpn = 8) {
   NativeContext c;

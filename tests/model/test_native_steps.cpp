@@ -6,6 +6,7 @@
 
 #include "zerosearch/model/model_stats.hpp"
 #include "zerosearch/model/native_steps.hpp"
+#include "native_fixtures.hpp"
 
 using namespace zerosearch;
 using namespace zerosearch::native_steps;
@@ -14,62 +15,11 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-/// An H100-like GPU with its class prior, built by hand so the tests do not read the catalog.
-NativeGpu gpu() {
-  NativeGpu g;
-  g.spec.name = "TestGPU";
-  g.spec.has_specs = true;
-  g.spec.gpu_class = "hbm-nvlink";
-  g.spec.memory_gib = 80.0;
-  g.spec.peak_tflops.fp32 = 60;
-  g.spec.peak_tflops.fp16 = 1000;
-  g.spec.peak_tflops.bf16 = 1000;
-  g.spec.peak_tflops.fp8 = 2000;
-  g.spec.memory_GBps = 3000;
-  g.spec.intra_node = {"nvlink4", true, 450};
-  g.calibration = prior_calibration(g.spec);
-  g.memory_gib = 80.0;
-  g.inter_node_bytes_per_s = 400e9;
-  g.host_link_bytes_per_s = host_link_bytes_per_s(g.spec);
-  return g;
-}
+NativeGpu gpu() { return test::h100_like(); }
 
-ModelSpec llama(std::int64_t layers = 32) {
-  ModelSpec m;
-  m.name = "test-llama";
-  m.architecture = "llama";
-  m.hidden_size = 4096;
-  m.num_layers = layers;
-  m.num_attention_heads = 32;
-  m.num_key_value_heads = 8;
-  m.head_dim = 128;
-  m.ffn_hidden_size = 14336;
-  m.gated_mlp = true;
-  m.vocab_size = 128256;
-  m.sequence_length = 4096;
-  m.max_position_embeddings = 8192;
-  return m;
-}
+ModelSpec llama(std::int64_t layers = 32) { return test::test_llama(layers); }
 
-ModelSpec small_moe() {
-  ModelSpec m;
-  m.name = "test-moe";
-  m.architecture = "mixtral";
-  m.hidden_size = 1024;
-  m.num_layers = 8;
-  m.num_attention_heads = 16;
-  m.num_key_value_heads = 4;
-  m.head_dim = 64;
-  m.ffn_hidden_size = 4096;
-  m.gated_mlp = true;
-  m.vocab_size = 32000;
-  m.sequence_length = 2048;
-  m.max_position_embeddings = 4096;
-  m.num_experts = 16;
-  m.experts_per_token = 2;
-  m.moe_ffn_hidden_size = 1024;
-  return m;
-}
+ModelSpec small_moe() { return test::test_small_moe(); }
 
 NativeContext context(const ModelSpec& m, int gpus = 1) {
   NativeContext c;

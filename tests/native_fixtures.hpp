@@ -1,0 +1,71 @@
+#pragma once
+// Hand-built inputs of the native estimator's tests (tests/model/): an H100-like GPU with its
+// class prior and two small models, so the tests do not read the catalog.
+#include <cstdint>
+
+#include "zerosearch/core/model.hpp"
+#include "zerosearch/model/native.hpp"
+
+namespace zerosearch::test {
+
+/// An H100-like GPU (1,000 TFLOPS 16-bit, 3 TB/s, NVLink 450 GB/s per direction, 8 x 400
+/// Gbit/s per node) with its class prior; `fp8` gives it an fp8 peak of 2,000 TFLOPS.
+inline NativeGpu h100_like(double memory_gib = 80.0, bool fp8 = true) {
+  NativeGpu g;
+  g.spec.name = "TestGPU";
+  g.spec.has_specs = true;
+  g.spec.gpu_class = "hbm-nvlink";
+  g.spec.memory_gib = memory_gib;
+  g.spec.peak_tflops.fp32 = 60;
+  g.spec.peak_tflops.fp16 = 1000;
+  g.spec.peak_tflops.bf16 = 1000;
+  if (fp8) g.spec.peak_tflops.fp8 = 2000;
+  g.spec.memory_GBps = 3000;
+  g.spec.intra_node = {"nvlink4", true, 450};
+  g.calibration = prior_calibration(g.spec);
+  g.memory_gib = memory_gib;
+  g.inter_node_bytes_per_s = 400e9;
+  g.host_link_bytes_per_s = host_link_bytes_per_s(g.spec);
+  return g;
+}
+
+/// A Llama-3-8B-shaped model with `layers` layers at 4,096 tokens.
+inline ModelSpec test_llama(std::int64_t layers = 32) {
+  ModelSpec m;
+  m.name = "test-llama";
+  m.architecture = "llama";
+  m.hidden_size = 4096;
+  m.num_layers = layers;
+  m.num_attention_heads = 32;
+  m.num_key_value_heads = 8;
+  m.head_dim = 128;
+  m.ffn_hidden_size = 14336;
+  m.gated_mlp = true;
+  m.vocab_size = 128256;
+  m.sequence_length = 4096;
+  m.max_position_embeddings = 8192;
+  return m;
+}
+
+/// A small MoE model: 8 layers, 16 experts of width 1024, top-2, hidden 1024.
+inline ModelSpec test_small_moe() {
+  ModelSpec m;
+  m.name = "test-moe";
+  m.architecture = "mixtral";
+  m.hidden_size = 1024;
+  m.num_layers = 8;
+  m.num_attention_heads = 16;
+  m.num_key_value_heads = 4;
+  m.head_dim = 64;
+  m.ffn_hidden_size = 4096;
+  m.gated_mlp = true;
+  m.vocab_size = 32000;
+  m.sequence_length = 2048;
+  m.max_position_embeddings = 4096;
+  m.num_experts = 16;
+  m.experts_per_token = 2;
+  m.moe_ffn_hidden_size = 1024;
+  return m;
+}
+
+} // namespace zerosearch::test
