@@ -98,10 +98,12 @@ constexpr std::array<const char*, 5> kTorchrun{"--nnodes", "--nproc-per-node", "
 
 // deepspeedai/DeepSpeed edaa7221 (0.19.6): deepspeed/runtime/config.py (top level, read key by
 // key: unknown keys are ignored silently, so a typo passes; the tests hold us to this list).
-constexpr std::array<const char*, 10> kDeepSpeedJson{
+constexpr std::array<const char*, 11> kDeepSpeedJson{
     "train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
     "steps_per_print", "gradient_clipping", "zero_optimization", "bf16", "fp16", "pipeline",
-    "wall_clock_breakdown"};
+    "wall_clock_breakdown",
+    // deepspeed/runtime/constants.py FP32_ALLREDUCE (default false): --grad_reduce_fp32.
+    "fp32_allreduce"};
 
 // deepspeed/runtime/zero/config.py DeepSpeedZeroConfig: pydantic extra="forbid", so any other
 // key inside zero_optimization is rejected. offload_optimizer (stages 1-3) and offload_param

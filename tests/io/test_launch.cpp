@@ -405,6 +405,7 @@ TEST_CASE("the gradient reduction's dtype as estimated: Megatron-LM flags, DeepS
   const auto j = nlohmann::json::parse(file(launch_files(lp), "ds_config.json").text);
   REQUIRE(j.contains("fp32_allreduce"));
   CHECK(j["fp32_allreduce"] == true);
+  CHECK(documented_argument("DeepSpeed JSON", "fp32_allreduce"));
 }
 
 TEST_CASE("a plan estimated with a compiled loss compiles it in torchtitan", "[launch]") {
