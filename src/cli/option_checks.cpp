@@ -491,6 +491,7 @@ void check_native(const RawOptions& raw, Options& o) {
       {"--framework_overhead_gib", &raw.framework_overhead_gib},
       {"--sequence_parallel", &raw.sequence_parallel},
       {"--flash_attention", &raw.flash_attention},
+      {"--attention_kernel", &raw.attention_kernel},
       {"--overlap_grad_reduce", &raw.overlap_grad_reduce},
       {"--fused_loss", &raw.fused_loss},
       {"--fused_layers", &raw.fused_layers},
@@ -554,6 +555,20 @@ void check_native(const RawOptions& raw, Options& o) {
   }
   if (!raw.flash_attention.empty()) {
     o.native.flash_attention = parse_on_off("--flash_attention", raw.flash_attention);
+  }
+  if (!raw.attention_kernel.empty()) {
+    const auto& names = kAttentionKernelNames;
+    const auto* it = std::find_if(names.begin(), names.end(),
+                                  [&](const char* n) { return raw.attention_kernel == n; });
+    if (it == names.end()) {
+      throw InputError(fmt::format("--attention_kernel '{}' must be auto, fa2 or triton",
+                                   raw.attention_kernel));
+    }
+    o.native.attention_kernel = static_cast<AttentionKernel>(it - names.begin());
+    if (o.native.attention_kernel != AttentionKernel::automatic && !o.native.flash_attention) {
+      throw InputError(fmt::format("--attention_kernel {} needs fused attention "
+                                   "(--flash_attention on)", raw.attention_kernel));
+    }
   }
   if (!raw.overlap_grad_reduce.empty()) {
     o.native.overlap_grad_reduce = parse_on_off("--overlap_grad_reduce", raw.overlap_grad_reduce);

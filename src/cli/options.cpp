@@ -374,6 +374,11 @@ ParseResult parse_options(int argc, const char* const* argv) {
       {"--flash_attention", &RawOptions::flash_attention, "on|off",
        "Fused (FlashAttention-style) attention: on (default) or off (the scores and softmax "
        "written to memory, as before 2022)"},
+      {"--attention_kernel", &RawOptions::attention_kernel, "auto|fa2|triton",
+       "The fused attention kernel: auto (default: the GPU's measured rate, PyTorch's "
+       "scaled_dot_product_attention on H100), fa2 (FlashAttention-2: 35 % of the peak on "
+       "Hopper) or triton (FlashAttention's 2022 Triton kernel, llm-foundry's attn_impl "
+       "triton: half of FlashAttention-2's rate)"},
       {"--overlap_grad_reduce", &RawOptions::overlap_grad_reduce, "on|off",
        "Overlap the gradient reduction of dp and zero0-2 with backward (Megatron-LM "
        "--overlap-grad-reduce, DeepSpeed overlap_comm): on or off (default: off, both "

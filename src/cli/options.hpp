@@ -79,6 +79,7 @@ struct RawOptions {
   std::string framework_overhead_gib;
   std::string sequence_parallel;
   std::string flash_attention;
+  std::string attention_kernel;
   std::string overlap_grad_reduce;
   std::string fused_loss;
   std::string fused_layers;

@@ -146,6 +146,7 @@ void parse_specs(const Json& g, GpuSpec& spec, const std::string& where) {
   spec.inter_node_gbit_per_node = get_positive_number(g, "inter_node_gbit_per_node", where);
   spec.spec_source = get_string(g, "spec_source", where);
   spec.flash_attention_efficiency = optional_positive(g, "flash_attention_efficiency", where);
+  spec.flash_attention2_efficiency = optional_positive(g, "flash_attention2_efficiency", where);
   if (g.contains("sm_count") && !g.at("sm_count").is_null()) {
     spec.sm_count = static_cast<int>(get_positive_int(g, "sm_count", where));
   }
@@ -210,6 +211,7 @@ HardwareCatalog parse_hardware_catalog(const std::string& text, const std::strin
     reject_unknown_keys(g, {"memory_gib", "price_per_gpu_hour_usd", "comment", "class",
                             "peak_tflops", "memory_GBps", "intra_node", "gpus_per_node",
                             "inter_node_gbit_per_node", "flash_attention_efficiency",
+                            "flash_attention2_efficiency",
                             "price_source", "price_date", "spec_source", "benchmark",
                             "mamf_tflops", "sm_count", "reserved_price", "spot_price",
                             "power_w", "scale_up_domain_gpus", "scale_out_oversubscription",

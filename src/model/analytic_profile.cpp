@@ -144,6 +144,15 @@ double flash_attention_efficiency(double e_max, double forward_flops,
   return std::max(1e-3, e_max * (1.0 - std::exp(-forward_flops / x0)));
 }
 
+double fused_attention_efficiency(const GpuSpec& gpu, const AnalyticCalibration& c,
+                                  AttentionKernel kernel) noexcept {
+  const double measured =
+      gpu.flash_attention_efficiency.value_or(std::max(c.attention_efficiency, 0.8 * c.gemm_e_max));
+  if (kernel == AttentionKernel::automatic) return measured;
+  const double fa2 = std::min(measured, gpu.flash_attention2_efficiency.value_or(measured));
+  return kernel == AttentionKernel::fa2 ? fa2 : fa2 * kTritonAttentionShare;
+}
+
 Dtype dtype_for_precision(const GpuSpec& gpu, int bits) noexcept {
   if (bits <= 8 && gpu.peak_tflops.fp8) return Dtype::fp8;
   if (bits <= 16) return gpu.peak_tflops.bf16 ? Dtype::bf16 : Dtype::fp16;
@@ -392,8 +401,7 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   gemm += mlp;
   const double s_eff = st.flash_attention ? x.s / 2 : x.s;
   const double attention_eff =
-      st.flash_attention ? gpu.flash_attention_efficiency.value_or(
-                               std::max(c.attention_efficiency, 0.8 * c.gemm_e_max))
+      st.flash_attention ? fused_attention_efficiency(gpu, c, st.attention_kernel)
                          : c.attention_efficiency;
   // fp8 training casts the linear layers only: attention and the LM head stay in 16 bits.
   const double P16 = st.dtype == Dtype::fp8 ? peak_flops(gpu, Dtype::bf16) : P;

@@ -304,6 +304,43 @@ TEST_CASE("fused attention fills the GPU with work: efficiency by call size", "[
         Approx(flops / (h100 * e)).epsilon(1e-9));
 }
 
+TEST_CASE("the attention kernel: FlashAttention-2 and its Triton kernel against the measured rate",
+          "[analytic]") {
+  // H100 SXM: the measured rate 0.43 (auto), FlashAttention-2's 0.35 (its catalog
+  // flash_attention2_efficiency), the Triton kernel at half of that: 0.175.
+  const GpuSpec& h = catalog().gpu("H100-SXM");
+  const AnalyticCalibration c = prior_calibration(h);
+  REQUIRE(h.flash_attention2_efficiency);
+  CHECK(*h.flash_attention2_efficiency == 0.35);
+  CHECK(fused_attention_efficiency(h, c, AttentionKernel::automatic) == 0.43);
+  CHECK(fused_attention_efficiency(h, c, AttentionKernel::fa2) == 0.35);
+  CHECK(fused_attention_efficiency(h, c, AttentionKernel::triton) == Approx(0.175));
+  // A100 has no measured rate: the class prior is FlashAttention-2's own (no Hopper gap), and
+  // the Triton kernel runs at half of it.
+  const GpuSpec& a = catalog().gpu("A100-80GB");
+  const AnalyticCalibration ca = prior_calibration(a);
+  REQUIRE_FALSE(a.flash_attention_efficiency);
+  const double prior = std::max(ca.attention_efficiency, 0.8 * ca.gemm_e_max);
+  CHECK(fused_attention_efficiency(a, ca, AttentionKernel::automatic) == prior);
+  CHECK(fused_attention_efficiency(a, ca, AttentionKernel::fa2) == prior);
+  CHECK(fused_attention_efficiency(a, ca, AttentionKernel::triton) == Approx(prior / 2));
+  // In a layer: the attention core's forward takes 0.43 / 0.175 as long with the Triton kernel
+  // (the fill curve scales both alike); the GEMMs do not change.
+  const ModelSpec& m = models().find("llama3_8B");
+  AnalyticSettings st;
+  st.dtype = Dtype::bf16;
+  st.sequence_length = 8192;
+  st.flash_attention = true;
+  AnalyticSettings tr = st;
+  tr.attention_kernel = AttentionKernel::triton;
+  const AnalyticLayerTimes t_auto = analytic_layer_times(m, h, c, st);
+  const AnalyticLayerTimes t_tr = analytic_layer_times(m, h, c, tr);
+  CHECK(t_tr.attention_forward_s == Approx(t_auto.attention_forward_s * 0.43 / 0.175));
+  CHECK(t_tr.gemm_forward_s == t_auto.gemm_forward_s);
+  CHECK(t_tr.layer.forward_s > t_auto.layer.forward_s);
+  CHECK(t_tr.layer.backward_s > t_auto.layer.backward_s);
+}
+
 TEST_CASE("MoE layers: the dispatcher's token permutation, counted by hand", "[analytic][moe]") {
   // mixtral_8x7B: h 4096, 8 experts, top-2. One rank's 4096 tokens: gathered into expert order
   // (read h, write 2 copies) and combined back (read 2 copies, write h): 2 + 2 x 2 elements of

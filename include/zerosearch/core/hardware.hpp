@@ -97,6 +97,10 @@ struct GpuSpec {
   /// Fused (FlashAttention) attention as a fraction of the peak, where a source measured it;
   /// empty: the analytic model's rule (docs/analytic.md).
   std::optional<double> flash_attention_efficiency;
+  /// FlashAttention-2's kernel as a fraction of the peak where it is below the measured fused
+  /// attention above (Hopper: about 0.35, FlashAttention-3's paper); empty: the same as
+  /// flash_attention_efficiency (--attention_kernel fa2, docs/native.md §2).
+  std::optional<double> flash_attention2_efficiency;
   std::string price_source;
   std::string price_date;
   std::string spec_source;

@@ -4,6 +4,8 @@
 // head, loss) of any model on any GPU with specifications, from FLOPs and bytes moved, a
 // per-GPU size-dependent GEMM efficiency, a fixed per-layer overhead and tensor-parallel
 // all-reduces. Pure functions; generating a profile costs microseconds.
+#include <array>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -54,6 +56,23 @@ struct AnalyticCalibration {
 /// The class prior of a GPU with specifications (its benchmark block when it has one).
 [[nodiscard]] AnalyticCalibration prior_calibration(const GpuSpec& gpu);
 
+/// The fused attention kernel a run uses (--attention_kernel, docs/native.md §2). `automatic`:
+/// the GPU's catalog rate (`flash_attention_efficiency`, measured on H100 with PyTorch's
+/// scaled_dot_product_attention; the class prior elsewhere). `fa2`: FlashAttention-2, below that
+/// on Hopper (`flash_attention2_efficiency`). `triton`: FlashAttention's 2022 Triton kernel
+/// (llm-foundry's attn_impl triton) at kTritonAttentionShare of FlashAttention-2's rate.
+enum class AttentionKernel : std::uint8_t { automatic, fa2, triton };
+
+/// The flag's names, in the enum's order.
+inline constexpr std::array<const char*, 3> kAttentionKernelNames{"auto", "fa2", "triton"};
+
+/// FlashAttention's Triton kernel (flash_attn/flash_attn_triton.py, tested with triton
+/// 2.0.0.dev20221202 on A100 only) over FlashAttention-2, forward and backward together: its
+/// header states that its forward + backward is slightly slower than FlashAttention's CUDA
+/// kernel (v1), and FlashAttention-2 runs about twice as fast as v1 (Dao 2023, abstract and
+/// sec. 4.1). Not fitted to the validation rows (docs/validation.md).
+inline constexpr double kTritonAttentionShare = 0.5;
+
 /// What one analytic evaluation is for.
 struct AnalyticSettings {
   int tp = 1;
@@ -67,6 +86,8 @@ struct AnalyticSettings {
   Dtype dtype = Dtype::bf16;
   /// FlashAttention (causal half of the scores, no s^2 traffic) instead of unfused attention.
   bool flash_attention = false;
+  /// Which fused kernel runs it (with flash_attention).
+  AttentionKernel attention_kernel = AttentionKernel::automatic;
   /// Whether the LM head is split over tp: DeepSpeed's profiles are, Megatron-LM's measured
   /// ones are not (their post_process time does not change with tp).
   bool lm_head_tp_split = true;
@@ -157,6 +178,11 @@ inline constexpr double kAttentionFillFlops = 1.78e10;
 /// scaled by the GPU's peak over H100 SXM's.
 [[nodiscard]] double flash_attention_efficiency(double e_max, double forward_flops,
                                                 double peak16_flops) noexcept;
+
+/// The large-call efficiency of fused attention kernel `kernel` on `gpu` (calibration `c` gives
+/// the class prior where the catalog has no measured rate).
+[[nodiscard]] double fused_attention_efficiency(const GpuSpec& gpu, const AnalyticCalibration& c,
+                                                AttentionKernel kernel) noexcept;
 
 struct LayerTime {
   double forward_s = 0.0;

@@ -35,6 +35,8 @@ using FrameworkParams = NativeTraits;
 struct NativeSettings {
   /// FlashAttention-style fused attention (no s^2 tensors, causal half of the FLOPs).
   bool flash_attention = true;
+  /// The fused attention kernel (--attention_kernel; with flash_attention).
+  AttentionKernel attention_kernel = AttentionKernel::automatic;
   /// Megatron-LM sequence parallelism with tp > 1 (norm and dropout activations split over tp).
   bool sequence_parallel = true;
   /// The gradient reduction of dp and ZeRO 0-2 overlaps backward (--overlap_grad_reduce:

@@ -1402,6 +1402,7 @@ AnalyticSettings native_layer_settings(const ModelSpec& model, const DesignPoint
   st.sequence_length = static_cast<int>(model.sequence_length);
   st.dtype = p.dtype;
   st.flash_attention = settings.flash_attention;
+  st.attention_kernel = settings.attention_kernel;
   st.lm_head_tp_split = true;
   st.sequence_parallel = settings.sequence_parallel && p.tp > 1;
   // The native costs (docs/native.md §2.2): GEMMs by shape, the host issuing the kernels of
