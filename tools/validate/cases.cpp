@@ -200,6 +200,12 @@ Case make_case(const Row& r, const HardwareCatalog& catalog) {
   c.fused_loss = setting("fused_loss", "on", "off");
   c.fused_layers = setting("fused_layers", "on", "off");
   c.grad_reduce_fp32 = setting("grad_reduce_fp32", "on", "off");
+  c.attention_kernel = r.at("attention_kernel");
+  if (!c.attention_kernel.empty() && c.attention_kernel != "auto" && c.attention_kernel != "fa2" &&
+      c.attention_kernel != "triton") {
+    throw BadInput(fmt::format("row {}: attention_kernel '{}' must be auto, fa2, triton or empty",
+                               c.id, c.attention_kernel));
+  }
   const std::string& sched = r.at("schedule");
   if (sched.rfind("interleaved", 0) == 0) {
     const auto colon = sched.find(':');
@@ -324,7 +330,8 @@ std::vector<std::string> contract(const Case& c, const fs::path& exe, const fs::
                                     std::pair{"--overlap_grad_reduce", &c.overlap_grad_reduce},
                                     std::pair{"--fused_loss", &c.fused_loss},
                                     std::pair{"--fused_layers", &c.fused_layers},
-                                    std::pair{"--grad_reduce_fp32", &c.grad_reduce_fp32}}) {
+                                    std::pair{"--grad_reduce_fp32", &c.grad_reduce_fp32},
+                                    std::pair{"--attention_kernel", &c.attention_kernel}}) {
     if (!value->empty()) a.insert(a.end(), {flag, *value});
   }
   // The runs split the layers evenly (Megatron-LM's and torchtitan's default); the uniform
