@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <queue>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -660,21 +661,7 @@ std::vector<int> partition_with(const NativeContext& ctx, const DesignPoint& p,
       if (j == 0) fixed[0] += t.embedding.forward_s + t.embedding.backward_s;
       if (j == pp - 1) fixed[static_cast<std::size_t>(j)] += t.post_process.forward_s + t.post_process.backward_s;
     }
-    using Item = std::pair<double, int>;
-    std::priority_queue<Item, std::vector<Item>, std::greater<>> next;
-    for (int j = 0; j < pp; ++j) {
-      // every stage gets at least one layer
-      layers[static_cast<std::size_t>(j)] = 1;
-      const auto ju = static_cast<std::size_t>(j);
-      next.emplace(fixed[ju] + 2 * per_layer[ju], j);
-    }
-    for (int left = L - pp; left > 0; --left) {
-      const auto [cost, j] = next.top();
-      next.pop();
-      const auto ju = static_cast<std::size_t>(j);
-      ++layers[ju];
-      next.emplace(fixed[ju] + (layers[ju] + 1) * per_layer[ju], j);
-    }
+    layers = native_steps::minmax_layers(fixed, per_layer, L);
   }
   layers.front() += 1; // embedding
   layers.back() += 1;  // post_process
@@ -819,6 +806,106 @@ PipeTimes pipe_times(const NativeContext& ctx, const DesignPoint& p, const Nativ
 } // namespace
 
 namespace native_steps {
+
+namespace {
+
+/// minmax_layers by a heap of every stage's next cost: the definition.
+std::vector<int> minmax_layers_heap(const std::vector<double>& fixed,
+                                    const std::vector<double>& per_layer, int layers) {
+  const std::size_t pp = fixed.size();
+  std::vector<int> n(pp, 1); // every stage gets at least one layer
+  using Item = std::pair<double, int>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> next;
+  for (std::size_t j = 0; j < pp; ++j) {
+    next.emplace(fixed[j] + 2 * per_layer[j], static_cast<int>(j));
+  }
+  for (int left = layers - static_cast<int>(pp); left > 0; --left) {
+    const auto [cost, j] = next.top();
+    next.pop();
+    const auto ju = static_cast<std::size_t>(j);
+    ++n[ju];
+    next.emplace(fixed[ju] + (n[ju] + 1) * per_layer[ju], j);
+  }
+  return n;
+}
+
+} // namespace
+
+std::vector<int> minmax_layers(const std::vector<double>& fixed,
+                               const std::vector<double>& per_layer, int layers) {
+  // Stages with equal (fixed, per-layer) costs form a class; inside one, the stage with the
+  // fewest layers and then the lowest index is the class's cheapest, so a class's members
+  // (by index) take layers in turn: members [0, r) hold base + 1 layers, [r, size) base.
+  // Each layer goes to the cheapest (cost, index) over the classes' candidates: the heap's
+  // pop, found in O(classes). Where a member with base + 1 layers would be cheaper than
+  // (or tie with) member r (a per-layer cost of 0, or lost in rounding), the turn order does
+  // not hold: the heap decides.
+  const std::size_t pp = fixed.size();
+  struct Class {
+    double fixed = 0.0, per = 0.0;
+    int base = 1;
+    std::size_t r = 0, begin = 0, size = 0;
+  };
+  constexpr std::size_t kMaxClasses = 8;
+  std::array<Class, kMaxClasses> cls;
+  std::size_t classes = 0;
+  std::vector<int> member_class(pp);
+  for (std::size_t j = 0; j < pp; ++j) {
+    if (!std::isfinite(fixed[j]) || !std::isfinite(per_layer[j])) {
+      return minmax_layers_heap(fixed, per_layer, layers);
+    }
+    std::size_t c = 0;
+    while (c < classes && !(cls[c].fixed == fixed[j] && cls[c].per == per_layer[j])) ++c;
+    if (c == classes) {
+      if (classes == kMaxClasses) return minmax_layers_heap(fixed, per_layer, layers);
+      cls[c].fixed = fixed[j];
+      cls[c].per = per_layer[j];
+      ++classes;
+    }
+    ++cls[c].size;
+    member_class[j] = static_cast<int>(c);
+  }
+  // members of each class by index, the classes one after another
+  std::vector<int> members(pp);
+  for (std::size_t c = 0, at = 0; c < classes; ++c) {
+    cls[c].begin = at;
+    at += cls[c].size;
+  }
+  {
+    std::array<std::size_t, kMaxClasses> fill{};
+    for (std::size_t j = 0; j < pp; ++j) {
+      const auto c = static_cast<std::size_t>(member_class[j]);
+      members[cls[c].begin + fill[c]++] = static_cast<int>(j);
+    }
+  }
+  std::vector<int> n(pp, 1);
+  for (int left = layers - static_cast<int>(pp); left > 0; --left) {
+    double best_cost = 0.0;
+    int best_j = -1;
+    std::size_t best_c = 0;
+    for (std::size_t c = 0; c < classes; ++c) {
+      const Class& k = cls[c];
+      const int j = members[k.begin + k.r];
+      const double cost = k.fixed + (k.base + 1) * k.per;
+      if (k.r > 0) {
+        const double ahead = k.fixed + (k.base + 2) * k.per; // member 0, base + 1 layers
+        if (!(cost < ahead)) return minmax_layers_heap(fixed, per_layer, layers);
+      }
+      if (best_j < 0 || cost < best_cost || (cost == best_cost && j < best_j)) {
+        best_cost = cost;
+        best_j = j;
+        best_c = c;
+      }
+    }
+    Class& k = cls[best_c];
+    ++n[static_cast<std::size_t>(best_j)];
+    if (++k.r == k.size) {
+      k.r = 0;
+      ++k.base;
+    }
+  }
+  return n;
+}
 
 EntryParams entry_params(const ModelSpec& m, int pp) {
   EntryParams e;
@@ -1332,14 +1419,24 @@ struct StageKey {
 /// same operations on the same inputs, the same bits.
 struct SeenStages {
   static constexpr std::size_t kMax = 8;
-  std::array<StageKey, kMax> key{};
-  std::array<NativeStage, kMax> core{};
+  /// Left uninitialised until written (a NativeStage is trivially copyable): zeroing eight
+  /// stages per point would cost more than the copies it serves.
+  union Slot {
+    NativeStage st;
+    Slot() noexcept {}
+  };
+  static_assert(std::is_trivially_copyable_v<NativeStage> &&
+                std::is_trivially_destructible_v<NativeStage>);
+  std::array<StageKey, kMax> key;
+  std::array<Slot, kMax> core;
   std::size_t n = 0;
 };
-void estimate_stage(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
-                    const NativePlacement& where, const std::vector<int>& partition,
-                    const PipeShape& shape, StageLayerTimes& times,
-                    const native_steps::PointConstants& k, SeenStages& seen, int j) {
+/// Appends stage j to `stages`.
+void estimate_stage(std::vector<NativeStage>& stages, const NativeContext& ctx,
+                    const DesignPoint& p, const NativePlacement& where,
+                    const std::vector<int>& partition, const PipeShape& shape,
+                    StageLayerTimes& times, const native_steps::PointConstants& k,
+                    SeenStages& seen, int j) {
   using namespace native_steps;
   const auto ju = static_cast<std::size_t>(j);
   // The ranks holding the embedding and the LM head: the first and the last, but the first
@@ -1350,16 +1447,17 @@ void estimate_stage(NativeStage& st, const NativeContext& ctx, const DesignPoint
   std::size_t i = 0;
   while (i < seen.n && !(seen.key[i] == key)) ++i;
   if (i < seen.n) {
-    st = seen.core[i];
+    stages.push_back(seen.core[i].st);
   } else {
+    NativeStage& st = stages.emplace_back();
     stage_core(st, ctx, p, key.e, key.gpu, times, k);
     if (seen.n < SeenStages::kMax) {
       seen.key[seen.n] = key;
-      seen.core[seen.n] = st;
+      seen.core[seen.n].st = st;
       ++seen.n;
     }
   }
-  stage_finish(st, ctx, p, where, shape, k, key.e, j);
+  stage_finish(stages.back(), ctx, p, where, shape, k, key.e, j);
 }
 
 } // namespace
@@ -1376,11 +1474,10 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
   out.partition = partition;
   const PipeShape shape = pipe_shape(ctx, p, partition);
   const PointConstants k = point_constants(ctx, p);
-  out.stages.resize(static_cast<std::size_t>(p.pp));
+  out.stages.reserve(static_cast<std::size_t>(p.pp));
   SeenStages seen;
   for (int j = 0; j < p.pp; ++j) {
-    estimate_stage(out.stages[static_cast<std::size_t>(j)], ctx, p, where, partition, shape, times,
-                   k, seen, j);
+    estimate_stage(out.stages, ctx, p, where, partition, shape, times, k, seen, j);
   }
   // The pipeline (docs/native.md §2.2): 1F1B or interleaved; the zero-bubble and DualPipe
   // orders simulated pass by pass on every rank's chunk times and the links; TeraPipe's
