@@ -140,8 +140,8 @@ void exhaustive(NativeEstimator, const Options& o, Session& session, SessionResu
     out << fmt::format("  pipeline          {:>14.6f} s\n", e.pipeline_s);
     out << fmt::format("  data-parallel     {:>14.6f} s (exposed)\n", e.dp_sync_s);
     out << fmt::format("  embedding sync    {:>14.6f} s\n", e.embedding_sync_s);
-    out << fmt::format("  optimizer step    {:>14.6f} s\n", e.optimizer_s);
-    out << fmt::format("  offload           {:>14.6f} s\n", e.offload_s);
+    out << fmt::format("  optimizer step    {:>14.6f} s\n", e.native.optimizer_s);
+    out << fmt::format("  offload           {:>14.6f} s\n", e.native.offload_s);
     const NativeStage& peak = n.stages[static_cast<std::size_t>(n.peak_stage)];
     out << fmt::format("memory              {:>14.2f} GiB on stage {} ({} has {:.2f}): {}\n",
                        e.gpumem_gib, n.peak_stage, gpu_name(peak.gpu), peak.memory_limit_gib,

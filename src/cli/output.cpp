@@ -311,7 +311,7 @@ void print_terapipe_comparison(std::ostream& out, const std::vector<RankedRow>& 
   const auto& p = token->point;
   out << fmt::format("\ntoken-level pipelining: best terapipe plan {} tp {} pp {} dp {} mbs {} "
                      "with {} slices per sequence: {:.2f} s/step",
-                     to_string(p.method), p.tp, p.pp, p.dp, p.mbs, token->estimate.slices.size(),
+                     to_string(p.method), p.tp, p.pp, p.dp, p.mbs, token->estimate.native.slices.size(),
                      token->estimate.step_s);
   if (other == nullptr) {
     out << "; no 1F1B plan fits\n";

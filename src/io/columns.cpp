@@ -238,17 +238,17 @@ constexpr SpecialCell kExpPartition{
 /// table, "-" without slices.
 constexpr SpecialCell kSlices{
     [](CellWriter&, char* out, Row r) {
-      const auto& slices = r.row->estimate.slices;
+      const auto& slices = r.row->estimate.native.slices;
       const std::vector<int> v(slices.begin(), slices.end());
       if (v.size() > 1) *out++ = '"';
       out = put_int_list(out, v);
       if (v.size() > 1) *out++ = '"';
       return out;
     },
-    [](CellWriter&, char* out, Row r) { return put_json_list(out, r.row->estimate.slices); },
-    [](Row r) { return nlohmann::ordered_json(r.row->estimate.slices); },
+    [](CellWriter&, char* out, Row r) { return put_json_list(out, r.row->estimate.native.slices); },
+    [](Row r) { return nlohmann::ordered_json(r.row->estimate.native.slices); },
     [](std::string& out, Row r) {
-      const auto& slices = r.row->estimate.slices;
+      const auto& slices = r.row->estimate.native.slices;
       if (slices.empty()) {
         out += '-';
         return;
@@ -266,7 +266,7 @@ constexpr SpecialCell kSlices{
 const DesignPoint& point(Row r) noexcept { return r.row->point; }
 const Estimate& estimate(Row r) noexcept { return r.row->estimate; }
 double peak(Row r, std::size_t part) noexcept {
-  return static_cast<double>(r.row->estimate.peak_memory[part]);
+  return static_cast<double>(r.row->estimate.native.peak_memory[part]);
 }
 const RunCost& cost(Row r, CellWriter& w) { return CellAccess::cost(w, r); }
 
@@ -330,11 +330,11 @@ constexpr auto kColumns = std::to_array<ColumnDef>({
     word(C::dtype, "dtype",
          [](Row r, std::string&) -> std::string_view { return to_string(point(r).dtype); }),
     real(C::optimizer_time, "optimizer time", "s",
-         [](Row r, CellWriter&) { return static_cast<double>(estimate(r).optimizer_s); }),
+         [](Row r, CellWriter&) { return static_cast<double>(estimate(r).native.optimizer_s); }),
     real(C::offload_time, "offload time", "s",
-         [](Row r, CellWriter&) { return static_cast<double>(estimate(r).offload_s); }),
+         [](Row r, CellWriter&) { return static_cast<double>(estimate(r).native.offload_s); }),
     real(C::host_memory, "host memory per node", "GiB",
-         [](Row r, CellWriter&) { return static_cast<double>(estimate(r).host_gib_per_node); }),
+         [](Row r, CellWriter&) { return static_cast<double>(estimate(r).native.host_gib_per_node); }),
     real(C::mem_weights, "mem weights", "GiB", [](Row r, CellWriter&) { return peak(r, 0); }),
     real(C::mem_gradients, "mem gradients", "GiB", [](Row r, CellWriter&) { return peak(r, 1); }),
     real(C::mem_optimizer, "mem optimizer", "GiB", [](Row r, CellWriter&) { return peak(r, 2); }),
@@ -389,9 +389,9 @@ constexpr auto kColumns = std::to_array<ColumnDef>({
     word(C::cp_comm, "cp_comm",
          [](Row r, std::string&) -> std::string_view { return to_string(point(r).cp_comm); }),
     real(C::a2a_time, "a2a time", "s",
-         [](Row r, CellWriter&) { return static_cast<double>(estimate(r).a2a_s); }),
+         [](Row r, CellWriter&) { return static_cast<double>(estimate(r).native.a2a_s); }),
     real(C::cp_time, "cp time", "s",
-         [](Row r, CellWriter&) { return static_cast<double>(estimate(r).cp_s); }),
+         [](Row r, CellWriter&) { return static_cast<double>(estimate(r).native.cp_s); }),
 });
 static_assert(rows_follow_enum(kColumns),
               "kColumns rows must follow the ColumnId enum's order");
@@ -595,7 +595,7 @@ std::string_view CellWriter::placement_json(const RankedRow& r) {
 
 std::size_t CellWriter::max_row_size(std::span<const Column> columns, const RankedRow& r) {
   std::size_t n = 64 * columns.size() + 32 * r.row->estimate.partition.size() +
-                  16 * r.row->estimate.slices.size();
+                  16 * r.row->estimate.native.slices.size();
   for (const Column& c : columns) {
     n += 8 * c.name().size() + 8; // the JSON key, escaped
     if (c.def->id == ColumnId::node_placement) {

@@ -118,7 +118,7 @@ TimelineInput timeline_input(NativeEstimator, const EstimateContext& ctx, const 
                                               p.virtual_stages)
                             : p.schedule == Schedule::terapipe
                                 ? fmt::format("; TeraPipe: {} micro-batches x {} token slices",
-                                              p.num_micro_batches, again.slices.size())
+                                              p.num_micro_batches, again.native.slices.size())
                                 : "");
   StageTimes times;
   const std::size_t stages = n.stages.size();
@@ -174,10 +174,10 @@ TimelineInput timeline_input(NativeEstimator, const EstimateContext& ctx, const 
     }
     in.schedule.stage_end_s = run.rank_end_s;
   }
-  if (p.schedule == Schedule::terapipe && !again.slices.empty() && ctx.native) {
+  if (p.schedule == Schedule::terapipe && !again.native.slices.empty() && ctx.native) {
     // TeraPipe as estimated: its token slices through the stages (native_token_pipeline).
     in.schedule = token_pipeline_schedule(native_token_pipeline(*ctx.native, p, n),
-                                          Slicing(again.slices.begin(), again.slices.end()));
+                                          Slicing(again.native.slices.begin(), again.native.slices.end()));
   }
   if (p.pp == 1) {
     in.schedule.stage_end_s = {again.pipeline_s};
@@ -205,8 +205,8 @@ TimelineInput timeline_input(NativeEstimator, const EstimateContext& ctx, const 
                                                           : std::max(1, static_cast<int>(v));
     in.cp_ring = p.cp_comm == CpComm::ring;
   }
-  in.dp_sync_s = again.dp_sync_s + static_cast<double>(again.optimizer_s) +
-                 static_cast<double>(again.offload_s);
+  in.dp_sync_s = again.dp_sync_s + static_cast<double>(again.native.optimizer_s) +
+                 static_cast<double>(again.native.offload_s);
   in.embedding_sync_s = again.embedding_sync_s;
   in.step_s = again.step_s;
   return in;

@@ -25,7 +25,7 @@ bool same_estimate(const Estimate& a, const Estimate& b) noexcept {
          same(a.dp_sync_s, b.dp_sync_s) && same(a.embedding_sync_s, b.embedding_sync_s) &&
          same(a.gpumem_gib, b.gpumem_gib) && same(a.price_per_step_usd, b.price_per_step_usd) &&
          same(a.train_cost_usd, b.train_cost_usd) && a.partition == b.partition &&
-         a.slices == b.slices && a.peak_memory == b.peak_memory;
+         a.native.slices == b.native.slices && a.native.peak_memory == b.native.peak_memory;
 }
 
 std::size_t estimate_hash(const Estimate& e) noexcept {

@@ -42,11 +42,11 @@ RunResult native_run() {
   r.estimate.train_cost_usd = 1e6;
   r.estimate.price_per_step_usd = 0.02;
   r.estimate.partition = {13, 13};
-  r.estimate.slices = {1024, 1024, 2048};
-  r.estimate.optimizer_s = 0.5F;
-  r.estimate.a2a_s = 0.125F;
-  r.estimate.cp_s = 0.0625F;
-  r.estimate.peak_memory = {1.0F, 2.0F, 3.0F, 4.0F, 5.0F, 6.0F};
+  r.estimate.native.slices = {1024, 1024, 2048};
+  r.estimate.native.optimizer_s = 0.5F;
+  r.estimate.native.a2a_s = 0.125F;
+  r.estimate.native.cp_s = 0.0625F;
+  r.estimate.native.peak_memory = {1.0F, 2.0F, 3.0F, 4.0F, 5.0F, 6.0F};
   run.rows.push_back(r);
   run.throughput.seq_len = 4096;
   run.throughput.tokens_per_step = 32 * 4096;

@@ -143,10 +143,10 @@ TEST_CASE("a TeraPipe plan's timeline ends at its estimated pipeline time", "[ti
   p.schedule = Schedule::terapipe;
   p.recompute = Recompute::full;
   const Estimate e = estimate_native(plan.context, p, placement);
-  REQUIRE_FALSE(e.slices.empty());
+  REQUIRE_FALSE(e.native.slices.empty());
   const TimelineInput t = timeline_input(plan.context, p, placement, e);
   CHECK(t.schedule.stage_end_s.front() == Approx(e.pipeline_s).epsilon(1e-9));
-  CHECK(t.schedule.events.size() == 2 * 4 * e.slices.size() * 8);
+  CHECK(t.schedule.events.size() == 2 * 4 * e.native.slices.size() * 8);
 }
 
 TEST_CASE("zero-bubble and DualPipe plans are drawn as simulated: F, B and W boxes, chunks "

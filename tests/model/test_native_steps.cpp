@@ -487,3 +487,142 @@ TEST_CASE("with_totals: the slowest stage's parts, the memory peak and its stage
   CHECK(h.host_oom);
   CHECK(h.oom);
 }
+
+namespace {
+
+/// minmax_layers' definition: a heap of each stage's next cost, (cost, index) ascending.
+std::vector<int> minmax_by_heap(const std::vector<double>& fixed,
+                                const std::vector<double>& per_layer, int layers) {
+  std::vector<int> n(fixed.size(), 1);
+  for (int left = layers - static_cast<int>(fixed.size()); left > 0; --left) {
+    std::size_t best = 0;
+    double best_cost = fixed[0] + (n[0] + 1) * per_layer[0];
+    for (std::size_t j = 1; j < fixed.size(); ++j) {
+      const double cost = fixed[j] + (n[j] + 1) * per_layer[j];
+      if (cost < best_cost) {
+        best = j;
+        best_cost = cost;
+      }
+    }
+    ++n[best];
+  }
+  return n;
+}
+
+} // namespace
+
+TEST_CASE("minmax_layers: each layer to the stage whose time grows least, the lowest stage "
+          "among equals",
+          "[native][steps]") {
+  // 10 layers, 4 stages alike but for the ends' fixed costs: the middle stages take more.
+  CHECK(minmax_layers({1.5, 0.0, 0.0, 1.5}, {1.0, 1.0, 1.0, 1.0}, 10) ==
+        std::vector<int>{2, 3, 3, 2});
+  // Equal costs go to the lowest stage first.
+  CHECK(minmax_layers({0.0, 0.0, 0.0}, {1.0, 1.0, 1.0}, 5) == std::vector<int>{2, 2, 1});
+  // A slower stage (2 s a layer) takes fewer.
+  CHECK(minmax_layers({0.0, 0.0}, {1.0, 2.0}, 9) == std::vector<int>{6, 3});
+  // Against the definition on random stages whose costs repeat (classes of alike stages),
+  // with per-layer costs of 0 and fixed costs that swamp them (where turns do not hold).
+  std::uint64_t state = 12345;
+  const auto next = [&state] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int>((state >> 33) % 1000);
+  };
+  const double per_values[] = {1.0, 0.5, 0.1, 0.0, 3.0e-3};
+  const double fixed_values[] = {0.0, 0.25, 1.5, 1e18, 0.1};
+  for (int trial = 0; trial < 2000; ++trial) {
+    const std::size_t pp = 1 + static_cast<std::size_t>(next() % 24);
+    const int kinds = 1 + next() % 5;
+    std::vector<double> fixed(pp), per(pp);
+    for (std::size_t j = 0; j < pp; ++j) {
+      fixed[j] = fixed_values[next() % kinds];
+      per[j] = per_values[next() % kinds];
+    }
+    const int layers = static_cast<int>(pp) + next() % 120;
+    INFO("trial " << trial);
+    REQUIRE(minmax_layers(fixed, per, layers) == minmax_by_heap(fixed, per, layers));
+  }
+}
+
+TEST_CASE("native_estimate: its stages are the steps composed stage by stage, bit for bit",
+          "[native][steps]") {
+  // native_estimate runs a stage's GPU- and entry-dependent steps once per distinct stage of
+  // a point and copies them: the result must be what running every step on every stage gives.
+  for (const bool moe : {false, true}) {
+    const ModelSpec m = moe ? small_moe() : llama(30);
+    const NativeContext c = context(m);
+    for (const DpMethod method : {DpMethod::zero1, DpMethod::zero3, DpMethod::fsdp}) {
+      DesignPoint p = point(method, 2, moe ? 4 : 6, 4, 12);
+      p.recompute = Recompute::selective;
+      if (moe) { // expert parallelism where the method allows it (zero1)
+        const bool ep = method == DpMethod::zero1;
+        p.ep = ep ? 2 : 1;
+        p.etp = static_cast<std::int16_t>(ep ? 1 : p.tp);
+      }
+      const NativePlacement where = native_placement(c, p, std::vector<int>(6, 0));
+      INFO(native_invalid_reason(c, p, where));
+      REQUIRE(native_invalid_reason(c, p, where).empty());
+      const NativeEstimate est = native_estimate(c, p, where);
+      const PointConstants k = point_constants(c, p);
+      const AnalyticLayerTimes t = real_times(c, p);
+      REQUIRE(est.stages.size() == static_cast<std::size_t>(p.pp));
+      for (int j = 0; j < p.pp; ++j) {
+        INFO("moe " << moe << " method " << to_string(method) << " stage " << j);
+        NativeStage st;
+        st.gpu = 0;
+        st.layers = est.partition[static_cast<std::size_t>(j)];
+        st.memory_limit_gib = c.gpus[0].memory_gib;
+        const StageEntries e = stage_entries(m, p, est.partition, j, j == 0, j == p.pp - 1);
+        st.moe_layers = e.moe;
+        REQUIRE(e.dense == 0); // the test models have no dense-first layers
+        set_compute(st, m, p, k, e, t, t);
+        add_moe_comm(st, c, p, k, c.gpus[0], t, e.moe);
+        add_cp_exchange(st, c, p, k, c.gpus[0], t, e.layers);
+        const StageParams params = stage_params(m, p, k, e);
+        st.grad_accumulation_s = grad_accumulation_s(p, k, c.gpus[0], params.local);
+        st.backward_s += st.grad_accumulation_s;
+        st.weight_s += st.grad_accumulation_s;
+        add_sharded_comm(st, c, p, k, c.gpus[0], params, e.layers);
+        add_offload_fetch(st, p, k, c.gpus[0], params);
+        st.send_s = send_s(c, p, k, where, j);
+        if (method == DpMethod::zero1) {
+          const DpSync sync = dp_sync(c, p, k, c.gpus[0], params, st.backward_s);
+          st.dp_sync_s = sync.sync_s;
+          st.expert_dp_sync_s = sync.expert_s;
+        }
+        const ModelStates states = model_states(c, p, k, c.gpus[0], params);
+        st.memory.weights = states.weights;
+        st.memory.gradients = states.gradients;
+        st.memory.optimizer = states.optimizer;
+        st.memory.buffers += states.buffers;
+        st.offload_s = states.offload_s;
+        st.host_gib = states.host_bytes / kGiB;
+        st.in_flight = in_flight(p, j, false, 0.0);
+        add_activations(st.memory, c, p, k, e, st.in_flight);
+        to_gib(st.memory, c.settings.framework_overhead_gib);
+        st.optimizer_s = optimizer_step_s(p, k, c.gpus[0], params, e.layers);
+        const NativeStage& got = est.stages[static_cast<std::size_t>(j)];
+        CHECK(got.layers == st.layers);
+        CHECK(got.moe_layers == st.moe_layers);
+        CHECK(got.forward_s == st.forward_s);
+        CHECK(got.backward_s == st.backward_s);
+        CHECK(got.recompute_s == st.recompute_s);
+        CHECK(got.weight_s == st.weight_s);
+        CHECK(got.sharded_comm_s == st.sharded_comm_s);
+        CHECK(got.grad_accumulation_s == st.grad_accumulation_s);
+        CHECK(got.moe_comm_s == st.moe_comm_s);
+        CHECK(got.send_s == st.send_s);
+        CHECK(got.dp_sync_s == st.dp_sync_s);
+        CHECK(got.expert_dp_sync_s == st.expert_dp_sync_s);
+        CHECK(got.optimizer_s == st.optimizer_s);
+        CHECK(got.in_flight == st.in_flight);
+        CHECK(got.memory.weights == st.memory.weights);
+        CHECK(got.memory.gradients == st.memory.gradients);
+        CHECK(got.memory.optimizer == st.memory.optimizer);
+        CHECK(got.memory.activations == st.memory.activations);
+        CHECK(got.memory.buffers == st.memory.buffers);
+        CHECK(got.memory.overhead == st.memory.overhead);
+      }
+    }
+  }
+}

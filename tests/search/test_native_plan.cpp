@@ -99,7 +99,7 @@ TEST_CASE("terapipe plans for every dense catalog model on unlike GPUs", "[nativ
     for (const ResultRow& r : rows) {
       REQUIRE(r.point.schedule == Schedule::terapipe);
       std::int64_t tokens = 0;
-      for (const auto l : r.estimate.slices) tokens += l;
+      for (const auto l : r.estimate.native.slices) tokens += l;
       CHECK(tokens == plan.context.model.sequence_length);
       CHECK(r.estimate.step_s > 0.0);
     }

@@ -73,6 +73,29 @@ struct LayerCosts {
 /// Throws InputError when a present node type has no profile for the method or tp.
 [[nodiscard]] LayerCosts layer_costs(const EstimateContext& ctx, const DesignPoint& p);
 
+/// What only the native estimator fills in an Estimate (all zero / empty from the zerosearch
+/// estimator); the outputs show it in the native columns only. Floats keep rows small (outputs
+/// only). The slices come first so the floats end the type: Estimate places its next member in
+/// the floats' tail padding.
+struct NativeBreakdown {
+  /// Token slices per sequence of a terapipe plan, in tokens (empty otherwise).
+  std::vector<std::int32_t> slices;
+  /// The memory of the fullest stage by component, GiB: weights, gradients, optimizer states,
+  /// activations, buffers, overhead (NativeMemory's order).
+  std::array<float, 6> peak_memory{};
+  /// The slowest stage's optimizer step and offload per step, seconds.
+  float optimizer_s = 0.0F;
+  float offload_s = 0.0F;
+  /// Host memory per node for offloaded states, GiB.
+  float host_gib_per_node = 0.0F;
+  /// One micro-batch's MoE token dispatch and combine (NativeStage::moe_comm_s), on the stage
+  /// with the most, seconds (--exhaustive prints every stage's).
+  float a2a_s = 0.0F;
+  /// One micro-batch's exposed context-parallel exchange (NativeStage::cp_comm_s), forward +
+  /// backward, on the stage with the most, seconds (0 without cp).
+  float cp_s = 0.0F;
+};
+
 struct Estimate {
   std::vector<int> partition;
   /// estimated time (s/step): the slowest stage's end plus data-parallel time, plus embedding
@@ -82,27 +105,15 @@ struct Estimate {
   double pipeline_s = 0.0;
   double dp_sync_s = 0.0;
   double embedding_sync_s = 0.0;
-  bool oom = false;
-  /// Native only: one micro-batch's exposed context-parallel exchange (NativeStage::cp_comm_s),
-  /// forward + backward, on the stage with the most, seconds (0 without cp; --exhaustive prints
-  /// every stage's). Here and a2a_s below sit in what would be padding: a row keeps its size.
-  float cp_s = 0.0F;
   double gpumem_gib = 0.0;
   double price_per_step_usd = 0.0;
   double train_cost_usd = 0.0;
-  // Native estimator only (zero otherwise); float to keep rows small (outputs only).
-  float optimizer_s = 0.0F;
-  float offload_s = 0.0F;
-  /// Host memory per node for offloaded states, GiB.
-  float host_gib_per_node = 0.0F;
-  /// The memory of the fullest stage by component, GiB: weights, gradients, optimizer states,
-  /// activations, buffers, overhead (NativeMemory's order).
-  std::array<float, 6> peak_memory{};
-  /// Native only: the same for the MoE token dispatch and combine (NativeStage::moe_comm_s).
-  float a2a_s = 0.0F;
-  /// Token slices per sequence of a terapipe plan, in tokens (empty otherwise).
-  std::vector<std::int32_t> slices;
+  /// Native estimator only (docs/native.md). [[no_unique_address]]: `oom` below sits in its
+  /// tail padding, so a row keeps its 152 bytes.
+  [[no_unique_address]] NativeBreakdown native;
+  bool oom = false;
 };
+static_assert(sizeof(Estimate) <= 152, "a result row's Estimate grew (docs/performance.md)");
 
 /// Per-stage detail of one estimate, for --exhaustive reports.
 struct EstimateDetail {

@@ -34,6 +34,13 @@ struct LayerActivations {
 };
 [[nodiscard]] LayerActivations layer_activations(const NativeContext& ctx, const DesignPoint& p);
 
+/// The min-max split of `layers` transformer layers over the stages (native_partition, when
+/// the stages differ or pp does not divide the layers): every stage gets one, then each layer
+/// goes to the stage whose time grows least, fixed[j] + (n_j + 1) per_layer[j], the lowest j
+/// among equals. Transformer layers per stage (the embedding and the head not counted).
+[[nodiscard]] std::vector<int> minmax_layers(const std::vector<double>& fixed,
+                                             const std::vector<double>& per_layer, int layers);
+
 /// What every stage of a design point shares, computed once per estimate (the first step).
 struct PointConstants {
   /// framework_params(p.method, p.dtype).

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <queue>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -288,22 +289,26 @@ LayerDims layer_dims(const ModelSpec& m) noexcept {
 }
 
 /// The matmuls of one layer in execution order, as weights (rows x columns of the weight, so
-/// FLOPs are proportional): q, k, v, o, then the MLP (gate, up, down or fc1, fc2).
-std::vector<double> layer_matmuls(const ModelSpec& m) {
+/// FLOPs are proportional): q, k, v, o, then the MLP (gate, up, down or fc1, fc2). A fixed
+/// array and its count: it is read per stage of every design point, so it allocates nothing.
+struct LayerMatmuls {
+  std::array<double, 7> w{};
+  std::size_t n = 0;
+  [[nodiscard]] std::size_t size() const noexcept { return n; }
+  [[nodiscard]] double operator[](std::size_t i) const noexcept { return w[i]; }
+};
+LayerMatmuls layer_matmuls(const ModelSpec& m) noexcept {
   const auto [h, a, g, d, f] = layer_dims(m);
-  std::vector<double> mm{h * a * d, h * g * d, h * g * d, a * d * h};
   if (m.gated_mlp) {
-    mm.insert(mm.end(), {h * f, h * f, f * h});
-  } else {
-    mm.insert(mm.end(), {h * f, f * h});
+    return {{h * a * d, h * g * d, h * g * d, a * d * h, h * f, h * f, f * h}, 7};
   }
-  return mm;
+  return {{h * a * d, h * g * d, h * g * d, a * d * h, h * f, f * h, 0.0}, 6};
 }
 
 /// Share of a layer's matmul FLOPs that per-op selective checkpointing recomputes (every
 /// second matmul's output is kept: the first, third, ...).
-double per_op_recomputed_share(const ModelSpec& m) {
-  const std::vector<double> mm = layer_matmuls(m);
+double per_op_recomputed_share(const ModelSpec& m) noexcept {
+  const LayerMatmuls mm = layer_matmuls(m);
   double all = 0.0, again = 0.0;
   for (std::size_t i = 0; i < mm.size(); ++i) {
     all += mm[i];
@@ -570,9 +575,9 @@ double layer_activation_bytes(const ModelSpec& m, const DesignPoint& p,
                  : 0.0;
   if (p.recompute == Recompute::selective && framework_params(p.method).selective_per_op) {
     // The layer input, attention's output and softmax statistics, every second matmul output.
-    const std::vector<double> mm = layer_matmuls(m);
+    const LayerMatmuls mm = layer_matmuls(m);
     double kept = 0.0; // elements per token, before the tp split
-    const std::vector<double> outputs{a * d, g * d, g * d, h};
+    const std::array<double, 4> outputs{a * d, g * d, g * d, h};
     for (std::size_t i = 0; i < mm.size(); i += 2) {
       kept += i < 4 ? outputs[i] : (i + 1 == mm.size() ? h : f);
     }
@@ -614,8 +619,12 @@ std::vector<int> interleaved_chunks(int layers, int pp, int virtual_stages) {
   return chunks;
 }
 
-std::vector<int> native_partition(const NativeContext& ctx, const DesignPoint& p,
-                                  const NativePlacement& where) {
+namespace {
+
+/// native_partition with the point's layer times (shared with native_estimate, which needs
+/// them again for the stages).
+std::vector<int> partition_with(const NativeContext& ctx, const DesignPoint& p,
+                                const NativePlacement& where, StageLayerTimes& times) {
   const int L = static_cast<int>(ctx.model.num_layers);
   const int pp = p.pp;
   std::vector<int> layers(static_cast<std::size_t>(pp), 0);
@@ -645,7 +654,6 @@ std::vector<int> native_partition(const NativeContext& ctx, const DesignPoint& p
     // Min-max: give each layer to the stage whose time grows least (optimal for stage times
     // a_i + n_i c_i); the embedding and post-process are fixed on the first and last stage.
     std::vector<double> per_layer(static_cast<std::size_t>(pp)), fixed(static_cast<std::size_t>(pp), 0.0);
-    StageLayerTimes times(ctx, p);
     for (int j = 0; j < pp; ++j) {
       const AnalyticLayerTimes& t = times(where.stage_gpu[static_cast<std::size_t>(j)]);
       per_layer[static_cast<std::size_t>(j)] = t.layer.forward_s + t.layer.backward_s +
@@ -653,25 +661,19 @@ std::vector<int> native_partition(const NativeContext& ctx, const DesignPoint& p
       if (j == 0) fixed[0] += t.embedding.forward_s + t.embedding.backward_s;
       if (j == pp - 1) fixed[static_cast<std::size_t>(j)] += t.post_process.forward_s + t.post_process.backward_s;
     }
-    using Item = std::pair<double, int>;
-    std::priority_queue<Item, std::vector<Item>, std::greater<>> next;
-    for (int j = 0; j < pp; ++j) {
-      // every stage gets at least one layer
-      layers[static_cast<std::size_t>(j)] = 1;
-      const auto ju = static_cast<std::size_t>(j);
-      next.emplace(fixed[ju] + 2 * per_layer[ju], j);
-    }
-    for (int left = L - pp; left > 0; --left) {
-      const auto [cost, j] = next.top();
-      next.pop();
-      const auto ju = static_cast<std::size_t>(j);
-      ++layers[ju];
-      next.emplace(fixed[ju] + (layers[ju] + 1) * per_layer[ju], j);
-    }
+    layers = native_steps::minmax_layers(fixed, per_layer, L);
   }
   layers.front() += 1; // embedding
   layers.back() += 1;  // post_process
   return layers;
+}
+
+} // namespace
+
+std::vector<int> native_partition(const NativeContext& ctx, const DesignPoint& p,
+                                  const NativePlacement& where) {
+  StageLayerTimes times(ctx, p);
+  return partition_with(ctx, p, where, times);
 }
 
 namespace {
@@ -804,6 +806,106 @@ PipeTimes pipe_times(const NativeContext& ctx, const DesignPoint& p, const Nativ
 } // namespace
 
 namespace native_steps {
+
+namespace {
+
+/// minmax_layers by a heap of every stage's next cost: the definition.
+std::vector<int> minmax_layers_heap(const std::vector<double>& fixed,
+                                    const std::vector<double>& per_layer, int layers) {
+  const std::size_t pp = fixed.size();
+  std::vector<int> n(pp, 1); // every stage gets at least one layer
+  using Item = std::pair<double, int>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> next;
+  for (std::size_t j = 0; j < pp; ++j) {
+    next.emplace(fixed[j] + 2 * per_layer[j], static_cast<int>(j));
+  }
+  for (int left = layers - static_cast<int>(pp); left > 0; --left) {
+    const auto [cost, j] = next.top();
+    next.pop();
+    const auto ju = static_cast<std::size_t>(j);
+    ++n[ju];
+    next.emplace(fixed[ju] + (n[ju] + 1) * per_layer[ju], j);
+  }
+  return n;
+}
+
+} // namespace
+
+std::vector<int> minmax_layers(const std::vector<double>& fixed,
+                               const std::vector<double>& per_layer, int layers) {
+  // Stages with equal (fixed, per-layer) costs form a class; inside one, the stage with the
+  // fewest layers and then the lowest index is the class's cheapest, so a class's members
+  // (by index) take layers in turn: members [0, r) hold base + 1 layers, [r, size) base.
+  // Each layer goes to the cheapest (cost, index) over the classes' candidates: the heap's
+  // pop, found in O(classes). Where a member with base + 1 layers would be cheaper than
+  // (or tie with) member r (a per-layer cost of 0, or lost in rounding), the turn order does
+  // not hold: the heap decides.
+  const std::size_t pp = fixed.size();
+  struct Class {
+    double fixed = 0.0, per = 0.0;
+    int base = 1;
+    std::size_t r = 0, begin = 0, size = 0;
+  };
+  constexpr std::size_t kMaxClasses = 8;
+  std::array<Class, kMaxClasses> cls;
+  std::size_t classes = 0;
+  std::vector<int> member_class(pp);
+  for (std::size_t j = 0; j < pp; ++j) {
+    if (!std::isfinite(fixed[j]) || !std::isfinite(per_layer[j])) {
+      return minmax_layers_heap(fixed, per_layer, layers);
+    }
+    std::size_t c = 0;
+    while (c < classes && !(cls[c].fixed == fixed[j] && cls[c].per == per_layer[j])) ++c;
+    if (c == classes) {
+      if (classes == kMaxClasses) return minmax_layers_heap(fixed, per_layer, layers);
+      cls[c].fixed = fixed[j];
+      cls[c].per = per_layer[j];
+      ++classes;
+    }
+    ++cls[c].size;
+    member_class[j] = static_cast<int>(c);
+  }
+  // members of each class by index, the classes one after another
+  std::vector<int> members(pp);
+  for (std::size_t c = 0, at = 0; c < classes; ++c) {
+    cls[c].begin = at;
+    at += cls[c].size;
+  }
+  {
+    std::array<std::size_t, kMaxClasses> fill{};
+    for (std::size_t j = 0; j < pp; ++j) {
+      const auto c = static_cast<std::size_t>(member_class[j]);
+      members[cls[c].begin + fill[c]++] = static_cast<int>(j);
+    }
+  }
+  std::vector<int> n(pp, 1);
+  for (int left = layers - static_cast<int>(pp); left > 0; --left) {
+    double best_cost = 0.0;
+    int best_j = -1;
+    std::size_t best_c = 0;
+    for (std::size_t c = 0; c < classes; ++c) {
+      const Class& k = cls[c];
+      const int j = members[k.begin + k.r];
+      const double cost = k.fixed + (k.base + 1) * k.per;
+      if (k.r > 0) {
+        const double ahead = k.fixed + (k.base + 2) * k.per; // member 0, base + 1 layers
+        if (!(cost < ahead)) return minmax_layers_heap(fixed, per_layer, layers);
+      }
+      if (best_j < 0 || cost < best_cost || (cost == best_cost && j < best_j)) {
+        best_cost = cost;
+        best_j = j;
+        best_c = c;
+      }
+    }
+    Class& k = cls[best_c];
+    ++n[static_cast<std::size_t>(best_j)];
+    if (++k.r == k.size) {
+      k.r = 0;
+      ++k.base;
+    }
+  }
+  return n;
+}
 
 EntryParams entry_params(const ModelSpec& m, int pp) {
   EntryParams e;
@@ -1243,22 +1345,19 @@ NativeEstimate with_totals(NativeEstimate out, const NativeContext& ctx, const D
 
 namespace {
 
-/// Stage j of `p` into `st` (default-constructed): native_estimate's per-stage steps in order
-/// (docs/native.md §7).
-void estimate_stage(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
-                    const NativePlacement& where, const std::vector<int>& partition,
-                    const PipeShape& shape, StageLayerTimes& times,
-                    const native_steps::PointConstants& k, int j) {
+/// What stage j of `p` computes that depends on j only through its GPU type and its entries
+/// (StageKey): native_estimate's per-stage steps in order (docs/native.md §7), all but the
+/// send to the next stage and the activations in flight (stage_finish). `st` is
+/// default-constructed.
+void stage_core(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
+                const native_steps::StageEntries& e, int gpu_index, StageLayerTimes& times,
+                const native_steps::PointConstants& k) {
   using namespace native_steps;
   const ModelSpec& m = ctx.model;
-  const auto ju = static_cast<std::size_t>(j);
-  st.gpu = where.stage_gpu[ju];
+  st.gpu = gpu_index;
   const NativeGpu& gpu = ctx.gpus[static_cast<std::size_t>(st.gpu)];
-  st.layers = partition[ju];
+  st.layers = e.layers + (e.embedding ? 1 : 0) + (e.head ? 1 : 0); // partition[j]
   st.memory_limit_gib = gpu.memory_gib;
-  // The ranks holding the embedding and the LM head: the first and the last, but the first
-  // holds both in a V (zbv, dualpipev) and both end ranks hold both in DualPipe.
-  const StageEntries e = stage_entries(m, p, partition, j, shape.holds_embedding(j), shape.holds_head(j));
   st.moe_layers = e.moe;
 
   const AnalyticLayerTimes& t = times(st.gpu);
@@ -1272,7 +1371,6 @@ void estimate_stage(NativeStage& st, const NativeContext& ctx, const DesignPoint
   st.weight_s += st.grad_accumulation_s; // adds the weight gradient into .grad
   add_sharded_comm(st, ctx, p, k, gpu, params, e.layers);
   add_offload_fetch(st, p, k, gpu, params);
-  st.send_s = send_s(ctx, p, k, where, j);
   if (!shards_parameters(p.method)) {
     const DpSync sync = dp_sync(ctx, p, k, gpu, params, st.backward_s);
     st.dp_sync_s = sync.sync_s;
@@ -1286,10 +1384,80 @@ void estimate_stage(NativeStage& st, const NativeContext& ctx, const DesignPoint
   st.memory.buffers += states.buffers;
   st.offload_s = states.offload_s;
   st.host_gib = states.host_bytes / kGiB;
+  st.optimizer_s = optimizer_step_s(p, k, gpu, params, e.layers);
+}
+
+/// The rest of stage j (after stage_core): its send to stage j + 1, the micro-batches in
+/// flight, the activations they hold, the memory in GiB.
+void stage_finish(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
+                  const NativePlacement& where, const PipeShape& shape,
+                  const native_steps::PointConstants& k, const native_steps::StageEntries& e,
+                  int j) {
+  using namespace native_steps;
+  const auto ju = static_cast<std::size_t>(j);
+  st.send_s = send_s(ctx, p, k, where, j);
   st.in_flight = in_flight(p, j, shape.split, shape.split ? shape.in_flight[ju] : 0.0);
   add_activations(st.memory, ctx, p, k, e, st.in_flight);
   to_gib(st.memory, ctx.settings.framework_overhead_gib);
-  st.optimizer_s = optimizer_step_s(p, k, gpu, params, e.layers);
+}
+
+/// What stage_core's result depends on: the stage's GPU type and its entries.
+struct StageKey {
+  int gpu = 0;
+  native_steps::StageEntries e;
+  [[nodiscard]] bool operator==(const StageKey& o) const noexcept {
+    return gpu == o.gpu && e.embedding == o.e.embedding && e.head == o.e.head &&
+           e.layers == o.e.layers && e.moe == o.e.moe && e.main == o.e.main &&
+           e.dense == o.e.dense;
+  }
+};
+
+/// Stage j of `p` into `st` (default-constructed): native_estimate's per-stage steps in order
+/// (docs/native.md §7). Most stages of a pipeline are alike (the same GPU type and entries:
+/// all but the first and the last of an even split), so stage_core runs once per distinct
+/// StageKey of the point, remembered in `seen` (a few entries), and its result is copied: the
+/// same operations on the same inputs, the same bits.
+struct SeenStages {
+  static constexpr std::size_t kMax = 8;
+  /// Left uninitialised until written (a NativeStage is trivially copyable): zeroing eight
+  /// stages per point would cost more than the copies it serves.
+  union Slot {
+    NativeStage st;
+    Slot() noexcept {}
+  };
+  static_assert(std::is_trivially_copyable_v<NativeStage> &&
+                std::is_trivially_destructible_v<NativeStage>);
+  std::array<StageKey, kMax> key;
+  std::array<Slot, kMax> core;
+  std::size_t n = 0;
+};
+/// Appends stage j to `stages`.
+void estimate_stage(std::vector<NativeStage>& stages, const NativeContext& ctx,
+                    const DesignPoint& p, const NativePlacement& where,
+                    const std::vector<int>& partition, const PipeShape& shape,
+                    StageLayerTimes& times, const native_steps::PointConstants& k,
+                    SeenStages& seen, int j) {
+  using namespace native_steps;
+  const auto ju = static_cast<std::size_t>(j);
+  // The ranks holding the embedding and the LM head: the first and the last, but the first
+  // holds both in a V (zbv, dualpipev) and both end ranks hold both in DualPipe.
+  const StageKey key{where.stage_gpu[ju],
+                     stage_entries(ctx.model, p, partition, j, shape.holds_embedding(j),
+                                   shape.holds_head(j))};
+  std::size_t i = 0;
+  while (i < seen.n && !(seen.key[i] == key)) ++i;
+  if (i < seen.n) {
+    stages.push_back(seen.core[i].st);
+  } else {
+    NativeStage& st = stages.emplace_back();
+    stage_core(st, ctx, p, key.e, key.gpu, times, k);
+    if (seen.n < SeenStages::kMax) {
+      seen.key[seen.n] = key;
+      seen.core[seen.n].st = st;
+      ++seen.n;
+    }
+  }
+  stage_finish(stages.back(), ctx, p, where, shape, k, key.e, j);
 }
 
 } // namespace
@@ -1299,16 +1467,17 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
                                const NativePruning& prune) {
   using namespace native_steps;
   NativeEstimate out;
+  StageLayerTimes times(ctx, p);
   if (partition.empty()) {
-    partition = native_partition(ctx, p, where);
+    partition = partition_with(ctx, p, where, times);
   }
   out.partition = partition;
   const PipeShape shape = pipe_shape(ctx, p, partition);
-  StageLayerTimes times(ctx, p);
   const PointConstants k = point_constants(ctx, p);
-  out.stages.resize(static_cast<std::size_t>(p.pp));
+  out.stages.reserve(static_cast<std::size_t>(p.pp));
+  SeenStages seen;
   for (int j = 0; j < p.pp; ++j) {
-    estimate_stage(out.stages[static_cast<std::size_t>(j)], ctx, p, where, partition, shape, times, k, j);
+    estimate_stage(out.stages, ctx, p, where, partition, shape, times, k, seen, j);
   }
   // The pipeline (docs/native.md §2.2): 1F1B or interleaved; the zero-bubble and DualPipe
   // orders simulated pass by pass on every rank's chunk times and the links; TeraPipe's

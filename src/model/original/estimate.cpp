@@ -225,22 +225,22 @@ Estimate to_estimate(const EstimateContext& ctx, const NativeEstimate& n) {
   e.pipeline_s = n.pipeline_s;
   e.dp_sync_s = n.dp_sync_s;
   e.embedding_sync_s = n.embedding_sync_s;
-  e.optimizer_s = static_cast<float>(n.optimizer_s);
-  e.offload_s = static_cast<float>(n.offload_s);
+  e.native.optimizer_s = static_cast<float>(n.optimizer_s);
+  e.native.offload_s = static_cast<float>(n.offload_s);
   e.oom = n.oom;
   e.gpumem_gib = n.peak_memory_gib;
-  e.host_gib_per_node = static_cast<float>(n.host_gib_per_node);
+  e.native.host_gib_per_node = static_cast<float>(n.host_gib_per_node);
   for (const NativeStage& st : n.stages) {
-    e.a2a_s = std::max(e.a2a_s, static_cast<float>(st.moe_comm_s));
-    e.cp_s = std::max(e.cp_s, static_cast<float>(st.cp_comm_s));
+    e.native.a2a_s = std::max(e.native.a2a_s, static_cast<float>(st.moe_comm_s));
+    e.native.cp_s = std::max(e.native.cp_s, static_cast<float>(st.cp_comm_s));
   }
   if (!n.stages.empty()) {
     const NativeMemory& m = n.stages[static_cast<std::size_t>(n.peak_stage)].memory;
-    e.peak_memory = {static_cast<float>(m.weights),     static_cast<float>(m.gradients),
+    e.native.peak_memory = {static_cast<float>(m.weights),     static_cast<float>(m.gradients),
                      static_cast<float>(m.optimizer),   static_cast<float>(m.activations),
                      static_cast<float>(m.buffers),     static_cast<float>(m.overhead)};
   }
-  e.slices.assign(n.slices.begin(), n.slices.end());
+  e.native.slices.assign(n.slices.begin(), n.slices.end());
   e.price_per_step_usd = ctx.price_per_s_usd * e.step_s;
   e.train_cost_usd = e.price_per_step_usd * static_cast<double>(ctx.iterations);
   return e;
