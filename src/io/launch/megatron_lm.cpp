@@ -50,6 +50,15 @@ std::string refusal(const Facts& f) {
       return "no Megatron-LM files: '--use-torch-fsdp2 not supported with fp16 yet' "
              "(arguments.py:1046), and a GPU of the plan has no bf16";
     }
+    if (f.model.is_moe() && f.p.ep > 1) {
+      // megatron/core/distributed/torch_fully_sharded_data_parallel.py (d98e8a64): one
+      // DeviceMesh from get_data_parallel_group(with_context_parallel=True) for every module.
+      return fmt::format("no Megatron-LM files: --use-torch-fsdp2 shards every parameter over the "
+                         "data-parallel group with context parallelism "
+                         "(torch_fully_sharded_data_parallel.py), not the experts over their "
+                         "expert-data-parallel group (ep {}, edp {}); torchtitan runs this plan",
+                         f.p.ep, f.p.edp());
+    }
     return {};
   }
   return "unknown data-parallel kind";
