@@ -555,10 +555,27 @@ TEST_CASE("DeepSpeed rules: ZeRO-2/3 with a pipeline, the batch rule", "[launch]
   CHECK_THROWS_WITH(launch_files(b->lp), Catch::Contains("train_batch_size == micro x accumulation x dp"));
 }
 
-TEST_CASE("Megatron-LM interleaving needs pp x v to divide the layers", "[launch][rules]") {
+TEST_CASE("Megatron-LM interleaving: equal chunks, or the estimated chunks as a layout",
+          "[launch][rules]") {
   auto t = plan_for("llama2_13B", DpMethod::dp, 1, 8, "A10");
-  t->lp.point.virtual_stages = 2; // 16 chunks for 40 layers
-  CHECK_THROWS_WITH(launch_files(t->lp), Catch::Contains("interleaving needs pp x virtual stages (8 x 2)"));
+  t->lp.point.virtual_stages = 2; // 16 chunks for 40 layers: neither 40, 41 nor 42 splits
+  // The estimate's chunks (interleaved_chunks: 2, eight of 3, seven of 2) as
+  // --pipeline-model-parallel-layout, chunk k on pp rank k % pp (megatron-core's
+  // PipelineParallelLayerLayout), without --num-virtual-stages-per-pipeline-rank.
+  const auto files2 = launch_files(t->lp);
+  const std::string args2 = text_of(files2, "megatron_lm_args.sh");
+  CHECK(contains(args2, "--pipeline-model-parallel-layout 'Et*2|t*3|t*3|t*3|t*3|t*3|t*3|t*3|t*3|"
+                        "t*2|t*2|t*2|t*2|t*2|t*2|t*2L'\n"));
+  CHECK_FALSE(contains(args2, "--num-virtual-stages-per-pipeline-rank"));
+  CHECK_FALSE(contains(args2, "--account-for"));
+  CHECK(contains(text_of(files2, "PLAN.md"), "pp x virtual stages (8 x 2) divides neither the 40 "
+                                             "layers"));
+  // DeepSeek-V3's 61 layers, pp 4 x v 2: Megatron-LM's --decoder-first/last-pipeline-num-layers
+  // cannot (every stage's layers a multiple of v, so v would divide 61); the layout can.
+  auto d = plan_for("deepseek_v3", DpMethod::dp, 4, 4, "H100-SXM");
+  d->lp.point.virtual_stages = 2;
+  CHECK(contains(text_of(launch_files(d->lp), "megatron_lm_args.sh"),
+                 "--pipeline-model-parallel-layout 'Et*7|t*8|t*8|t*8|t*8|t*8|t*7|t*7L'\n"));
   t->lp.point.virtual_stages = 5; // 40 chunks of one layer
   const std::string args5 = text_of(launch_files(t->lp), "megatron_lm_args.sh");
   CHECK(contains(args5, "--num-virtual-stages-per-pipeline-rank 5\n"));
@@ -571,8 +588,10 @@ TEST_CASE("Megatron-LM interleaving needs pp x v to divide the layers", "[launch
   CHECK(contains(args8, "--num-virtual-stages-per-pipeline-rank 8\n"));
   CHECK(contains(args8, "--account-for-embedding-in-pipeline-split\n"));
   CHECK(contains(args8, "--account-for-loss-in-pipeline-split\n"));
-  l->lp.point.virtual_stages = 3; // 24 chunks divide neither 126, 127 nor 128
-  CHECK_THROWS_WITH(launch_files(l->lp), Catch::Contains("interleaving needs pp x virtual stages (8 x 3)"));
+  l->lp.point.virtual_stages = 3; // 24 chunks divide neither 126, 127 nor 128: a layout
+  const std::string args3 = text_of(launch_files(l->lp), "megatron_lm_args.sh");
+  CHECK(contains(args3, "--pipeline-model-parallel-layout 'Et*5|t*6|"));
+  CHECK_FALSE(contains(args3, "--num-virtual-stages-per-pipeline-rank"));
 }
 
 TEST_CASE("zerosearch-estimator plans set and say what the profiles measured (issue 25 item 1)",

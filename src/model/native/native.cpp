@@ -469,12 +469,15 @@ std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p
       return fmt::format("--virtual_stages {} needs a pipeline (pp > 1)", p.virtual_stages);
     }
     const long long chunks = static_cast<long long>(p.pp) * p.virtual_stages;
-    // Megatron-LM and DeepSpeed need equal chunks; torchtitan (fsdp) splits unevenly.
-    // Megatron-LM may count the input embedding and the loss as a layer each
+    // DeepSpeed needs equal chunks; torchtitan (fsdp) splits unevenly, and so does Megatron-LM
+    // with --pipeline-model-parallel-layout (one entry per model chunk, megatron-core >= 0.13:
+    // pipeline_parallel_layer_layout.py), which its launch file writes where pp x v divides
+    // neither the layers nor them plus the embedding and the loss counted as a layer each
     // (--account-for-embedding-in-pipeline-split, --account-for-loss-in-pipeline-split:
-    // megatron-core's get_num_layers_to_build adds one for each); the first and last chunks
-    // then hold one layer fewer, as interleaved_chunks() splits them.
-    if (!framework_params(p.method).uneven_chunks && 
+    // get_num_layers_to_build adds one for each); the first and last chunks then hold one
+    // layer fewer, as interleaved_chunks() splits them.
+    if (!framework_params(p.method).uneven_chunks &&
+        std::string_view(info(p.method).native.framework) != "megatron" &&
         interleaved_split_accounts(ctx.model.num_layers, p.pp, p.virtual_stages) < 0) {
       return fmt::format("--virtual_stages {} with pp {} does not divide the {} layers of {} "
                          "(pp x virtual stages must divide them, or them plus the embedding "
