@@ -219,6 +219,50 @@ ModelSpec from_torchtitan(const std::string& toml) {
   m.gated_mlp = true;
   m.norm = Norm::rmsnorm;
   std::smatch s;
+  if (std::regex_search(toml, s,
+                        std::regex(R"re(name = "(deepseek_v3|qwen3)"\nflavor = "([^"]+)")re"))) {
+    // The MoE flavors of torchtitan/models/deepseek_v3/__init__.py (deepseekv3_args) and
+    // torchtitan/models/qwen3/__init__.py (qwen3_args) at v0.2.2.
+    struct F {
+      std::int64_t dim, layers, heads, kv, vocab, inter, moe_inter, experts, top_k, shared, dense,
+          q_lora;
+    };
+    const std::map<std::string, F> shipped{
+        {"deepseek_v3/16B", {2048, 27, 16, 16, 102400, 10944, 1408, 64, 6, 2, 1, 0}},
+        {"deepseek_v3/236B", {5120, 60, 128, 128, 102400, 12288, 1536, 160, 6, 2, 1, 1536}},
+        {"deepseek_v3/671B", {7168, 61, 128, 128, 129280, 18432, 2048, 256, 8, 1, 3, 1536}},
+        {"qwen3/30B-A3B", {2048, 48, 32, 4, 151936, 6144, 768, 128, 8, 0, 0, 0}},
+        {"qwen3/235B-A22B", {4096, 94, 64, 4, 151936, 12288, 1536, 128, 8, 0, 0, 0}}};
+    const bool deepseek = s[1].str() == "deepseek_v3";
+    const F& x = shipped.at(s[1].str() + "/" + s[2].str());
+    m.architecture = deepseek ? "deepseek_v3" : "qwen3_moe";
+    m.hidden_size = x.dim;
+    m.num_layers = x.layers;
+    m.num_attention_heads = x.heads;
+    m.num_key_value_heads = x.kv;
+    m.vocab_size = x.vocab;
+    m.ffn_hidden_size = x.inter;
+    m.moe_ffn_hidden_size = x.moe_inter;
+    m.num_experts = x.experts;
+    m.experts_per_token = x.top_k;
+    m.shared_expert_ffn_hidden_size = x.shared * x.moe_inter; // num_shared_experts x moe_inter_dim
+    m.shared_expert_gate = false; // torchtitan's shared experts are a plain FeedForward
+    m.first_k_dense_layers = x.dense;
+    // No router bias parameter: torchtitan's MoE.expert_bias is a buffer
+    // (torchtitan/models/moe/moe.py, register_buffer).
+    if (deepseek) { // MLA: kv_lora_rank 512, qk_nope_head_dim 128, qk_rope_head_dim 64, v 128
+      m.q_lora_rank = x.q_lora;
+      m.kv_lora_rank = 512;
+      m.qk_nope_head_dim = 128;
+      m.qk_rope_head_dim = 64;
+      m.v_head_dim = 128;
+      m.head_dim = 192;
+    } else { // head_dim 128, qk_norm
+      m.head_dim = 128;
+      m.qk_norm = true;
+    }
+    return m;
+  }
   std::int64_t multiple_of = 0;
   double multiplier = 0;
   if (std::regex_search(toml, s, std::regex(R"re(flavor = "(8B|70B|405B)")re"))) {
@@ -292,7 +336,12 @@ TEST_CASE("round trip: every catalog model's emitted flags give the estimator's 
                     text_of(files, "megatron_deepspeed_args.sh"))) == want);
           ++checked_ds;
         } else if (written == "torchtitan") {
-          CHECK(total_parameters(from_torchtitan(text_of(files, "torchtitan.toml"))) == want);
+          // DeepSeek-V3's router bias is a buffer in torchtitan (MoE.expert_bias), not a
+          // parameter as zerosearch counts it.
+          const std::int64_t bias =
+              model.router_bias ? (model.num_layers - model.first_k_dense_layers) * model.num_experts
+                                : 0;
+          CHECK(total_parameters(from_torchtitan(text_of(files, "torchtitan.toml"))) == want - bias);
           ++checked_tt;
         }
       }
@@ -506,10 +555,27 @@ TEST_CASE("DeepSpeed rules: ZeRO-2/3 with a pipeline, the batch rule", "[launch]
   CHECK_THROWS_WITH(launch_files(b->lp), Catch::Contains("train_batch_size == micro x accumulation x dp"));
 }
 
-TEST_CASE("Megatron-LM interleaving needs pp x v to divide the layers", "[launch][rules]") {
+TEST_CASE("Megatron-LM interleaving: equal chunks, or the estimated chunks as a layout",
+          "[launch][rules]") {
   auto t = plan_for("llama2_13B", DpMethod::dp, 1, 8, "A10");
-  t->lp.point.virtual_stages = 2; // 16 chunks for 40 layers
-  CHECK_THROWS_WITH(launch_files(t->lp), Catch::Contains("interleaving needs pp x virtual stages (8 x 2)"));
+  t->lp.point.virtual_stages = 2; // 16 chunks for 40 layers: neither 40, 41 nor 42 splits
+  // The estimate's chunks (interleaved_chunks: 2, eight of 3, seven of 2) as
+  // --pipeline-model-parallel-layout, chunk k on pp rank k % pp (megatron-core's
+  // PipelineParallelLayerLayout), without --num-virtual-stages-per-pipeline-rank.
+  const auto files2 = launch_files(t->lp);
+  const std::string args2 = text_of(files2, "megatron_lm_args.sh");
+  CHECK(contains(args2, "--pipeline-model-parallel-layout 'Et*2|t*3|t*3|t*3|t*3|t*3|t*3|t*3|t*3|"
+                        "t*2|t*2|t*2|t*2|t*2|t*2|t*2L'\n"));
+  CHECK_FALSE(contains(args2, "--num-virtual-stages-per-pipeline-rank"));
+  CHECK_FALSE(contains(args2, "--account-for"));
+  CHECK(contains(text_of(files2, "PLAN.md"), "pp x virtual stages (8 x 2) divides neither the 40 "
+                                             "layers"));
+  // DeepSeek-V3's 61 layers, pp 4 x v 2: Megatron-LM's --decoder-first/last-pipeline-num-layers
+  // cannot (every stage's layers a multiple of v, so v would divide 61); the layout can.
+  auto d = plan_for("deepseek_v3", DpMethod::dp, 4, 4, "H100-SXM");
+  d->lp.point.virtual_stages = 2;
+  CHECK(contains(text_of(launch_files(d->lp), "megatron_lm_args.sh"),
+                 "--pipeline-model-parallel-layout 'Et*7|t*8|t*8|t*8|t*8|t*8|t*7|t*7L'\n"));
   t->lp.point.virtual_stages = 5; // 40 chunks of one layer
   const std::string args5 = text_of(launch_files(t->lp), "megatron_lm_args.sh");
   CHECK(contains(args5, "--num-virtual-stages-per-pipeline-rank 5\n"));
@@ -522,8 +588,10 @@ TEST_CASE("Megatron-LM interleaving needs pp x v to divide the layers", "[launch
   CHECK(contains(args8, "--num-virtual-stages-per-pipeline-rank 8\n"));
   CHECK(contains(args8, "--account-for-embedding-in-pipeline-split\n"));
   CHECK(contains(args8, "--account-for-loss-in-pipeline-split\n"));
-  l->lp.point.virtual_stages = 3; // 24 chunks divide neither 126, 127 nor 128
-  CHECK_THROWS_WITH(launch_files(l->lp), Catch::Contains("interleaving needs pp x virtual stages (8 x 3)"));
+  l->lp.point.virtual_stages = 3; // 24 chunks divide neither 126, 127 nor 128: a layout
+  const std::string args3 = text_of(launch_files(l->lp), "megatron_lm_args.sh");
+  CHECK(contains(args3, "--pipeline-model-parallel-layout 'Et*5|t*6|"));
+  CHECK_FALSE(contains(args3, "--num-virtual-stages-per-pipeline-rank"));
 }
 
 TEST_CASE("zerosearch-estimator plans set and say what the profiles measured (issue 25 item 1)",
@@ -592,7 +660,8 @@ TEST_CASE("MoE: the estimated expert layout and DeepSeek-V3's shape reach Megatr
   CHECK(contains(md, "expert parallel size 16, expert tensor parallel size 2, expert data "
                      "parallel size 1"));
   auto f = plan_for("deepseek_v3", DpMethod::fsdp, 1, 1, "H100-SXM");
-  CHECK(contains(text_of(launch_files(f->lp), "PLAN.md"), "not its deepseek_v3 model"));
+  CHECK(contains(text_of(launch_files(f->lp), "torchtitan.toml"),
+                 "name = \"deepseek_v3\"\nflavor = \"671B\""));
   // Qwen3: q and k norms; GQA as estimated.
   auto q = plan_for("qwen3_30B_A3B", DpMethod::dp, 2, 1, "H100-SXM");
   q->lp.point.ep = 8;
@@ -613,4 +682,81 @@ TEST_CASE("MoE: the estimated expert layout and DeepSeek-V3's shape reach Megatr
   z4->lp.point.etp = 2;
   CHECK_THROWS_WITH(launch_files(z4->lp),
                     Catch::Contains("Megatron-DeepSpeed cannot split experts over etp 2 with tp 4"));
+}
+
+TEST_CASE("MoE: torchtitan's deepseek_v3 and qwen3 flavors with ep and etp, what it cannot run "
+          "is refused with the reason (issue 27)",
+          "[launch][rules]") {
+  // torchtitan v0.2.2: [parallelism] expert_parallel_degree and expert_tensor_parallel_degree
+  // (torchtitan/config/job_config.py), the experts on the (pp, dp_replicate, efsdp, ep, etp)
+  // mesh (torchtitan/distributed/parallel_dims.py), flavors of torchtitan/models/*/__init__.py.
+  auto d = plan_for("deepseek_v3", DpMethod::fsdp, 1, 4, "H100-SXM"); // dp 8
+  d->lp.point.ep = 8;
+  d->lp.point.etp = 1;
+  const auto df = launch_files(d->lp);
+  const std::string dt = text_of(df, "torchtitan.toml");
+  CHECK(contains(dt, "[model]\nname = \"deepseek_v3\"\nflavor = \"671B\""));
+  CHECK(contains(dt, "data_parallel_shard_degree = 8\n"));
+  CHECK(contains(dt, "pipeline_parallel_degree = 4\nexpert_parallel_degree = 8\n"
+                     "expert_tensor_parallel_degree = 1\n"));
+  // The 61 layers in the planned split (16, 15, 15, 15 here), the last stage with norm and output
+  CHECK(contains(dt, "\"layers.59\", \"layers.60\", \"norm\", \"output\"],\n"));
+  CHECK(contains(text_of(df, "PLAN.md"), "FSDP2 over dp, tp, pp, ep, etp"));
+  // etp = tp: experts split over the tp ranks of each ep rank
+  auto q = plan_for("qwen3_30B_A3B", DpMethod::fsdp, 2, 1, "H100-SXM"); // dp 16
+  q->lp.point.ep = 8;
+  q->lp.point.etp = 2;
+  const std::string qt = text_of(launch_files(q->lp), "torchtitan.toml");
+  CHECK(contains(qt, "name = \"qwen3\"\nflavor = \"30B-A3B\""));
+  CHECK(contains(qt, "expert_parallel_degree = 8\nexpert_tensor_parallel_degree = 2\n"));
+  // Without expert parallelism etp has no effect in torchtitan: written as its default
+  auto q1 = plan_for("qwen3_235B_A22B", DpMethod::fsdp, 2, 1, "H100-SXM");
+  q1->lp.point.etp = 2;
+  const std::string q1t = text_of(launch_files(q1->lp), "torchtitan.toml");
+  CHECK(contains(q1t, "flavor = \"235B-A22B\""));
+  CHECK(contains(q1t, "expert_parallel_degree = 1\nexpert_tensor_parallel_degree = 1\n"));
+  // Refused, with torchtitan's reason: qwen3 has no pipelining function in v0.2.2 ...
+  // (and Megatron-LM's FSDP2 takes no pipeline: nothing runs this plan)
+  auto qpp = plan_for("qwen3_30B_A3B", DpMethod::fsdp, 1, 2, "H100-SXM");
+  CHECK_THROWS_WITH(launch_files(qpp->lp),
+                    Catch::Contains("torchtitan v0.2.2's qwen3 model has no pipelining function"));
+  // ... DeepSeek-V3's flavor uses FlexAttention, which its context parallelism does not take ...
+  auto dcp = plan_for("deepseek_v3", DpMethod::fsdp, 1, 1, "H100-SXM");
+  dcp->lp.point.dp = 16;
+  dcp->lp.point.cp = 2;
+  dcp->lp.point.num_micro_batches = 4;
+  CHECK(contains(text_of(launch_files(dcp->lp), "PLAN.md"),
+                 "no torchtitan files: torchtitan's deepseek_v3 flavor 671B uses FlexAttention"));
+  // ... ep needs FSDP's dp_shard ranks (a dp plan replicates) ...
+  auto ddp = plan_for("deepseek_v3", DpMethod::dp, 1, 1, "H100-SXM");
+  ddp->lp.point.ep = 8;
+  CHECK(contains(text_of(launch_files(ddp->lp), "PLAN.md"),
+                 "torchtitan takes expert parallelism from data_parallel_shard_degree x cp x tp"));
+  // ... and torchtitan has no Mixtral.
+  auto mx = plan_for("mixtral_8x7B", DpMethod::fsdp, 1, 1, "H100-SXM");
+  CHECK(contains(text_of(launch_files(mx->lp), "PLAN.md"), "torchtitan v0.2.2 has no mixtral "
+                                                           "model"));
+  // A DeepSeek shape torchtitan has no flavor of
+  auto other = plan_for("deepseek_v3", DpMethod::fsdp, 1, 1, "H100-SXM");
+  other->ctx.model.num_layers = 62;
+  CHECK(contains(text_of(launch_files(other->lp), "PLAN.md"),
+                 "torchtitan v0.2.2's deepseek_v3 model has no flavor of deepseek_v3's shape"));
+}
+
+TEST_CASE("MoE: expert parallelism under FSDP and ZeRO-3 goes to the frameworks that shard "
+          "experts over edp (issue 27)",
+          "[launch][rules]") {
+  // Megatron-LM's --use-torch-fsdp2 shards every parameter over the dp x cp group
+  // (torch_fully_sharded_data_parallel.py): not an ep > 1 plan; torchtitan writes it.
+  auto f = plan_for("qwen3_30B_A3B", DpMethod::fsdp, 1, 1, "H100-SXM"); // dp 32
+  f->lp.point.ep = 16;
+  const auto ff = launch_files(f->lp);
+  CHECK(find(ff, "megatron_lm_args.sh") == nullptr);
+  CHECK(contains(text_of(ff, "PLAN.md"), "--use-torch-fsdp2 shards every parameter over the "
+                                         "data-parallel group"));
+  CHECK(contains(text_of(ff, "torchtitan.toml"), "expert_parallel_degree = 16\n"));
+  // Megatron-DeepSpeed's experts are DeepSpeed's native MoE layers, which ZeRO-3 rejects
+  auto z = plan_for("mixtral_8x7B", DpMethod::zero3, 1, 1, "H100-SXM");
+  CHECK_THROWS_WITH(launch_files(z->lp),
+                    Catch::Contains("'Native DeepSpeed MoE is not supported with ZeRO Stage 3'"));
 }

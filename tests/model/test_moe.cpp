@@ -97,9 +97,26 @@ TEST_CASE("expert layouts that cannot be are one-line reasons", "[moe]") {
         "hold the experts as etp x ep x edp)");
   CHECK(moe_invalid_reason(m, point(DpMethod::dp, 1, 1, 16, 1, 3)) ==
         "--etp 3 does not divide the expert FFN width 1024 of test-moe");
-  CHECK(moe_invalid_reason(m, point(DpMethod::fsdp, 2, 1, 8, 2, 2)) ==
-        "--ep 2 --etp 2 with fsdp: a method that shards parameters keeps the experts as the "
-        "dense MLP (ep 1, etp = tp 2)");
+  // Methods that shard parameters: the layouts torchtitan's FSDP2 and DeepSpeed ZeRO-3 run.
+  CHECK(moe_invalid_reason(m, point(DpMethod::fsdp, 2, 1, 8, 2, 2)).empty());
+  CHECK(moe_invalid_reason(m, point(DpMethod::fsdp, 2, 1, 8, 8, 1)).empty());
+  CHECK(moe_invalid_reason(m, point(DpMethod::fsdp, 4, 1, 8, 2, 2)) ==
+        "--ep 2 --etp 2 with fsdp: torchtitan's FSDP2 runs expert parallelism with etp 1 or "
+        "etp = tp 4 only");
+  CHECK(moe_invalid_reason(m, point(DpMethod::fsdp, 2, 1, 8, 1, 1)) ==
+        "--ep 1 --etp 1 with fsdp: without expert parallelism the experts are split as the "
+        "dense MLP (etp = tp 2)");
+  CHECK(moe_invalid_reason(m, point(DpMethod::zero3, 1, 1, 16, 8, 1)).empty());
+  CHECK(moe_invalid_reason(m, point(DpMethod::zero3, 1, 1, 16, 4, 2)) ==
+        "--ep 4 --etp 2 with zero3: DeepSpeed ZeRO-3 shards experts only as AutoEP layers, with "
+        "expert_tensor_parallel_size 1 (etp 1)");
+  DesignPoint ulysses = point(DpMethod::zero3, 1, 1, 8, 8, 1);
+  ulysses.cp = 2;
+  CHECK(moe_invalid_reason(m, ulysses) ==
+        "--ep 8 --cp 2 with zero3: DeepSpeed's AutoEP with ZeRO Stage 3 does not support "
+        "sequence parallelism (cp 1)");
+  ulysses.ep = 1;
+  CHECK(moe_invalid_reason(m, ulysses).empty());
   ModelSpec dense = m;
   dense.num_experts = 0;
   CHECK(moe_invalid_reason(dense, point(DpMethod::dp, 1, 1, 8, 2, 1)) ==
@@ -332,4 +349,101 @@ TEST_CASE("DualPipe's F&B pairs hide the MoE all-to-all behind the other pass's 
     CHECK(pair >= serial - st.moe_comm_s - 1e-12);
   }
   CHECK(pairs > 0);
+}
+
+namespace {
+
+/// The native model's ring reduce-scatter / all-gather of `bytes` over n ranks inside a node
+/// of the test GPU (its prior's bus bandwidth for n ranks) or over the network (50 GB/s: 400
+/// Gbit/s x 8 / 8 GPUs).
+double ring_half(double bytes, int n, bool network) {
+  if (n <= 1) return 0.0;
+  double bus = 50e9;
+  if (!network) {
+    const auto& fits = gpu().calibration.tp_allreduce;
+    bus = 0.8 * 450e9;
+    if (!fits.empty()) {
+      auto it = fits.upper_bound(n);
+      if (it != fits.begin()) --it;
+      bus = it->second.bus_bytes_per_s;
+    }
+  }
+  return nccl_collective_s((n - 1.0) / n * bytes, n - 1, bus,
+                           nccl_latency(network ? Transport::net : Transport::nvlink));
+}
+
+} // namespace
+
+TEST_CASE("expert parallelism under FSDP: the experts sharded and gathered over edp, the rest "
+          "over dp x cp",
+          "[moe]") {
+  const ModelSpec m = small_moe();
+  const NativeContext c = context(m);
+  const double gib = 1024.0 * 1024 * 1024;
+  const double expert_layer = static_cast<double>(expert_parameters(m));
+  const double all = static_cast<double>(total_parameters(m));
+  const double dense = all - 8.0 * expert_layer; // tp 1
+  // tp 1, dp 16 on two nodes, ep 8, etp 1: edp = 16 / 8 = 2, ranks 8 apart (one per node)
+  DesignPoint p = point(DpMethod::fsdp, 1, 1, 16, 8, 1, 256);
+  p.mbs = 4;
+  p.num_micro_batches = 4;
+  REQUIRE(moe_invalid_reason(m, p).empty());
+  REQUIRE(p.edp() == 2);
+  const NativeEstimate e = estimate(c, p);
+  const NativeStage& st = e.stages[0];
+  const double expert = 8.0 * expert_layer / 8.0; // this GPU's experts: one of 8
+  // FSDP2 keeps fp32 sharded parameters, gradients (4 bytes each) and Adam's m and v (8): the
+  // dense part over dp 16, the experts over edp 2
+  const double shard = dense / 16 + expert / 2;
+  CHECK(st.memory.weights == Approx(4.0 * shard / gib));
+  CHECK(st.memory.gradients == Approx(4.0 * shard / gib));
+  CHECK(st.memory.optimizer == Approx(8.0 * shard / gib));
+  // The same layout without expert parallelism (ep 1, etp = tp 1): every expert sharded over 16
+  const NativeEstimate whole = estimate(c, point(DpMethod::fsdp, 1, 1, 16, 1, 1, 256));
+  CHECK(whole.stages[0].memory.weights == Approx(4.0 * all / 16 / gib));
+  // Time: the dense part gathered (bf16) and its gradients reduce-scattered (fp32) over dp 16
+  // (8 in a node over NVLink, then 2 nodes over the network), the experts over edp 2 (one rank
+  // per node: the network only); prefetching hides all but the first layer's gather and the
+  // last layer's reduce-scatter, and FSDP2's copy-out of the gathered parameters (read and
+  // write them, forward and backward) does not overlap.
+  const auto dp16 = [&](double bytes) {
+    return ring_half(bytes, 8, false) + ring_half(bytes / 8, 2, true);
+  };
+  const double gather = dp16(2.0 * dense) + ring_half(2.0 * expert, 2, true);
+  const double reduce = dp16(4.0 * dense) + ring_half(4.0 * expert, 2, true);
+  REQUIRE(gather + reduce < 0.5 * st.backward_s); // hidden behind compute
+  const double copy_out = 2.0 * 2.0 * (dense + expert) /
+                          (3000e9 * gpu().calibration.memory_efficiency);
+  const double entries = 10.0; // embedding, 8 layers, head
+  CHECK(st.sharded_comm_s == Approx(2.0 * copy_out + gather / entries + reduce / entries));
+}
+
+TEST_CASE("expert parallelism under ZeRO-3: experts over edp, with edp 1 nothing of theirs is "
+          "gathered",
+          "[moe]") {
+  const ModelSpec m = small_moe();
+  const NativeContext c = context(m);
+  const double expert_layer = static_cast<double>(expert_parameters(m));
+  const double dense = static_cast<double>(total_parameters(m)) - 8.0 * expert_layer;
+  // tp 1, dp 16, ep 16, etp 1: each GPU holds one expert of each layer whole, edp = 1
+  DesignPoint p = point(DpMethod::zero3, 1, 1, 16, 16, 1, 256);
+  p.mbs = 4;
+  p.num_micro_batches = 4;
+  REQUIRE(p.edp() == 1);
+  const NativeEstimate e = estimate(c, p);
+  const NativeStage& st = e.stages[0];
+  const double expert = 8.0 * expert_layer / 16.0;
+  const double gib = 1024.0 * 1024 * 1024;
+  // DeepSpeed ZeRO-3: 16-bit weights and gradients and 12 bytes of fp32 master and Adam,
+  // the dense part over dp 16, the experts not sharded further (edp 1)
+  CHECK(st.memory.weights == Approx(2.0 * (dense / 16 + expert) / gib));
+  CHECK(st.memory.optimizer == Approx(12.0 * (dense / 16 + expert) / gib));
+  // Only the dense part is gathered and reduce-scattered (DeepSpeed gathers into the
+  // parameters' own storage: no copy-out)
+  const auto dp16 = [&](double bytes) {
+    return ring_half(bytes, 8, false) + ring_half(bytes / 8, 2, true);
+  };
+  const double gather = dp16(2.0 * dense), reduce = dp16(2.0 * dense);
+  REQUIRE(gather + reduce < 0.5 * st.backward_s);
+  CHECK(st.sharded_comm_s == Approx(gather / 10.0 + reduce / 10.0));
 }

@@ -109,6 +109,12 @@ TEST_CASE("interleaved chunks: equal when they divide the layers, torchtitan's s
   CHECK(interleaved_split_accounts(30, 4, 3) == -1);
   CHECK_THAT(native_invalid_reason(c, p, same_node_type(c, p, 1)),
              Catch::Contains("pp x virtual stages must divide them"));
+  // Megatron-LM (dp) takes uneven chunks as --pipeline-model-parallel-layout: interleaved_chunks
+  // 2, six of 3, five of 2 (rank r: chunks r, r + 4, r + 8; DeepSpeed needs equal chunks)
+  p.method = DpMethod::dp;
+  CHECK(native_invalid_reason(c, p, same_node_type(c, p, 1)).empty());
+  CHECK(native_estimate(c, p, same_node_type(c, p, 1)).partition ==
+        std::vector<int>{2 + 3 + 2 + 1, 3 + 3 + 2, 3 + 3 + 2, 3 + 2 + 2 + 1});
   p.method = DpMethod::fsdp;
   p.virtual_stages = 8; // 32 chunks for 30 layers
   p.num_micro_batches = 8;

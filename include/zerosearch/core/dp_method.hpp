@@ -92,7 +92,8 @@ struct NativeTraits {
   /// vocab-parallel cross-entropy; torch.compile can fuse it (NativeSettings::fused_loss).
   bool torch_loss = false;
   /// Interleaved 1F1B may split the layers into unequal chunks (torchtitan's
-  /// generate_split_points); Megatron-LM and DeepSpeed need pp x v to divide them.
+  /// generate_split_points); DeepSpeed needs pp x v to divide them, and Megatron-LM takes
+  /// unequal ones only as --pipeline-model-parallel-layout (native_invalid_reason).
   bool uneven_chunks = false;
 };
 

@@ -25,8 +25,9 @@ inline constexpr double kDefaultMoeImbalance = 1.0;
 /// Why `p`'s expert layout is not possible for model `m` (a one-line reason naming the values
 /// and what is allowed), or an empty string: ep and etp only for an MoE model; ep divides the
 /// experts; etp divides the expert FFN width; etp x ep divides the tp x cp x dp GPUs of a stage
-/// (edp integral); methods that shard parameters (zero3, fsdp) keep the experts as the dense
-/// MLP (ep 1, etp = tp).
+/// (edp integral); methods that shard parameters take their frameworks' layouts: etp = tp
+/// with ep 1; with ep > 1, fsdp (torchtitan's FSDP2) etp 1 or tp, zero3 (DeepSpeed AutoEP)
+/// etp 1 and cp 1 (docs/moe.md §2.1).
 [[nodiscard]] std::string moe_invalid_reason(const ModelSpec& m, const DesignPoint& p);
 
 /// Transformer layers of pipeline rank j that are MoE layers, for a partition of pipeline

@@ -275,8 +275,9 @@ struct NativePruning {
 
 /// The layer partition the native model uses when none is given: Megatron-LM's uniform split
 /// when pp (times the virtual stages) divides the layers and the stages are alike, the sum of
-/// each rank's interleaved_chunks when interleaving (uneven only for fsdp, as torchtitan
-/// splits), else the min-max split of the per-stage times.
+/// each rank's interleaved_chunks when interleaving (uneven for fsdp, as torchtitan splits,
+/// and for dp, as Megatron-LM's --pipeline-model-parallel-layout writes them), else the min-max
+/// split of the per-stage times.
 [[nodiscard]] std::vector<int> native_partition(const NativeContext& ctx, const DesignPoint& p,
                                                 const NativePlacement& where);
 

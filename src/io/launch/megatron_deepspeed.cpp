@@ -60,6 +60,13 @@ std::string refusal(const Facts& f) {
                        "wide and it has no shared expert",
                        m.name);
   }
+  if (m.is_moe() && f.launch.zero_stage == 3) {
+    // deepspeed/runtime/engine.py, _validate_zero3_moe_compatibility (DeepSpeed 0.19.6):
+    // Megatron-DeepSpeed's experts are deepspeed.moe.layer.MoE.
+    return "no Megatron-DeepSpeed files: its experts are DeepSpeed's native MoE layers, which "
+           "ZeRO stage 3 rejects ('Native DeepSpeed MoE is not supported with ZeRO Stage 3', "
+           "deepspeed/runtime/engine.py)";
+  }
   if (m.is_moe() && f.p.etp != 1 && f.p.etp != f.p.tp) {
     return fmt::format("Megatron-DeepSpeed cannot split experts over etp {} with tp {}: its "
                        "experts are whole (etp 1) or split like the dense MLP "

@@ -12,20 +12,21 @@ namespace zerosearch::launch {
 
 namespace {
 
+/// The estimate's interleaved model chunks (interleaved_chunks, chunk k on rank k % pp) as
+/// Megatron-LM's --pipeline-model-parallel-layout: chunk k is entry k, which megatron-core
+/// places on pp rank k % pp, virtual stage k / pp (PipelineParallelLayerLayout.__init__).
+std::string interleaved_layout(const Facts& f) {
+  std::vector<int> entries =
+      interleaved_chunks(static_cast<int>(f.model.num_layers), f.p.pp, f.p.virtual_stages);
+  entries.front() += 1; // the embedding
+  entries.back() += 1;  // the loss
+  return megatron_layout(entries);
+}
+
 std::string refusal(const Facts& f) {
   if (f.p.pp > 1 && is_split_schedule(f.p.schedule)) {
     return fmt::format("no Megatron-LM files: the {} schedule splits the backward into input and weight gradients, which the Megatron-LM read here (d98e8a64) does not schedule (its pipeline schedules are 1F1B and interleaved 1F1B; sail-sg/zero-bubble-pipeline-parallelism is a fork with ZB-H1/H2)",
                        to_string(f.p.schedule));
-  }
-  if (f.p.virtual_stages > 1 &&
-      interleaved_split_accounts(f.model.num_layers, f.p.pp, f.p.virtual_stages) < 0) {
-    // --num-virtual-stages-per-pipeline-rank: every model chunk has num_layers / (pp x v)
-    // layers (megatron/training/arguments.py:998 'Number of layers should be divisible by the
-    // pipeline-model-parallel size', and TransformerConfig's per-rank check for v), the
-    // embedding and the loss counted as layers when the account-for flags are set.
-    return fmt::format("no Megatron-LM files: interleaving needs pp x virtual stages ({} x {}) "
-                       "to divide the {} layers (or them plus the embedding and the loss)",
-                       f.p.pp, f.p.virtual_stages, f.model.num_layers);
   }
   switch (f.launch.kind) {
   case DpLaunchKind::replicate: return {};
@@ -49,6 +50,15 @@ std::string refusal(const Facts& f) {
     if (f.precision == Precision::fp16) {
       return "no Megatron-LM files: '--use-torch-fsdp2 not supported with fp16 yet' "
              "(arguments.py:1046), and a GPU of the plan has no bf16";
+    }
+    if (f.model.is_moe() && f.p.ep > 1) {
+      // megatron/core/distributed/torch_fully_sharded_data_parallel.py (d98e8a64): one
+      // DeviceMesh from get_data_parallel_group(with_context_parallel=True) for every module.
+      return fmt::format("no Megatron-LM files: --use-torch-fsdp2 shards every parameter over the "
+                         "data-parallel group with context parallelism "
+                         "(torch_fully_sharded_data_parallel.py), not the experts over their "
+                         "expert-data-parallel group (ep {}, edp {}); torchtitan runs this plan",
+                         f.p.ep, f.p.edp());
     }
     return {};
   }
@@ -206,12 +216,18 @@ Args args(const Facts& f) {
   a.add("--split", "949,50,1");
   recompute_args(a, f, false);
   if (f.p.virtual_stages > 1) {
-    a.add("--num-virtual-stages-per-pipeline-rank", f.p.virtual_stages);
     // The estimate's chunks when pp x v divides the layers plus the embedding (and the loss):
-    // megatron-core's get_num_layers_to_build counts each as a layer.
+    // megatron-core's get_num_layers_to_build counts each as a layer. Otherwise (DeepSeek-V3's
+    // 61 layers) each chunk's layers as --pipeline-model-parallel-layout, which sets the
+    // virtual stages itself (arguments.py: not with --num-virtual-stages-per-pipeline-rank).
     const int accounts = interleaved_split_accounts(f.model.num_layers, f.p.pp, f.p.virtual_stages);
-    if (accounts >= 1) a.add("--account-for-embedding-in-pipeline-split");
-    if (accounts >= 2) a.add("--account-for-loss-in-pipeline-split");
+    if (accounts < 0) {
+      a.add("--pipeline-model-parallel-layout", "'" + interleaved_layout(f) + "'");
+    } else {
+      a.add("--num-virtual-stages-per-pipeline-rank", f.p.virtual_stages);
+      if (accounts >= 1) a.add("--account-for-embedding-in-pipeline-split");
+      if (accounts >= 2) a.add("--account-for-loss-in-pipeline-split");
+    }
   }
   sequence_parallel_arg(a, f);
   if (f.launch.kind == DpLaunchKind::replicate && overlap_grad_reduce(f)) {
@@ -255,12 +271,25 @@ std::string env_lines(const Facts& f) {
 
 void files(const Facts& f, Output& out) {
   std::string extra;
+  const bool interleaved_layout_written =
+      f.p.virtual_stages > 1 &&
+      interleaved_split_accounts(f.model.num_layers, f.p.pp, f.p.virtual_stages) < 0;
   if (f.p.pp > 1 && f.p.virtual_stages == 1 && uneven(f.transformer)) {
     extra = "# The uneven split uses --pipeline-model-parallel-layout (megatron-core >= 0.13):\n"
             "# E = embedding, t = transformer layer, L = loss, | between stages.\n";
     out.notes.push_back(fmt::format("Megatron-LM expresses the split exactly as "
                                     "--pipeline-model-parallel-layout '{}' (megatron-core >= 0.13).",
                                     megatron_layout(f.plan.estimate.partition)));
+  } else if (interleaved_layout_written) {
+    extra = "# The uneven model chunks use --pipeline-model-parallel-layout (megatron-core >= "
+            "0.13):\n# E = embedding, t = transformer layer, L = loss, | between chunks; chunk k "
+            "on pp rank k % pp.\n";
+    out.notes.push_back(fmt::format(
+        "pp x virtual stages ({} x {}) divides neither the {} layers nor them plus the embedding "
+        "and the loss, so Megatron-LM gets the estimated chunks as --pipeline-model-parallel-layout "
+        "'{}' (megatron-core >= 0.13; --decoder-first/last-pipeline-num-layers cannot: with "
+        "interleaving every stage's layers must be a multiple of the virtual stages).",
+        f.p.pp, f.p.virtual_stages, f.model.num_layers, interleaved_layout(f)));
   }
   if (f.launch.kind == DpLaunchKind::replicate && f.p.dp > 1) {
     extra += "# Plain data parallelism: no --use-distributed-optimizer (that would be ZeRO-1-like).\n";

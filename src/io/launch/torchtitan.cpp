@@ -54,6 +54,108 @@ const Flavor* shipped_flavor(const ModelSpec& m) {
   return nullptr;
 }
 
+/// A mixture-of-experts flavor torchtitan v0.2.2 ships: its deepseek_v3 model
+/// (torchtitan/models/deepseek_v3/__init__.py, deepseekv3_args: DeepSeek-V2-Lite, V2 and V3
+/// shapes) and its qwen3 model (torchtitan/models/qwen3/__init__.py, qwen3_args).
+struct MoeFlavor {
+  const char* model; // [model] name
+  const char* flavor;
+  std::int64_t dim, n_layers, n_heads, n_kv_heads, vocab;
+  std::int64_t moe_inter_dim, num_experts, top_k, shared_inter_dim, n_dense_layers;
+  std::int64_t inter_dim; // the dense FFN (deepseek_v3 inter_dim, qwen3 hidden_dim)
+  std::int64_t q_lora_rank;
+};
+
+// n_kv_heads: the MLA models have one latent per head (the key/value heads = the heads).
+// shared_inter_dim: num_shared_experts x moe_inter_dim.
+constexpr std::array<MoeFlavor, 5> kShippedMoe{{
+    {"deepseek_v3", "16B", 2048, 27, 16, 16, 102400, 1408, 64, 6, 2 * 1408, 1, 10944, 0},
+    {"deepseek_v3", "236B", 5120, 60, 128, 128, 102400, 1536, 160, 6, 2 * 1536, 1, 12288, 1536},
+    {"deepseek_v3", "671B", 7168, 61, 128, 128, 129280, 2048, 256, 8, 2048, 3, 18432, 1536},
+    {"qwen3", "30B-A3B", 2048, 48, 32, 4, 151936, 768, 128, 8, 0, 0, 6144, 0},
+    {"qwen3", "235B-A22B", 4096, 94, 64, 4, 151936, 1536, 128, 8, 0, 0, 12288, 0},
+}};
+
+/// torchtitan's model for an MoE architecture ("deepseek_v3", "qwen3"), or nullptr.
+const char* torchtitan_moe_model(const ModelSpec& m) {
+  if (m.architecture == "deepseek_v3" || m.architecture == "deepseek_v2") return "deepseek_v3";
+  if (m.architecture == "qwen3_moe") return "qwen3";
+  return nullptr;
+}
+
+const MoeFlavor* shipped_moe_flavor(const ModelSpec& m) {
+  const char* model = torchtitan_moe_model(m);
+  if (model == nullptr) return nullptr;
+  for (const MoeFlavor& fl : kShippedMoe) {
+    if (std::string(fl.model) == model && fl.dim == m.hidden_size &&
+        fl.n_layers == m.num_layers && fl.n_heads == m.num_attention_heads &&
+        fl.n_kv_heads == m.num_key_value_heads && fl.vocab == m.vocab_size &&
+        fl.moe_inter_dim == m.moe_ffn_hidden_size && fl.num_experts == m.num_experts &&
+        fl.top_k == m.experts_per_token &&
+        fl.shared_inter_dim == m.shared_expert_ffn_hidden_size &&
+        fl.n_dense_layers == m.first_k_dense_layers && fl.inter_dim == m.ffn_hidden_size &&
+        fl.q_lora_rank == m.q_lora_rank) {
+      return &fl;
+    }
+  }
+  return nullptr;
+}
+
+/// Why torchtitan v0.2.2 cannot run the MoE plan, or empty.
+std::string moe_refusal(const Facts& f) {
+  const ModelSpec& m = f.model;
+  const char* model = torchtitan_moe_model(m);
+  if (model == nullptr) {
+    return fmt::format("no torchtitan files: torchtitan v0.2.2 has no {} model (its MoE models "
+                       "are llama4, deepseek_v3, qwen3 and gpt_oss, each with its own router and "
+                       "shared experts); run it with Megatron-LM",
+                       m.architecture);
+  }
+  const MoeFlavor* fl = shipped_moe_flavor(m);
+  if (fl == nullptr) {
+    return fmt::format("no torchtitan files: torchtitan v0.2.2's {} model has no flavor of {}'s "
+                       "shape (torchtitan/models/{}/__init__.py); run it with Megatron-LM",
+                       model, m.name, model);
+  }
+  if (f.p.ep > 1 && f.launch.kind != DpLaunchKind::fsdp) {
+    // efsdp = dp_shard x cp x tp / (etp x ep) (parallel_dims.py), and torchtitan's DDP runs
+    // without tp and cp: no ranks for ep.
+    return fmt::format("no torchtitan files: torchtitan takes expert parallelism from "
+                       "data_parallel_shard_degree x cp x tp (torchtitan/distributed/"
+                       "parallel_dims.py at v0.2.2), and this {} plan shards nothing (ep {}); "
+                       "plan fsdp",
+                       to_string(f.p.method), f.p.ep);
+  }
+  if (std::string(fl->model) == "qwen3" && f.p.pp > 1) {
+    return fmt::format("no torchtitan files: torchtitan v0.2.2's qwen3 model has no pipelining "
+                       "function (torchtitan/models/qwen3/__init__.py: pipelining_fn=None; "
+                       "train.py: 'does not support pipelining'), and the plan has pp {}",
+                       f.p.pp);
+  }
+  if (std::string(fl->model) == "deepseek_v3" && f.p.cp > 1) {
+    return fmt::format("no torchtitan files: torchtitan's deepseek_v3 flavor {} uses FlexAttention "
+                       "(attn_type \"flex\") and its context parallelism takes SDPA only "
+                       "('Context Parallel only supports SDPA attention', "
+                       "torchtitan/models/deepseek_v3/infra/parallelize.py at v0.2.2), cp {}",
+                       fl->flavor, static_cast<int>(f.p.cp));
+  }
+  if (std::string(fl->model) == "deepseek_v3" && f.fp8 && f.p.tp > 1) {
+    return fmt::format("no torchtitan files: 'Currently, float8 tensorwise TP is not tested for "
+                       "deepseekv3' (torchtitan/models/deepseek_v3/infra/parallelize.py at "
+                       "v0.2.2), and this fp8 plan has tp {}",
+                       f.p.tp);
+  }
+  if (f.p.ep > 1 && f.p.pp > 1 && f.p.schedule == Schedule::dualpipev &&
+      recompute_of(f) != Recompute::none) {
+    // torchtitan/distributed/dual_pipe_v.py at v0.2.2, get_dual_pipe_v_flag.
+    return fmt::format("no torchtitan files: 'Expert Parallel with DualPipeV and Activation "
+                       "Checkpointing cannot be used together' (torchtitan/distributed/"
+                       "dual_pipe_v.py at v0.2.2), and this plan recomputes ({})",
+                       to_string(recompute_of(f)));
+  }
+  return {};
+}
+
 /// multiple_of and ffn_dim_multiplier (0 = None) that give the model's FFN width, if any.
 std::optional<std::pair<std::int64_t, double>> ffn_args(const ModelSpec& m) {
   for (const std::int64_t mult : {256, 512, 1024, 2048, 4096}) {
@@ -71,6 +173,27 @@ std::optional<std::pair<std::int64_t, double>> ffn_args(const ModelSpec& m) {
     }
   }
   return std::nullopt;
+}
+
+/// Why torchtitan's llama3 model cannot build the dense model `m`, or empty.
+std::string llama3_refusal(const ModelSpec& m) {
+  if (m.learned_position_embeddings || m.norm != Norm::rmsnorm || !m.gated_mlp ||
+      m.tied_embeddings || m.qkv_bias || m.mlp_bias || m.attention_output_bias) {
+    return fmt::format("no torchtitan files: torchtitan's llama3 model (rotary, RMSNorm, SwiGLU, "
+                       "no biases, untied output) cannot build {} ({})",
+                       m.name, m.architecture);
+  }
+  if (m.head_dim != m.hidden_size / m.num_attention_heads) {
+    return fmt::format("no torchtitan files: torchtitan's llama3 model has head_dim = dim / "
+                       "n_heads, {} has {}",
+                       m.name, m.head_dim);
+  }
+  if (shipped_flavor(m) == nullptr && !ffn_args(m)) {
+    return fmt::format("no torchtitan files: torchtitan's FeedForward cannot make {}'s FFN width "
+                       "{} from dim {}",
+                       m.name, m.ffn_hidden_size, m.hidden_size);
+  }
+  return {};
 }
 
 /// torch.distributed.pipelining's name of the plan's schedule (get_schedule_class in
@@ -110,34 +233,10 @@ std::string refusal(const Facts& f) {
                        f.p.cp);
   }
   const ModelSpec& m = f.model;
-  if (m.is_moe() && (m.architecture == "deepseek_v3" || m.architecture == "qwen3_moe")) {
-    // torchtitan v0.2.2 has these models (parallelism.expert_parallel_degree), but this writer
-    // writes only its llama3 model's TOML.
-    return fmt::format("no torchtitan files: zerosearch writes torchtitan's llama3 model only, "
-                       "not its {} model (with expert_parallel_degree); run it with Megatron-LM",
-                       m.architecture);
-  }
   if (m.is_moe()) {
-    return fmt::format("no torchtitan files: torchtitan v0.2.2 has no {} model (its MoE models "
-                       "are llama4, deepseek_v3, qwen3 and gpt_oss, each with its own router and "
-                       "shared experts); run it with Megatron-LM",
-                       m.architecture);
-  }
-  if (m.learned_position_embeddings || m.norm != Norm::rmsnorm || !m.gated_mlp ||
-      m.tied_embeddings || m.qkv_bias || m.mlp_bias || m.attention_output_bias) {
-    return fmt::format("no torchtitan files: torchtitan's llama3 model (rotary, RMSNorm, SwiGLU, "
-                       "no biases, untied output) cannot build {} ({})",
-                       m.name, m.architecture);
-  }
-  if (m.head_dim != m.hidden_size / m.num_attention_heads) {
-    return fmt::format("no torchtitan files: torchtitan's llama3 model has head_dim = dim / "
-                       "n_heads, {} has {}",
-                       m.name, m.head_dim);
-  }
-  if (shipped_flavor(m) == nullptr && !ffn_args(m)) {
-    return fmt::format("no torchtitan files: torchtitan's FeedForward cannot make {}'s FFN width "
-                       "{} from dim {}",
-                       m.name, m.ffn_hidden_size, m.hidden_size);
+    if (std::string why = moe_refusal(f); !why.empty()) return why;
+  } else if (std::string why = llama3_refusal(m); !why.empty()) {
+    return why;
   }
   if (f.precision == Precision::fp16) {
     return "no torchtitan files: torchtitan trains in bf16 or fp32 "
@@ -150,6 +249,11 @@ void rules(const Facts&) {}
 
 std::string flavor_lines(const Facts& f) {
   const ModelSpec& m = f.model;
+  if (const MoeFlavor* fl = m.is_moe() ? shipped_moe_flavor(m) : nullptr; fl != nullptr) {
+    return fmt::format("[model]\nname = \"{}\"\nflavor = \"{}\"  # shipped: "
+                       "torchtitan/models/{}/__init__.py\n",
+                       fl->model, fl->flavor, fl->model);
+  }
   if (const Flavor* fl = shipped_flavor(m); fl != nullptr) {
     return fmt::format("[model]\nname = \"llama3\"\nflavor = \"{}\"  # shipped: "
                        "torchtitan/models/llama3/__init__.py\n",
@@ -221,6 +325,13 @@ std::string toml(const Facts& f) {
     out += fmt::format("context_parallel_rotate_method = \"{}\"\n", rotate_method(f));
   }
   out += fmt::format("pipeline_parallel_degree = {}\n", f.p.pp);
+  if (f.model.is_moe()) {
+    // Experts on the sparse mesh (pp, dp_replicate, efsdp, ep, etp): efsdp = dp_shard x cp x
+    // tp / (etp x ep) holds the same experts (torchtitan/distributed/parallel_dims.py). With
+    // ep 1 the experts are split over tp as the dense MLP and etp has no effect.
+    out += fmt::format("expert_parallel_degree = {}\nexpert_tensor_parallel_degree = {}\n", f.p.ep,
+                       f.p.ep > 1 ? f.p.etp : 1);
+  }
   if (f.p.pp > 1) {
     out += fmt::format("pipeline_parallel_schedule = \"{}\"\n", schedule_name(f));
     out += fmt::format("pipeline_parallel_microbatch_size = {}\n", f.p.mbs);
@@ -315,9 +426,10 @@ std::string launcher_main(const Facts& f, const Flavor& fl) {
 
 void files(const Facts& f, Output& out) {
   out.add("torchtitan.toml", toml(f), false,
-          fmt::format("torchtitan v0.2.x config ({} over dp, tp, pp; local_batch_size {} = {}; "
+          fmt::format("torchtitan v0.2.x config ({} over dp, tp, pp{}; local_batch_size {} = {}; "
                       "activation checkpointing written explicitly)",
-                      f.launch.kind == DpLaunchKind::fsdp ? "FSDP2" : "DDP", local_batch_size(f),
+                      f.launch.kind == DpLaunchKind::fsdp ? "FSDP2" : "DDP",
+                      f.model.is_moe() ? ", ep, etp" : "", local_batch_size(f),
                       f.p.pp > 1 ? "micro-batch x micro-batches, split by the pipeline"
                                  : "the micro-batch, accumulated global / (local x dp) times"));
   out.add("launch_torchtitan.sh", launcher_v02(f), true,
@@ -335,8 +447,12 @@ void files(const Facts& f, Output& out) {
           f.p.pp > 1 && uneven(model_parts(f)) ? ", module_fqns_per_model_part" : ""));
     }
   } else {
-    out.notes.push_back("torchtitan main (b5bcd76) has no config function for this model: use "
-                        "torchtitan v0.2.x with torchtitan.toml.");
+    out.notes.push_back(f.model.is_moe()
+                            ? "torchtitan main (b5bcd76) is written here for its Llama-3 config "
+                              "functions only: run this MoE plan with torchtitan v0.2.x and "
+                              "torchtitan.toml."
+                            : "torchtitan main (b5bcd76) has no config function for this model: "
+                              "use torchtitan v0.2.x with torchtitan.toml.");
   }
   if (f.launch.kind == DpLaunchKind::fsdp && f.p.pp > 1) {
     out.notes.push_back("Megatron-LM rejects --use-torch-fsdp2 with pipeline parallelism, so this "

@@ -18,6 +18,48 @@ double effective_moe_imbalance(const ModelSpec& m, double imbalance) noexcept {
   return x;
 }
 
+namespace {
+
+/// The expert layouts the frameworks that shard parameters run (docs/moe.md §2.1). Without
+/// expert parallelism the experts are split as the dense MLP (etp = tp). torchtitan's FSDP2
+/// (the fsdp method) takes ep from dp_shard x cp x tp with etp 1 or etp = tp
+/// (torchtitan/distributed/parallel_dims.py at v0.2.2, _validate: 'Currently we only support
+/// ETP=TP or ETP=1'). DeepSpeed ZeRO-3 (zero3) shards experts only as AutoEP layers, with
+/// expert_tensor_parallel_size 1 and no sequence parallelism (deepspeed/runtime/engine.py,
+/// _validate_zero3_moe_compatibility, DeepSpeed >= 0.19.3).
+std::string sharded_expert_reason(const DesignPoint& p) {
+  const char* method = to_string(p.method);
+  if (p.ep == 1) {
+    if (p.etp != p.tp) {
+      return fmt::format("--ep 1 --etp {} with {}: without expert parallelism the experts are "
+                         "split as the dense MLP (etp = tp {})",
+                         p.etp, method, p.tp);
+    }
+    return {};
+  }
+  if (p.method == DpMethod::zero3) {
+    if (p.etp != 1) {
+      return fmt::format("--ep {} --etp {} with zero3: DeepSpeed ZeRO-3 shards experts only as "
+                         "AutoEP layers, with expert_tensor_parallel_size 1 (etp 1)",
+                         p.ep, p.etp);
+    }
+    if (p.cp > 1) {
+      return fmt::format("--ep {} --cp {} with zero3: DeepSpeed's AutoEP with ZeRO Stage 3 does "
+                         "not support sequence parallelism (cp 1)",
+                         p.ep, p.cp);
+    }
+    return {};
+  }
+  if (p.etp != 1 && p.etp != p.tp) {
+    return fmt::format("--ep {} --etp {} with {}: torchtitan's FSDP2 runs expert parallelism with "
+                       "etp 1 or etp = tp {} only",
+                       p.ep, p.etp, method, p.tp);
+  }
+  return {};
+}
+
+} // namespace
+
 std::string moe_invalid_reason(const ModelSpec& m, const DesignPoint& p) {
   if (!m.is_moe()) {
     if (p.ep > 1 || p.etp > 1) {
@@ -47,10 +89,8 @@ std::string moe_invalid_reason(const ModelSpec& m, const DesignPoint& p) {
                        p.etp, p.ep, experts, p.tp,
                        p.cp > 1 ? fmt::format(" x cp {}", p.cp) : std::string(), p.dp, stage);
   }
-  if (info(p.method).native.shard_level >= 3 && (p.ep != 1 || p.etp != p.tp)) {
-    return fmt::format("--ep {} --etp {} with {}: a method that shards parameters keeps the "
-                       "experts as the dense MLP (ep 1, etp = tp {})",
-                       p.ep, p.etp, to_string(p.method), p.tp);
+  if (info(p.method).native.shard_level >= 3) {
+    return sharded_expert_reason(p);
   }
   return {};
 }

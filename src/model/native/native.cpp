@@ -474,12 +474,15 @@ std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p
       return fmt::format("--virtual_stages {} needs a pipeline (pp > 1)", p.virtual_stages);
     }
     const long long chunks = static_cast<long long>(p.pp) * p.virtual_stages;
-    // Megatron-LM and DeepSpeed need equal chunks; torchtitan (fsdp) splits unevenly.
-    // Megatron-LM may count the input embedding and the loss as a layer each
+    // DeepSpeed needs equal chunks; torchtitan (fsdp) splits unevenly, and so does Megatron-LM
+    // with --pipeline-model-parallel-layout (one entry per model chunk, megatron-core >= 0.13:
+    // pipeline_parallel_layer_layout.py), which its launch file writes where pp x v divides
+    // neither the layers nor them plus the embedding and the loss counted as a layer each
     // (--account-for-embedding-in-pipeline-split, --account-for-loss-in-pipeline-split:
-    // megatron-core's get_num_layers_to_build adds one for each); the first and last chunks
-    // then hold one layer fewer, as interleaved_chunks() splits them.
-    if (!framework_params(p.method).uneven_chunks && 
+    // get_num_layers_to_build adds one for each); the first and last chunks then hold one
+    // layer fewer, as interleaved_chunks() splits them.
+    if (!framework_params(p.method).uneven_chunks &&
+        std::string_view(info(p.method).native.framework) != "megatron" &&
         interleaved_split_accounts(ctx.model.num_layers, p.pp, p.virtual_stages) < 0) {
       return fmt::format("--virtual_stages {} with pp {} does not divide the {} layers of {} "
                          "(pp x virtual stages must divide them, or them plus the embedding "
@@ -1047,7 +1050,9 @@ void add_sharded_comm(NativeStage& st, const NativeContext& ctx, const DesignPoi
                       const PointConstants& k, const NativeGpu& gpu, const StageParams& params,
                       int layers) {
   const double d = p.dp * p.cp;
-  if (!shards_parameters(p.method) || !(d > 1)) return;
+  const StageShards& shards = params.shards;
+  const bool expert_group = shards.expert > 0 && p.ep * p.etp != p.tp;
+  if (!shards_parameters(p.method) || !(d > 1 || (expert_group && params.edp > 1))) return;
   // Parameters gathered for forward and again for backward, gradients reduce-scattered, every
   // micro-batch; prefetching hides them behind compute except the first layer's gather.
   // With a pipeline, torchtitan's FSDP2 keeps the parameters gathered and the gradients
@@ -1057,8 +1062,28 @@ void add_sharded_comm(NativeStage& st, const NativeContext& ctx, const DesignPoi
   const double wb = k.elem_bytes;
   const DpGroup group = dp_group(ctx, p, gpu);
   const double local = params.local;
-  const double gather = dp_half_s(group, wb * local);
-  const double reduce = dp_half_s(group, fw.grad_reduce_bytes * local);
+  double gather = 0.0, reduce = 0.0;
+  if (!expert_group) {
+    gather = dp_half_s(group, wb * local);
+    reduce = dp_half_s(group, fw.grad_reduce_bytes * local);
+  } else {
+    // With expert parallelism the routed experts are their own FSDP unit, sharded over the
+    // edp ranks that hold the same experts (etp x ep apart: torchtitan's efsdp mesh, DeepSpeed
+    // AutoEP's expert-data-parallel group): one gather and one reduce-scatter over dp x cp for
+    // the dense part, one over edp for the experts (docs/moe.md §2.1).
+    if (d > 1) {
+      gather = dp_half_s(group, wb * shards.dense);
+      reduce = dp_half_s(group, fw.grad_reduce_bytes * shards.dense);
+    }
+    if (params.edp > 1) {
+      const DpGroup experts = spaced_group(ctx, static_cast<int>(params.edp), p.ep * p.etp, gpu,
+                                           world_size(p));
+      const double expert_gather = dp_half_s(experts, wb * shards.expert);
+      const double expert_reduce = dp_half_s(experts, fw.grad_reduce_bytes * shards.expert);
+      gather += expert_gather;
+      reduce += expert_reduce;
+    }
+  }
   const double first_gather = layers > 0 ? gather / std::max(1, st.layers) : gather;
   // FSDP2 gathers into one flat buffer and copies it out to the parameters on the compute
   // stream (foreach_all_gather_copy_out in torch/distributed/fsdp/_fully_shard/
@@ -1139,6 +1164,17 @@ ModelStates model_states(const NativeContext& ctx, const DesignPoint& p, const P
   const FrameworkParams& fw = k.fw;
   const double wb = k.elem_bytes;
   const double largest_layer_params = k.entries.layer;
+  // Bytes of `bytes_per_param` of the layers being computed (current and prefetched), gathered
+  // on one GPU: the dense part / tp and, with expert parallelism, the routed experts / (ep x
+  // etp).
+  const auto gathered_layers = [&](double bytes_per_param) {
+    if (ctx.model.is_moe() && p.ep * p.etp != p.tp) {
+      const double experts = static_cast<double>(expert_parameters(ctx.model));
+      return 2.0 * bytes_per_param *
+             ((largest_layer_params - experts) / p.tp + experts / (p.ep * p.etp));
+    }
+    return 2.0 * bytes_per_param * largest_layer_params / p.tp;
+  };
   const bool mixed = wb < 4.0;
   const double local = params.local;
   const auto zero_shard = [&](double bytes) { return params.zero_shard(bytes); };
@@ -1156,14 +1192,14 @@ ModelStates model_states(const NativeContext& ctx, const DesignPoint& p, const P
       ms.gradients += fw.grad_reduce_bytes * local;
     } else {
       // bf16 copies of the layers being computed (current and prefetched)
-      ms.buffers = (mixed ? 2.0 * wb * largest_layer_params / p.tp : 0.0);
+      ms.buffers = (mixed ? gathered_layers(wb) : 0.0);
     }
   } else {
     ms.weights = shards_parameters(p.method) ? zero_shard(wb) : wb * local;
     ms.gradients = (grad_sharded ? zero_shard(fw.grad_bytes) : fw.grad_bytes * local);
     ms.optimizer = opt_sharded ? zero_shard(opt_bytes) : opt_bytes * local;
     if (shards_parameters(p.method)) {
-      ms.buffers = 2.0 * wb * largest_layer_params / p.tp;
+      ms.buffers = gathered_layers(wb);
     }
   }
   if (p.offload != Offload::none) {
@@ -1582,7 +1618,10 @@ AnalyticSettings native_layer_settings(const ModelSpec& model, const DesignPoint
   st.host_per_kernel_s = kHostPerKernel_s;
   st.host_per_linear_s = kHostPerLinear_s;
   st.fused_kernels = !fw.torch_loss || settings.fused_layers;
-  st.sharded_parameters = fw.shard_level >= 3 && p.dp * p.cp > 1;
+  // With expert parallelism the experts are gathered over edp even where dp x cp is 1.
+  st.sharded_parameters = fw.shard_level >= 3 &&
+                          (p.dp * p.cp > 1 ||
+                           (model.is_moe() && p.ep * p.etp != p.tp && p.edp() > 1));
   st.context_parallel = p.cp;
   st.tp_comm_overlap = settings.tp_comm_overlap;
   if (model.is_moe()) {
