@@ -593,6 +593,29 @@ double layer_activation_bytes(const ModelSpec& m, const DesignPoint& p,
   return bytes;
 }
 
+double layer_weight_pass_bytes(const ModelSpec& m, const DesignPoint& p,
+                               const NativeSettings& st) noexcept {
+  const double s = static_cast<double>(m.sequence_length) / p.cp; // this rank's tokens
+  const double b = p.mbs;
+  const double t = p.tp;
+  const auto [h, a, g, d, f] = layer_dims(m);
+  const double scale = elem_bytes(p.dtype) / 2.0;
+  const double sp = st.sequence_parallel && p.tp > 1 ? t : 1.0;
+  // Elements per token: each weight GEMM's input and its output's gradient (dW = X^T dY):
+  // q/k/v (input the norm's output, sequence-split under sp; gradients a d + 2 g d split over
+  // tp), the output projection (input a d / tp, gradient h), the MLP's first GEMMs (input h,
+  // gradient f, twice for a gated MLP) and its last (input f / tp, gradient h). An MoE layer's
+  // MLP sees the dispatched top-k copies of its tokens (f counts them; the h-sized input and
+  // gradient are scaled as layer_activation_bytes scales the experts' input).
+  const double mlp_tokens =
+      m.is_moe() ? static_cast<double>(m.experts_per_token) * p.etp * sp / t *
+                       effective_moe_imbalance(m, st.moe_imbalance)
+                 : 1.0;
+  const double attention = h / sp + (a * d + 2.0 * g * d) / t + a * d / t + h / sp;
+  const double mlp = mlp_tokens * (h / sp + h / sp) + ((m.gated_mlp ? 2.0 : 1.0) * f + f) / t;
+  return 2.0 * scale * s * b * (attention + mlp);
+}
+
 int interleaved_split_accounts(long long layers, int pp, int virtual_stages) noexcept {
   const long long chunks = static_cast<long long>(pp) * virtual_stages;
   if (chunks <= 0) return -1;
@@ -685,8 +708,10 @@ struct PipeShape {
   /// [rank][chunk]: transformer layers, and whether the chunk holds the embedding / LM head.
   std::vector<std::vector<int>> layers;
   std::vector<std::vector<char>> embedding, head;
-  /// Peak micro-batches of activations per rank.
-  std::vector<double> in_flight;
+  /// Per rank: what it holds at the peaks of its order (zero_bubble.hpp), and its chunks'
+  /// shares of its layers.
+  std::shared_ptr<const std::vector<std::vector<PipeHeld>>> peaks;
+  std::vector<std::vector<double>> share;
   [[nodiscard]] bool holds_embedding(int j) const {
     if (!split) return j == 0;
     const auto& e = embedding[static_cast<std::size_t>(j)];
@@ -724,7 +749,8 @@ PipeShape pipe_shape(const NativeContext& ctx, const DesignPoint& p, const std::
   sh.layers.assign(R, {});
   sh.embedding.assign(R, {});
   sh.head.assign(R, {});
-  std::vector<std::vector<double>> share(R);
+  std::vector<std::vector<double>>& share = sh.share;
+  share.assign(R, {});
   for (std::size_t r = 0; r < R; ++r) {
     int total = 0;
     for (const auto& [d, pos] : l.place[r]) {
@@ -740,7 +766,7 @@ PipeShape pipe_shape(const NativeContext& ctx, const DesignPoint& p, const std::
                                    : 1.0 / static_cast<double>(sh.layers[r].size()));
     }
   }
-  sh.in_flight = cached_pipe_in_flight(p.schedule, p.pp, p.num_micro_batches, share);
+  sh.peaks = cached_pipe_held_peaks(p.schedule, p.pp, p.num_micro_batches);
   return sh;
 }
 
@@ -1102,6 +1128,7 @@ LayerActivations layer_activations(const NativeContext& ctx, const DesignPoint& 
   DesignPoint q = p;
   q.recompute = Recompute::none;
   a.full_layer = layer_activation_bytes(m, q, ctx.settings);
+  a.weight_pass = layer_weight_pass_bytes(m, p, ctx.settings);
   a.dense_layer =
       m.first_k_dense_layers > 0 ? layer_activation_bytes(dense_variant(m), p, ctx.settings) : a.layer;
   return a;
@@ -1286,7 +1313,11 @@ void estimate_stage(NativeStage& st, const NativeContext& ctx, const DesignPoint
   st.memory.buffers += states.buffers;
   st.offload_s = states.offload_s;
   st.host_gib = states.host_bytes / kGiB;
-  st.in_flight = in_flight(p, j, shape.split, shape.split ? shape.in_flight[ju] : 0.0);
+  // A split schedule's peak along the rank's order, a deferred weight pass holding M_W / M_B
+  // of a micro-batch's activations (Qi et al.'s Table 1; docs/native.md §2.3).
+  const double w_ratio = k.act.layer > 0.0 ? k.act.weight_pass / k.act.layer : 0.0;
+  st.in_flight = in_flight(p, j, shape.split,
+                           shape.split ? held_peak((*shape.peaks)[ju], shape.share[ju], w_ratio) : 0.0);
   add_activations(st.memory, ctx, p, k, e, st.in_flight);
   to_gib(st.memory, ctx.settings.framework_overhead_gib);
   st.optimizer_s = optimizer_step_s(p, k, gpu, params, e.layers);

@@ -632,36 +632,6 @@ PipeGraph compile_pipe(const PipeProgram& prog) {
   return g;
 }
 
-std::vector<double> pipe_in_flight(const PipeGraph& g,
-                                   const std::vector<std::vector<double>>& share) {
-  // pipe_in_flight's sums per rank, in each rank's order (kept within the compiled order); the
-  // pass kind and chunks read back from the duration index.
-  const auto R = static_cast<std::size_t>(g.layout.ranks);
-  const auto C = static_cast<std::size_t>(g.chunks_per_rank);
-  std::vector<double> now(R, 0.0), peak(R, 0.0);
-  for (std::size_t i = 0; i < g.rank.size(); ++i) {
-    const auto r = static_cast<std::size_t>(g.rank[i]);
-    const auto d = static_cast<std::size_t>(g.duration[i]);
-    const std::vector<double>& s = share[r];
-    if (d < R * C * 4) {
-      const double c = s[(d / 4) % C];
-      switch (d % 4) {
-      case 0: now[r] += c; break;     // forward
-      case 1:                          // input backward
-      case 2: now[r] -= c; break;     // full backward
-      default: break;                  // weight backward
-      }
-    } else {
-      const std::size_t k = d - R * C * 4; // F&B: (rank, forward chunk) * C + backward chunk
-      now[r] += s[(k / C) % C];
-      peak[r] = std::max(peak[r], now[r]);
-      now[r] -= s[k % C];
-    }
-    peak[r] = std::max(peak[r], now[r]);
-  }
-  return peak;
-}
-
 namespace {
 
 /// One cache per thread (no locks): the compiled graphs of recent (schedule, pp, micro-batches)
@@ -674,8 +644,7 @@ struct GraphCache {
     std::shared_ptr<const PipeOutline> outline;
     /// Compiled when first simulated (cached_pipe_graph).
     std::shared_ptr<const PipeGraph> graph;
-    std::vector<std::vector<double>> share;
-    std::vector<double> in_flight;
+    std::shared_ptr<const std::vector<std::vector<PipeHeld>>> peaks;
   };
   static constexpr std::size_t kBudget = std::size_t{1} << 19;
   std::unordered_map<std::uint64_t, Entry> entries;
@@ -692,6 +661,7 @@ struct GraphCache {
     make_room(n);
     Entry& e = entries[key];
     e.outline = std::make_shared<const PipeOutline>(pipe_outline(*prog));
+    e.peaks = std::make_shared<const std::vector<std::vector<PipeHeld>>>(pipe_held_peaks(*prog));
     e.program = std::move(prog);
     return e;
   }
@@ -744,14 +714,9 @@ std::shared_ptr<const PipeOutline> cached_pipe_outline(Schedule s, int pp, int m
   return graph_cache().at(s, pp, m).outline;
 }
 
-std::vector<double> cached_pipe_in_flight(Schedule s, int pp, int m,
-                                          const std::vector<std::vector<double>>& share) {
-  GraphCache::Entry& e = graph_cache().at(s, pp, m);
-  if (e.in_flight.empty() || e.share != share) {
-    e.in_flight = pipe_in_flight(*e.program, share);
-    e.share = share;
-  }
-  return e.in_flight;
+std::shared_ptr<const std::vector<std::vector<PipeHeld>>>
+cached_pipe_held_peaks(Schedule s, int pp, int m) {
+  return graph_cache().at(s, pp, m).peaks;
 }
 
 namespace {
@@ -857,30 +822,76 @@ double pipe_makespan(const PipeGraph& g, const PipeTimes& times) {
   return makespan - first;
 }
 
-std::vector<double> pipe_in_flight(const PipeProgram& prog,
-                                   const std::vector<std::vector<double>>& share) {
-  std::vector<double> out(prog.orders.size(), 0.0);
+double held_value(const PipeHeld& held, const std::vector<double>& share, double w_ratio) noexcept {
+  double b = 0.0, w = 0.0;
+  for (std::size_t c = 0; c < share.size() && c < 2; ++c) {
+    b += share[c] * held.b[c];
+    w += share[c] * held.w[c];
+  }
+  return b + w_ratio * w;
+}
+
+namespace {
+
+/// Walks each rank's order, calling `at(rank, held)` after every pass (an F&B pair also after
+/// its forward).
+template <class At> void walk_held(const PipeProgram& prog, At&& at) {
   for (std::size_t r = 0; r < prog.orders.size(); ++r) {
-    const std::vector<double>& s = share[r];
-    double now = 0.0, peak = 0.0;
+    PipeHeld h;
     for (const PipeOp& o : prog.orders[r]) {
-      const double c = s[static_cast<std::size_t>(o.chunk)];
+      const auto c = static_cast<std::size_t>(o.chunk);
       switch (o.kind) {
-      case PipeOpKind::forward: now += c; break;
+      case PipeOpKind::forward: ++h.b[c]; break;
       case PipeOpKind::input_backward:
-      case PipeOpKind::full_backward: now -= c; break;
-      case PipeOpKind::weight_backward: break;
+        --h.b[c];
+        ++h.w[c];
+        break;
+      case PipeOpKind::full_backward: --h.b[c]; break;
+      case PipeOpKind::weight_backward: --h.w[c]; break;
       case PipeOpKind::forward_backward:
-        now += c;
-        peak = std::max(peak, now);
-        now -= s[static_cast<std::size_t>(o.back_chunk)];
+        ++h.b[c];
+        at(r, h);
+        --h.b[static_cast<std::size_t>(o.back_chunk)];
         break;
       }
-      peak = std::max(peak, now);
+      at(r, h);
     }
-    out[r] = peak;
   }
+}
+
+bool covers(const PipeHeld& a, const PipeHeld& b) noexcept {
+  return a.b[0] >= b.b[0] && a.b[1] >= b.b[1] && a.w[0] >= b.w[0] && a.w[1] >= b.w[1];
+}
+
+} // namespace
+
+std::vector<std::vector<PipeHeld>> pipe_held_peaks(const PipeProgram& prog) {
+  std::vector<std::vector<PipeHeld>> out(prog.orders.size());
+  walk_held(prog, [&out](std::size_t r, const PipeHeld& h) {
+    std::vector<PipeHeld>& front = out[r];
+    for (const PipeHeld& f : front) {
+      if (covers(f, h)) return;
+    }
+    std::erase_if(front, [&h](const PipeHeld& f) { return covers(h, f); });
+    front.push_back(h);
+  });
   return out;
+}
+
+std::vector<double> pipe_in_flight(const PipeProgram& prog,
+                                   const std::vector<std::vector<double>>& share, double w_ratio) {
+  std::vector<double> out(prog.orders.size(), 0.0);
+  walk_held(prog, [&](std::size_t r, const PipeHeld& h) {
+    out[r] = std::max(out[r], held_value(h, share[r], w_ratio));
+  });
+  return out;
+}
+
+double held_peak(const std::vector<PipeHeld>& peaks, const std::vector<double>& share,
+                 double w_ratio) noexcept {
+  double peak = 0.0;
+  for (const PipeHeld& h : peaks) peak = std::max(peak, held_value(h, share, w_ratio));
+  return peak;
 }
 
 } // namespace zerosearch
