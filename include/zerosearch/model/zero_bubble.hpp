@@ -8,6 +8,7 @@
 // a pass starts when its rank is free and its input has arrived. Pure functions.
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -197,7 +198,7 @@ struct PipeOutline {
 /// The memory `held` takes, in micro-batches of the whole rank's activations:
 /// sum_c share[c] b[c] + w_ratio * sum_c share[c] w[c], `share[c]` the chunk's share of the
 /// rank's layers and `w_ratio` M_W / M_B. Nondecreasing in every count (shares, w_ratio >= 0).
-[[nodiscard]] double held_value(const PipeHeld& held, const std::vector<double>& share,
+[[nodiscard]] double held_value(const PipeHeld& held, std::span<const double> share,
                                 double w_ratio) noexcept;
 
 /// Per rank, what it holds at the points of its order that no other point of the order holds
@@ -213,7 +214,7 @@ struct PipeOutline {
                                                  const std::vector<std::vector<double>>& share,
                                                  double w_ratio);
 /// The same peak from pipe_held_peaks' points (equal bit for bit).
-[[nodiscard]] double held_peak(const std::vector<PipeHeld>& peaks, const std::vector<double>& share,
+[[nodiscard]] double held_peak(const std::vector<PipeHeld>& peaks, std::span<const double> share,
                                double w_ratio) noexcept;
 
 } // namespace zerosearch

@@ -705,22 +705,28 @@ struct PipeShape {
   int pp = 1;
   /// The outline of the schedule's order (shared, cached per thread: zero_bubble.hpp).
   std::shared_ptr<const PipeOutline> outline;
-  /// [rank][chunk]: transformer layers, and whether the chunk holds the embedding / LM head.
-  std::vector<std::vector<int>> layers;
-  std::vector<std::vector<char>> embedding, head;
-  /// Per rank: what it holds at the peaks of its order (zero_bubble.hpp), and its chunks'
-  /// shares of its layers.
+  /// Per rank: what it holds at the peaks of its order (zero_bubble.hpp).
   std::shared_ptr<const std::vector<std::vector<PipeHeld>>> peaks;
-  std::vector<std::vector<double>> share;
+  /// Per rank, its chunks (at most two): transformer layers, whether each holds the embedding
+  /// / LM head, and each one's share of the rank's layers.
+  struct Rank {
+    std::size_t chunks = 0;
+    std::array<int, 2> layers{};
+    std::array<char, 2> embedding{}, head{};
+    std::array<double, 2> share{};
+  };
+  std::vector<Rank> ranks;
   [[nodiscard]] bool holds_embedding(int j) const {
     if (!split) return j == 0;
-    const auto& e = embedding[static_cast<std::size_t>(j)];
-    return std::find(e.begin(), e.end(), 1) != e.end();
+    const Rank& r = ranks[static_cast<std::size_t>(j)];
+    return std::find(r.embedding.begin(), r.embedding.begin() + static_cast<std::ptrdiff_t>(r.chunks), 1) !=
+           r.embedding.begin() + static_cast<std::ptrdiff_t>(r.chunks);
   }
   [[nodiscard]] bool holds_head(int j) const {
     if (!split) return j == pp - 1;
-    const auto& e = head[static_cast<std::size_t>(j)];
-    return std::find(e.begin(), e.end(), 1) != e.end();
+    const Rank& r = ranks[static_cast<std::size_t>(j)];
+    return std::find(r.head.begin(), r.head.begin() + static_cast<std::ptrdiff_t>(r.chunks), 1) !=
+           r.head.begin() + static_cast<std::ptrdiff_t>(r.chunks);
   }
 };
 
@@ -736,34 +742,31 @@ PipeShape pipe_shape(const NativeContext& ctx, const DesignPoint& p, const std::
   sh.outline = cached_pipe_outline(p.schedule, p.pp, p.num_micro_batches);
   const PipeLayout& l = sh.outline->layout;
   const int L = static_cast<int>(ctx.model.num_layers);
-  std::vector<int> at_position;
-  if (l.chunks_per_rank == 1) {
-    for (int j = 0; j < p.pp; ++j) {
-      at_position.push_back(partition[static_cast<std::size_t>(j)] - (j == 0 ? 1 : 0) -
-                            (j == p.pp - 1 ? 1 : 0));
-    }
-  } else {
-    at_position = interleaved_chunks(L, p.pp, info(p.schedule).bidirectional ? 1 : 2);
-  }
+  std::vector<int> chunked;
+  if (l.chunks_per_rank != 1) chunked = interleaved_chunks(L, p.pp, info(p.schedule).bidirectional ? 1 : 2);
+  // Transformer layers at each position: the partition's stages less the embedding and the
+  // LM head (one chunk per rank), or the chunks.
+  const auto at_position = [&](int pos) {
+    if (l.chunks_per_rank != 1) return chunked[static_cast<std::size_t>(pos)];
+    return partition[static_cast<std::size_t>(pos)] - (pos == 0 ? 1 : 0) - (pos == p.pp - 1 ? 1 : 0);
+  };
   const auto R = static_cast<std::size_t>(p.pp);
-  sh.layers.assign(R, {});
-  sh.embedding.assign(R, {});
-  sh.head.assign(R, {});
-  std::vector<std::vector<double>>& share = sh.share;
-  share.assign(R, {});
+  sh.ranks.assign(R, {});
   for (std::size_t r = 0; r < R; ++r) {
+    PipeShape::Rank& rk = sh.ranks[r];
     int total = 0;
     for (const auto& [d, pos] : l.place[r]) {
       (void)d;
-      const int n = at_position[static_cast<std::size_t>(pos)];
-      sh.layers[r].push_back(n);
-      sh.embedding[r].push_back(pos == 0 ? 1 : 0);
-      sh.head[r].push_back(pos == l.positions - 1 ? 1 : 0);
+      const int n = at_position(pos);
+      rk.layers[rk.chunks] = n;
+      rk.embedding[rk.chunks] = pos == 0 ? 1 : 0;
+      rk.head[rk.chunks] = pos == l.positions - 1 ? 1 : 0;
+      ++rk.chunks;
       total += n;
     }
-    for (const int n : sh.layers[r]) {
-      share[r].push_back(total > 0 ? static_cast<double>(n) / total
-                                   : 1.0 / static_cast<double>(sh.layers[r].size()));
+    for (std::size_t c = 0; c < rk.chunks; ++c) {
+      rk.share[c] = total > 0 ? static_cast<double>(rk.layers[c]) / total
+                              : 1.0 / static_cast<double>(rk.chunks);
     }
   }
   sh.peaks = cached_pipe_held_peaks(p.schedule, p.pp, p.num_micro_batches);
@@ -783,12 +786,13 @@ PipeTimes pipe_times(const NativeContext& ctx, const DesignPoint& p, const Nativ
     if (r + 1 < est.stages.size()) pt.link_s.push_back(st.send_s);
     const AnalyticLayerTimes& t = times(st.gpu);
     const double rc = recompute_s(t, p.recompute, fw, ctx.model);
-    const std::size_t C = shape.layers[r].size();
-    std::vector<double> f(C), b(C), w(C);
+    const PipeShape::Rank& rk = shape.ranks[r];
+    const std::size_t C = rk.chunks;
+    std::array<double, 2> f{}, b{}, w{};
     double sf = 0.0, sb = 0.0, sw = 0.0;
     for (std::size_t c = 0; c < C; ++c) {
-      const double n = shape.layers[r][c];
-      const bool e = shape.embedding[r][c] != 0, h = shape.head[r][c] != 0;
+      const double n = rk.layers[c];
+      const bool e = rk.embedding[c] != 0, h = rk.head[c] != 0;
       f[c] = n * t.layer.forward_s + (e ? t.embedding.forward_s : 0.0) + (h ? t.post_process.forward_s : 0.0);
       b[c] = n * (t.layer.backward_s + rc) + (e ? t.embedding.backward_s : 0.0) +
              (h ? t.post_process.backward_s : 0.0);
@@ -804,7 +808,7 @@ PipeTimes pipe_times(const NativeContext& ctx, const DesignPoint& p, const Nativ
     // the stage's dispatch and combine, less the MLP's tp collective they replace
     // (add_moe_comm), shared out over the chunks by their layers; 0 for a dense model.
     double n_sum = 0.0;
-    for (std::size_t c = 0; c < C; ++c) n_sum += shape.layers[r][c];
+    for (std::size_t c = 0; c < C; ++c) n_sum += rk.layers[c];
     const double backward_passes = p.recompute == Recompute::full ? 2.0 : 1.0;
     const double a2a_f = st.moe_comm_forward_s - st.moe_layers * t.tp_comm_forward_s / 2.0;
     const double a2a_b = (st.moe_comm_s - st.moe_comm_forward_s) -
@@ -812,7 +816,7 @@ PipeTimes pipe_times(const NativeContext& ctx, const DesignPoint& p, const Nativ
     std::vector<PipeChunkTimes> chunks(C);
     for (std::size_t c = 0; c < C; ++c) {
       PipeChunkTimes& ct = chunks[c];
-      const double n = shape.layers[r][c];
+      const double n = rk.layers[c];
       const double share = n_sum > 0.0 ? n / n_sum : 0.0;
       ct.forward_s = part(st.forward_s, f[c], sf);
       ct.weight_s = part(st.weight_s, w[c], sw);
@@ -1317,7 +1321,7 @@ void estimate_stage(NativeStage& st, const NativeContext& ctx, const DesignPoint
   // of a micro-batch's activations (Qi et al.'s Table 1; docs/native.md §2.3).
   const double w_ratio = k.act.layer > 0.0 ? k.act.weight_pass / k.act.layer : 0.0;
   st.in_flight = in_flight(p, j, shape.split,
-                           shape.split ? held_peak((*shape.peaks)[ju], shape.share[ju], w_ratio) : 0.0);
+                           shape.split ? held_peak((*shape.peaks)[ju], std::span<const double>(shape.ranks[ju].share.data(), shape.ranks[ju].chunks), w_ratio) : 0.0);
   add_activations(st.memory, ctx, p, k, e, st.in_flight);
   to_gib(st.memory, ctx.settings.framework_overhead_gib);
   st.optimizer_s = optimizer_step_s(p, k, gpu, params, e.layers);
