@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <random>
@@ -311,6 +312,37 @@ TEST_CASE("schedule conditions are one-line reasons", "[zb]") {
         "the zbv schedule with pp 8 needs at least 16 layers (16 model chunks), not 12");
   CHECK(split_schedule_invalid_reason(Schedule::zb_h1, 4, 1, 80).empty());
   CHECK(split_schedule_invalid_reason(Schedule::dualpipe, 4, 8, 80).empty());
+}
+
+TEST_CASE("the closed forms of the peaks and outlines equal the orders'", "[zb]") {
+  // The per-thread cache counts its outline and peaks as the passes are made, or takes them
+  // from closed forms (ZB-H1 with m >= pp, ZB-H2 with m >= 2 pp - 1): the same counts and the
+  // same Pareto-maximal points as the stored order, exhaustively over pp and m.
+  const auto sorted = [](std::vector<PipeHeld> v) {
+    std::sort(v.begin(), v.end(), [](const PipeHeld& a, const PipeHeld& b) {
+      return std::tie(a.b[0], a.b[1], a.w[0], a.w[1]) < std::tie(b.b[0], b.b[1], b.w[0], b.w[1]);
+    });
+    return v;
+  };
+  int orders = 0;
+  for (const Schedule s : {Schedule::zb_h1, Schedule::zb_h2, Schedule::zbv, Schedule::dualpipe,
+                           Schedule::dualpipev}) {
+    for (int p = 2; p <= 24; ++p) {
+      for (int m = 1; m <= 4 * p + 3; ++m) {
+        if (!split_schedule_invalid_reason(s, p, m, 1000).empty()) continue;
+        const PipeProgram prog = pipe_program(s, p, m);
+        const std::vector<std::vector<PipeHeld>> walk = pipe_held_peaks(prog);
+        const auto cached = cached_pipe_held_peaks(s, p, m);
+        REQUIRE(cached->size() == walk.size());
+        for (std::size_t r = 0; r < walk.size(); ++r) {
+          CHECK(sorted((*cached)[r]) == sorted(walk[r]));
+        }
+        CHECK(cached_pipe_outline(s, p, m)->uses == pipe_outline(prog).uses);
+        ++orders;
+      }
+    }
+  }
+  CHECK(orders > 1500);
 }
 
 TEST_CASE("the compiled fast path gives simulate_pipe's makespan bit for bit", "[zb]") {

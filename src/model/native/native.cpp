@@ -773,6 +773,15 @@ PipeShape pipe_shape(const NativeContext& ctx, const DesignPoint& p, const std::
   return sh;
 }
 
+/// A split schedule's peak along rank r's order, in micro-batches of its activations, a
+/// deferred weight pass holding M_W / M_B of one (Qi et al.'s Table 1; docs/native.md §2.3).
+[[gnu::noinline]] double split_in_flight(const PipeShape& shape, std::size_t r,
+                                         const native_steps::LayerActivations& act) {
+  const double w_ratio = act.layer > 0.0 ? act.weight_pass / act.layer : 0.0;
+  const PipeShape::Rank& rk = shape.ranks[r];
+  return held_peak((*shape.peaks)[r], std::span<const double>(rk.share.data(), rk.chunks), w_ratio);
+}
+
 /// Per rank and chunk, one micro-batch's forward, input-gradient and weight-gradient times: the
 /// rank's times (framework costs included) shared out in proportion to each chunk's analytic
 /// compute, so the chunks of a rank add up to it; the tensor-parallel collectives a DualPipe
@@ -1132,7 +1141,8 @@ LayerActivations layer_activations(const NativeContext& ctx, const DesignPoint& 
   DesignPoint q = p;
   q.recompute = Recompute::none;
   a.full_layer = layer_activation_bytes(m, q, ctx.settings);
-  a.weight_pass = layer_weight_pass_bytes(m, p, ctx.settings);
+  // Only the split schedules defer weight passes.
+  a.weight_pass = is_split_schedule(p.schedule) ? layer_weight_pass_bytes(m, p, ctx.settings) : 0.0;
   a.dense_layer =
       m.first_k_dense_layers > 0 ? layer_activation_bytes(dense_variant(m), p, ctx.settings) : a.layer;
   return a;
@@ -1317,11 +1327,7 @@ void estimate_stage(NativeStage& st, const NativeContext& ctx, const DesignPoint
   st.memory.buffers += states.buffers;
   st.offload_s = states.offload_s;
   st.host_gib = states.host_bytes / kGiB;
-  // A split schedule's peak along the rank's order, a deferred weight pass holding M_W / M_B
-  // of a micro-batch's activations (Qi et al.'s Table 1; docs/native.md §2.3).
-  const double w_ratio = k.act.layer > 0.0 ? k.act.weight_pass / k.act.layer : 0.0;
-  st.in_flight = in_flight(p, j, shape.split,
-                           shape.split ? held_peak((*shape.peaks)[ju], std::span<const double>(shape.ranks[ju].share.data(), shape.ranks[ju].chunks), w_ratio) : 0.0);
+  st.in_flight = in_flight(p, j, shape.split, shape.split ? split_in_flight(shape, ju, k.act) : 0.0);
   add_activations(st.memory, ctx, p, k, e, st.in_flight);
   to_gib(st.memory, ctx.settings.framework_overhead_gib);
   st.optimizer_s = optimizer_step_s(p, k, gpu, params, e.layers);

@@ -704,6 +704,26 @@ OrderSummary summarize_order(Schedule s, int pp, int m) {
   std::vector<std::uint32_t>& uses = out.outline.uses;
   uses.assign(static_cast<std::size_t>(pp * C * 4 + pp * C * C), 0);
   out.peaks.resize(static_cast<std::size_t>(pp));
+  // Closed forms (tests: `the closed forms of the peaks and outlines equal the orders'`):
+  // ZB-H1 with m >= pp, rank i holds p - i micro-batches after its steady forwards with the i
+  // W passes it keeps back, and p - i - 1 with i + 1 between a B and its W; ZB-H2 with
+  // m >= 2 pp - 1, 2 (pp - i) - 1 with 2i, and one fewer with one more. Every rank runs m
+  // forwards, B and W passes.
+  const int i_peak = s == Schedule::zb_h1 && m >= pp ? 1 : s == Schedule::zb_h2 && m >= 2 * pp - 1 ? 2 : 0;
+  if (i_peak > 0) {
+    for (int i = 0; i < pp; ++i) {
+      const auto k = static_cast<std::size_t>(i) * 4;
+      uses[k] = uses[k + 1] = uses[k + 3] = static_cast<std::uint32_t>(m);
+      const int b = i_peak * (pp - i) - (i_peak - 1), w = i_peak * i;
+      PipeHeld after_forward, after_backward;
+      after_forward.b[0] = b;
+      after_forward.w[0] = w;
+      after_backward.b[0] = b - 1;
+      after_backward.w[0] = w + 1;
+      out.peaks[static_cast<std::size_t>(i)] = {after_forward, after_backward};
+    }
+    return out;
+  }
   for (int r = 0; r < pp; ++r) {
     PeakTracker t;
     rank_order(s, pp, r, m, [&](const PipeOp& o) {
