@@ -162,9 +162,9 @@ struct PipeGraph {
 /// rank's passes keep the program's order within the compiled one.
 [[nodiscard]] PipeGraph compile_pipe(const PipeProgram& program);
 /// The compiled program of (s, pp, micro_batches), made once per thread and reused (the cache
-/// holds each program, its outline and, once a simulation asks for it, its compiled order; it
-/// is dropped whole past half a million passes, about 10 MB). Same preconditions as
-/// pipe_program.
+/// holds each schedule's outline and peaks, counted without storing its order, and, once a
+/// simulation asks for it, its compiled order; it is dropped whole past half a million passes'
+/// worth, about 10 MB). Same preconditions as pipe_program.
 [[nodiscard]] std::shared_ptr<const PipeGraph> cached_pipe_graph(Schedule s, int pp,
                                                                  int micro_batches);
 /// pipe_held_peaks of (s, pp, micro_batches)'s program, from the per-thread cache of
@@ -183,7 +183,8 @@ struct PipeOutline {
 };
 [[nodiscard]] PipeOutline pipe_outline(const PipeProgram& program);
 /// The outline of (s, pp, micro_batches)'s program, from the per-thread cache of
-/// cached_pipe_graph (which compiles the program only when first asked for).
+/// cached_pipe_graph, counted as the order is generated (closed forms for ZB-H1 with
+/// m >= pp and ZB-H2 with m >= 2 pp - 1); equal to pipe_outline(pipe_program(...)).
 [[nodiscard]] std::shared_ptr<const PipeOutline> cached_pipe_outline(Schedule s, int pp,
                                                                      int micro_batches);
 

@@ -739,9 +739,9 @@ OrderSummary summarize_order(Schedule s, int pp, int m) {
 
 namespace {
 
-/// One cache per thread (no locks): the compiled graphs of recent (schedule, pp, micro-batches)
-/// and the activations in flight last computed on each. Dropped whole when it holds more than
-/// kBudget passes, so a thread keeps about 10 MB at most. Graphs are immutable and
+/// One cache per thread (no locks): per recent (schedule, pp, micro-batches) its outline and
+/// peaks (summarize_order) and, once simulated, its compiled graph. Dropped whole when it holds
+/// more than kBudget passes' worth, so a thread keeps about 10 MB at most. Graphs are immutable and
 /// shared with callers.
 struct GraphCache {
   struct Entry {
