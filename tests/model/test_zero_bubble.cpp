@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <random>
@@ -181,7 +182,8 @@ TEST_CASE("activations in flight per schedule match the papers' tables", "[zb]")
     const PipeProgram prog = pipe_program(s, p, m);
     const auto C = static_cast<std::size_t>(prog.layout.chunks_per_rank);
     return pipe_in_flight(prog, std::vector<std::vector<double>>(
-                                    static_cast<std::size_t>(p), std::vector<double>(C, 1.0 / static_cast<double>(C))));
+                                    static_cast<std::size_t>(p), std::vector<double>(C, 1.0 / static_cast<double>(C))),
+                          0.0);
   };
   for (const int p : {2, 4, 8}) {
     const int m = 4 * p;
@@ -204,6 +206,39 @@ TEST_CASE("activations in flight per schedule match the papers' tables", "[zb]")
     CHECK(dual.back() * 2 == p + 1);
     CHECK(dualv.front() * 2 == 2 * p + 1);
   }
+}
+
+TEST_CASE("deferred weight passes hold M_W each, as Qi et al. count them", "[zb]") {
+  // Qi et al. (ICLR 2024), section 3.1: worker i (from 1) of p holds (p - i + 1) M_B +
+  // (i - 1) M_W under ZB-H1 and (2p - 2i + 1) M_B + (2i - 2) M_W under ZB-H2; in units of M_B,
+  // with M_W / M_B = 32 / 34 (a GPT layer with flash attention: 32 s b h of 34 s b h).
+  const double w = 32.0 / 34.0;
+  for (const int p : {2, 4, 8, 16}) {
+    for (const int m : {2 * p, 4 * p}) {
+      const std::vector<std::vector<double>> one(static_cast<std::size_t>(p), {1.0});
+      const auto h1 = pipe_in_flight(pipe_program(Schedule::zb_h1, p, m), one, w);
+      const auto h2 = pipe_in_flight(pipe_program(Schedule::zb_h2, p, m), one, w);
+      const auto plain = pipe_in_flight(pipe_program(Schedule::one_f_one_b, p, m), one, w);
+      for (int i = 1; i <= p; ++i) {
+        const auto u = static_cast<std::size_t>(i - 1);
+        CHECK(h1[u] == (p - i + 1) + (i - 1) * w);
+        CHECK(h2[u] == (2 * p - 2 * i + 1) + (2 * i - 2) * w);
+        CHECK(plain[u] == p - i + 1); // 1F1B's backward frees everything at once
+      }
+      // The peak over the workers: ZB-H1 the last one's ~p M_B (p M_B on the first, the
+      // paper's "same as 1F1B"), ZB-H2 (2p - 1) M_B on the first.
+      CHECK(*std::max_element(h1.begin(), h1.end()) == Approx(p).epsilon(1.0 / 16));
+      CHECK(*std::max_element(h2.begin(), h2.end()) == 2 * p - 1);
+    }
+  }
+  // With full recompute a deferred W holds far more than the checkpoint (M_W > M_B): between
+  // a B and its W every rank holds one W's inputs (rank 0: p - 1 checkpoints and one W), the
+  // last rank p of them (p - 1 kept back and the one just made).
+  const int p = 4;
+  const auto h1 = pipe_in_flight(pipe_program(Schedule::zb_h1, p, 16),
+                                 std::vector<std::vector<double>>(p, {1.0}), 16.0);
+  CHECK(h1[0] == 3.0 + 16.0);
+  CHECK(h1[3] == 4 * 16.0);
 }
 
 TEST_CASE("heterogeneous stages: the slowest rank bounds the makespan, slower is never faster",
@@ -279,6 +314,37 @@ TEST_CASE("schedule conditions are one-line reasons", "[zb]") {
   CHECK(split_schedule_invalid_reason(Schedule::dualpipe, 4, 8, 80).empty());
 }
 
+TEST_CASE("the closed forms of the peaks and outlines equal the orders'", "[zb]") {
+  // The per-thread cache counts its outline and peaks as the passes are made, or takes them
+  // from closed forms (ZB-H1 with m >= pp, ZB-H2 with m >= 2 pp - 1): the same counts and the
+  // same Pareto-maximal points as the stored order, exhaustively over pp and m.
+  const auto sorted = [](std::vector<PipeHeld> v) {
+    std::sort(v.begin(), v.end(), [](const PipeHeld& a, const PipeHeld& b) {
+      return std::tie(a.b[0], a.b[1], a.w[0], a.w[1]) < std::tie(b.b[0], b.b[1], b.w[0], b.w[1]);
+    });
+    return v;
+  };
+  int orders = 0;
+  for (const Schedule s : {Schedule::zb_h1, Schedule::zb_h2, Schedule::zbv, Schedule::dualpipe,
+                           Schedule::dualpipev}) {
+    for (int p = 2; p <= 24; ++p) {
+      for (int m = 1; m <= 4 * p + 3; ++m) {
+        if (!split_schedule_invalid_reason(s, p, m, 1000).empty()) continue;
+        const PipeProgram prog = pipe_program(s, p, m);
+        const std::vector<std::vector<PipeHeld>> walk = pipe_held_peaks(prog);
+        const auto cached = cached_pipe_held_peaks(s, p, m);
+        REQUIRE(cached->size() == walk.size());
+        for (std::size_t r = 0; r < walk.size(); ++r) {
+          CHECK(sorted((*cached)[r]) == sorted(walk[r]));
+        }
+        CHECK(cached_pipe_outline(s, p, m)->uses == pipe_outline(prog).uses);
+        ++orders;
+      }
+    }
+  }
+  CHECK(orders > 1500);
+}
+
 TEST_CASE("the compiled fast path gives simulate_pipe's makespan bit for bit", "[zb]") {
   // pipe_makespan (the search's path) against the event simulation on random heterogeneous
   // ranks, chunks, links and exposed communication: every schedule, many pp and m, exact
@@ -322,8 +388,15 @@ TEST_CASE("the compiled fast path gives simulate_pipe's makespan bit for bit", "
           r = prog.layout.chunks_per_rank == 1 ? std::vector<double>{1.0}
                                                : std::vector<double>{a / (a + 0.5), 0.5 / (a + 0.5)};
         }
-        CHECK(pipe_in_flight(graph, share) == pipe_in_flight(prog, share));
-        CHECK(cached_pipe_in_flight(s, p, m, share) == pipe_in_flight(prog, share));
+        // The peak from the cached Pareto points equals the walk's, bit for bit, for M_W / M_B
+        // below and above 1 (full recompute).
+        const auto peaks = cached_pipe_held_peaks(s, p, m);
+        for (const double w_ratio : {0.0, 0.3 + frac(rng), 16.0 * (1.0 + frac(rng))}) {
+          const std::vector<double> walk = pipe_in_flight(prog, share, w_ratio);
+          for (std::size_t r = 0; r < walk.size(); ++r) {
+            CHECK(held_peak((*peaks)[r], share[r], w_ratio) == walk[r]);
+          }
+        }
       }
     }
   }

@@ -290,6 +290,11 @@ struct NativePruning {
 /// Activation bytes one transformer layer keeps for one micro-batch on one GPU.
 [[nodiscard]] double layer_activation_bytes(const ModelSpec& model, const DesignPoint& p,
                                             const NativeSettings& settings) noexcept;
+/// Bytes a deferred weight-gradient pass (W) of one transformer layer holds for one
+/// micro-batch on one GPU, its recompute policy aside: each weight GEMM's input and its
+/// output's gradient (Qi et al.'s M_W = 32 s b h for a GPT layer at tp 1).
+[[nodiscard]] double layer_weight_pass_bytes(const ModelSpec& model, const DesignPoint& p,
+                                             const NativeSettings& settings) noexcept;
 
 /// The token-level pipeline of `p` (schedule terapipe) from a native estimate's stages: per
 /// stage, the slice cost fitted to the analytic layer times at the full sequence and at an

@@ -26,11 +26,13 @@ struct EntryParams {
 };
 [[nodiscard]] EntryParams entry_params(const ModelSpec& m, int pp);
 /// Activation bytes of one transformer layer of `p`: as it runs (its recompute policy), with
-/// no recomputation, and a dense layer of an MoE model.
+/// no recomputation, a dense layer of an MoE model, and what its deferred weight pass holds.
 struct LayerActivations {
   double layer = 0.0;
   double full_layer = 0.0;
   double dense_layer = 0.0;
+  /// What a deferred weight pass of one layer holds (layer_weight_pass_bytes).
+  double weight_pass = 0.0;
 };
 [[nodiscard]] LayerActivations layer_activations(const NativeContext& ctx, const DesignPoint& p);
 

@@ -8,6 +8,7 @@
 // a pass starts when its rank is free and its input has arrived. Pure functions.
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,17 @@ struct PipeProgram {
   PipeLayout layout;
   /// [rank]: the passes in the order the rank runs them.
   std::vector<std::vector<PipeOp>> orders;
+};
+
+/// What one rank holds at one point of its order, per local chunk: `b`, the micro-batches
+/// whose forward has run and whose input-gradient backward has not (their activations, Qi et
+/// al.'s M_B each); `w`, those whose input-gradient backward has run and whose weight pass has
+/// not (the weight GEMMs' inputs and their outputs' gradients, M_W each). A full backward or
+/// an F&B pair's backward frees the activations at once.
+struct PipeHeld {
+  std::int32_t b[2] = {0, 0};
+  std::int32_t w[2] = {0, 0};
+  friend bool operator==(const PipeHeld&, const PipeHeld&) = default;
 };
 
 /// The schedules simulated here: kSchedules' splits_backward (everything but 1f1b, interleaved
@@ -149,19 +161,16 @@ struct PipeGraph {
 /// Compiles `program` (any valid one; throws std::logic_error if its orders deadlock). Each
 /// rank's passes keep the program's order within the compiled one.
 [[nodiscard]] PipeGraph compile_pipe(const PipeProgram& program);
-/// pipe_in_flight of the compiled program, bit for bit.
-[[nodiscard]] std::vector<double> pipe_in_flight(const PipeGraph& graph,
-                                                 const std::vector<std::vector<double>>& share);
 /// The compiled program of (s, pp, micro_batches), made once per thread and reused (the cache
-/// holds each program, its outline and, once a simulation asks for it, its compiled order; it
-/// is dropped whole past half a million passes, about 10 MB). Same preconditions as
-/// pipe_program.
+/// holds each schedule's outline and peaks, counted without storing its order, and, once a
+/// simulation asks for it, its compiled order; it is dropped whole past half a million passes'
+/// worth, about 10 MB). Same preconditions as pipe_program.
 [[nodiscard]] std::shared_ptr<const PipeGraph> cached_pipe_graph(Schedule s, int pp,
                                                                  int micro_batches);
-/// pipe_in_flight of cached_pipe_graph(s, pp, micro_batches)'s program, remembered per thread
-/// for the share last asked (a search asks one share per schedule, pp and model).
-[[nodiscard]] std::vector<double> cached_pipe_in_flight(Schedule s, int pp, int micro_batches,
-                                                        const std::vector<std::vector<double>>& share);
+/// pipe_held_peaks of (s, pp, micro_batches)'s program, from the per-thread cache of
+/// cached_pipe_graph (made with the program, once per thread).
+[[nodiscard]] std::shared_ptr<const std::vector<std::vector<PipeHeld>>>
+cached_pipe_held_peaks(Schedule s, int pp, int micro_batches);
 /// simulate_pipe(program, times).makespan_s of the program compiled, bit for bit, in one pass over the compiled
 /// order with no allocation after a thread's first call.
 [[nodiscard]] double pipe_makespan(const PipeGraph& graph, const PipeTimes& times);
@@ -174,7 +183,8 @@ struct PipeOutline {
 };
 [[nodiscard]] PipeOutline pipe_outline(const PipeProgram& program);
 /// The outline of (s, pp, micro_batches)'s program, from the per-thread cache of
-/// cached_pipe_graph (which compiles the program only when first asked for).
+/// cached_pipe_graph, counted as the order is generated (closed forms for ZB-H1 with
+/// m >= pp and ZB-H2 with m >= 2 pp - 1); equal to pipe_outline(pipe_program(...)).
 [[nodiscard]] std::shared_ptr<const PipeOutline> cached_pipe_outline(Schedule s, int pp,
                                                                      int micro_batches);
 
@@ -186,11 +196,26 @@ struct PipeOutline {
 /// The same bound from the program's outline (bit for bit: the same counts and durations).
 [[nodiscard]] double pipe_busy_bound(const PipeOutline& outline, const PipeTimes& times);
 
-/// Peak activations each rank holds, in micro-batches of the whole rank: a chunk's
-/// activations are held from its forward to its input-gradient backward (the weight-gradient
-/// pass keeps only the weight GEMMs' inputs, not counted: Qi et al.'s M_W < M_B), weighted by
-/// `share[rank][chunk]` (the chunk's share of the rank's layers).
+/// The memory `held` takes, in micro-batches of the whole rank's activations:
+/// sum_c share[c] b[c] + w_ratio * sum_c share[c] w[c], `share[c]` the chunk's share of the
+/// rank's layers and `w_ratio` M_W / M_B. Nondecreasing in every count (shares, w_ratio >= 0).
+[[nodiscard]] double held_value(const PipeHeld& held, std::span<const double> share,
+                                double w_ratio) noexcept;
+
+/// Per rank, what it holds at the points of its order that no other point of the order holds
+/// as much of in every count (the Pareto-maximal ones; after every pass, and inside an F&B pair
+/// after its forward). The peak of held_value along the order is the largest held_value of
+/// these, bit for bit (held_value is nondecreasing in each count).
+[[nodiscard]] std::vector<std::vector<PipeHeld>> pipe_held_peaks(const PipeProgram& program);
+
+/// Peak memory of activations and deferred weight passes each rank holds along its order, in
+/// micro-batches of the whole rank's activations: the largest held_value after each pass (an
+/// F&B pair also after its forward), `share[rank]` the chunk shares, `w_ratio` M_W / M_B.
 [[nodiscard]] std::vector<double> pipe_in_flight(const PipeProgram& program,
-                                                 const std::vector<std::vector<double>>& share);
+                                                 const std::vector<std::vector<double>>& share,
+                                                 double w_ratio);
+/// The same peak from pipe_held_peaks' points (equal bit for bit).
+[[nodiscard]] double held_peak(const std::vector<PipeHeld>& peaks, std::span<const double> share,
+                               double w_ratio) noexcept;
 
 } // namespace zerosearch

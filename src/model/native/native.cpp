@@ -601,6 +601,29 @@ double layer_activation_bytes(const ModelSpec& m, const DesignPoint& p,
   return bytes;
 }
 
+double layer_weight_pass_bytes(const ModelSpec& m, const DesignPoint& p,
+                               const NativeSettings& st) noexcept {
+  const double s = static_cast<double>(m.sequence_length) / p.cp; // this rank's tokens
+  const double b = p.mbs;
+  const double t = p.tp;
+  const auto [h, a, g, d, f] = layer_dims(m);
+  const double scale = elem_bytes(p.dtype) / 2.0;
+  const double sp = st.sequence_parallel && p.tp > 1 ? t : 1.0;
+  // Elements per token: each weight GEMM's input and its output's gradient (dW = X^T dY):
+  // q/k/v (input the norm's output, sequence-split under sp; gradients a d + 2 g d split over
+  // tp), the output projection (input a d / tp, gradient h), the MLP's first GEMMs (input h,
+  // gradient f, twice for a gated MLP) and its last (input f / tp, gradient h). An MoE layer's
+  // MLP sees the dispatched top-k copies of its tokens (f counts them; the h-sized input and
+  // gradient are scaled as layer_activation_bytes scales the experts' input).
+  const double mlp_tokens =
+      m.is_moe() ? static_cast<double>(m.experts_per_token) * p.etp * sp / t *
+                       effective_moe_imbalance(m, st.moe_imbalance)
+                 : 1.0;
+  const double attention = h / sp + (a * d + 2.0 * g * d) / t + a * d / t + h / sp;
+  const double mlp = mlp_tokens * (h / sp + h / sp) + ((m.gated_mlp ? 2.0 : 1.0) * f + f) / t;
+  return 2.0 * scale * s * b * (attention + mlp);
+}
+
 int interleaved_split_accounts(long long layers, int pp, int virtual_stages) noexcept {
   const long long chunks = static_cast<long long>(pp) * virtual_stages;
   if (chunks <= 0) return -1;
@@ -687,20 +710,28 @@ struct PipeShape {
   int pp = 1;
   /// The outline of the schedule's order (shared, cached per thread: zero_bubble.hpp).
   std::shared_ptr<const PipeOutline> outline;
-  /// [rank][chunk]: transformer layers, and whether the chunk holds the embedding / LM head.
-  std::vector<std::vector<int>> layers;
-  std::vector<std::vector<char>> embedding, head;
-  /// Peak micro-batches of activations per rank.
-  std::vector<double> in_flight;
+  /// Per rank: what it holds at the peaks of its order (zero_bubble.hpp).
+  std::shared_ptr<const std::vector<std::vector<PipeHeld>>> peaks;
+  /// Per rank, its chunks (at most two): transformer layers, whether each holds the embedding
+  /// / LM head, and each one's share of the rank's layers.
+  struct Rank {
+    std::size_t chunks = 0;
+    std::array<int, 2> layers{};
+    std::array<char, 2> embedding{}, head{};
+    std::array<double, 2> share{};
+  };
+  std::vector<Rank> ranks;
   [[nodiscard]] bool holds_embedding(int j) const {
     if (!split) return j == 0;
-    const auto& e = embedding[static_cast<std::size_t>(j)];
-    return std::find(e.begin(), e.end(), 1) != e.end();
+    const Rank& r = ranks[static_cast<std::size_t>(j)];
+    return std::find(r.embedding.begin(), r.embedding.begin() + static_cast<std::ptrdiff_t>(r.chunks), 1) !=
+           r.embedding.begin() + static_cast<std::ptrdiff_t>(r.chunks);
   }
   [[nodiscard]] bool holds_head(int j) const {
     if (!split) return j == pp - 1;
-    const auto& e = head[static_cast<std::size_t>(j)];
-    return std::find(e.begin(), e.end(), 1) != e.end();
+    const Rank& r = ranks[static_cast<std::size_t>(j)];
+    return std::find(r.head.begin(), r.head.begin() + static_cast<std::ptrdiff_t>(r.chunks), 1) !=
+           r.head.begin() + static_cast<std::ptrdiff_t>(r.chunks);
   }
 };
 
@@ -716,37 +747,44 @@ PipeShape pipe_shape(const NativeContext& ctx, const DesignPoint& p, const std::
   sh.outline = cached_pipe_outline(p.schedule, p.pp, p.num_micro_batches);
   const PipeLayout& l = sh.outline->layout;
   const int L = static_cast<int>(ctx.model.num_layers);
-  std::vector<int> at_position;
-  if (l.chunks_per_rank == 1) {
-    for (int j = 0; j < p.pp; ++j) {
-      at_position.push_back(partition[static_cast<std::size_t>(j)] - (j == 0 ? 1 : 0) -
-                            (j == p.pp - 1 ? 1 : 0));
-    }
-  } else {
-    at_position = interleaved_chunks(L, p.pp, info(p.schedule).bidirectional ? 1 : 2);
-  }
+  std::vector<int> chunked;
+  if (l.chunks_per_rank != 1) chunked = interleaved_chunks(L, p.pp, info(p.schedule).bidirectional ? 1 : 2);
+  // Transformer layers at each position: the partition's stages less the embedding and the
+  // LM head (one chunk per rank), or the chunks.
+  const auto at_position = [&](int pos) {
+    if (l.chunks_per_rank != 1) return chunked[static_cast<std::size_t>(pos)];
+    return partition[static_cast<std::size_t>(pos)] - (pos == 0 ? 1 : 0) - (pos == p.pp - 1 ? 1 : 0);
+  };
   const auto R = static_cast<std::size_t>(p.pp);
-  sh.layers.assign(R, {});
-  sh.embedding.assign(R, {});
-  sh.head.assign(R, {});
-  std::vector<std::vector<double>> share(R);
+  sh.ranks.assign(R, {});
   for (std::size_t r = 0; r < R; ++r) {
+    PipeShape::Rank& rk = sh.ranks[r];
     int total = 0;
     for (const auto& [d, pos] : l.place[r]) {
       (void)d;
-      const int n = at_position[static_cast<std::size_t>(pos)];
-      sh.layers[r].push_back(n);
-      sh.embedding[r].push_back(pos == 0 ? 1 : 0);
-      sh.head[r].push_back(pos == l.positions - 1 ? 1 : 0);
+      const int n = at_position(pos);
+      rk.layers[rk.chunks] = n;
+      rk.embedding[rk.chunks] = pos == 0 ? 1 : 0;
+      rk.head[rk.chunks] = pos == l.positions - 1 ? 1 : 0;
+      ++rk.chunks;
       total += n;
     }
-    for (const int n : sh.layers[r]) {
-      share[r].push_back(total > 0 ? static_cast<double>(n) / total
-                                   : 1.0 / static_cast<double>(sh.layers[r].size()));
+    for (std::size_t c = 0; c < rk.chunks; ++c) {
+      rk.share[c] = total > 0 ? static_cast<double>(rk.layers[c]) / total
+                              : 1.0 / static_cast<double>(rk.chunks);
     }
   }
-  sh.in_flight = cached_pipe_in_flight(p.schedule, p.pp, p.num_micro_batches, share);
+  sh.peaks = cached_pipe_held_peaks(p.schedule, p.pp, p.num_micro_batches);
   return sh;
+}
+
+/// A split schedule's peak along rank r's order, in micro-batches of its activations, a
+/// deferred weight pass holding M_W / M_B of one (Qi et al.'s Table 1; docs/native.md §2.3).
+[[gnu::noinline]] double split_in_flight(const PipeShape& shape, std::size_t r,
+                                         const native_steps::LayerActivations& act) {
+  const double w_ratio = act.layer > 0.0 ? act.weight_pass / act.layer : 0.0;
+  const PipeShape::Rank& rk = shape.ranks[r];
+  return held_peak((*shape.peaks)[r], std::span<const double>(rk.share.data(), rk.chunks), w_ratio);
 }
 
 /// Per rank and chunk, one micro-batch's forward, input-gradient and weight-gradient times: the
@@ -762,12 +800,13 @@ PipeTimes pipe_times(const NativeContext& ctx, const DesignPoint& p, const Nativ
     if (r + 1 < est.stages.size()) pt.link_s.push_back(st.send_s);
     const AnalyticLayerTimes& t = times(st.gpu);
     const double rc = recompute_s(t, p.recompute, fw, ctx.model);
-    const std::size_t C = shape.layers[r].size();
-    std::vector<double> f(C), b(C), w(C);
+    const PipeShape::Rank& rk = shape.ranks[r];
+    const std::size_t C = rk.chunks;
+    std::array<double, 2> f{}, b{}, w{};
     double sf = 0.0, sb = 0.0, sw = 0.0;
     for (std::size_t c = 0; c < C; ++c) {
-      const double n = shape.layers[r][c];
-      const bool e = shape.embedding[r][c] != 0, h = shape.head[r][c] != 0;
+      const double n = rk.layers[c];
+      const bool e = rk.embedding[c] != 0, h = rk.head[c] != 0;
       f[c] = n * t.layer.forward_s + (e ? t.embedding.forward_s : 0.0) + (h ? t.post_process.forward_s : 0.0);
       b[c] = n * (t.layer.backward_s + rc) + (e ? t.embedding.backward_s : 0.0) +
              (h ? t.post_process.backward_s : 0.0);
@@ -783,7 +822,7 @@ PipeTimes pipe_times(const NativeContext& ctx, const DesignPoint& p, const Nativ
     // the stage's dispatch and combine, less the MLP's tp collective they replace
     // (add_moe_comm), shared out over the chunks by their layers; 0 for a dense model.
     double n_sum = 0.0;
-    for (std::size_t c = 0; c < C; ++c) n_sum += shape.layers[r][c];
+    for (std::size_t c = 0; c < C; ++c) n_sum += rk.layers[c];
     const double backward_passes = p.recompute == Recompute::full ? 2.0 : 1.0;
     const double a2a_f = st.moe_comm_forward_s - st.moe_layers * t.tp_comm_forward_s / 2.0;
     const double a2a_b = (st.moe_comm_s - st.moe_comm_forward_s) -
@@ -791,7 +830,7 @@ PipeTimes pipe_times(const NativeContext& ctx, const DesignPoint& p, const Nativ
     std::vector<PipeChunkTimes> chunks(C);
     for (std::size_t c = 0; c < C; ++c) {
       PipeChunkTimes& ct = chunks[c];
-      const double n = shape.layers[r][c];
+      const double n = rk.layers[c];
       const double share = n_sum > 0.0 ? n / n_sum : 0.0;
       ct.forward_s = part(st.forward_s, f[c], sf);
       ct.weight_s = part(st.weight_s, w[c], sw);
@@ -1240,6 +1279,8 @@ LayerActivations layer_activations(const NativeContext& ctx, const DesignPoint& 
   DesignPoint q = p;
   q.recompute = Recompute::none;
   a.full_layer = layer_activation_bytes(m, q, ctx.settings);
+  // Only the split schedules defer weight passes.
+  a.weight_pass = is_split_schedule(p.schedule) ? layer_weight_pass_bytes(m, p, ctx.settings) : 0.0;
   a.dense_layer =
       m.first_k_dense_layers > 0 ? layer_activation_bytes(dense_variant(m), p, ctx.settings) : a.layer;
   return a;
@@ -1432,7 +1473,8 @@ void stage_finish(NativeStage& st, const NativeContext& ctx, const DesignPoint& 
   using namespace native_steps;
   const auto ju = static_cast<std::size_t>(j);
   st.send_s = send_s(ctx, p, k, where, j);
-  st.in_flight = in_flight(p, j, shape.split, shape.split ? shape.in_flight[ju] : 0.0);
+  st.in_flight =
+      in_flight(p, j, shape.split, shape.split ? split_in_flight(shape, ju, k.act) : 0.0);
   add_activations(st.memory, ctx, p, k, e, st.in_flight);
   to_gib(st.memory, ctx.settings.framework_overhead_gib);
 }

@@ -119,123 +119,118 @@ PipeOp op(PipeOpKind k, int mb, int chunk) {
 
 /// 1F1B on one chunk per rank; with `zero_bubble`, the backward split and rank i keeping i
 /// weight passes back (ZB-H1).
-std::vector<PipeOp> one_f_one_b_order(int pp, int i, int m, bool zero_bubble) {
-  std::vector<PipeOp> o;
+template <class Emit> void one_f_one_b_order(int pp, int i, int m, bool zero_bubble, Emit&& emit) {
   const int warm = std::min(pp - 1 - i, m);
   int f = 0, b = 0;
   std::deque<int> weights;
-  for (; f < warm; ++f) o.push_back(op(PipeOpKind::forward, f, 0));
+  for (; f < warm; ++f) emit(op(PipeOpKind::forward, f, 0));
   const auto backward = [&](bool steady) {
     if (!zero_bubble) {
-      o.push_back(op(PipeOpKind::full_backward, b++, 0));
+      emit(op(PipeOpKind::full_backward, b++, 0));
       return;
     }
-    o.push_back(op(PipeOpKind::input_backward, b, 0));
+    emit(op(PipeOpKind::input_backward, b, 0));
     weights.push_back(b++);
     if (!steady || static_cast<int>(weights.size()) > i) {
-      o.push_back(op(PipeOpKind::weight_backward, weights.front(), 0));
+      emit(op(PipeOpKind::weight_backward, weights.front(), 0));
       weights.pop_front();
     }
   };
   while (f < m) {
-    o.push_back(op(PipeOpKind::forward, f++, 0));
+    emit(op(PipeOpKind::forward, f++, 0));
     backward(true);
   }
   while (b < m) backward(false);
-  for (const int w : weights) o.push_back(op(PipeOpKind::weight_backward, w, 0));
-  return o;
+  for (const int w : weights) emit(op(PipeOpKind::weight_backward, w, 0));
 }
 
 /// ZB-H2: rank i warms up with 2 (pp - 1 - i) + 1 forwards (the first rank holds 2 pp - 1
 /// micro-batches), then runs B, W, F, keeping 2i weight passes back for the drain.
-std::vector<PipeOp> zb_h2_order(int pp, int i, int m) {
-  std::vector<PipeOp> o;
+template <class Emit> void zb_h2_order(int pp, int i, int m, Emit&& emit) {
   const int warm = std::min(2 * (pp - 1 - i) + 1, m);
   int f = 0, b = 0;
   std::deque<int> weights;
-  for (; f < warm; ++f) o.push_back(op(PipeOpKind::forward, f, 0));
+  for (; f < warm; ++f) emit(op(PipeOpKind::forward, f, 0));
   const auto backward = [&] {
-    o.push_back(op(PipeOpKind::input_backward, b, 0));
+    emit(op(PipeOpKind::input_backward, b, 0));
     weights.push_back(b++);
     if (static_cast<int>(weights.size()) > 2 * i) {
-      o.push_back(op(PipeOpKind::weight_backward, weights.front(), 0));
+      emit(op(PipeOpKind::weight_backward, weights.front(), 0));
       weights.pop_front();
     }
   };
   while (f < m) {
     backward();
-    o.push_back(op(PipeOpKind::forward, f++, 0));
+    emit(op(PipeOpKind::forward, f++, 0));
   }
   while (b < m) backward();
-  for (const int w : weights) o.push_back(op(PipeOpKind::weight_backward, w, 0));
-  return o;
+  for (const int w : weights) emit(op(PipeOpKind::weight_backward, w, 0));
 }
 
 /// ZB-V (ScheduleZBVZeroBubble): chunk 0 descends, chunk 1 climbs back; at least 2 pp - 1
 /// micro-batches are scheduled and the passes of the ones that do not exist dropped.
-std::vector<PipeOp> zbv_order(int pp, int r, int m) {
-  std::vector<PipeOp> o;
+template <class Emit> void zbv_order(int pp, int r, int m, Emit&& out) {
+  const auto emit = [m, &out](const PipeOp& x) {
+    if (x.micro_batch < m) out(x);
+  };
   const int n = std::max(2 * pp - 1, m);
   int f0 = 0, f1 = 0, b0 = 0, b1 = 0;
-  for (int k = 0; k < 2 * (pp - r) - 1; ++k) o.push_back(op(PipeOpKind::forward, f0++, 0));
+  for (int k = 0; k < 2 * (pp - r) - 1; ++k) emit(op(PipeOpKind::forward, f0++, 0));
   for (int k = 0; k < r; ++k) {
-    o.push_back(op(PipeOpKind::forward, f1++, 1));
-    o.push_back(op(PipeOpKind::forward, f0++, 0));
+    emit(op(PipeOpKind::forward, f1++, 1));
+    emit(op(PipeOpKind::forward, f0++, 0));
   }
   for (int k = 0; k < pp - r; ++k) {
-    o.push_back(op(PipeOpKind::forward, f1++, 1));
-    o.push_back(op(PipeOpKind::input_backward, b1, 1));
-    o.push_back(op(PipeOpKind::weight_backward, b1++, 1));
+    emit(op(PipeOpKind::forward, f1++, 1));
+    emit(op(PipeOpKind::input_backward, b1, 1));
+    emit(op(PipeOpKind::weight_backward, b1++, 1));
   }
   while (f1 < f0 || f0 < n) {
-    if (f0 < n) o.push_back(op(PipeOpKind::forward, f0++, 0));
-    o.push_back(op(PipeOpKind::input_backward, b0, 0));
-    o.push_back(op(PipeOpKind::weight_backward, b0++, 0));
-    o.push_back(op(PipeOpKind::forward, f1++, 1));
-    o.push_back(op(PipeOpKind::input_backward, b1, 1));
-    o.push_back(op(PipeOpKind::weight_backward, b1++, 1));
+    if (f0 < n) emit(op(PipeOpKind::forward, f0++, 0));
+    emit(op(PipeOpKind::input_backward, b0, 0));
+    emit(op(PipeOpKind::weight_backward, b0++, 0));
+    emit(op(PipeOpKind::forward, f1++, 1));
+    emit(op(PipeOpKind::input_backward, b1, 1));
+    emit(op(PipeOpKind::weight_backward, b1++, 1));
   }
   int w0 = b0, w1 = b1;
   for (int k = 0; k < r; ++k) {
-    o.push_back(op(PipeOpKind::input_backward, b0++, 0));
-    o.push_back(op(PipeOpKind::input_backward, b1++, 1));
+    emit(op(PipeOpKind::input_backward, b0++, 0));
+    emit(op(PipeOpKind::input_backward, b1++, 1));
   }
   for (int k = 0; k < pp - r; ++k) {
-    o.push_back(op(PipeOpKind::input_backward, b0++, 0));
-    o.push_back(op(PipeOpKind::weight_backward, w0++, 0));
+    emit(op(PipeOpKind::input_backward, b0++, 0));
+    emit(op(PipeOpKind::weight_backward, w0++, 0));
   }
-  while (w1 < b1) o.push_back(op(PipeOpKind::weight_backward, w1++, 1));
-  while (w0 < b0) o.push_back(op(PipeOpKind::weight_backward, w0++, 0));
-  std::erase_if(o, [m](const PipeOp& x) { return x.micro_batch >= m; });
-  return o;
+  while (w1 < b1) emit(op(PipeOpKind::weight_backward, w1++, 1));
+  while (w0 < b0) emit(op(PipeOpKind::weight_backward, w0++, 0));
 }
 
 /// DualPipe's step() for one rank: `n` ranks per half (DualPipe: pp / 2; DualPipeV: pp),
 /// `h` this rank's index in its half, `chunks` micro-batches per direction, `middle` the
 /// rank whose first F&B is not overlapped.
-std::vector<PipeOp> dualpipe_order(int n, int h, int chunks, bool middle) {
-  std::vector<PipeOp> o;
+template <class Emit> void dualpipe_order(int n, int h, int chunks, bool middle, Emit&& emit) {
   int fwd[2] = {0, 0}, bwd[2] = {0, 0};
   std::deque<std::pair<int, int>> weights; // (chunk, micro-batch), first in, first out
-  const auto forward = [&](int c) { o.push_back(op(PipeOpKind::forward, fwd[c]++, c)); };
+  const auto forward = [&](int c) { emit(op(PipeOpKind::forward, fwd[c]++, c)); };
   const auto backward = [&](int c, bool zero_bubble) {
     if (zero_bubble) {
-      o.push_back(op(PipeOpKind::input_backward, bwd[c], c));
+      emit(op(PipeOpKind::input_backward, bwd[c], c));
       weights.emplace_back(c, bwd[c]++);
     } else {
-      o.push_back(op(PipeOpKind::full_backward, bwd[c]++, c));
+      emit(op(PipeOpKind::full_backward, bwd[c]++, c));
     }
   };
   const auto weight = [&] {
     if (weights.empty()) return;
-    o.push_back(op(PipeOpKind::weight_backward, weights.front().second, weights.front().first));
+    emit(op(PipeOpKind::weight_backward, weights.front().second, weights.front().first));
     weights.pop_front();
   };
   const auto pair = [&](int cf, int cb) {
     PipeOp x = op(PipeOpKind::forward_backward, fwd[cf]++, cf);
     x.back_chunk = cb;
     x.back_micro_batch = bwd[cb]++;
-    o.push_back(x);
+    emit(x);
   };
   for (int k = 0; k < (n - h - 1) * 2; ++k) forward(0); // step 1: nF0
   for (int k = 0; k < h + 1; ++k) {                     // step 2: nF0F1
@@ -272,7 +267,38 @@ std::vector<PipeOp> dualpipe_order(int n, int h, int chunks, bool middle) {
     backward(0, true);
   }
   for (int k = 0; k < h + 1; ++k) weight(); // step 8: nW
-  return o;
+}
+
+/// Rank r's passes of schedule s, in order, each handed to `emit`.
+template <class Emit> void rank_order(Schedule s, int pp, int r, int m, Emit&& emit) {
+  switch (s) {
+  case Schedule::zb_h1: one_f_one_b_order(pp, r, m, true, emit); break;
+  case Schedule::zb_h2: zb_h2_order(pp, r, m, emit); break;
+  case Schedule::zbv: zbv_order(pp, r, m, emit); break;
+  case Schedule::dualpipev: dualpipe_order(pp, r, m, r == pp - 1, emit); break;
+  case Schedule::dualpipe: {
+    const int h = std::min(r, pp - 1 - r);
+    dualpipe_order(pp / 2, h, m / 2, h == pp / 2 - 1, emit);
+    break;
+  }
+  case Schedule::one_f_one_b:
+  case Schedule::interleaved:
+  case Schedule::terapipe: one_f_one_b_order(pp, r, m, false, emit); break;
+  }
+}
+
+PipeLayout schedule_layout(Schedule s, int pp, int m) {
+  switch (s) {
+  case Schedule::zbv:
+  case Schedule::dualpipev: return v_layout(pp, m);
+  case Schedule::dualpipe: return dual_layout(pp, m);
+  case Schedule::one_f_one_b:
+  case Schedule::interleaved:
+  case Schedule::terapipe:
+  case Schedule::zb_h1:
+  case Schedule::zb_h2: break;
+  }
+  return linear_layout(pp, m);
 }
 
 } // namespace
@@ -280,32 +306,10 @@ std::vector<PipeOp> dualpipe_order(int n, int h, int chunks, bool middle) {
 PipeProgram pipe_program(Schedule s, int pp, int m) {
   PipeProgram prog;
   prog.orders.resize(static_cast<std::size_t>(pp));
-  switch (s) {
-  case Schedule::zbv: prog.layout = v_layout(pp, m); break;
-  case Schedule::dualpipev: prog.layout = v_layout(pp, m); break;
-  case Schedule::dualpipe: prog.layout = dual_layout(pp, m); break;
-  case Schedule::one_f_one_b:
-  case Schedule::interleaved:
-  case Schedule::terapipe:
-  case Schedule::zb_h1:
-  case Schedule::zb_h2: prog.layout = linear_layout(pp, m); break;
-  }
+  prog.layout = schedule_layout(s, pp, m);
   for (int r = 0; r < pp; ++r) {
     std::vector<PipeOp>& o = prog.orders[static_cast<std::size_t>(r)];
-    switch (s) {
-    case Schedule::zb_h1: o = one_f_one_b_order(pp, r, m, true); break;
-    case Schedule::zb_h2: o = zb_h2_order(pp, r, m); break;
-    case Schedule::zbv: o = zbv_order(pp, r, m); break;
-    case Schedule::dualpipev: o = dualpipe_order(pp, r, m, r == pp - 1); break;
-    case Schedule::dualpipe: {
-      const int h = std::min(r, pp - 1 - r);
-      o = dualpipe_order(pp / 2, h, m / 2, h == pp / 2 - 1);
-      break;
-    }
-    case Schedule::one_f_one_b:
-    case Schedule::interleaved:
-    case Schedule::terapipe: o = one_f_one_b_order(pp, r, m, false); break;
-    }
+    rank_order(s, pp, r, m, [&o](const PipeOp& x) { o.push_back(x); });
   }
   return prog;
 }
@@ -632,50 +636,119 @@ PipeGraph compile_pipe(const PipeProgram& prog) {
   return g;
 }
 
-std::vector<double> pipe_in_flight(const PipeGraph& g,
-                                   const std::vector<std::vector<double>>& share) {
-  // pipe_in_flight's sums per rank, in each rank's order (kept within the compiled order); the
-  // pass kind and chunks read back from the duration index.
-  const auto R = static_cast<std::size_t>(g.layout.ranks);
-  const auto C = static_cast<std::size_t>(g.chunks_per_rank);
-  std::vector<double> now(R, 0.0), peak(R, 0.0);
-  for (std::size_t i = 0; i < g.rank.size(); ++i) {
-    const auto r = static_cast<std::size_t>(g.rank[i]);
-    const auto d = static_cast<std::size_t>(g.duration[i]);
-    const std::vector<double>& s = share[r];
-    if (d < R * C * 4) {
-      const double c = s[(d / 4) % C];
-      switch (d % 4) {
-      case 0: now[r] += c; break;     // forward
-      case 1:                          // input backward
-      case 2: now[r] -= c; break;     // full backward
-      default: break;                  // weight backward
-      }
-    } else {
-      const std::size_t k = d - R * C * 4; // F&B: (rank, forward chunk) * C + backward chunk
-      now[r] += s[(k / C) % C];
-      peak[r] = std::max(peak[r], now[r]);
-      now[r] -= s[k % C];
-    }
-    peak[r] = std::max(peak[r], now[r]);
-  }
-  return peak;
+namespace {
+
+bool covers(const PipeHeld& a, const PipeHeld& b) noexcept {
+  return a.b[0] >= b.b[0] && a.b[1] >= b.b[1] && a.w[0] >= b.w[0] && a.w[1] >= b.w[1];
 }
+
+/// Follows one rank's passes and keeps the points of its order no other point covers
+/// (pipe_held_peaks): a point after a pass that frees something is covered by the one before
+/// it, a point followed by a forward by the forward's; the rest are kept unless another
+/// covers them.
+class PeakTracker {
+public:
+  void pass(const PipeOp& o) {
+    if (pending_ && o.kind != PipeOpKind::forward) keep(held_);
+    pending_ = false;
+    const auto c = static_cast<std::size_t>(o.chunk);
+    switch (o.kind) {
+    case PipeOpKind::forward:
+      ++held_.b[c];
+      pending_ = true;
+      break;
+    case PipeOpKind::input_backward:
+      --held_.b[c];
+      ++held_.w[c];
+      pending_ = true;
+      break;
+    case PipeOpKind::full_backward: --held_.b[c]; break;
+    case PipeOpKind::weight_backward: --held_.w[c]; break;
+    case PipeOpKind::forward_backward:
+      ++held_.b[c];
+      keep(held_); // the pair's forward done, its backward not
+      --held_.b[static_cast<std::size_t>(o.back_chunk)];
+      break;
+    }
+  }
+  std::vector<PipeHeld> finish() {
+    if (pending_) keep(held_);
+    pending_ = false;
+    return std::move(front_);
+  }
+
+private:
+  void keep(const PipeHeld& h) {
+    for (const PipeHeld& f : front_) {
+      if (covers(f, h)) return;
+    }
+    std::erase_if(front_, [&h](const PipeHeld& f) { return covers(h, f); });
+    front_.push_back(h);
+  }
+  PipeHeld held_;
+  bool pending_ = false;
+  std::vector<PipeHeld> front_;
+};
+
+/// What a search needs of (s, pp, m)'s order without storing it: its outline (pipe_outline)
+/// and each rank's peaks (pipe_held_peaks), the passes counted as the generators make them.
+struct OrderSummary {
+  PipeOutline outline;
+  std::vector<std::vector<PipeHeld>> peaks;
+};
+
+OrderSummary summarize_order(Schedule s, int pp, int m) {
+  OrderSummary out;
+  out.outline.layout = schedule_layout(s, pp, m);
+  const int C = out.outline.layout.chunks_per_rank;
+  std::vector<std::uint32_t>& uses = out.outline.uses;
+  uses.assign(static_cast<std::size_t>(pp * C * 4 + pp * C * C), 0);
+  out.peaks.resize(static_cast<std::size_t>(pp));
+  // Closed forms (tests: `the closed forms of the peaks and outlines equal the orders'`):
+  // ZB-H1 with m >= pp, rank i holds p - i micro-batches after its steady forwards with the i
+  // W passes it keeps back, and p - i - 1 with i + 1 between a B and its W; ZB-H2 with
+  // m >= 2 pp - 1, 2 (pp - i) - 1 with 2i, and one fewer with one more. Every rank runs m
+  // forwards, B and W passes.
+  const int i_peak = s == Schedule::zb_h1 && m >= pp ? 1 : s == Schedule::zb_h2 && m >= 2 * pp - 1 ? 2 : 0;
+  if (i_peak > 0) {
+    for (int i = 0; i < pp; ++i) {
+      const auto k = static_cast<std::size_t>(i) * 4;
+      uses[k] = uses[k + 1] = uses[k + 3] = static_cast<std::uint32_t>(m);
+      const int b = i_peak * (pp - i) - (i_peak - 1), w = i_peak * i;
+      PipeHeld after_forward, after_backward;
+      after_forward.b[0] = b;
+      after_forward.w[0] = w;
+      after_backward.b[0] = b - 1;
+      after_backward.w[0] = w + 1;
+      out.peaks[static_cast<std::size_t>(i)] = {after_forward, after_backward};
+    }
+    return out;
+  }
+  for (int r = 0; r < pp; ++r) {
+    PeakTracker t;
+    rank_order(s, pp, r, m, [&](const PipeOp& o) {
+      ++uses[static_cast<std::size_t>(duration_index(r, o.chunk, o.kind, o.back_chunk, pp, C))];
+      t.pass(o);
+    });
+    out.peaks[static_cast<std::size_t>(r)] = t.finish();
+  }
+  return out;
+}
+
+} // namespace
 
 namespace {
 
-/// One cache per thread (no locks): the compiled graphs of recent (schedule, pp, micro-batches)
-/// and the activations in flight last computed on each. Dropped whole when it holds more than
-/// kBudget passes, so a thread keeps about 10 MB at most. Graphs are immutable and
+/// One cache per thread (no locks): per recent (schedule, pp, micro-batches) its outline and
+/// peaks (summarize_order) and, once simulated, its compiled graph. Dropped whole when it holds
+/// more than kBudget passes' worth, so a thread keeps about 10 MB at most. Graphs are immutable and
 /// shared with callers.
 struct GraphCache {
   struct Entry {
-    std::shared_ptr<const PipeProgram> program;
     std::shared_ptr<const PipeOutline> outline;
     /// Compiled when first simulated (cached_pipe_graph).
     std::shared_ptr<const PipeGraph> graph;
-    std::vector<std::vector<double>> share;
-    std::vector<double> in_flight;
+    std::shared_ptr<const std::vector<std::vector<PipeHeld>>> peaks;
   };
   static constexpr std::size_t kBudget = std::size_t{1} << 19;
   std::unordered_map<std::uint64_t, Entry> entries;
@@ -686,13 +759,11 @@ struct GraphCache {
                               (static_cast<std::uint64_t>(static_cast<std::uint32_t>(pp)) << 32) |
                               static_cast<std::uint32_t>(m);
     if (const auto it = entries.find(key); it != entries.end()) return it->second;
-    auto prog = std::make_shared<const PipeProgram>(pipe_program(s, pp, m));
-    std::size_t n = 0;
-    for (const auto& order : prog->orders) n += order.size();
-    make_room(n);
+    OrderSummary sum = summarize_order(s, pp, m);
+    make_room(sum.outline.uses.size()); // about its size in passes' worth of memory
     Entry& e = entries[key];
-    e.outline = std::make_shared<const PipeOutline>(pipe_outline(*prog));
-    e.program = std::move(prog);
+    e.outline = std::make_shared<const PipeOutline>(std::move(sum.outline));
+    e.peaks = std::make_shared<const std::vector<std::vector<PipeHeld>>>(std::move(sum.peaks));
     return e;
   }
 
@@ -731,7 +802,7 @@ std::shared_ptr<const PipeGraph> cached_pipe_graph(Schedule s, int pp, int m) {
   GraphCache& cache = graph_cache();
   GraphCache::Entry* e = &cache.at(s, pp, m);
   if (!e->graph) {
-    auto g = std::make_shared<const PipeGraph>(compile_pipe(*e->program));
+    auto g = std::make_shared<const PipeGraph>(compile_pipe(pipe_program(s, pp, m)));
     const std::size_t before = cache.entries.size();
     cache.make_room(g->rank.size());
     if (cache.entries.size() != before) e = &cache.at(s, pp, m); // dropped: made again
@@ -744,14 +815,9 @@ std::shared_ptr<const PipeOutline> cached_pipe_outline(Schedule s, int pp, int m
   return graph_cache().at(s, pp, m).outline;
 }
 
-std::vector<double> cached_pipe_in_flight(Schedule s, int pp, int m,
-                                          const std::vector<std::vector<double>>& share) {
-  GraphCache::Entry& e = graph_cache().at(s, pp, m);
-  if (e.in_flight.empty() || e.share != share) {
-    e.in_flight = pipe_in_flight(*e.program, share);
-    e.share = share;
-  }
-  return e.in_flight;
+std::shared_ptr<const std::vector<std::vector<PipeHeld>>>
+cached_pipe_held_peaks(Schedule s, int pp, int m) {
+  return graph_cache().at(s, pp, m).peaks;
 }
 
 namespace {
@@ -857,30 +923,69 @@ double pipe_makespan(const PipeGraph& g, const PipeTimes& times) {
   return makespan - first;
 }
 
-std::vector<double> pipe_in_flight(const PipeProgram& prog,
-                                   const std::vector<std::vector<double>>& share) {
-  std::vector<double> out(prog.orders.size(), 0.0);
+double held_value(const PipeHeld& held, std::span<const double> share, double w_ratio) noexcept {
+  double b = 0.0, w = 0.0;
+  for (std::size_t c = 0; c < share.size() && c < 2; ++c) {
+    b += share[c] * held.b[c];
+    w += share[c] * held.w[c];
+  }
+  return b + w_ratio * w;
+}
+
+namespace {
+
+/// Walks each rank's order, calling `at(rank, held)` after every pass (an F&B pair also after
+/// its forward).
+template <class At> void walk_held(const PipeProgram& prog, At&& at) {
   for (std::size_t r = 0; r < prog.orders.size(); ++r) {
-    const std::vector<double>& s = share[r];
-    double now = 0.0, peak = 0.0;
+    PipeHeld h;
     for (const PipeOp& o : prog.orders[r]) {
-      const double c = s[static_cast<std::size_t>(o.chunk)];
+      const auto c = static_cast<std::size_t>(o.chunk);
       switch (o.kind) {
-      case PipeOpKind::forward: now += c; break;
+      case PipeOpKind::forward: ++h.b[c]; break;
       case PipeOpKind::input_backward:
-      case PipeOpKind::full_backward: now -= c; break;
-      case PipeOpKind::weight_backward: break;
+        --h.b[c];
+        ++h.w[c];
+        break;
+      case PipeOpKind::full_backward: --h.b[c]; break;
+      case PipeOpKind::weight_backward: --h.w[c]; break;
       case PipeOpKind::forward_backward:
-        now += c;
-        peak = std::max(peak, now);
-        now -= s[static_cast<std::size_t>(o.back_chunk)];
+        ++h.b[c];
+        at(r, h);
+        --h.b[static_cast<std::size_t>(o.back_chunk)];
         break;
       }
-      peak = std::max(peak, now);
+      at(r, h);
     }
-    out[r] = peak;
+  }
+}
+
+} // namespace
+
+std::vector<std::vector<PipeHeld>> pipe_held_peaks(const PipeProgram& prog) {
+  std::vector<std::vector<PipeHeld>> out;
+  for (const std::vector<PipeOp>& order : prog.orders) {
+    PeakTracker t;
+    for (const PipeOp& o : order) t.pass(o);
+    out.push_back(t.finish());
   }
   return out;
+}
+
+std::vector<double> pipe_in_flight(const PipeProgram& prog,
+                                   const std::vector<std::vector<double>>& share, double w_ratio) {
+  std::vector<double> out(prog.orders.size(), 0.0);
+  walk_held(prog, [&](std::size_t r, const PipeHeld& h) {
+    out[r] = std::max(out[r], held_value(h, share[r], w_ratio));
+  });
+  return out;
+}
+
+double held_peak(const std::vector<PipeHeld>& peaks, std::span<const double> share,
+                 double w_ratio) noexcept {
+  double peak = 0.0;
+  for (const PipeHeld& h : peaks) peak = std::max(peak, held_value(h, share, w_ratio));
+  return peak;
 }
 
 } // namespace zerosearch
