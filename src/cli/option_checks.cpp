@@ -557,14 +557,12 @@ void check_native(const RawOptions& raw, Options& o) {
     o.native.flash_attention = parse_on_off("--flash_attention", raw.flash_attention);
   }
   if (!raw.attention_kernel.empty()) {
-    const auto& names = kAttentionKernelNames;
-    const auto* it = std::find_if(names.begin(), names.end(),
-                                  [&](const char* n) { return raw.attention_kernel == n; });
-    if (it == names.end()) {
+    const std::optional<AttentionKernel> kernel = attention_kernel_named(raw.attention_kernel);
+    if (!kernel) {
       throw InputError(fmt::format("--attention_kernel '{}' must be auto, fa2 or triton",
                                    raw.attention_kernel));
     }
-    o.native.attention_kernel = static_cast<AttentionKernel>(it - names.begin());
+    o.native.attention_kernel = *kernel;
     if (o.native.attention_kernel != AttentionKernel::automatic && !o.native.flash_attention) {
       throw InputError(fmt::format("--attention_kernel {} needs fused attention "
                                    "(--flash_attention on)", raw.attention_kernel));

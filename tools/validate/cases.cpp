@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "zerosearch/model/analytic_profile.hpp"
+
 namespace zerosearch::validate {
 
 namespace fs = std::filesystem;
@@ -201,8 +203,7 @@ Case make_case(const Row& r, const HardwareCatalog& catalog) {
   c.fused_layers = setting("fused_layers", "on", "off");
   c.grad_reduce_fp32 = setting("grad_reduce_fp32", "on", "off");
   c.attention_kernel = r.at("attention_kernel");
-  if (!c.attention_kernel.empty() && c.attention_kernel != "auto" && c.attention_kernel != "fa2" &&
-      c.attention_kernel != "triton") {
+  if (!c.attention_kernel.empty() && !attention_kernel_named(c.attention_kernel)) {
     throw BadInput(fmt::format("row {}: attention_kernel '{}' must be auto, fa2, triton or empty",
                                c.id, c.attention_kernel));
   }

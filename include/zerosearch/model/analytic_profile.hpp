@@ -7,7 +7,9 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "zerosearch/core/dp_method.hpp"
@@ -65,6 +67,14 @@ enum class AttentionKernel : std::uint8_t { automatic, fa2, triton };
 
 /// The flag's names, in the enum's order.
 inline constexpr std::array<const char*, 3> kAttentionKernelNames{"auto", "fa2", "triton"};
+
+/// The kernel named `text` (one of kAttentionKernelNames), or nullopt.
+[[nodiscard]] inline std::optional<AttentionKernel> attention_kernel_named(std::string_view text) {
+  for (std::size_t i = 0; i < kAttentionKernelNames.size(); ++i) {
+    if (text == kAttentionKernelNames[i]) return static_cast<AttentionKernel>(i);
+  }
+  return std::nullopt;
+}
 
 /// FlashAttention's Triton kernel (flash_attn/flash_attn_triton.py, tested with triton
 /// 2.0.0.dev20221202 on A100 only) over FlashAttention-2, forward and backward together: its

@@ -558,15 +558,29 @@ std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p
   return {};
 }
 
+namespace {
+
+/// What a layer's activation terms are counted in: this rank's tokens of a sequence (s, over
+/// cp), the micro-batch b, tp t, the element size over 2 bytes, and the split of the tensors
+/// that tp replicates (t under sequence parallelism, else 1).
+struct LayerTokens {
+  double s, b, t, scale, sp;
+};
+
+LayerTokens layer_tokens(const ModelSpec& m, const DesignPoint& p,
+                         const NativeSettings& st) noexcept {
+  const double t = p.tp;
+  return {static_cast<double>(m.sequence_length) / p.cp, static_cast<double>(p.mbs), t,
+          elem_bytes(p.dtype) / 2.0, st.sequence_parallel && p.tp > 1 ? t : 1.0};
+}
+
+} // namespace
+
 double layer_activation_bytes(const ModelSpec& m, const DesignPoint& p,
                               const NativeSettings& st) noexcept {
-  const double s = static_cast<double>(m.sequence_length) / p.cp; // this rank's tokens
-  const double b = p.mbs;
-  const double t = p.tp;
+  const auto [s, b, t, scale, sp] = layer_tokens(m, p, st);
   const auto [h, a, g, d, f] = layer_dims(m);
   const bool dropout = m.is_gpt_family();
-  const double scale = elem_bytes(p.dtype) / 2.0;
-  const double sp = st.sequence_parallel && p.tp > 1 ? t : 1.0;
   if (p.recompute == Recompute::full) {
     return 2.0 * scale * s * b * h / sp; // the layer input only
   }
@@ -603,12 +617,8 @@ double layer_activation_bytes(const ModelSpec& m, const DesignPoint& p,
 
 double layer_weight_pass_bytes(const ModelSpec& m, const DesignPoint& p,
                                const NativeSettings& st) noexcept {
-  const double s = static_cast<double>(m.sequence_length) / p.cp; // this rank's tokens
-  const double b = p.mbs;
-  const double t = p.tp;
+  const auto [s, b, t, scale, sp] = layer_tokens(m, p, st);
   const auto [h, a, g, d, f] = layer_dims(m);
-  const double scale = elem_bytes(p.dtype) / 2.0;
-  const double sp = st.sequence_parallel && p.tp > 1 ? t : 1.0;
   // Elements per token: each weight GEMM's input and its output's gradient (dW = X^T dY):
   // q/k/v (input the norm's output, sequence-split under sp; gradients a d + 2 g d split over
   // tp), the output projection (input a d / tp, gradient h), the MLP's first GEMMs (input h,
