@@ -16,6 +16,9 @@ std::string refusal(const Facts& f) {
     return fmt::format("no DeepSpeed config: DeepSpeed's pipeline engine runs its own 1F1B (TrainSchedule in deepspeed/runtime/pipe/schedule.py), not the {} schedule",
                        to_string(f.p.schedule));
   }
+  if (std::string why = fused_loss_refusal(f, "DeepSpeed"); !why.empty()) {
+    return why;
+  }
   switch (f.launch.kind) {
   case DpLaunchKind::deepspeed_zero: return {};
   case DpLaunchKind::replicate:

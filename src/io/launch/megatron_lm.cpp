@@ -28,6 +28,9 @@ std::string refusal(const Facts& f) {
     return fmt::format("no Megatron-LM files: the {} schedule splits the backward into input and weight gradients, which the Megatron-LM read here (d98e8a64) does not schedule (its pipeline schedules are 1F1B and interleaved 1F1B; sail-sg/zero-bubble-pipeline-parallelism is a fork with ZB-H1/H2)",
                        to_string(f.p.schedule));
   }
+  if (std::string why = fused_loss_refusal(f, "Megatron-LM"); !why.empty()) {
+    return why;
+  }
   switch (f.launch.kind) {
   case DpLaunchKind::replicate: return {};
   case DpLaunchKind::deepspeed_zero:

@@ -159,14 +159,15 @@ bool shards_parameters(DpMethod m) noexcept { return framework_params(m).shard_l
 /// Bytes per logit the loss holds at its peak on the last stage (docs/native.md §3).
 double loss_bytes_per_logit(const FrameworkParams& fw, const NativeSettings& st,
                             double wb) noexcept {
+  if (st.fused_loss) {
+    // A fused 16-bit cross-entropy (torch.compile of the loss, flash-attn's xentropy, Liger's):
+    // the 16-bit logits are kept for a fused backward that writes a 16-bit gradient.
+    return 2.0 * wb;
+  }
   if (!fw.torch_loss) {
     // Megatron-LM's vocab-parallel cross-entropy: the logits in the training dtype, their
     // fp32 softmax and its gradient.
     return wb + 4.0 + 4.0;
-  }
-  if (st.fused_loss) {
-    // Compiled: the 16-bit logits are kept for a fused backward that writes a 16-bit gradient.
-    return 2.0 * wb;
   }
   // Eager cross_entropy(logits.float()): log_softmax's saved fp32 output, the fp32 gradient
   // coming in and the one going out live together in its backward (the 16-bit logits are
@@ -533,11 +534,6 @@ std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p
   if (ctx.settings.fused_layers && !framework_params(p.method).torch_loss) {
     return fmt::format("--fused_layers on with {}: only torchtitan (fsdp) runs eager layers; "
                        "Megatron-LM and DeepSpeed run fused kernels already",
-                       to_string(p.method));
-  }
-  if (ctx.settings.fused_loss && !framework_params(p.method).torch_loss) {
-    return fmt::format("--fused_loss on with {}: only torchtitan (fsdp) compiles its loss; "
-                       "Megatron-LM and DeepSpeed keep an fp32 softmax of the logits",
                        to_string(p.method));
   }
   if (ctx.settings.grad_reduce_fp32 == false && framework_params(p.method).fp32_sharded_params) {
