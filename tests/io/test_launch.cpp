@@ -440,20 +440,30 @@ TEST_CASE("a plan estimated with a fused loss is not written for a framework who
   settings.fused_loss = true;
   const EstimateContext ctx = with_native_settings(*lp.ctx, settings);
   lp.ctx = &ctx;
-  const LaunchChoice c = launch_choice(lp);
-  std::vector<std::string> refused;
-  for (const auto& [target, why] : c.refused) {
-    if (why.find("--fused_loss on") != std::string::npos &&
-        why.find("fp32 softmax of the logits") != std::string::npos) {
-      refused.push_back(target);
+  const auto refused_for_loss = [](const LaunchChoice& c) {
+    std::vector<std::string> refused;
+    for (const auto& [target, why] : c.refused) {
+      if (why.find("--fused_loss on") != std::string::npos &&
+          why.find("fp32 softmax of the logits") != std::string::npos) {
+        refused.push_back(target);
+      }
     }
-  }
-  std::sort(refused.begin(), refused.end());
-  CHECK(refused == std::vector<std::string>{"deepspeed", "megatron_deepspeed"});
-  // Without it the same ZeRO-1 plan is written for both.
+    std::sort(refused.begin(), refused.end());
+    return refused;
+  };
+  CHECK(refused_for_loss(launch_choice(lp)) ==
+        std::vector<std::string>{"deepspeed", "megatron_deepspeed"});
+  // Without it the same ZeRO-1 plan is written for DeepSpeed and Megatron-DeepSpeed, and the
+  // dp plan for Megatron-LM, which the fused loss refuses too.
   const LaunchChoice plain = launch_choice(make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4}));
   CHECK(std::count(plain.written.begin(), plain.written.end(), "deepspeed") == 1);
   CHECK(std::count(plain.written.begin(), plain.written.end(), "megatron_deepspeed") == 1);
+  LaunchPlan dp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
+  dp.point.method = DpMethod::dp;
+  const LaunchChoice plain_dp = launch_choice(dp);
+  CHECK(std::count(plain_dp.written.begin(), plain_dp.written.end(), "megatron_lm") == 1);
+  dp.ctx = &ctx;
+  CHECK(refused_for_loss(launch_choice(dp)) == std::vector<std::string>{"megatron_lm"});
 }
 
 TEST_CASE("torchtitan interleaves uneven chunks as estimated, every layer once", "[launch]") {

@@ -16,11 +16,8 @@ std::string refusal(const Facts& f) {
     return fmt::format("no DeepSpeed config: DeepSpeed's pipeline engine runs its own 1F1B (TrainSchedule in deepspeed/runtime/pipe/schedule.py), not the {} schedule",
                        to_string(f.p.schedule));
   }
-  if (std::string why = fused_loss_refusal(f, "DeepSpeed"); !why.empty()) {
-    return why;
-  }
   switch (f.launch.kind) {
-  case DpLaunchKind::deepspeed_zero: return {};
+  case DpLaunchKind::deepspeed_zero: return fused_loss_refusal(f, "DeepSpeed");
   case DpLaunchKind::replicate:
   case DpLaunchKind::fsdp:
     return fmt::format("no DeepSpeed config: {} is not a ZeRO method", to_string(f.p.method));

@@ -23,15 +23,15 @@ std::string refusal(const Facts& f) {
     return fmt::format("no Megatron-DeepSpeed files: DeepSpeed's pipeline engine runs its own 1F1B (TrainSchedule in deepspeed/runtime/pipe/schedule.py), not the {} schedule",
                        to_string(f.p.schedule));
   }
-  if (std::string why = fused_loss_refusal(f, "Megatron-DeepSpeed"); !why.empty()) {
-    return why;
-  }
   switch (f.launch.kind) {
   case DpLaunchKind::deepspeed_zero: break;
   case DpLaunchKind::replicate:
   case DpLaunchKind::fsdp:
     return fmt::format("no Megatron-DeepSpeed files: {} is not a ZeRO method",
                        to_string(f.p.method));
+  }
+  if (std::string why = fused_loss_refusal(f, "Megatron-DeepSpeed"); !why.empty()) {
+    return why;
   }
   if (f.p.cp > 1 && f.p.cp_comm != CpComm::a2a) {
     return fmt::format("no Megatron-DeepSpeed files: it splits sequences with DeepSpeed-Ulysses "

@@ -28,11 +28,8 @@ std::string refusal(const Facts& f) {
     return fmt::format("no Megatron-LM files: the {} schedule splits the backward into input and weight gradients, which the Megatron-LM read here (d98e8a64) does not schedule (its pipeline schedules are 1F1B and interleaved 1F1B; sail-sg/zero-bubble-pipeline-parallelism is a fork with ZB-H1/H2)",
                        to_string(f.p.schedule));
   }
-  if (std::string why = fused_loss_refusal(f, "Megatron-LM"); !why.empty()) {
-    return why;
-  }
   switch (f.launch.kind) {
-  case DpLaunchKind::replicate: return {};
+  case DpLaunchKind::replicate: return fused_loss_refusal(f, "Megatron-LM");
   case DpLaunchKind::deepspeed_zero:
     return fmt::format("no Megatron-LM files: {} is a DeepSpeed ZeRO method (Megatron-DeepSpeed "
                        "runs it)",
@@ -63,7 +60,7 @@ std::string refusal(const Facts& f) {
                          "expert-data-parallel group (ep {}, edp {}); torchtitan runs this plan",
                          f.p.ep, f.p.edp());
     }
-    return {};
+    return fused_loss_refusal(f, "Megatron-LM");
   }
   return "unknown data-parallel kind";
 }
