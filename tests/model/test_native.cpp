@@ -357,6 +357,37 @@ TEST_CASE("partitions: uniform when the layers divide, min-max on unlike stages"
   CHECK(part[0] + part[1] == 34);
 }
 
+TEST_CASE("a stage spanning node types: its slowest GPU, on the slowest network of its nodes",
+          "[native]") {
+  // Type 0: the fast GPU on a 10 Gbit/s network; type 1: a four times slower GPU on 400 GB/s.
+  NativeContext c = context(llama(), {gpu(), gpu()}, 4);
+  c.gpus[0].inter_node_bytes_per_s = 10e9 / 8;
+  c.gpus[1].spec.peak_tflops.bf16 = 250;
+  c.gpus[1].spec.name = "Slow";
+  c.settings.overlap_grad_reduce = false;
+  const DesignPoint p = point(DpMethod::dp, 1, 1, 8, 1, 32); // one stage over both nodes
+  const NativePlacement both = native_placement(c, p, {0, 1});
+  REQUIRE(both.stage_gpu == std::vector<int>{1});
+  CHECK(both.net_gpu(0) == 0);
+  // The same as a cluster of the slow GPU on the slow network: the gradient ring crosses the
+  // 10 Gbit/s node, so it runs at that node's share of its network.
+  NativeContext slow = c;
+  slow.gpus[1].inter_node_bytes_per_s = c.gpus[0].inter_node_bytes_per_s;
+  const double spanning = native_estimate(c, p, both).dp_sync_s;
+  CHECK(spanning == Approx(native_estimate(slow, p, native_placement(slow, p, {1, 1})).dp_sync_s));
+  // Hand-worked: Megatron-LM all-reduces fp32 gradients (4 B a parameter); hierarchically, the
+  // ring over the 2 nodes carries 2 x 1/2 of each GPU's quarter, 4P/4 bytes, at its share of
+  // the 10 Gbit/s network (1.25e9/4 B/s): 4P/1.25e9 s, plus the NVLink steps inside the nodes.
+  const double ring_s = 4.0 * static_cast<double>(total_parameters(c.model)) / 1.25e9;
+  CHECK(spanning > ring_s);
+  CHECK(spanning < 1.05 * ring_s);
+  // On the fast network alone the sync is two orders of magnitude shorter.
+  const double fast = native_estimate(c, p, native_placement(c, p, {1, 1})).dp_sync_s;
+  CHECK(fast * 100 < spanning);
+  // A placement of one type per stage keeps stage_net empty.
+  CHECK(native_placement(c, point(DpMethod::dp, 1, 2, 4, 1, 32), {0, 1}).stage_net.empty());
+}
+
 TEST_CASE("terapipe with one slice is the synchronous pipeline of the stages' times",
           "[native][terapipe]") {
   const NativeContext c = context(llama(), {gpu()});
