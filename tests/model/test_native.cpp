@@ -120,6 +120,20 @@ TEST_CASE("interleaved chunks: equal when they divide the layers, torchtitan's s
   p.num_micro_batches = 8;
   CHECK_THAT(native_invalid_reason(c, p, same_node_type(c, p, 1)),
              Catch::Contains("each chunk needs a layer"));
+  // Megatron-LM accounts for the embedding and the loss: 32 chunks for 30 layers are the
+  // embedding alone, 30 chunks of one layer and the loss alone (layout E|t|...|t|L); rank 0
+  // holds chunks 0, 4, ..., 28: 7 layers and the embedding, rank 3 7 layers and the loss.
+  p.method = DpMethod::zero1;
+  REQUIRE(native_invalid_reason(c, p, same_node_type(c, p, 1)).empty());
+  CHECK(interleaved_chunks(30, 4, 8).front() == 0);
+  CHECK(interleaved_chunks(30, 4, 8).back() == 0);
+  CHECK(native_estimate(c, p, same_node_type(c, p, 1)).partition ==
+        std::vector<int>{7 + 1, 8, 8, 7 + 1});
+  p.method = DpMethod::dp; // Megatron-LM's layout takes uneven chunks, but not empty ones
+  p.virtual_stages = 9;    // 36 chunks: 30 layers and 2 ends leave 4 chunks empty
+  p.num_micro_batches = 8;
+  CHECK_THAT(native_invalid_reason(c, p, same_node_type(c, p, 1)),
+             Catch::Contains("each chunk needs a layer, or the embedding or the loss alone"));
 }
 
 TEST_CASE("1F1B stage j holds min(pp - j, m) micro-batches of activations", "[native]") {

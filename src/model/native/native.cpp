@@ -507,10 +507,15 @@ std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p
                          "and the loss counted as a layer each)",
                          p.virtual_stages, p.pp, ctx.model.num_layers, ctx.model.name);
     }
-    if (ctx.model.num_layers < chunks) {
+    // Megatron-LM counts the embedding and the loss as a layer each (the accounting above):
+    // the first chunk may then hold the embedding alone and the last the loss alone
+    // (pipeline layouts "E|t|...|t|L"); torchtitan's split gives every chunk a layer.
+    const bool accounted = !framework_params(p.method).uneven_chunks;
+    if (ctx.model.num_layers + (accounted ? 2 : 0) < chunks) {
       return fmt::format("--virtual_stages {} with pp {}: {} model chunks for the {} layers of {} "
-                         "(each chunk needs a layer)",
-                         p.virtual_stages, p.pp, chunks, ctx.model.num_layers, ctx.model.name);
+                         "(each chunk needs a layer{})",
+                         p.virtual_stages, p.pp, chunks, ctx.model.num_layers, ctx.model.name,
+                         accounted ? ", or the embedding or the loss alone" : "");
     }
     if (p.num_micro_batches % p.pp != 0) {
       return fmt::format("--virtual_stages {}: interleaved 1F1B needs the micro-batches ({}) to "
