@@ -466,6 +466,21 @@ TEST_CASE("a plan estimated with a fused loss is not written for a framework who
   CHECK(refused_for_loss(launch_choice(dp)) == std::vector<std::string>{"megatron_lm"});
 }
 
+TEST_CASE("an interleaved ZeRO plan is not written for DeepSpeed's pipeline engine", "[launch]") {
+  LaunchPlan lp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
+  lp.point.virtual_stages = 5; // 40 layers in 8 x 5 chunks of one layer
+  const LaunchChoice c = launch_choice(lp);
+  std::vector<std::string> refused;
+  for (const auto& [target, why] : c.refused) {
+    if (why.find("not interleaved 1F1B with 5 virtual stages") != std::string::npos) {
+      refused.push_back(target);
+    }
+  }
+  std::sort(refused.begin(), refused.end());
+  CHECK(refused == std::vector<std::string>{"deepspeed", "megatron_deepspeed"});
+  CHECK(std::count(c.written.begin(), c.written.end(), "deepspeed") == 0);
+}
+
 TEST_CASE("torchtitan interleaves uneven chunks as estimated, every layer once", "[launch]") {
   LaunchPlan lp = make_launch_plan(DpMethod::zero1, {6, 5, 5, 5, 5, 5, 5, 6});
   lp.point.method = DpMethod::fsdp;
