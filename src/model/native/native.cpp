@@ -1487,10 +1487,10 @@ void stage_core(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
 void stage_finish(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
                   const NativePlacement& where, const PipeShape& shape,
                   const native_steps::PointConstants& k, const native_steps::StageEntries& e,
-                  int j) {
+                  int j, const double* sends) {
   using namespace native_steps;
   const auto ju = static_cast<std::size_t>(j);
-  st.send_s = send_s(ctx, p, k, where, j);
+  st.send_s = sends != nullptr ? sends[ju] : send_s(ctx, p, k, where, j);
   st.in_flight =
       in_flight(p, j, shape.split, shape.split ? split_in_flight(shape, ju, k.act) : 0.0);
   add_activations(st.memory, ctx, p, k, e, st.in_flight);
@@ -1532,7 +1532,7 @@ void estimate_stage(std::vector<NativeStage>& stages, const NativeContext& ctx,
                     const DesignPoint& p, const NativePlacement& where,
                     const std::vector<int>& partition, const PipeShape& shape,
                     StageLayerTimes& times, const native_steps::PointConstants& k,
-                    SeenStages& seen, int j) {
+                    SeenStages& seen, int j, const double* sends) {
   using namespace native_steps;
   const auto ju = static_cast<std::size_t>(j);
   // The ranks holding the embedding and the LM head: the first and the last, but the first
@@ -1553,20 +1553,21 @@ void estimate_stage(std::vector<NativeStage>& stages, const NativeContext& ctx,
       ++seen.n;
     }
   }
-  stage_finish(stages.back(), ctx, p, where, shape, k, key.e, j);
+  stage_finish(stages.back(), ctx, p, where, shape, k, key.e, j, sends);
 }
 
 } // namespace
 
 namespace {
 
-/// native_estimate of `p` with `partition` given, on the layer times `times` and the stage
-/// cores `seen` of points that differ from `p` at most in their schedule and virtual stages
-/// (stage_core depends on neither: native_estimates shares both between such points).
+/// native_estimate of `p` with `partition` given, on the layer times `times`, the stage
+/// cores `seen` and the sends `sends` (per stage, or nullptr: computed here) of points that
+/// differ from `p` at most in their schedule and virtual stages (stage_core and send_s depend
+/// on neither: native_estimates shares them between such points).
 NativeEstimate estimate_with(const NativeContext& ctx, const DesignPoint& p,
                              const NativePlacement& where, std::vector<int> partition,
                              const NativePruning& prune, StageLayerTimes& times,
-                             SeenStages& seen) {
+                             SeenStages& seen, const double* sends = nullptr) {
   using namespace native_steps;
   NativeEstimate out;
   out.partition = std::move(partition);
@@ -1575,7 +1576,7 @@ NativeEstimate estimate_with(const NativeContext& ctx, const DesignPoint& p,
   const PointConstants k = point_constants(ctx, p);
   out.stages.reserve(static_cast<std::size_t>(p.pp));
   for (int j = 0; j < p.pp; ++j) {
-    estimate_stage(out.stages, ctx, p, where, part, shape, times, k, seen, j);
+    estimate_stage(out.stages, ctx, p, where, part, shape, times, k, seen, j, sends);
   }
   // The pipeline (docs/native.md §2.2): 1F1B or interleaved; the zero-bubble and DualPipe
   // orders simulated pass by pass on every rank's chunk times and the links; TeraPipe's
@@ -1647,6 +1648,15 @@ void native_estimates(const NativeContext& ctx, std::span<const DesignPoint* con
   // and its distinct stages' costs, computed once for all its schedules.
   StageLayerTimes times(ctx, *points.front());
   SeenStages seen;
+  thread_local std::vector<double> sends;
+  {
+    const DesignPoint& first = *points.front();
+    const native_steps::PointConstants k = native_steps::point_constants(ctx, first);
+    sends.resize(static_cast<std::size_t>(first.pp));
+    for (int j = 0; j < first.pp; ++j) {
+      sends[static_cast<std::size_t>(j)] = native_steps::send_s(ctx, first, k, where, j);
+    }
+  }
   std::array<int, 4> kinds{};
   std::array<std::vector<int>, 4> partitions;
   std::size_t n_kinds = 0;
@@ -1666,7 +1676,7 @@ void native_estimates(const NativeContext& ctx, std::span<const DesignPoint* con
         ++n_kinds;
       }
     }
-    out[i] = estimate_with(ctx, p, where, std::move(partition), prune, times, seen);
+    out[i] = estimate_with(ctx, p, where, std::move(partition), prune, times, seen, sends.data());
   }
 }
 

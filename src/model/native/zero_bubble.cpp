@@ -882,13 +882,14 @@ double pipe_fill_bound(const PipeOutline& outline, const PipeTimes& times) {
   const PipeLayout& l = outline.layout;
   const auto R = static_cast<std::size_t>(l.ranks);
   const auto C = static_cast<std::size_t>(l.chunks_per_rank);
+  thread_local std::vector<double> duration;
+  pass_durations(l.ranks, l.chunks_per_rank, times, duration);
   // The shortest a forward of chunk (r, c) can take: alone, or inside an F&B pair with any
   // backward of its rank (a pair's end is its forward's output: never before F, and the
   // minimum covers any rounding of overlapped_s).
   const auto shortest_forward = [&](std::size_t r, std::size_t c) {
-    const std::vector<PipeChunkTimes>& ct = times.chunks[r];
-    double f = ct[c].forward_s;
-    for (std::size_t b = 0; b < C; ++b) f = std::min(f, overlapped_s(ct[c], ct[b]));
+    double f = duration[(r * C + c) * 4];
+    for (std::size_t b = 0; b < C; ++b) f = std::min(f, duration[R * C * 4 + (r * C + c) * C + b]);
     return f;
   };
   // Per rank, the earliest its first pass can start after the first pass of the whole run: a
@@ -914,8 +915,6 @@ double pipe_fill_bound(const PipeOutline& outline, const PipeTimes& times) {
   }
   // Each rank's passes end to end after that start; the run's first pass starts no later than
   // any, so the makespan is at least the latest of these ends.
-  thread_local std::vector<double> duration;
-  pass_durations(l.ranks, l.chunks_per_rank, times, duration);
   const std::vector<std::uint32_t>& u = outline.uses;
   double latest = 0.0;
   for (std::size_t r = 0; r < R; ++r) {
