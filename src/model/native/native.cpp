@@ -1587,7 +1587,9 @@ NativeEstimate estimate_with(const NativeContext& ctx, const DesignPoint& p,
     // from below: the order is simulated (below) only when that bound leaves the step time
     // within `prune`'s limit.
     pipe_times_into(ctx, p, out, shape, times, split_times);
-    out.pipeline_s = pipe_fill_bound(*shape.outline, split_times);
+    // Without limits (every plan simulated: --exhaustive, every row kept) no bound is needed.
+    const bool limited = prune.fits_above != HUGE_VAL || prune.oom_above != HUGE_VAL;
+    out.pipeline_s = limited ? pipe_fill_bound(*shape.outline, split_times) : 0.0;
   } else if (p.schedule == Schedule::terapipe) {
     TeraPipeRun run = terapipe_run(ctx, p, out);
     out.slices = std::move(run.slices);
