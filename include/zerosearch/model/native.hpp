@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -324,5 +325,19 @@ struct NativePruning {
                                              const NativePlacement& where,
                                              std::vector<int> partition = {},
                                              const NativePruning& prune = {});
+
+/// Whether `a` and `b` are the same configuration: every field equal but the schedule and the
+/// virtual stages (the search estimates a configuration's split schedules together).
+[[nodiscard]] bool same_configuration(const DesignPoint& a, const DesignPoint& b) noexcept;
+
+/// native_estimate(ctx, *points[i], where, {}, prune) of each point into out[i], bit for bit,
+/// for points of one configuration (same_configuration): the layer times, the default
+/// partitions (one per kind: one chunk per rank, interleaved, the V of zbv and dualpipev,
+/// DualPipe's) and the cost of each distinct stage (its GPU type and entries) are computed
+/// once and shared; each point's sends, activations in flight, memory and pipeline are its
+/// own. Call native_invalid_reason on each point first.
+void native_estimates(const NativeContext& ctx, std::span<const DesignPoint* const> points,
+                      const NativePlacement& where, const NativePruning& prune,
+                      std::vector<NativeEstimate>& out);
 
 } // namespace zerosearch

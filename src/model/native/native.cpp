@@ -819,10 +819,12 @@ PipeShape pipe_shape(const NativeContext& ctx, const DesignPoint& p, const std::
 /// rank's times (framework costs included) shared out in proportion to each chunk's analytic
 /// compute, so the chunks of a rank add up to it; the tensor-parallel collectives a DualPipe
 /// F&B pair can hide; the stages' sends as the links.
-PipeTimes pipe_times(const NativeContext& ctx, const DesignPoint& p, const NativeEstimate& est,
-                     const PipeShape& shape, StageLayerTimes& times) {
-  PipeTimes pt;
+/// Fills `pt`, reusing its buffers (every figure is overwritten).
+void pipe_times_into(const NativeContext& ctx, const DesignPoint& p, const NativeEstimate& est,
+                     const PipeShape& shape, StageLayerTimes& times, PipeTimes& pt) {
   const FrameworkParams fw = framework_params(p.method, p.dtype, ctx.settings);
+  pt.link_s.clear();
+  pt.chunks.resize(est.stages.size());
   for (std::size_t r = 0; r < est.stages.size(); ++r) {
     const NativeStage& st = est.stages[r];
     if (r + 1 < est.stages.size()) pt.link_s.push_back(st.send_s);
@@ -855,7 +857,8 @@ PipeTimes pipe_times(const NativeContext& ctx, const DesignPoint& p, const Nativ
     const double a2a_f = st.moe_comm_forward_s - st.moe_layers * t.tp_comm_forward_s / 2.0;
     const double a2a_b = (st.moe_comm_s - st.moe_comm_forward_s) -
                          st.moe_layers * backward_passes * t.tp_comm_forward_s / 2.0;
-    std::vector<PipeChunkTimes> chunks(C);
+    std::vector<PipeChunkTimes>& chunks = pt.chunks[r];
+    chunks.resize(C);
     for (std::size_t c = 0; c < C; ++c) {
       PipeChunkTimes& ct = chunks[c];
       const double n = rk.layers[c];
@@ -868,8 +871,13 @@ PipeTimes pipe_times(const NativeContext& ctx, const DesignPoint& p, const Nativ
       ct.backward_comm_s =
           std::min(ct.input_s, n * t.tp_comm_backward_s + share * std::max(0.0, a2a_b));
     }
-    pt.chunks.push_back(std::move(chunks));
   }
+}
+
+PipeTimes pipe_times(const NativeContext& ctx, const DesignPoint& p, const NativeEstimate& est,
+                     const PipeShape& shape, StageLayerTimes& times) {
+  PipeTimes pt;
+  pipe_times_into(ctx, p, est, shape, times, pt);
   return pt;
 }
 
@@ -1517,10 +1525,10 @@ void stage_core(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
 void stage_finish(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
                   const NativePlacement& where, const PipeShape& shape,
                   const native_steps::PointConstants& k, const native_steps::StageEntries& e,
-                  int j) {
+                  int j, const double* sends) {
   using namespace native_steps;
   const auto ju = static_cast<std::size_t>(j);
-  st.send_s = send_s(ctx, p, k, where, j);
+  st.send_s = sends != nullptr ? sends[ju] : send_s(ctx, p, k, where, j);
   st.in_flight =
       in_flight(p, j, shape.split, shape.split ? split_in_flight(shape, ju, k.act) : 0.0);
   add_activations(st.memory, ctx, p, k, e, st.in_flight);
@@ -1546,7 +1554,7 @@ struct StageKey {
 /// StageKey of the point, remembered in `seen` (a few entries), and its result is copied: the
 /// same operations on the same inputs, the same bits.
 struct SeenStages {
-  static constexpr std::size_t kMax = 8;
+  static constexpr std::size_t kMax = 12;
   /// Left uninitialised until written (a NativeStage is trivially copyable): zeroing eight
   /// stages per point would cost more than the copies it serves.
   union Slot {
@@ -1564,7 +1572,7 @@ void estimate_stage(std::vector<NativeStage>& stages, const NativeContext& ctx,
                     const DesignPoint& p, const NativePlacement& where,
                     const std::vector<int>& partition, const PipeShape& shape,
                     StageLayerTimes& times, const native_steps::PointConstants& k,
-                    SeenStages& seen, int j) {
+                    SeenStages& seen, int j, const double* sends) {
   using namespace native_steps;
   const auto ju = static_cast<std::size_t>(j);
   // The ranks holding the embedding and the LM head: the first and the last, but the first
@@ -1585,37 +1593,43 @@ void estimate_stage(std::vector<NativeStage>& stages, const NativeContext& ctx,
       ++seen.n;
     }
   }
-  stage_finish(stages.back(), ctx, p, where, shape, k, key.e, j);
+  stage_finish(stages.back(), ctx, p, where, shape, k, key.e, j, sends);
 }
 
 } // namespace
 
-NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
-                               const NativePlacement& where, std::vector<int> partition,
-                               const NativePruning& prune) {
+namespace {
+
+/// native_estimate of `p` with `partition` given, on the layer times `times`, the stage
+/// cores `seen` and the sends `sends` (per stage, or nullptr: computed here) of points that
+/// differ from `p` at most in their schedule and virtual stages (stage_core and send_s depend
+/// on neither: native_estimates shares them between such points).
+NativeEstimate estimate_with(const NativeContext& ctx, const DesignPoint& p,
+                             const NativePlacement& where, std::vector<int> partition,
+                             const NativePruning& prune, StageLayerTimes& times,
+                             SeenStages& seen, const double* sends = nullptr) {
   using namespace native_steps;
   NativeEstimate out;
-  StageLayerTimes times(ctx, p);
-  if (partition.empty()) {
-    partition = partition_with(ctx, p, where, times);
-  }
-  out.partition = partition;
-  const PipeShape shape = pipe_shape(ctx, p, partition);
+  out.partition = std::move(partition);
+  const std::vector<int>& part = out.partition;
+  const PipeShape shape = pipe_shape(ctx, p, part);
   const PointConstants k = point_constants(ctx, p);
   out.stages.reserve(static_cast<std::size_t>(p.pp));
-  SeenStages seen;
   for (int j = 0; j < p.pp; ++j) {
-    estimate_stage(out.stages, ctx, p, where, partition, shape, times, k, seen, j);
+    estimate_stage(out.stages, ctx, p, where, part, shape, times, k, seen, j, sends);
   }
   // The pipeline (docs/native.md §2.2): 1F1B or interleaved; the zero-bubble and DualPipe
   // orders simulated pass by pass on every rank's chunk times and the links; TeraPipe's
   // token-level pipeline (§2.3).
-  PipeTimes split_times;
+  thread_local PipeTimes split_times; // buffers reused from one plan to the next
   if (shape.split) {
-    // The busiest rank's passes end to end bound the makespan from below: the order is
-    // simulated (below) only when that bound leaves the step time within `prune`'s limit.
-    split_times = pipe_times(ctx, p, out, shape, times);
-    out.pipeline_s = pipe_busy_bound(*shape.outline, split_times);
+    // Each rank's passes end to end, after the forwards that reach it, bound the makespan
+    // from below: the order is simulated (below) only when that bound leaves the step time
+    // within `prune`'s limit.
+    pipe_times_into(ctx, p, out, shape, times, split_times);
+    // Without limits (every plan simulated: --exhaustive, every row kept) no bound is needed.
+    const bool limited = prune.fits_above != HUGE_VAL || prune.oom_above != HUGE_VAL;
+    out.pipeline_s = limited ? pipe_fill_bound(*shape.outline, split_times) : 0.0;
   } else if (p.schedule == Schedule::terapipe) {
     TeraPipeRun run = terapipe_run(ctx, p, out);
     out.slices = std::move(run.slices);
@@ -1635,6 +1649,77 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
     }
   }
   return out;
+}
+
+/// Which default partition partition_with gives `p`: the V's (zbv, dualpipev), DualPipe's,
+/// or that of its virtual stages (1: the min-max or uniform split).
+int partition_kind(const DesignPoint& p) noexcept {
+  if (p.pp > 1 && schedule_chunks_per_rank(p.schedule) == 2) {
+    return info(p.schedule).bidirectional ? -2 : -1;
+  }
+  return p.virtual_stages;
+}
+
+} // namespace
+
+NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
+                               const NativePlacement& where, std::vector<int> partition,
+                               const NativePruning& prune) {
+  StageLayerTimes times(ctx, p);
+  if (partition.empty()) {
+    partition = partition_with(ctx, p, where, times);
+  }
+  SeenStages seen;
+  return estimate_with(ctx, p, where, std::move(partition), prune, times, seen);
+}
+
+bool same_configuration(const DesignPoint& a, const DesignPoint& b) noexcept {
+  // Every field but these two equal, so that a field added to DesignPoint is compared too.
+  DesignPoint b_as_a = b;
+  b_as_a.schedule = a.schedule;
+  b_as_a.virtual_stages = a.virtual_stages;
+  return a == b_as_a;
+}
+
+void native_estimates(const NativeContext& ctx, std::span<const DesignPoint* const> points,
+                      const NativePlacement& where, const NativePruning& prune,
+                      std::vector<NativeEstimate>& out) {
+  out.resize(points.size());
+  if (points.empty()) return;
+  // One configuration's layer times on each node type, its default partitions (a few kinds)
+  // and its distinct stages' costs, computed once for all its schedules.
+  StageLayerTimes times(ctx, *points.front());
+  SeenStages seen;
+  thread_local std::vector<double> sends;
+  {
+    const DesignPoint& first = *points.front();
+    const native_steps::PointConstants k = native_steps::point_constants(ctx, first);
+    sends.resize(static_cast<std::size_t>(first.pp));
+    for (int j = 0; j < first.pp; ++j) {
+      sends[static_cast<std::size_t>(j)] = native_steps::send_s(ctx, first, k, where, j);
+    }
+  }
+  std::array<int, 4> kinds{};
+  std::array<std::vector<int>, 4> partitions;
+  std::size_t n_kinds = 0;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const DesignPoint& p = *points[i];
+    const int kind = partition_kind(p);
+    std::size_t at = 0;
+    while (at < n_kinds && kinds[at] != kind) ++at;
+    std::vector<int> partition;
+    if (at < n_kinds) {
+      partition = partitions[at];
+    } else {
+      partition = partition_with(ctx, p, where, times);
+      if (n_kinds < kinds.size()) {
+        kinds[n_kinds] = kind;
+        partitions[n_kinds] = partition;
+        ++n_kinds;
+      }
+    }
+    out[i] = estimate_with(ctx, p, where, std::move(partition), prune, times, seen, sends.data());
+  }
 }
 
 PipeRun native_pipe_run(const NativeContext& ctx, const DesignPoint& p, const NativeEstimate& est) {
