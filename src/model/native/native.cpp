@@ -15,6 +15,7 @@
 
 #include "zerosearch/model/context_parallel.hpp"
 #include "zerosearch/model/model_stats.hpp"
+#include "zerosearch/model/moe_kernels.hpp"
 #include "zerosearch/model/network.hpp"
 
 namespace zerosearch {
@@ -1674,6 +1675,7 @@ AnalyticSettings native_layer_settings(const ModelSpec& model, const DesignPoint
   st.gemm_shapes = true;
   st.host_per_kernel_s = kHostPerKernel_s;
   st.host_per_linear_s = kHostPerLinear_s;
+  st.host_sync_s = kHostSync_s;
   st.fused_kernels = !fw.torch_loss || settings.fused_layers;
   // With expert parallelism the experts are gathered over edp even where dp x cp is 1.
   st.sharded_parameters = fw.shard_level >= 3 &&
