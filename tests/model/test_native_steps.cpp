@@ -317,6 +317,13 @@ TEST_CASE("add_sharded_comm: FSDP with a pipeline gathers experts sharded over e
   CHECK(kept.backward_s == 1.0);
   CHECK(kept.sharded_comm_s == 0.0);
   CHECK(kept.dp_sync_s == Approx(gather / 4.0 + copy_out));
+  // Memory as FSDP2 keeps it with a pipeline: the fp32 shards (dense / 1, experts / 2), plus
+  // the gathered bf16 parameters and the unsharded fp32 gradient accumulators of the stage.
+  const ModelStates ms = model_states(c, p, k, g, sp);
+  const double shard = sp.shards.dense + expert / 2.0;
+  CHECK(ms.weights == Approx(4.0 * shard + 2.0 * sp.local));
+  CHECK(ms.gradients == Approx(4.0 * shard + 4.0 * sp.local));
+  CHECK(ms.buffers == 0.0);
   // Without the pipeline FSDP2 reshards after forward: per micro-batch, as before.
   p.pp = 1;
   const StageParams sp1 = params_of(c.model, p, e);
