@@ -109,6 +109,8 @@ TEST_CASE("AutoEP: a ZeRO-3 MoE plan's ds_config.json carries ep and the MoE sha
     CHECK(sh.text.find("--deepspeed_config \"$PLAN_DIR/ds_config.json\"") != std::string::npos);
     CHECK(file(files, "slurm.sbatch").text.find("launch_deepspeed_autoep.sh") != std::string::npos);
     CHECK(file(files, "PLAN.md").text.find("AutoEP") != std::string::npos);
+    CHECK((file(files, "PLAN.md").text.find("router bias") != std::string::npos) ==
+          t->ctx.model.router_bias);
   }
 }
 

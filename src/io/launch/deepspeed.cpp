@@ -102,6 +102,15 @@ void files(const Facts& f, Output& out) {
         "training script's to enable (model.gradient_checkpointing_enable()).",
         f.p.ep, autoep_preset(f.model), f.model.num_experts / f.p.ep, f.model.num_experts,
         f.p.edp(), f.p.dp, to_string(recompute_of(f))));
+    if (f.model.router_bias) {
+      // docs/code-docs/source/autoep.rst (edaa7221): the DeepSeek presets disable the expert
+      // bias; a non-null load_balance_coeff is rejected.
+      out.notes.push_back(fmt::format(
+          "{}'s router bias (auxiliary-loss-free load balancing) is not run by AutoEP: its "
+          "DeepSeek presets disable it and reject a load_balance_coeff (DeepSpeed's AutoEP "
+          "documentation); the routing balance then rests on the auxiliary loss.",
+          f.model.name));
+    }
   }
   if (f.fp8) {
     out.notes.push_back(
