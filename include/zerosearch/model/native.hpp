@@ -149,13 +149,22 @@ struct NativeContext {
 /// network then applies).
 struct NativePlacement {
   std::vector<int> stage_gpu;
+  /// Per stage, the node type whose network is the slowest among the stage's nodes, where it
+  /// is not stage_gpu's (a stage spanning node types); empty when every stage's is.
+  std::vector<int> stage_net;
   std::vector<char> boundary_inter_node;
+  /// The node type whose network a collective over stage j's nodes runs at.
+  [[nodiscard]] int net_gpu(int j) const noexcept {
+    return stage_net.empty() ? stage_gpu[static_cast<std::size_t>(j)]
+                             : stage_net[static_cast<std::size_t>(j)];
+  }
   [[nodiscard]] bool operator==(const NativePlacement&) const = default;
 };
 
 /// Stage GPUs and node crossings of `p` on a placement (node type of each node, rank order:
 /// tp innermost, then dp, then pp, as Megatron-LM and DeepSpeed lay ranks out). A stage whose
-/// ranks span node types runs at the pace of its slowest (smallest memory, then lowest peak).
+/// ranks span node types runs at the pace of its slowest (smallest memory, then lowest peak),
+/// and its data-parallel collectives cross the nodes at the slowest of their networks.
 [[nodiscard]] NativePlacement native_placement(const NativeContext& ctx, const DesignPoint& p,
                                                const std::vector<int>& node_types);
 

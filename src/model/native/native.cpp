@@ -160,14 +160,15 @@ bool shards_parameters(DpMethod m) noexcept { return framework_params(m).shard_l
 /// Bytes per logit the loss holds at its peak on the last stage (docs/native.md §3).
 double loss_bytes_per_logit(const FrameworkParams& fw, const NativeSettings& st,
                             double wb) noexcept {
+  if (st.fused_loss) {
+    // A fused 16-bit cross-entropy (torch.compile of the loss, flash-attn's xentropy, Liger's):
+    // the 16-bit logits are kept for a fused backward that writes a 16-bit gradient.
+    return 2.0 * wb;
+  }
   if (!fw.torch_loss) {
     // Megatron-LM's vocab-parallel cross-entropy: the logits in the training dtype, their
     // fp32 softmax and its gradient.
     return wb + 4.0 + 4.0;
-  }
-  if (st.fused_loss) {
-    // Compiled: the 16-bit logits are kept for a fused backward that writes a 16-bit gradient.
-    return 2.0 * wb;
   }
   // Eager cross_entropy(logits.float()): log_softmax's saved fp32 output, the fp32 gradient
   // coming in and the one going out live together in its backward (the 16-bit logits are
@@ -436,17 +437,34 @@ NativePlacement native_placement(const NativeContext& ctx, const DesignPoint& p,
     if (pa != pb) return pa < pb;
     return ctx.gpus[ua].memory_gib < ctx.gpus[ub].memory_gib;
   };
-  for (int j = 0; j < p.pp; ++j) {
+  const auto net_of = [&](int t) {
+    return ctx.gpus[static_cast<std::size_t>(t)].inter_node_bytes_per_s;
+  };
+  // With one node type every stage is on it (stage_gpu stays 0).
+  for (int j = 0; ctx.gpus.size() > 1 && j < p.pp; ++j) {
     const std::size_t first = node_of(j * per_stage);
     const std::size_t last = node_of((j + 1) * per_stage - 1);
     int g = node_types[first];
+    int net = g;
     for (std::size_t n = first + 1; n <= last; ++n) {
       const int h = node_types[n];
       if (h != g && slower_type(h, g)) {
         g = h;
       }
+      if (h != net && net_of(h) < net_of(net)) {
+        net = h;
+      }
     }
     w.stage_gpu[static_cast<std::size_t>(j)] = g;
+    if (net_of(net) < net_of(g)) {
+      if (w.stage_net.empty()) {
+        w.stage_net.assign(w.stage_gpu.begin(), w.stage_gpu.end());
+        w.stage_net.resize(static_cast<std::size_t>(p.pp));
+      }
+      w.stage_net[static_cast<std::size_t>(j)] = net;
+    } else if (!w.stage_net.empty()) {
+      w.stage_net[static_cast<std::size_t>(j)] = g;
+    }
   }
   for (int j = 0; j + 1 < p.pp; ++j) {
     const bool cross = node_of(j * per_stage) != node_of((j + 1) * per_stage) ||
@@ -490,10 +508,15 @@ std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p
                          "and the loss counted as a layer each)",
                          p.virtual_stages, p.pp, ctx.model.num_layers, ctx.model.name);
     }
-    if (ctx.model.num_layers < chunks) {
+    // Megatron-LM counts the embedding and the loss as a layer each (the accounting above):
+    // the first chunk may then hold the embedding alone and the last the loss alone
+    // (pipeline layouts "E|t|...|t|L"); torchtitan's split gives every chunk a layer.
+    const bool accounted = !framework_params(p.method).uneven_chunks;
+    if (ctx.model.num_layers + (accounted ? 2 : 0) < chunks) {
       return fmt::format("--virtual_stages {} with pp {}: {} model chunks for the {} layers of {} "
-                         "(each chunk needs a layer)",
-                         p.virtual_stages, p.pp, chunks, ctx.model.num_layers, ctx.model.name);
+                         "(each chunk needs a layer{})",
+                         p.virtual_stages, p.pp, chunks, ctx.model.num_layers, ctx.model.name,
+                         accounted ? ", or the embedding or the loss alone" : "");
     }
     if (p.num_micro_batches % p.pp != 0) {
       return fmt::format("--virtual_stages {}: interleaved 1F1B needs the micro-batches ({}) to "
@@ -534,11 +557,6 @@ std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p
   if (ctx.settings.fused_layers && !framework_params(p.method).torch_loss) {
     return fmt::format("--fused_layers on with {}: only torchtitan (fsdp) runs eager layers; "
                        "Megatron-LM and DeepSpeed run fused kernels already",
-                       to_string(p.method));
-  }
-  if (ctx.settings.fused_loss && !framework_params(p.method).torch_loss) {
-    return fmt::format("--fused_loss on with {}: only torchtitan (fsdp) compiles its loss; "
-                       "Megatron-LM and DeepSpeed keep an fp32 softmax of the logits",
                        to_string(p.method));
   }
   if (ctx.settings.grad_reduce_fp32 == false && framework_params(p.method).fp32_sharded_params) {
@@ -1396,7 +1414,11 @@ double embedding_sync_s(const NativeContext& ctx, const DesignPoint& p, const Po
   const bool one_domain = tiers.multi_node_domain() &&
                           where.stage_gpu.front() == where.stage_gpu.back() &&
                           !crosses_domain(0, world_size(p) - 1, tiers.domain_gpus);
-  const double bw = one_domain ? 0.8 * gpu.spec.intra_node.GBps_per_dir * 1e9 : scale_out_bytes_per_s(ctx, gpu);
+  // Across the network, at the slower of the two ends' networks.
+  const double bw =
+      one_domain ? 0.8 * gpu.spec.intra_node.GBps_per_dir * 1e9
+                 : std::min(scale_out_bytes_per_s(ctx, ctx.gpus[static_cast<std::size_t>(where.net_gpu(0))]),
+                            scale_out_bytes_per_s(ctx, ctx.gpus[static_cast<std::size_t>(where.net_gpu(p.pp - 1))]));
   return ring_allreduce_s(bytes, 2, bw, nccl_latency(Transport::net));
 }
 
@@ -1442,13 +1464,12 @@ namespace {
 /// (StageKey): native_estimate's per-stage steps in order (docs/native.md §7), all but the
 /// send to the next stage and the activations in flight (stage_finish). `st` is
 /// default-constructed.
-void stage_core(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
-                const native_steps::StageEntries& e, int gpu_index, StageLayerTimes& times,
-                const native_steps::PointConstants& k) {
+void stage_core_on(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
+                   const native_steps::StageEntries& e, int gpu_index, const NativeGpu& gpu,
+                   StageLayerTimes& times, const native_steps::PointConstants& k) {
   using namespace native_steps;
   const ModelSpec& m = ctx.model;
   st.gpu = gpu_index;
-  const NativeGpu& gpu = ctx.gpus[static_cast<std::size_t>(st.gpu)];
   st.layers = e.layers + (e.embedding ? 1 : 0) + (e.head ? 1 : 0); // partition[j]
   st.memory_limit_gib = gpu.memory_gib;
   st.moe_layers = e.moe;
@@ -1480,6 +1501,23 @@ void stage_core(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
   st.optimizer_s = optimizer_step_s(p, k, gpu, params, e.layers);
 }
 
+/// stage_core_on for stage GPU type `gpu_index` whose collectives cross the network of node
+/// type `net_index`: a stage spanning node types runs on its slowest GPU and crosses its nodes
+/// at the slowest of their networks.
+void stage_core(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
+                const native_steps::StageEntries& e, int gpu_index, int net_index,
+                StageLayerTimes& times, const native_steps::PointConstants& k) {
+  const NativeGpu& gpu = ctx.gpus[static_cast<std::size_t>(gpu_index)];
+  if (net_index == gpu_index) {
+    stage_core_on(st, ctx, p, e, gpu_index, gpu, times, k);
+    return;
+  }
+  NativeGpu spanning = gpu;
+  spanning.inter_node_bytes_per_s =
+      ctx.gpus[static_cast<std::size_t>(net_index)].inter_node_bytes_per_s;
+  stage_core_on(st, ctx, p, e, gpu_index, spanning, times, k);
+}
+
 /// The rest of stage j (after stage_core): its send to stage j + 1, the micro-batches in
 /// flight, the activations they hold, the memory in GiB.
 void stage_finish(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
@@ -1495,12 +1533,14 @@ void stage_finish(NativeStage& st, const NativeContext& ctx, const DesignPoint& 
   to_gib(st.memory, ctx.settings.framework_overhead_gib);
 }
 
-/// What stage_core's result depends on: the stage's GPU type and its entries.
+/// What stage_core's result depends on: the stage's GPU type, the node type whose network
+/// its collectives cross, and its entries.
 struct StageKey {
   int gpu = 0;
+  int net = 0;
   native_steps::StageEntries e;
   [[nodiscard]] bool operator==(const StageKey& o) const noexcept {
-    return gpu == o.gpu && e.embedding == o.e.embedding && e.head == o.e.head &&
+    return gpu == o.gpu && net == o.net && e.embedding == o.e.embedding && e.head == o.e.head &&
            e.layers == o.e.layers && e.moe == o.e.moe && e.main == o.e.main &&
            e.dense == o.e.dense;
   }
@@ -1535,7 +1575,7 @@ void estimate_stage(std::vector<NativeStage>& stages, const NativeContext& ctx,
   const auto ju = static_cast<std::size_t>(j);
   // The ranks holding the embedding and the LM head: the first and the last, but the first
   // holds both in a V (zbv, dualpipev) and both end ranks hold both in DualPipe.
-  const StageKey key{where.stage_gpu[ju],
+  const StageKey key{where.stage_gpu[ju], where.net_gpu(j),
                      stage_entries(ctx.model, p, partition, j, shape.holds_embedding(j),
                                    shape.holds_head(j))};
   std::size_t i = 0;
@@ -1544,7 +1584,7 @@ void estimate_stage(std::vector<NativeStage>& stages, const NativeContext& ctx,
     stages.push_back(seen.core[i].st);
   } else {
     NativeStage& st = stages.emplace_back();
-    stage_core(st, ctx, p, key.e, key.gpu, times, k);
+    stage_core(st, ctx, p, key.e, key.gpu, key.net, times, k);
     if (seen.n < SeenStages::kMax) {
       seen.key[seen.n] = key;
       seen.core[seen.n].st = st;
