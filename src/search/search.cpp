@@ -12,6 +12,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "zerosearch/model/estimator_ops.hpp"
 #include "zerosearch/search/partition_choice.hpp"
 #include "zerosearch/search/search_steps.hpp"
 
@@ -332,18 +333,17 @@ void start_unit(UnitEstimates& out, std::size_t n, std::size_t per_point) {
 }
 } // namespace
 
-void estimate_unit(NativeEstimator, const EstimateContext& ctx,
+void estimate_unit(NativeEstimator e, const EstimateContext& ctx,
                    const std::vector<DesignPoint>& points, const std::vector<std::size_t>& unit,
                    const PlacementSet& placements, OptimalMemo* /*shared_optimal*/,
                    UnitEstimates& out) {
   start_unit(out, 1, placements.size());
   const DesignPoint& p = points[unit.front()];
-  const NativeContext& n = *ctx.native;
   std::vector<PlacementGroup>& groups = out.groups[0];
-  std::vector<NativePlacement> seen;
+  std::vector<StagesOf<NativeEstimator>> seen;
   for (std::size_t k = 0; k < placements.size(); ++k) {
     placements.get(k, out.placement);
-    NativePlacement where = native_placement(n, p, out.placement);
+    StagesOf<NativeEstimator> where = stages_of(e, ctx, p, out.placement);
     const auto it = std::find(seen.begin(), seen.end(), where);
     if (it != seen.end()) {
       const auto g = static_cast<std::uint32_t>(it - seen.begin());
@@ -352,13 +352,15 @@ void estimate_unit(NativeEstimator, const EstimateContext& ctx,
       continue;
     }
     out.group_of[k] = static_cast<std::uint32_t>(groups.size());
-    const NativeEstimate est = native_estimate(n, p, where, {}, out.prune);
-    groups.push_back(PlacementGroup{to_estimate(ctx, est), static_cast<int>(k), 1, est.pruned});
+    // A braced list evaluates in order: `pruned` is read after estimate_at set it.
+    bool pruned = false;
+    groups.push_back(PlacementGroup{estimate_at(e, ctx, p, where, out.prune, pruned),
+                                    static_cast<int>(k), 1, pruned});
     seen.push_back(std::move(where));
   }
 }
 
-void estimate_unit(OriginalEstimator, const EstimateContext& ctx,
+void estimate_unit(OriginalEstimator e, const EstimateContext& ctx,
                    const std::vector<DesignPoint>& points, const std::vector<std::size_t>& unit,
                    const PlacementSet& placements, OptimalMemo* shared_optimal,
                    UnitEstimates& out) {
@@ -373,7 +375,7 @@ void estimate_unit(OriginalEstimator, const EstimateContext& ctx,
   PartitionMemo memo(shared_optimal);
   for (std::size_t k = 0; k < placements.size(); ++k) {
     placements.get(k, out.placement);
-    PlacementFeatures features = placement_features(ctx, first, out.placement);
+    StagesOf<OriginalEstimator> features = stages_of(e, ctx, first, out.placement);
     const auto it = seen.find(features);
     if (it != seen.end()) {
       out.group_of[k] = it->second;
