@@ -121,7 +121,7 @@ void exhaustive(NativeEstimator, const Options& o, Session& session, SessionResu
       out << fmt::format("experts:      {} per MoE layer, top-{}, ep {}, etp {}, edp {} "
                          "(router imbalance {:g})\n",
                          ctx.model.num_experts, ctx.model.experts_per_token, p.ep, p.etp, p.edp(),
-                         moe_imbalance(ctx).value_or(1.0));
+                         moe_imbalance(ctx).value_or(kDefaultMoeImbalance));
     }
     if (p.cp > 1) {
       out << fmt::format("context:      cp {} ({}), {} tokens per GPU of each sequence\n", p.cp,
@@ -267,8 +267,8 @@ void exhaustive(NativeEstimator, const Options& o, Session& session, SessionResu
 
 /// --exhaustive with the original's estimator: the step time's parts and each stage's times and
 /// memory (EstimateDetail).
-void exhaustive(OriginalEstimator original, const Options& o, Session& session, SessionResult& result,
-                const Placement& placement) {
+void exhaustive(OriginalEstimator original, const Options& o, Session& session,
+                SessionResult& result, const Placement& placement) {
   const EstimateContext& ctx = result.plans.front().context;
   const Cluster& cluster = ctx.cluster;
   const DesignPoint& p = o.point;

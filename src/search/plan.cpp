@@ -327,10 +327,11 @@ std::vector<DpMethod> methods_for_framework(const EstimateContext& ctx, Framewor
   const bool has_megatron = flavour_available(ctx, Flavour::megatron);
   const bool has_deepspeed = flavour_available(ctx, Flavour::deepspeed);
   std::vector<DpMethod> wanted;
+  // The original's methods only (DpMethodInfo::original): its goldens hold them.
   const auto methods_of = [](auto keep) {
     std::vector<DpMethod> out;
     for (const DpMethodInfo& m : dp_methods()) {
-      if (keep(m)) {
+      if (m.original && keep(m)) {
         out.push_back(m.id);
       }
     }
