@@ -564,12 +564,6 @@ void make_native_plan(const PlanInput& in, SearchPlan& plan, const std::vector<G
     throw InputError("--fused_layers on: only torchtitan (fsdp) runs eager layers, and this "
                      "search has no fsdp (-f m or -f both includes it)");
   }
-  if (in.native.fused_loss &&
-      std::none_of(plan.methods.begin(), plan.methods.end(),
-                   [](DpMethod m) { return framework_params(m).torch_loss; })) {
-    throw InputError("--fused_loss on: only torchtitan (fsdp) compiles its loss, and this search "
-                     "has no fsdp (-f m or -f both includes it)");
-  }
   // Expert parallelism (docs/moe.md): for an MoE model every power of two dividing the
   // experts up to the cluster's GPUs, and etp 1 (fine-grained experts whole on a GPU, as
   // Megatron-LM's DeepSeek-V3 and Qwen3 recipes run them) and tp (Megatron-LM's default,

@@ -271,8 +271,39 @@ std::vector<std::vector<std::size_t>> work_units(const EstimateContext& ctx,
   const bool share = estimator_info(ctx.estimator).shares_pipelines;
   // Points with the same pipeline: by (tp, dp, pp, mbs), then checked in full.
   std::unordered_multimap<std::uint64_t, std::size_t> unit_of;
+  // The native estimator's split-schedule points (pp > 1) of one configuration (every field
+  // but the schedule equal: same_configuration) share their layer times, partitions and
+  // stage costs (native_estimates): one unit per configuration.
+  const bool configs = estimator_info(ctx.estimator).shares_configurations;
+  std::unordered_multimap<std::uint64_t, std::size_t> config_unit;
   for (std::size_t i = 0; i < points.size(); ++i) {
     const DesignPoint& p = points[i];
+    if (configs && is_split_schedule(p.schedule) && p.pp > 1) {
+      DesignPoint q = p;
+      q.schedule = Schedule::one_f_one_b;
+      const std::uint64_t key = (static_cast<std::uint64_t>(q.tp) * 0x9e3779b1U) ^
+                                (static_cast<std::uint64_t>(q.dp) << 16) ^
+                                (static_cast<std::uint64_t>(q.pp) << 28) ^
+                                (static_cast<std::uint64_t>(q.mbs) << 40) ^
+                                (static_cast<std::uint64_t>(q.method) << 52) ^
+                                (static_cast<std::uint64_t>(q.recompute) << 56) ^
+                                (static_cast<std::uint64_t>(q.offload) << 60) ^
+                                (static_cast<std::uint64_t>(q.cp) * 0x85ebca6bU) ^
+                                (static_cast<std::uint64_t>(q.ep) * 0xc2b2ae35U) ^
+                                (static_cast<std::uint64_t>(q.etp) << 8);
+      const auto [lo, hi] = config_unit.equal_range(key);
+      auto it = lo;
+      while (it != hi && !same_configuration(points[units[it->second].front()], p)) {
+        ++it;
+      }
+      if (it == hi) {
+        config_unit.emplace(key, units.size());
+        units.push_back({i});
+      } else {
+        units[it->second].push_back(i);
+      }
+      continue;
+    }
     if (!share || (ctx.partition_method != PartitionMethod::minmax && p.pp != 1)) {
       units.push_back({i});
       continue;
@@ -337,9 +368,13 @@ void estimate_unit(NativeEstimator e, const EstimateContext& ctx,
                    const std::vector<DesignPoint>& points, const std::vector<std::size_t>& unit,
                    const PlacementSet& placements, OptimalMemo* /*shared_optimal*/,
                    UnitEstimates& out) {
-  start_unit(out, 1, placements.size());
+  start_unit(out, unit.size(), placements.size());
+  // A unit is one point, or the split-schedule points of one configuration (work_units),
+  // which share the placement (it depends on tp, cp, dp and pp only) and, through
+  // native_estimates, the layer times, partitions and stage costs.
   const DesignPoint& p = points[unit.front()];
-  std::vector<PlacementGroup>& groups = out.groups[0];
+  out.unit_points.clear();
+  for (const std::size_t i : unit) out.unit_points.push_back(&points[i]);
   std::vector<StagesOf<NativeEstimator>> seen;
   for (std::size_t k = 0; k < placements.size(); ++k) {
     placements.get(k, out.placement);
@@ -348,14 +383,25 @@ void estimate_unit(NativeEstimator e, const EstimateContext& ctx,
     if (it != seen.end()) {
       const auto g = static_cast<std::uint32_t>(it - seen.begin());
       out.group_of[k] = g;
-      ++groups[g].count;
+      for (std::size_t j = 0; j < unit.size(); ++j) {
+        ++out.groups[j][g].count;
+      }
       continue;
     }
-    out.group_of[k] = static_cast<std::uint32_t>(groups.size());
-    // A braced list evaluates in order: `pruned` is read after estimate_at set it.
-    bool pruned = false;
-    groups.push_back(PlacementGroup{estimate_at(e, ctx, p, where, out.prune, pruned),
-                                    static_cast<int>(k), 1, pruned});
+    out.group_of[k] = static_cast<std::uint32_t>(out.groups[0].size());
+    if (unit.size() == 1) {
+      // A braced list evaluates in order: `pruned` is read after estimate_at set it.
+      bool pruned = false;
+      out.groups[0].push_back(PlacementGroup{estimate_at(e, ctx, p, where, out.prune, pruned),
+                                             static_cast<int>(k), 1, pruned});
+    } else {
+      estimates_at(e, ctx, out.unit_points, where, out.prune, out.native);
+      for (std::size_t j = 0; j < unit.size(); ++j) {
+        const NativeEstimate& est = out.native[j];
+        out.groups[j].push_back(
+            PlacementGroup{to_estimate(ctx, est), static_cast<int>(k), 1, est.pruned});
+      }
+    }
     seen.push_back(std::move(where));
   }
 }

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -430,6 +431,54 @@ TEST_CASE("a plan estimated with a compiled loss compiles it in torchtitan", "[l
   lp.ctx = &model_only;
   CHECK(file(launch_files(lp), "torchtitan.toml").text.find(
             "\n[compile]\nenable = true\ncomponents = [\"model\"]\n") != std::string::npos);
+}
+
+TEST_CASE("a plan estimated with a fused loss is not written for a framework whose loss is fp32",
+          "[launch]") {
+  LaunchPlan lp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
+  NativeSettings settings;
+  settings.fused_loss = true;
+  const EstimateContext ctx = with_native_settings(*lp.ctx, settings);
+  lp.ctx = &ctx;
+  const auto refused_for_loss = [](const LaunchChoice& c) {
+    std::vector<std::string> refused;
+    for (const auto& [target, why] : c.refused) {
+      if (why.find("--fused_loss on") != std::string::npos &&
+          why.find("fp32 softmax of the logits") != std::string::npos) {
+        refused.push_back(target);
+      }
+    }
+    std::sort(refused.begin(), refused.end());
+    return refused;
+  };
+  CHECK(refused_for_loss(launch_choice(lp)) ==
+        std::vector<std::string>{"deepspeed", "megatron_deepspeed"});
+  // Without it the same ZeRO-1 plan is written for DeepSpeed and Megatron-DeepSpeed, and the
+  // dp plan for Megatron-LM, which the fused loss refuses too.
+  const LaunchChoice plain = launch_choice(make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4}));
+  CHECK(std::count(plain.written.begin(), plain.written.end(), "deepspeed") == 1);
+  CHECK(std::count(plain.written.begin(), plain.written.end(), "megatron_deepspeed") == 1);
+  LaunchPlan dp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
+  dp.point.method = DpMethod::dp;
+  const LaunchChoice plain_dp = launch_choice(dp);
+  CHECK(std::count(plain_dp.written.begin(), plain_dp.written.end(), "megatron_lm") == 1);
+  dp.ctx = &ctx;
+  CHECK(refused_for_loss(launch_choice(dp)) == std::vector<std::string>{"megatron_lm"});
+}
+
+TEST_CASE("an interleaved ZeRO plan is not written for DeepSpeed's pipeline engine", "[launch]") {
+  LaunchPlan lp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
+  lp.point.virtual_stages = 5; // 40 layers in 8 x 5 chunks of one layer
+  const LaunchChoice c = launch_choice(lp);
+  std::vector<std::string> refused;
+  for (const auto& [target, why] : c.refused) {
+    if (why.find("not interleaved 1F1B with 5 virtual stages") != std::string::npos) {
+      refused.push_back(target);
+    }
+  }
+  std::sort(refused.begin(), refused.end());
+  CHECK(refused == std::vector<std::string>{"deepspeed", "megatron_deepspeed"});
+  CHECK(std::count(c.written.begin(), c.written.end(), "deepspeed") == 0);
 }
 
 TEST_CASE("torchtitan interleaves uneven chunks as estimated, every layer once", "[launch]") {

@@ -470,6 +470,20 @@ TEST_CASE("a power-capped GPU's measured matmul rate sets its efficiency (T4)", 
   CHECK(catalog().gpu("A100-80GB").sm_count == 108);
 }
 
+TEST_CASE("a GeForce GPU's measured matmul rate lifts the gddr prior (RTX 4090)", "[analytic]") {
+  // RTX 4090: 164.81 of its 165.2 bf16 TFLOPS measured (torch-performance-test-data #78), on
+  // A100's reference: 0.7 x (164.81 / 165.2) / (271.2 / 312) = 0.8034, against the gddr class
+  // prior's 0.6 (a fit of the power-limited A10 and A6000).
+  const GpuSpec& g = catalog().gpu("RTX4090");
+  REQUIRE(g.mamf);
+  const AnalyticCalibration c = prior_calibration(g);
+  CHECK(c.gemm_e_max == Approx(0.7 * (164.81 / 165.2) / (271.2 / 312.0)));
+  CHECK(c.gemm_e_max > 0.8);
+  CHECK(c.attention_efficiency == Approx(0.3 * c.gemm_e_max / 0.6));
+  // Without a measured rate (RTX 3090) the class prior stays.
+  CHECK(prior_calibration(catalog().gpu("RTX3090")).gemm_e_max == Approx(0.6));
+}
+
 TEST_CASE("backward splits into its input-gradient part and W, the weight GEMMs", "[analytic][zb]") {
   // The hand-worked layer above: W is the forward's 2048 GEMM FLOP again (dW = X^T dY);
   // the input gradient keeps the other GEMM, attention and the element-wise traffic.

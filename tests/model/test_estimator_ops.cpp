@@ -117,6 +117,23 @@ TEST_CASE("estimate_at is the native estimate of the point at those stages", "[e
   const Estimate bound = estimate_at(n, ctx, zb, stages_of(n, ctx, zb, placement), prune, pruned);
   CHECK(pruned);
   CHECK(bound.step_s <= estimate_native(ctx, zb, placement).step_s);
+  // Split schedules of one configuration together (the search's work units where the
+  // estimator shares configurations): each as estimate_at gives it alone.
+  REQUIRE(estimator_info(ctx.estimator).shares_configurations);
+  DesignPoint zb2 = zb;
+  zb2.schedule = Schedule::zb_h2;
+  REQUIRE(point_invalid_reason(n, ctx, zb2, stages_of(n, ctx, zb2, placement)).empty());
+  const std::vector<const DesignPoint*> unit{&zb, &zb2};
+  std::vector<NativeEstimate> together;
+  estimates_at(n, ctx, unit, stages_of(n, ctx, zb, placement), {}, together);
+  REQUIRE(together.size() == 2);
+  for (std::size_t i = 0; i < unit.size(); ++i) {
+    const Estimate alone =
+        estimate_at(n, ctx, *unit[i], stages_of(n, ctx, *unit[i], placement), {}, pruned);
+    CHECK(together[i].step_s == alone.step_s);
+    CHECK(together[i].peak_memory_gib == alone.gpumem_gib);
+  }
+  CHECK_FALSE(estimator_info(Estimator::zerosearch).shares_configurations);
 }
 
 TEST_CASE("tp_domain_gpus: a node for the original, the NVLink domain for the native",

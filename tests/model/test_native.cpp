@@ -120,6 +120,20 @@ TEST_CASE("interleaved chunks: equal when they divide the layers, torchtitan's s
   p.num_micro_batches = 8;
   CHECK_THAT(native_invalid_reason(c, p, same_node_type(c, p, 1)),
              Catch::Contains("each chunk needs a layer"));
+  // Megatron-LM accounts for the embedding and the loss: 32 chunks for 30 layers are the
+  // embedding alone, 30 chunks of one layer and the loss alone (layout E|t|...|t|L); rank 0
+  // holds chunks 0, 4, ..., 28: 7 layers and the embedding, rank 3 7 layers and the loss.
+  p.method = DpMethod::zero1;
+  REQUIRE(native_invalid_reason(c, p, same_node_type(c, p, 1)).empty());
+  CHECK(interleaved_chunks(30, 4, 8).front() == 0);
+  CHECK(interleaved_chunks(30, 4, 8).back() == 0);
+  CHECK(native_estimate(c, p, same_node_type(c, p, 1)).partition ==
+        std::vector<int>{7 + 1, 8, 8, 7 + 1});
+  p.method = DpMethod::dp; // Megatron-LM's layout takes uneven chunks, but not empty ones
+  p.virtual_stages = 9;    // 36 chunks: 30 layers and 2 ends leave 4 chunks empty
+  p.num_micro_batches = 8;
+  CHECK_THAT(native_invalid_reason(c, p, same_node_type(c, p, 1)),
+             Catch::Contains("each chunk needs a layer, or the embedding or the loss alone"));
 }
 
 TEST_CASE("1F1B stage j holds min(pp - j, m) micro-batches of activations", "[native]") {
@@ -244,13 +258,12 @@ TEST_CASE("the loss's memory follows the framework's cross-entropy (--fused_loss
   // and its gradient (10 B); compiled, 16-bit logits and gradient (4 B).
   CHECK((eager - fused) * gib == Approx(logits * (12.0 - 4.0)).epsilon(0.01));
   CHECK(megatron * gib == Approx(logits * 10.0));
-  // Only torchtitan compiles its loss.
+  // A fused loss is a fused loss whatever runs the data parallelism (flash-attn's xentropy or
+  // Liger's under DDP): 16-bit logits and gradient, 4 B, and the point stays valid.
+  const double megatron_fused = last_buffers(DpMethod::zero1);
+  CHECK((megatron - megatron_fused) * gib == Approx(logits * (10.0 - 4.0)).epsilon(0.01));
   const DesignPoint dp = point(DpMethod::zero1, 1, 2, 4, 1, 8);
-  CHECK(native_invalid_reason(c, dp, same_node_type(c, dp, 1)) ==
-        "--fused_loss on with zero1: only torchtitan (fsdp) compiles its loss; Megatron-LM and "
-        "DeepSpeed keep an fp32 softmax of the logits");
-  const DesignPoint fsdp = point(DpMethod::fsdp, 1, 2, 4, 1, 8);
-  CHECK(native_invalid_reason(c, fsdp, same_node_type(c, fsdp, 1)).empty());
+  CHECK(native_invalid_reason(c, dp, same_node_type(c, dp, 1)).empty());
 }
 
 TEST_CASE("offload moves the optimizer states to the host and costs PCIe time", "[native]") {
@@ -356,6 +369,37 @@ TEST_CASE("partitions: uniform when the layers divide, min-max on unlike stages"
   const std::vector<int> part = native_partition(c4, p, mixed);
   CHECK(part[0] > part[1] + 10); // the fast GPU takes most layers
   CHECK(part[0] + part[1] == 34);
+}
+
+TEST_CASE("a stage spanning node types: its slowest GPU, on the slowest network of its nodes",
+          "[native]") {
+  // Type 0: the fast GPU on a 10 Gbit/s network; type 1: a four times slower GPU on 400 GB/s.
+  NativeContext c = context(llama(), {gpu(), gpu()}, 4);
+  c.gpus[0].inter_node_bytes_per_s = 10e9 / 8;
+  c.gpus[1].spec.peak_tflops.bf16 = 250;
+  c.gpus[1].spec.name = "Slow";
+  c.settings.overlap_grad_reduce = false;
+  const DesignPoint p = point(DpMethod::dp, 1, 1, 8, 1, 32); // one stage over both nodes
+  const NativePlacement both = native_placement(c, p, {0, 1});
+  REQUIRE(both.stage_gpu == std::vector<int>{1});
+  CHECK(both.net_gpu(0) == 0);
+  // The same as a cluster of the slow GPU on the slow network: the gradient ring crosses the
+  // 10 Gbit/s node, so it runs at that node's share of its network.
+  NativeContext slow = c;
+  slow.gpus[1].inter_node_bytes_per_s = c.gpus[0].inter_node_bytes_per_s;
+  const double spanning = native_estimate(c, p, both).dp_sync_s;
+  CHECK(spanning == Approx(native_estimate(slow, p, native_placement(slow, p, {1, 1})).dp_sync_s));
+  // Hand-worked: Megatron-LM all-reduces fp32 gradients (4 B a parameter); hierarchically, the
+  // ring over the 2 nodes carries 2 x 1/2 of each GPU's quarter, 4P/4 bytes, at its share of
+  // the 10 Gbit/s network (1.25e9/4 B/s): 4P/1.25e9 s, plus the NVLink steps inside the nodes.
+  const double ring_s = 4.0 * static_cast<double>(total_parameters(c.model)) / 1.25e9;
+  CHECK(spanning > ring_s);
+  CHECK(spanning < 1.05 * ring_s);
+  // On the fast network alone the sync is two orders of magnitude shorter.
+  const double fast = native_estimate(c, p, native_placement(c, p, {1, 1})).dp_sync_s;
+  CHECK(fast * 100 < spanning);
+  // A placement of one type per stage keeps stage_net empty.
+  CHECK(native_placement(c, point(DpMethod::dp, 1, 2, 4, 1, 32), {0, 1}).stage_net.empty());
 }
 
 TEST_CASE("terapipe with one slice is the synchronous pipeline of the stages' times",

@@ -471,3 +471,58 @@ TEST_CASE("the busiest rank's passes bound the makespan from below, tightly with
   }
   CHECK(compared > 400);
 }
+
+TEST_CASE("the forwards that reach each rank tighten the bound, still below the makespan",
+          "[zb][prune]") {
+  // pipe_fill_bound never exceeds the simulated makespan and is never below pipe_busy_bound
+  // (random heterogeneous ranks, chunks, links and exposed communication, every schedule);
+  // for equal stages of one chunk it adds the last rank's wait, (p - 1)(F + link).
+  std::mt19937 rng(2828);
+  std::uniform_real_distribution<double> u(0.05, 3.0);
+  std::uniform_real_distribution<double> frac(0.0, 0.6);
+  int compared = 0, tighter = 0;
+  for (const Schedule s : {Schedule::one_f_one_b, Schedule::zb_h1, Schedule::zb_h2, Schedule::zbv,
+                           Schedule::dualpipe, Schedule::dualpipev}) {
+    for (const int p : {2, 3, 4, 6, 8, 16}) {
+      for (const int m : {1, 2, p, 2 * p, 2 * p + 2, 4 * p + 1, 64}) {
+        if (s != Schedule::one_f_one_b && !split_schedule_invalid_reason(s, p, m, 1000).empty()) continue;
+        const PipeProgram prog = pipe_program(s, p, m);
+        const PipeGraph graph = compile_pipe(prog);
+        const PipeOutline outline = pipe_outline(prog);
+        for (int trial = 0; trial < 4; ++trial) {
+          PipeTimes t;
+          t.chunks.resize(static_cast<std::size_t>(p));
+          for (auto& rank : t.chunks) {
+            rank.resize(static_cast<std::size_t>(prog.layout.chunks_per_rank));
+            for (PipeChunkTimes& c : rank) {
+              c.forward_s = u(rng);
+              c.input_s = u(rng);
+              c.weight_s = trial == 0 ? 0.0 : 0.5 * u(rng);
+              c.forward_comm_s = frac(rng) * c.forward_s;
+              c.backward_comm_s = frac(rng) * c.input_s;
+            }
+          }
+          for (int j = 0; j + 1 < p; ++j) t.link_s.push_back(trial == 1 ? 0.0 : 0.2 * u(rng));
+          const double bound = pipe_fill_bound(outline, t);
+          const double makespan = pipe_makespan(graph, t);
+          INFO(to_string(s) << " p " << p << " m " << m << " trial " << trial);
+          CHECK(bound <= makespan);
+          CHECK(bound >= pipe_busy_bound(outline, t));
+          tighter += bound > pipe_busy_bound(outline, t) ? 1 : 0;
+          ++compared;
+        }
+        if (prog.layout.chunks_per_rank == 1 && prog.layout.directions == 1) {
+          PipeTimes eq = equal_times(prog, 1.0, 1.25, 0.5);
+          eq.link_s.assign(static_cast<std::size_t>(p - 1), 0.125);
+          // The last rank starts after p - 1 forwards and links, then runs m (F + B).
+          const double expect = (p - 1) * 1.125 + m * 2.75;
+          CHECK(pipe_fill_bound(outline, eq) == Approx(expect).epsilon(1e-8));
+          CHECK(pipe_fill_bound(outline, eq) < expect);
+          CHECK(pipe_fill_bound(outline, eq) <= pipe_makespan(graph, eq));
+        }
+      }
+    }
+  }
+  CHECK(compared > 400);
+  CHECK(tighter > compared / 2);
+}

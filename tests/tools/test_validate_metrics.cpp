@@ -290,3 +290,55 @@ TEST_CASE("a corpus row's ep, etp and model columns: a built-in model and expert
   CHECK_THROWS_WITH(make_case(corpus_row({{"model", "../m.json"}}), catalog),
                     Catch::Contains("model '../m.json'"));
 }
+
+TEST_CASE("a corpus row's mixed cluster and stated partition", "[validate]") {
+  const auto catalog = zerosearch::load_hardware_catalog(ZEROSEARCH_TEST_PROFILEDB "/hardware.json");
+  const auto values_of = [](const std::vector<std::string>& args, const std::string& flag) {
+    std::vector<std::string> out;
+    auto at = std::find(args.begin(), args.end(), flag);
+    if (at == args.end()) return out;
+    for (++at; at != args.end() && at->rfind("--", 0) != 0; ++at) out.push_back(*at);
+    return out;
+  };
+  const auto mixed = [](std::map<std::string, std::string> over) {
+    std::map<std::string, std::string> row = {
+        {"catalog_gpu", "V100-16GB*3+T4*1"}, {"inter_node_gbit_per_node", "10+50"},
+        {"gpus_per_node", "4"}, {"pp", "4"}, {"dp", "4"}, {"dp_method", "zero0"},
+        {"framework", "megatron-deepspeed"}, {"partition", "9,8,8,9"}};
+    for (const auto& [k, v] : over) row[k] = v;
+    return corpus_row(row);
+  };
+  const Case c = make_case(mixed({}), catalog);
+  CHECK(c.not_modelled.empty());
+  // The regime of a mixed cluster, as the CLI names it (plan_interval).
+  CHECK(c.catalog_gpu == "mixed");
+  CHECK(c.gpu_family == "mixed");
+  const auto args = contract(c, "zs", "m.json");
+  CHECK(values_of(args, "--node_type") == std::vector<std::string>{"V100-16GB", "T4"});
+  CHECK(values_of(args, "--node_type_num_node") == std::vector<std::string>{"3", "1"});
+  CHECK(values_of(args, "--placement") ==
+        std::vector<std::string>{"V100-16GB,V100-16GB,V100-16GB,T4"});
+  CHECK(values_of(args, "--inter_node_gbps") == std::vector<std::string>{"10", "50"});
+  CHECK(values_of(args, "--partition") == std::vector<std::string>{"9,8,8,9"});
+  CHECK(values_of(args, "--num_node").empty());
+  // One GPU type: --node_type and --num_node, no placement; without the column, the even split.
+  const auto plain = contract(make_case(corpus_row({{"pp", "2"}, {"dp", "8"}}), catalog), "zs",
+                              "m.json");
+  CHECK(values_of(plain, "--node_type") == std::vector<std::string>{"A100-40GB"});
+  CHECK(values_of(plain, "--num_node") == std::vector<std::string>{"2"});
+  CHECK(values_of(plain, "--placement").empty());
+  CHECK(values_of(plain, "--partition") == std::vector<std::string>{"17,17"});
+  // Bad values are one-line errors naming them.
+  CHECK_THROWS_WITH(make_case(mixed({{"catalog_gpu", "V100-16GB*0+T4*1"}}), catalog),
+                    Catch::Contains("catalog_gpu 'V100-16GB*0+T4*1'"));
+  CHECK_THROWS_WITH(make_case(mixed({{"catalog_gpu", "V100-16GB*3+Z9*1"}}), catalog),
+                    Catch::Contains("catalog_gpu 'V100-16GB*3+Z9*1'"));
+  CHECK_THROWS_WITH(make_case(mixed({{"catalog_gpu", "V100-16GB*2+T4*1"}}), catalog),
+                    Catch::Contains("not num_gpus 16"));
+  CHECK_THROWS_WITH(make_case(mixed({{"inter_node_gbit_per_node", "10+50+100"}}), catalog),
+                    Catch::Contains("inter_node_gbit_per_node '10+50+100'"));
+  CHECK_THROWS_WITH(make_case(mixed({{"partition", "9,8,17"}}), catalog),
+                    Catch::Contains("partition '9,8,17' must have pp = 4 stages"));
+  CHECK_THROWS_WITH(make_case(mixed({{"partition", "9,8,0,17"}}), catalog),
+                    Catch::Contains("partition '9,8,0,17'"));
+}

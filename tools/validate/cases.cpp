@@ -39,6 +39,19 @@ double to_real(const std::string& s, const Case& c, const char* what) {
 
 bool has(const std::string& s, const char* what) { return s.find(what) != std::string::npos; }
 
+/// The fields of `s` between the separators (an empty field stays, to be rejected as a number).
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out(1);
+  for (char ch : s) {
+    if (ch == sep) {
+      out.emplace_back();
+    } else {
+      out.back() += ch;
+    }
+  }
+  return out;
+}
+
 void add_assumption(Case& c, const std::string& text) {
   c.assumption += (c.assumption.empty() ? "" : "; ") + text;
 }
@@ -102,7 +115,24 @@ Case make_case(const Row& r, const HardwareCatalog& catalog) {
   }
   const bool has_catalog_column = r.fields.count("catalog_gpu") > 0;
   c.catalog_gpu = has_catalog_column ? r.at("catalog_gpu") : catalog_gpu_by_name(c.gpu);
-  if (!c.catalog_gpu.empty()) {
+  if (c.catalog_gpu.find('+') != std::string::npos) {
+    // A mixed cluster: "A*n+B*m", node types and node counts in rank order.
+    for (const std::string& part : split(c.catalog_gpu, '+')) {
+      const auto star = part.find('*');
+      const GpuSpec* spec =
+          star == std::string::npos ? nullptr : catalog.find_gpu(part.substr(0, star));
+      const long long nodes =
+          star == std::string::npos ? 0 : to_int(part.substr(star + 1), c, "catalog_gpu's nodes");
+      if (spec == nullptr || nodes < 1) {
+        throw BadInput(fmt::format("row {}: catalog_gpu '{}' must be GPU*nodes+GPU*nodes with "
+                                   "GPUs of profiledb/hardware.json and at least one node each",
+                                   c.id, c.catalog_gpu));
+      }
+      c.node_types.emplace_back(spec->name, static_cast<int>(nodes));
+    }
+    c.catalog_gpu = "mixed"; // the name the CLI gives a mixed cluster's regime (plan_interval)
+    c.gpu_family = "mixed";
+  } else if (!c.catalog_gpu.empty()) {
     const GpuSpec* spec = catalog.find_gpu(c.catalog_gpu);
     if (spec == nullptr) {
       throw BadInput(fmt::format("row {}: catalog_gpu '{}' is not a GPU of "
@@ -131,7 +161,28 @@ Case make_case(const Row& r, const HardwareCatalog& catalog) {
     throw BadInput(fmt::format("row {}: num_gpus, gpus_per_node and num_attention_heads must be "
                                "positive", c.id));
   }
-  c.inter_node_Gbitps = to_int(r.at("inter_node_gbit_per_node"), c, "inter_node_gbit_per_node");
+  if (const std::string& inter = r.at("inter_node_gbit_per_node");
+      inter.find('+') != std::string::npos) {
+    for (const std::string& part : split(inter, '+')) {
+      c.node_type_Gbitps.push_back(to_int(part, c, "inter_node_gbit_per_node"));
+    }
+    if (c.node_type_Gbitps.size() != c.node_types.size()) {
+      throw BadInput(fmt::format("row {}: inter_node_gbit_per_node '{}' has {} figures and "
+                                 "catalog_gpu {} node types; give one per type or one for all",
+                                 c.id, inter, c.node_type_Gbitps.size(), c.node_types.size()));
+    }
+  } else {
+    c.inter_node_Gbitps = to_int(inter, c, "inter_node_gbit_per_node");
+  }
+  c.partition = r.at("partition");
+  if (!c.partition.empty()) {
+    for (const std::string& part : split(c.partition, ',')) {
+      if (to_int(part, c, "partition") < 1) {
+        throw BadInput(fmt::format("row {}: partition '{}' must be positive layer counts, one "
+                                   "per pipeline stage", c.id, c.partition));
+      }
+    }
+  }
   if (c.num_gpus < c.gpn && !has(c.gpu, "NVL72")) {
     // Part of one node: a node of the GPUs the run uses (same GPUs, same links).
     add_assumption(c, fmt::format("one node, {} of its {} GPUs", c.num_gpus, c.gpn));
@@ -252,6 +303,18 @@ Case make_case(const Row& r, const HardwareCatalog& catalog) {
   if (c.not_modelled.empty() && c.catalog_gpu.empty()) {
     c.not_modelled = "GPU '" + c.gpu + "' is not in the catalog";
   }
+  if (!c.node_types.empty()) {
+    int nodes = 0;
+    for (const auto& [gpu, n] : c.node_types) nodes += n;
+    if (nodes * c.gpn != c.num_gpus) {
+      throw BadInput(fmt::format("row {}: catalog_gpu's {} nodes of {} GPUs are not num_gpus {}",
+                                 c.id, nodes, c.gpn, c.num_gpus));
+    }
+  }
+  if (!c.partition.empty() && static_cast<int>(split(c.partition, ',').size()) != c.pp) {
+    throw BadInput(fmt::format("row {}: partition '{}' must have pp = {} stages", c.id,
+                               c.partition, c.pp));
+  }
   if (c.not_modelled.empty() && c.num_gpus % c.gpn != 0) {
     c.not_modelled = fmt::format("{} GPUs are not whole nodes of {}", c.num_gpus, c.gpn);
   }
@@ -305,8 +368,6 @@ std::vector<std::string> contract(const Case& c, const fs::path& exe, const fs::
                                 "--type",
                                 c.catalog_model.empty() ? model.string() : c.catalog_model,
                                 "--seq_len", std::to_string(c.seq),
-                                "--node_type", c.catalog_gpu,
-                                "--num_node", std::to_string(c.num_gpus / c.gpn),
                                 "--gpu_per_node", std::to_string(c.gpn),
                                 "--dp_method", c.method, "--tp", std::to_string(c.tp),
                                 "--pp", std::to_string(c.pp), "--dp", std::to_string(c.dp),
@@ -314,7 +375,26 @@ std::vector<std::string> contract(const Case& c, const fs::path& exe, const fs::
                                 "--custom_gbs", std::to_string(c.gbs),
                                 "--recompute", c.recompute,
                                 "--virtual_stages", std::to_string(c.v), "--dtype", c.dtype};
-  if (c.inter_node_Gbitps > 0) {
+  if (c.node_types.empty()) {
+    a.insert(a.end(), {"--node_type", c.catalog_gpu, "--num_node",
+                       std::to_string(c.num_gpus / c.gpn)});
+  } else {
+    // A mixed cluster: its node types, their node counts, and the ranks on them in the order
+    // the row gives (the frameworks' default rank order: the first type's nodes first).
+    std::string placement;
+    a.emplace_back("--node_type");
+    for (const auto& [gpu, n] : c.node_types) a.push_back(gpu);
+    a.emplace_back("--node_type_num_node");
+    for (const auto& [gpu, n] : c.node_types) {
+      a.push_back(std::to_string(n));
+      for (int i = 0; i < n; ++i) placement += (placement.empty() ? "" : ",") + gpu;
+    }
+    a.insert(a.end(), {"--placement", placement});
+  }
+  if (!c.node_type_Gbitps.empty()) {
+    a.emplace_back("--inter_node_gbps");
+    for (long long g : c.node_type_Gbitps) a.push_back(std::to_string(g));
+  } else if (c.inter_node_Gbitps > 0) {
     a.insert(a.end(), {"--inter_node_gbps", std::to_string(c.inter_node_Gbitps)});
   }
   if (c.cp > 1) {
@@ -335,9 +415,12 @@ std::vector<std::string> contract(const Case& c, const fs::path& exe, const fs::
                                     std::pair{"--attention_kernel", &c.attention_kernel}}) {
     if (!value->empty()) a.insert(a.end(), {flag, *value});
   }
-  // The runs split the layers evenly (Megatron-LM's and torchtitan's default); the uniform
-  // partition is given when the layers divide, else the native model's own.
-  if (c.pp > 1 && c.v == 1 && c.layers % c.pp == 0) {
+  // The partition the row states; else the runs split the layers evenly (Megatron-LM's and
+  // torchtitan's default): the uniform partition is given when the layers divide, else the
+  // native model's own.
+  if (!c.partition.empty() && c.pp > 1) {
+    a.insert(a.end(), {"--partition", c.partition});
+  } else if (c.pp > 1 && c.v == 1 && c.layers % c.pp == 0) {
     std::string part;
     for (int j = 0; j < c.pp; ++j) {
       const long long n = c.layers / c.pp + (j == 0 ? 1 : 0) + (j == c.pp - 1 ? 1 : 0);

@@ -34,6 +34,14 @@ struct Case {
   int num_gpus = 0, gpn = 0, tp = 1, pp = 1, dp = 1, cp = 1, mbs = 0, gbs = 0, v = 1;
   /// Network bandwidth per node in Gbit/s when the row states its own (0: the catalog's).
   long long inter_node_Gbitps = 0;
+  /// A mixed cluster (catalog_gpu "A*n+B*m"): its node types and node counts in rank order,
+  /// and each type's network per node in Gbit/s (inter_node_gbit_per_node "x+y"; empty: the
+  /// catalog's). Empty for one GPU type; catalog_gpu and gpu_family are then "mixed".
+  std::vector<std::pair<std::string, int>> node_types;
+  std::vector<long long> node_type_Gbitps;
+  /// The layers per pipeline stage as the source states them (the partition column: the
+  /// embedding and the loss counted as a layer each, --partition's notation); empty: even.
+  std::string partition;
   /// The corpus's model column: a built-in catalog model (profiledb/models.json) the contract
   /// passes as --type NAME; empty = a model file written from the shape columns.
   std::string catalog_model;

@@ -55,6 +55,10 @@ struct EstimatorInfo {
   /// It can evaluate a TeraPipe schedule, whose best plan the summary compares with the best
   /// other plan (so the search keeps every row).
   bool terapipe = false;
+  /// Its split-schedule points (pp > 1) that differ only in the schedule (same_configuration)
+  /// share layer times, partitions and stage costs: the search evaluates them as one work unit
+  /// (estimates_at, model/estimator_ops.hpp).
+  bool shares_configurations = false;
 };
 
 /// The row of estimator `e` (a table: every Estimator has one).

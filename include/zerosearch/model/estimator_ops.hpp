@@ -11,6 +11,7 @@
 // The per-point questions (stages_of, point_invalid_reason, estimate_at) are inline: the
 // search's inner loops compile them to the calls they wrap.
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -96,6 +97,14 @@ using StagesOf = typename EstimatorStages<E>::type;
   const NativeEstimate est = native_estimate(*ctx.native, p, where, {}, prune);
   pruned = est.pruned;
   return to_estimate(ctx, est);
+}
+
+/// The native estimates of points of one configuration (same_configuration) at `where`, into
+/// out[i]: native_estimates, bit for bit estimate_at's with what they share computed once.
+inline void estimates_at(NativeEstimator, const EstimateContext& ctx,
+                         std::span<const DesignPoint* const> points, const NativePlacement& where,
+                         const NativePruning& prune, std::vector<NativeEstimate>& out) {
+  native_estimates(*ctx.native, points, where, prune, out);
 }
 
 // ---- The scale-up domain

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -149,13 +150,22 @@ struct NativeContext {
 /// network then applies).
 struct NativePlacement {
   std::vector<int> stage_gpu;
+  /// Per stage, the node type whose network is the slowest among the stage's nodes, where it
+  /// is not stage_gpu's (a stage spanning node types); empty when every stage's is.
+  std::vector<int> stage_net;
   std::vector<char> boundary_inter_node;
+  /// The node type whose network a collective over stage j's nodes runs at.
+  [[nodiscard]] int net_gpu(int j) const noexcept {
+    return stage_net.empty() ? stage_gpu[static_cast<std::size_t>(j)]
+                             : stage_net[static_cast<std::size_t>(j)];
+  }
   [[nodiscard]] bool operator==(const NativePlacement&) const = default;
 };
 
 /// Stage GPUs and node crossings of `p` on a placement (node type of each node, rank order:
 /// tp innermost, then dp, then pp, as Megatron-LM and DeepSpeed lay ranks out). A stage whose
-/// ranks span node types runs at the pace of its slowest (smallest memory, then lowest peak).
+/// ranks span node types runs at the pace of its slowest (smallest memory, then lowest peak),
+/// and its data-parallel collectives cross the nodes at the slowest of their networks.
 [[nodiscard]] NativePlacement native_placement(const NativeContext& ctx, const DesignPoint& p,
                                                const std::vector<int>& node_types);
 
@@ -315,5 +325,19 @@ struct NativePruning {
                                              const NativePlacement& where,
                                              std::vector<int> partition = {},
                                              const NativePruning& prune = {});
+
+/// Whether `a` and `b` are the same configuration: every field equal but the schedule and the
+/// virtual stages (the search estimates a configuration's split schedules together).
+[[nodiscard]] bool same_configuration(const DesignPoint& a, const DesignPoint& b) noexcept;
+
+/// native_estimate(ctx, *points[i], where, {}, prune) of each point into out[i], bit for bit,
+/// for points of one configuration (same_configuration): the layer times, the default
+/// partitions (one per kind: one chunk per rank, interleaved, the V of zbv and dualpipev,
+/// DualPipe's) and the cost of each distinct stage (its GPU type and entries) are computed
+/// once and shared; each point's sends, activations in flight, memory and pipeline are its
+/// own. Call native_invalid_reason on each point first.
+void native_estimates(const NativeContext& ctx, std::span<const DesignPoint* const> points,
+                      const NativePlacement& where, const NativePruning& prune,
+                      std::vector<NativeEstimate>& out);
 
 } // namespace zerosearch

@@ -195,6 +195,12 @@ struct PipeOutline {
 [[nodiscard]] double pipe_busy_bound(const PipeGraph& graph, const PipeTimes& times);
 /// The same bound from the program's outline (bit for bit: the same counts and durations).
 [[nodiscard]] double pipe_busy_bound(const PipeOutline& outline, const PipeTimes& times);
+/// A tighter lower bound of the makespan, from the outline too: each rank's passes end to
+/// end, started no earlier than the chain of forwards that reaches its first pass (the
+/// forwards of positions 0 .. k - 1 of its first chunk's direction and the links between
+/// them, each forward at its shortest: alone or in an F&B pair), less the same 1e-9 margin.
+/// At least pipe_busy_bound's; O(ranks x chunks^2 + positions x links).
+[[nodiscard]] double pipe_fill_bound(const PipeOutline& outline, const PipeTimes& times);
 
 /// The memory `held` takes, in micro-batches of the whole rank's activations:
 /// sum_c share[c] b[c] + w_ratio * sum_c share[c] w[c], `share[c]` the chunk's share of the

@@ -34,7 +34,8 @@ struct PlacementGroup {
 /// Step 1. The search's work units, indices into `points`: with an estimator that
 /// shares_pipelines, the points it gives the same pipeline on every placement (same_pipeline)
 /// when the partition is minmax's, which does not depend on the data-parallel method; each
-/// other point alone. Longest first (pp x (micro-batches + pp)), so that no worker is left with
+/// other point alone; the native estimator's split-schedule points (pp > 1) of one
+/// configuration (same_configuration) together. Longest first (pp x (micro-batches + pp)), so that no worker is left with
 /// a long unit at the end; the split schedules' points (zero_bubble.hpp) after all others, so
 /// that the rows kept by then rule out most of their simulations (RowKeeper::prune_limits). Results do not depend on the order in which workers take the units.
 [[nodiscard]] std::vector<std::vector<std::size_t>> work_units(
@@ -50,6 +51,9 @@ struct UnitEstimates {
   /// Step times past which the unit's rows cannot be kept (RowKeeper::prune_limits): the
   /// native estimator skips the simulation of such split-schedule plans (NativePruning).
   NativePruning prune;
+  /// Scratch of the native estimator: the unit's points and their estimates on one placement.
+  std::vector<const DesignPoint*> unit_points;
+  std::vector<NativeEstimate> native;
 };
 
 /// Step 2. Estimates every point of `unit` on every placement into `out`: placements that give
@@ -62,7 +66,8 @@ void estimate_unit(OriginalEstimator, const EstimateContext& ctx,
                    const PlacementSet& placements, OptimalMemo* shared_optimal,
                    UnitEstimates& out);
 /// The native estimator's: placements whose stages run on the same node types with the same
-/// node crossings (NativePlacement) share an estimate; units are single points.
+/// node crossings (NativePlacement) share an estimate; units are single points, or the
+/// split-schedule points of one configuration (native_estimates).
 void estimate_unit(NativeEstimator, const EstimateContext& ctx,
                    const std::vector<DesignPoint>& points, const std::vector<std::size_t>& unit,
                    const PlacementSet& placements, OptimalMemo* shared_optimal,

@@ -112,6 +112,22 @@ bool overlap_grad_reduce(const Facts& f) {
   return st != nullptr && st->overlap_grad_reduce.value_or(false);
 }
 
+std::string fused_loss_refusal(const Facts& f, const char* framework) {
+  const NativeSettings* st = native_settings(f);
+  if (st == nullptr || !st->fused_loss) {
+    return {};
+  }
+  // Megatron's vocab-parallel cross-entropy, fused or not, upcasts the logits and keeps their
+  // fp32 softmax for the backward (megatron/core/tensor_parallel/cross_entropy.py,
+  // VocabParallelCrossEntropy.calculate_logits_max; megatron/core/fusions/fused_cross_entropy.py
+  // calls it too); DeepSpeed leaves the loss to the model's code.
+  return fmt::format("no {} files: the plan was estimated with --fused_loss on (a fused "
+                     "cross-entropy keeping the logits and their gradient in the training dtype), "
+                     "and {}'s loss keeps an fp32 softmax of the logits; estimate it with "
+                     "--fused_loss off",
+                     framework, framework);
+}
+
 std::optional<bool> grad_reduce_fp32(const Facts& f) {
   const NativeSettings* st = native_settings(f);
   return st != nullptr ? st->grad_reduce_fp32 : std::nullopt;

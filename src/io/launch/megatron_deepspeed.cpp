@@ -23,12 +23,22 @@ std::string refusal(const Facts& f) {
     return fmt::format("no Megatron-DeepSpeed files: DeepSpeed's pipeline engine runs its own 1F1B (TrainSchedule in deepspeed/runtime/pipe/schedule.py), not the {} schedule",
                        to_string(f.p.schedule));
   }
+  if (f.p.pp > 1 && f.p.virtual_stages > 1) {
+    return fmt::format("no Megatron-DeepSpeed files: DeepSpeed's pipeline engine runs one model chunk per rank "
+                       "(TrainSchedule in deepspeed/runtime/pipe/schedule.py), not interleaved "
+                       "1F1B with {} virtual stages (Megatron-LM runs it with "
+                       "--use-distributed-optimizer)",
+                       f.p.virtual_stages);
+  }
   switch (f.launch.kind) {
   case DpLaunchKind::deepspeed_zero: break;
   case DpLaunchKind::replicate:
   case DpLaunchKind::fsdp:
     return fmt::format("no Megatron-DeepSpeed files: {} is not a ZeRO method",
                        to_string(f.p.method));
+  }
+  if (std::string why = fused_loss_refusal(f, "Megatron-DeepSpeed"); !why.empty()) {
+    return why;
   }
   if (f.p.cp > 1 && f.p.cp_comm != CpComm::a2a) {
     return fmt::format("no Megatron-DeepSpeed files: it splits sequences with DeepSpeed-Ulysses "

@@ -29,7 +29,7 @@ std::string refusal(const Facts& f) {
                        to_string(f.p.schedule));
   }
   switch (f.launch.kind) {
-  case DpLaunchKind::replicate: return {};
+  case DpLaunchKind::replicate: return fused_loss_refusal(f, "Megatron-LM");
   case DpLaunchKind::deepspeed_zero:
     return fmt::format("no Megatron-LM files: {} is a DeepSpeed ZeRO method (Megatron-DeepSpeed "
                        "runs it)",
@@ -60,7 +60,7 @@ std::string refusal(const Facts& f) {
                          "expert-data-parallel group (ep {}, edp {}); torchtitan runs this plan",
                          f.p.ep, f.p.edp());
     }
-    return {};
+    return fused_loss_refusal(f, "Megatron-LM");
   }
   return "unknown data-parallel kind";
 }

@@ -91,6 +91,9 @@ struct Writer {
 [[nodiscard]] std::string node_rank_lines();
 [[nodiscard]] const NativeSettings* native_settings(const Facts& f);
 [[nodiscard]] bool overlap_grad_reduce(const Facts& f);
+/// Why `framework`, whose cross-entropy keeps an fp32 softmax of the logits, cannot run a plan
+/// estimated with --fused_loss on (16-bit logits and gradient); empty when the plan has none.
+[[nodiscard]] std::string fused_loss_refusal(const Facts& f, const char* framework);
 /// --grad_reduce_fp32 as the estimate ran it: empty when unset (the framework's default).
 [[nodiscard]] std::optional<bool> grad_reduce_fp32(const Facts& f);
 [[nodiscard]] bool uneven(const std::vector<int>& v);

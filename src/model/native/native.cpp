@@ -159,14 +159,15 @@ bool shards_parameters(DpMethod m) noexcept { return framework_params(m).shard_l
 /// Bytes per logit the loss holds at its peak on the last stage (docs/native.md §3).
 double loss_bytes_per_logit(const FrameworkParams& fw, const NativeSettings& st,
                             double wb) noexcept {
+  if (st.fused_loss) {
+    // A fused 16-bit cross-entropy (torch.compile of the loss, flash-attn's xentropy, Liger's):
+    // the 16-bit logits are kept for a fused backward that writes a 16-bit gradient.
+    return 2.0 * wb;
+  }
   if (!fw.torch_loss) {
     // Megatron-LM's vocab-parallel cross-entropy: the logits in the training dtype, their
     // fp32 softmax and its gradient.
     return wb + 4.0 + 4.0;
-  }
-  if (st.fused_loss) {
-    // Compiled: the 16-bit logits are kept for a fused backward that writes a 16-bit gradient.
-    return 2.0 * wb;
   }
   // Eager cross_entropy(logits.float()): log_softmax's saved fp32 output, the fp32 gradient
   // coming in and the one going out live together in its backward (the 16-bit logits are
@@ -435,17 +436,34 @@ NativePlacement native_placement(const NativeContext& ctx, const DesignPoint& p,
     if (pa != pb) return pa < pb;
     return ctx.gpus[ua].memory_gib < ctx.gpus[ub].memory_gib;
   };
-  for (int j = 0; j < p.pp; ++j) {
+  const auto net_of = [&](int t) {
+    return ctx.gpus[static_cast<std::size_t>(t)].inter_node_bytes_per_s;
+  };
+  // With one node type every stage is on it (stage_gpu stays 0).
+  for (int j = 0; ctx.gpus.size() > 1 && j < p.pp; ++j) {
     const std::size_t first = node_of(j * per_stage);
     const std::size_t last = node_of((j + 1) * per_stage - 1);
     int g = node_types[first];
+    int net = g;
     for (std::size_t n = first + 1; n <= last; ++n) {
       const int h = node_types[n];
       if (h != g && slower_type(h, g)) {
         g = h;
       }
+      if (h != net && net_of(h) < net_of(net)) {
+        net = h;
+      }
     }
     w.stage_gpu[static_cast<std::size_t>(j)] = g;
+    if (net_of(net) < net_of(g)) {
+      if (w.stage_net.empty()) {
+        w.stage_net.assign(w.stage_gpu.begin(), w.stage_gpu.end());
+        w.stage_net.resize(static_cast<std::size_t>(p.pp));
+      }
+      w.stage_net[static_cast<std::size_t>(j)] = net;
+    } else if (!w.stage_net.empty()) {
+      w.stage_net[static_cast<std::size_t>(j)] = g;
+    }
   }
   for (int j = 0; j + 1 < p.pp; ++j) {
     const bool cross = node_of(j * per_stage) != node_of((j + 1) * per_stage) ||
@@ -489,10 +507,15 @@ std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p
                          "and the loss counted as a layer each)",
                          p.virtual_stages, p.pp, ctx.model.num_layers, ctx.model.name);
     }
-    if (ctx.model.num_layers < chunks) {
+    // Megatron-LM counts the embedding and the loss as a layer each (the accounting above):
+    // the first chunk may then hold the embedding alone and the last the loss alone
+    // (pipeline layouts "E|t|...|t|L"); torchtitan's split gives every chunk a layer.
+    const bool accounted = !framework_params(p.method).uneven_chunks;
+    if (ctx.model.num_layers + (accounted ? 2 : 0) < chunks) {
       return fmt::format("--virtual_stages {} with pp {}: {} model chunks for the {} layers of {} "
-                         "(each chunk needs a layer)",
-                         p.virtual_stages, p.pp, chunks, ctx.model.num_layers, ctx.model.name);
+                         "(each chunk needs a layer{})",
+                         p.virtual_stages, p.pp, chunks, ctx.model.num_layers, ctx.model.name,
+                         accounted ? ", or the embedding or the loss alone" : "");
     }
     if (p.num_micro_batches % p.pp != 0) {
       return fmt::format("--virtual_stages {}: interleaved 1F1B needs the micro-batches ({}) to "
@@ -533,11 +556,6 @@ std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p
   if (ctx.settings.fused_layers && !framework_params(p.method).torch_loss) {
     return fmt::format("--fused_layers on with {}: only torchtitan (fsdp) runs eager layers; "
                        "Megatron-LM and DeepSpeed run fused kernels already",
-                       to_string(p.method));
-  }
-  if (ctx.settings.fused_loss && !framework_params(p.method).torch_loss) {
-    return fmt::format("--fused_loss on with {}: only torchtitan (fsdp) compiles its loss; "
-                       "Megatron-LM and DeepSpeed keep an fp32 softmax of the logits",
                        to_string(p.method));
   }
   if (ctx.settings.grad_reduce_fp32 == false && framework_params(p.method).fp32_sharded_params) {
@@ -801,10 +819,12 @@ PipeShape pipe_shape(const NativeContext& ctx, const DesignPoint& p, const std::
 /// rank's times (framework costs included) shared out in proportion to each chunk's analytic
 /// compute, so the chunks of a rank add up to it; the tensor-parallel collectives a DualPipe
 /// F&B pair can hide; the stages' sends as the links.
-PipeTimes pipe_times(const NativeContext& ctx, const DesignPoint& p, const NativeEstimate& est,
-                     const PipeShape& shape, StageLayerTimes& times) {
-  PipeTimes pt;
+/// Fills `pt`, reusing its buffers (every figure is overwritten).
+void pipe_times_into(const NativeContext& ctx, const DesignPoint& p, const NativeEstimate& est,
+                     const PipeShape& shape, StageLayerTimes& times, PipeTimes& pt) {
   const FrameworkParams fw = framework_params(p.method, p.dtype, ctx.settings);
+  pt.link_s.clear();
+  pt.chunks.resize(est.stages.size());
   for (std::size_t r = 0; r < est.stages.size(); ++r) {
     const NativeStage& st = est.stages[r];
     if (r + 1 < est.stages.size()) pt.link_s.push_back(st.send_s);
@@ -837,7 +857,8 @@ PipeTimes pipe_times(const NativeContext& ctx, const DesignPoint& p, const Nativ
     const double a2a_f = st.moe_comm_forward_s - st.moe_layers * t.tp_comm_forward_s / 2.0;
     const double a2a_b = (st.moe_comm_s - st.moe_comm_forward_s) -
                          st.moe_layers * backward_passes * t.tp_comm_forward_s / 2.0;
-    std::vector<PipeChunkTimes> chunks(C);
+    std::vector<PipeChunkTimes>& chunks = pt.chunks[r];
+    chunks.resize(C);
     for (std::size_t c = 0; c < C; ++c) {
       PipeChunkTimes& ct = chunks[c];
       const double n = rk.layers[c];
@@ -850,8 +871,13 @@ PipeTimes pipe_times(const NativeContext& ctx, const DesignPoint& p, const Nativ
       ct.backward_comm_s =
           std::min(ct.input_s, n * t.tp_comm_backward_s + share * std::max(0.0, a2a_b));
     }
-    pt.chunks.push_back(std::move(chunks));
   }
+}
+
+PipeTimes pipe_times(const NativeContext& ctx, const DesignPoint& p, const NativeEstimate& est,
+                     const PipeShape& shape, StageLayerTimes& times) {
+  PipeTimes pt;
+  pipe_times_into(ctx, p, est, shape, times, pt);
   return pt;
 }
 
@@ -1390,7 +1416,11 @@ double embedding_sync_s(const NativeContext& ctx, const DesignPoint& p, const Po
   const bool one_domain = tiers.multi_node_domain() &&
                           where.stage_gpu.front() == where.stage_gpu.back() &&
                           !crosses_domain(0, world_size(p) - 1, tiers.domain_gpus);
-  const double bw = one_domain ? 0.8 * gpu.spec.intra_node.GBps_per_dir * 1e9 : scale_out_bytes_per_s(ctx, gpu);
+  // Across the network, at the slower of the two ends' networks.
+  const double bw =
+      one_domain ? 0.8 * gpu.spec.intra_node.GBps_per_dir * 1e9
+                 : std::min(scale_out_bytes_per_s(ctx, ctx.gpus[static_cast<std::size_t>(where.net_gpu(0))]),
+                            scale_out_bytes_per_s(ctx, ctx.gpus[static_cast<std::size_t>(where.net_gpu(p.pp - 1))]));
   return ring_allreduce_s(bytes, 2, bw, nccl_latency(Transport::net));
 }
 
@@ -1436,13 +1466,12 @@ namespace {
 /// (StageKey): native_estimate's per-stage steps in order (docs/native.md §7), all but the
 /// send to the next stage and the activations in flight (stage_finish). `st` is
 /// default-constructed.
-void stage_core(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
-                const native_steps::StageEntries& e, int gpu_index, StageLayerTimes& times,
-                const native_steps::PointConstants& k) {
+void stage_core_on(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
+                   const native_steps::StageEntries& e, int gpu_index, const NativeGpu& gpu,
+                   StageLayerTimes& times, const native_steps::PointConstants& k) {
   using namespace native_steps;
   const ModelSpec& m = ctx.model;
   st.gpu = gpu_index;
-  const NativeGpu& gpu = ctx.gpus[static_cast<std::size_t>(st.gpu)];
   st.layers = e.layers + (e.embedding ? 1 : 0) + (e.head ? 1 : 0); // partition[j]
   st.memory_limit_gib = gpu.memory_gib;
   st.moe_layers = e.moe;
@@ -1474,27 +1503,46 @@ void stage_core(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
   st.optimizer_s = optimizer_step_s(p, k, gpu, params, e.layers);
 }
 
+/// stage_core_on for stage GPU type `gpu_index` whose collectives cross the network of node
+/// type `net_index`: a stage spanning node types runs on its slowest GPU and crosses its nodes
+/// at the slowest of their networks.
+void stage_core(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
+                const native_steps::StageEntries& e, int gpu_index, int net_index,
+                StageLayerTimes& times, const native_steps::PointConstants& k) {
+  const NativeGpu& gpu = ctx.gpus[static_cast<std::size_t>(gpu_index)];
+  if (net_index == gpu_index) {
+    stage_core_on(st, ctx, p, e, gpu_index, gpu, times, k);
+    return;
+  }
+  NativeGpu spanning = gpu;
+  spanning.inter_node_bytes_per_s =
+      ctx.gpus[static_cast<std::size_t>(net_index)].inter_node_bytes_per_s;
+  stage_core_on(st, ctx, p, e, gpu_index, spanning, times, k);
+}
+
 /// The rest of stage j (after stage_core): its send to stage j + 1, the micro-batches in
 /// flight, the activations they hold, the memory in GiB.
 void stage_finish(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
                   const NativePlacement& where, const PipeShape& shape,
                   const native_steps::PointConstants& k, const native_steps::StageEntries& e,
-                  int j) {
+                  int j, const double* sends) {
   using namespace native_steps;
   const auto ju = static_cast<std::size_t>(j);
-  st.send_s = send_s(ctx, p, k, where, j);
+  st.send_s = sends != nullptr ? sends[ju] : send_s(ctx, p, k, where, j);
   st.in_flight =
       in_flight(p, j, shape.split, shape.split ? split_in_flight(shape, ju, k.act) : 0.0);
   add_activations(st.memory, ctx, p, k, e, st.in_flight);
   to_gib(st.memory, ctx.settings.framework_overhead_gib);
 }
 
-/// What stage_core's result depends on: the stage's GPU type and its entries.
+/// What stage_core's result depends on: the stage's GPU type, the node type whose network
+/// its collectives cross, and its entries.
 struct StageKey {
   int gpu = 0;
+  int net = 0;
   native_steps::StageEntries e;
   [[nodiscard]] bool operator==(const StageKey& o) const noexcept {
-    return gpu == o.gpu && e.embedding == o.e.embedding && e.head == o.e.head &&
+    return gpu == o.gpu && net == o.net && e.embedding == o.e.embedding && e.head == o.e.head &&
            e.layers == o.e.layers && e.moe == o.e.moe && e.main == o.e.main &&
            e.dense == o.e.dense;
   }
@@ -1506,7 +1554,7 @@ struct StageKey {
 /// StageKey of the point, remembered in `seen` (a few entries), and its result is copied: the
 /// same operations on the same inputs, the same bits.
 struct SeenStages {
-  static constexpr std::size_t kMax = 8;
+  static constexpr std::size_t kMax = 12;
   /// Left uninitialised until written (a NativeStage is trivially copyable): zeroing eight
   /// stages per point would cost more than the copies it serves.
   union Slot {
@@ -1524,12 +1572,12 @@ void estimate_stage(std::vector<NativeStage>& stages, const NativeContext& ctx,
                     const DesignPoint& p, const NativePlacement& where,
                     const std::vector<int>& partition, const PipeShape& shape,
                     StageLayerTimes& times, const native_steps::PointConstants& k,
-                    SeenStages& seen, int j) {
+                    SeenStages& seen, int j, const double* sends) {
   using namespace native_steps;
   const auto ju = static_cast<std::size_t>(j);
   // The ranks holding the embedding and the LM head: the first and the last, but the first
   // holds both in a V (zbv, dualpipev) and both end ranks hold both in DualPipe.
-  const StageKey key{where.stage_gpu[ju],
+  const StageKey key{where.stage_gpu[ju], where.net_gpu(j),
                      stage_entries(ctx.model, p, partition, j, shape.holds_embedding(j),
                                    shape.holds_head(j))};
   std::size_t i = 0;
@@ -1538,44 +1586,50 @@ void estimate_stage(std::vector<NativeStage>& stages, const NativeContext& ctx,
     stages.push_back(seen.core[i].st);
   } else {
     NativeStage& st = stages.emplace_back();
-    stage_core(st, ctx, p, key.e, key.gpu, times, k);
+    stage_core(st, ctx, p, key.e, key.gpu, key.net, times, k);
     if (seen.n < SeenStages::kMax) {
       seen.key[seen.n] = key;
       seen.core[seen.n].st = st;
       ++seen.n;
     }
   }
-  stage_finish(stages.back(), ctx, p, where, shape, k, key.e, j);
+  stage_finish(stages.back(), ctx, p, where, shape, k, key.e, j, sends);
 }
 
 } // namespace
 
-NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
-                               const NativePlacement& where, std::vector<int> partition,
-                               const NativePruning& prune) {
+namespace {
+
+/// native_estimate of `p` with `partition` given, on the layer times `times`, the stage
+/// cores `seen` and the sends `sends` (per stage, or nullptr: computed here) of points that
+/// differ from `p` at most in their schedule and virtual stages (stage_core and send_s depend
+/// on neither: native_estimates shares them between such points).
+NativeEstimate estimate_with(const NativeContext& ctx, const DesignPoint& p,
+                             const NativePlacement& where, std::vector<int> partition,
+                             const NativePruning& prune, StageLayerTimes& times,
+                             SeenStages& seen, const double* sends = nullptr) {
   using namespace native_steps;
   NativeEstimate out;
-  StageLayerTimes times(ctx, p);
-  if (partition.empty()) {
-    partition = partition_with(ctx, p, where, times);
-  }
-  out.partition = partition;
-  const PipeShape shape = pipe_shape(ctx, p, partition);
+  out.partition = std::move(partition);
+  const std::vector<int>& part = out.partition;
+  const PipeShape shape = pipe_shape(ctx, p, part);
   const PointConstants k = point_constants(ctx, p);
   out.stages.reserve(static_cast<std::size_t>(p.pp));
-  SeenStages seen;
   for (int j = 0; j < p.pp; ++j) {
-    estimate_stage(out.stages, ctx, p, where, partition, shape, times, k, seen, j);
+    estimate_stage(out.stages, ctx, p, where, part, shape, times, k, seen, j, sends);
   }
   // The pipeline (docs/native.md §2.2): 1F1B or interleaved; the zero-bubble and DualPipe
   // orders simulated pass by pass on every rank's chunk times and the links; TeraPipe's
   // token-level pipeline (§2.3).
-  PipeTimes split_times;
+  thread_local PipeTimes split_times; // buffers reused from one plan to the next
   if (shape.split) {
-    // The busiest rank's passes end to end bound the makespan from below: the order is
-    // simulated (below) only when that bound leaves the step time within `prune`'s limit.
-    split_times = pipe_times(ctx, p, out, shape, times);
-    out.pipeline_s = pipe_busy_bound(*shape.outline, split_times);
+    // Each rank's passes end to end, after the forwards that reach it, bound the makespan
+    // from below: the order is simulated (below) only when that bound leaves the step time
+    // within `prune`'s limit.
+    pipe_times_into(ctx, p, out, shape, times, split_times);
+    // Without limits (every plan simulated: --exhaustive, every row kept) no bound is needed.
+    const bool limited = prune.fits_above != HUGE_VAL || prune.oom_above != HUGE_VAL;
+    out.pipeline_s = limited ? pipe_fill_bound(*shape.outline, split_times) : 0.0;
   } else if (p.schedule == Schedule::terapipe) {
     TeraPipeRun run = terapipe_run(ctx, p, out);
     out.slices = std::move(run.slices);
@@ -1595,6 +1649,77 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
     }
   }
   return out;
+}
+
+/// Which default partition partition_with gives `p`: the V's (zbv, dualpipev), DualPipe's,
+/// or that of its virtual stages (1: the min-max or uniform split).
+int partition_kind(const DesignPoint& p) noexcept {
+  if (p.pp > 1 && schedule_chunks_per_rank(p.schedule) == 2) {
+    return info(p.schedule).bidirectional ? -2 : -1;
+  }
+  return p.virtual_stages;
+}
+
+} // namespace
+
+NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
+                               const NativePlacement& where, std::vector<int> partition,
+                               const NativePruning& prune) {
+  StageLayerTimes times(ctx, p);
+  if (partition.empty()) {
+    partition = partition_with(ctx, p, where, times);
+  }
+  SeenStages seen;
+  return estimate_with(ctx, p, where, std::move(partition), prune, times, seen);
+}
+
+bool same_configuration(const DesignPoint& a, const DesignPoint& b) noexcept {
+  // Every field but these two equal, so that a field added to DesignPoint is compared too.
+  DesignPoint b_as_a = b;
+  b_as_a.schedule = a.schedule;
+  b_as_a.virtual_stages = a.virtual_stages;
+  return a == b_as_a;
+}
+
+void native_estimates(const NativeContext& ctx, std::span<const DesignPoint* const> points,
+                      const NativePlacement& where, const NativePruning& prune,
+                      std::vector<NativeEstimate>& out) {
+  out.resize(points.size());
+  if (points.empty()) return;
+  // One configuration's layer times on each node type, its default partitions (a few kinds)
+  // and its distinct stages' costs, computed once for all its schedules.
+  StageLayerTimes times(ctx, *points.front());
+  SeenStages seen;
+  thread_local std::vector<double> sends;
+  {
+    const DesignPoint& first = *points.front();
+    const native_steps::PointConstants k = native_steps::point_constants(ctx, first);
+    sends.resize(static_cast<std::size_t>(first.pp));
+    for (int j = 0; j < first.pp; ++j) {
+      sends[static_cast<std::size_t>(j)] = native_steps::send_s(ctx, first, k, where, j);
+    }
+  }
+  std::array<int, 4> kinds{};
+  std::array<std::vector<int>, 4> partitions;
+  std::size_t n_kinds = 0;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const DesignPoint& p = *points[i];
+    const int kind = partition_kind(p);
+    std::size_t at = 0;
+    while (at < n_kinds && kinds[at] != kind) ++at;
+    std::vector<int> partition;
+    if (at < n_kinds) {
+      partition = partitions[at];
+    } else {
+      partition = partition_with(ctx, p, where, times);
+      if (n_kinds < kinds.size()) {
+        kinds[n_kinds] = kind;
+        partitions[n_kinds] = partition;
+        ++n_kinds;
+      }
+    }
+    out[i] = estimate_with(ctx, p, where, std::move(partition), prune, times, seen, sends.data());
+  }
 }
 
 PipeRun native_pipe_run(const NativeContext& ctx, const DesignPoint& p, const NativeEstimate& est) {

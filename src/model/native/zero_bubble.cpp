@@ -878,6 +878,59 @@ double pipe_busy_bound(const PipeOutline& outline, const PipeTimes& times) {
   return busy_bound(outline.layout.ranks, outline.layout.chunks_per_rank, outline.uses, times);
 }
 
+double pipe_fill_bound(const PipeOutline& outline, const PipeTimes& times) {
+  const PipeLayout& l = outline.layout;
+  const auto R = static_cast<std::size_t>(l.ranks);
+  const auto C = static_cast<std::size_t>(l.chunks_per_rank);
+  thread_local std::vector<double> duration;
+  pass_durations(l.ranks, l.chunks_per_rank, times, duration);
+  // The shortest a forward of chunk (r, c) can take: alone, or inside an F&B pair with any
+  // backward of its rank (a pair's end is its forward's output: never before F, and the
+  // minimum covers any rounding of overlapped_s).
+  const auto shortest_forward = [&](std::size_t r, std::size_t c) {
+    double f = duration[(r * C + c) * 4];
+    for (std::size_t b = 0; b < C; ++b) f = std::min(f, duration[R * C * 4 + (r * C + c) * C + b]);
+    return f;
+  };
+  // Per rank, the earliest its first pass can start after the first pass of the whole run: a
+  // rank's first pass is a forward, of some (direction, position); it waits for the forward
+  // of the same micro-batch at the position before, and so on back to position 0.
+  thread_local std::vector<double> start;
+  start.assign(R, HUGE_VAL);
+  for (std::size_t d = 0; d < l.at.size(); ++d) {
+    double t = 0.0;
+    for (std::size_t pos = 0; pos < l.at[d].size(); ++pos) {
+      const auto [r, c] = l.at[d][pos];
+      const auto ru = static_cast<std::size_t>(r);
+      start[ru] = std::min(start[ru], t);
+      if (pos + 1 < l.at[d].size()) {
+        const int next = l.at[d][pos + 1].first;
+        double link = 0.0;
+        for (int j = std::min(r, next); j < std::max(r, next); ++j) {
+          link += times.link_s[static_cast<std::size_t>(j)];
+        }
+        t += shortest_forward(ru, static_cast<std::size_t>(c)) + link;
+      }
+    }
+  }
+  // Each rank's passes end to end after that start; the run's first pass starts no later than
+  // any, so the makespan is at least the latest of these ends.
+  const std::vector<std::uint32_t>& u = outline.uses;
+  double latest = 0.0;
+  for (std::size_t r = 0; r < R; ++r) {
+    double busy = 0.0;
+    for (std::size_t k = (r * C) * 4; k < (r * C + C) * 4; ++k) {
+      busy += static_cast<double>(u[k]) * duration[k];
+    }
+    for (std::size_t k = R * C * 4 + r * C * C; k < R * C * 4 + (r + 1) * C * C; ++k) {
+      busy += static_cast<double>(u[k]) * duration[k];
+    }
+    if (busy > 0.0) latest = std::max(latest, (start[r] == HUGE_VAL ? 0.0 : start[r]) + busy);
+  }
+  // The same margin as busy_bound's for the simulation's rounding.
+  return latest * (1.0 - 1e-9);
+}
+
 double pipe_makespan(const PipeGraph& g, const PipeTimes& times) {
   const auto R = static_cast<std::size_t>(g.layout.ranks);
   // One set of buffers per thread, reused.
