@@ -289,7 +289,7 @@ const std::vector<std::string>& launch_file_names() {
       "PLAN.md", "hostfile", "slurm.sbatch", "ds_config.json", "megatron_deepspeed_args.sh",
       "launch_deepspeed.sh", "ds_explicit_partition.py", "megatron_lm_args.sh",
       "launch_megatron_lm.sh", "torchtitan.toml", "launch_torchtitan.sh",
-      "launch_torchtitan_main.sh"};
+      "launch_torchtitan_main.sh", "launch_deepspeed_autoep.sh"};
   return names;
 }
 

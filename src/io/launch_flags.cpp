@@ -98,12 +98,14 @@ constexpr std::array<const char*, 5> kTorchrun{"--nnodes", "--nproc-per-node", "
 
 // deepspeedai/DeepSpeed edaa7221 (0.19.6): deepspeed/runtime/config.py (top level, read key by
 // key: unknown keys are ignored silently, so a typo passes; the tests hold us to this list).
-constexpr std::array<const char*, 11> kDeepSpeedJson{
+constexpr std::array<const char*, 12> kDeepSpeedJson{
     "train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
     "steps_per_print", "gradient_clipping", "zero_optimization", "bf16", "fp16", "pipeline",
     "wall_clock_breakdown",
     // deepspeed/runtime/constants.py FP32_ALLREDUCE (default false): --grad_reduce_fp32.
-    "fp32_allreduce"};
+    "fp32_allreduce",
+    // deepspeed/runtime/config.py EXPERT_PARALLEL: AutoEP (a ZeRO-3 MoE plan).
+    "expert_parallel"};
 
 // deepspeed/runtime/zero/config.py DeepSpeedZeroConfig: pydantic extra="forbid", so any other
 // key inside zero_optimization is rejected. offload_optimizer (stages 1-3) and offload_param
@@ -117,6 +119,11 @@ constexpr std::array<const char*, 7> kDeepSpeedZero{"stage", "reduce_bucket_size
 constexpr std::array<const char*, 1> kDeepSpeedPrecision{"enabled"};
 constexpr std::array<const char*, 3> kDeepSpeedPipeline{"activation_checkpoint_interval",
                                                         "pipe_partitioned", "grad_partitioned"};
+
+// deepspeed/module_inject/auto_ep_config.py parse_autoep_config: the expert_parallel keys
+// written (it reads each with a default; unknown keys are ignored, so the tests hold us to these).
+constexpr std::array<const char*, 5> kDeepSpeedExpertParallel{
+    "enabled", "autoep_size", "expert_tensor_parallel_size", "preset_model", "top_k"};
 
 // pytorch/torchtitan v0.2.2: torchtitan/config/job_config.py, as "section.key".
 constexpr std::array<const char*, 23> kTorchtitan{
@@ -145,7 +152,7 @@ constexpr std::array<const char*, 14> kTorchtitanMain{
     "--job.config_file", "--parallelism.context_parallel_degree",
     "--parallelism.context_parallel_rotate_method"};
 
-const std::array<ArgumentList, 10> kLists{{
+const std::array<ArgumentList, 11> kLists{{
     {"Megatron-LM", "NVIDIA/Megatron-LM d98e8a64, megatron-core 0.20.0", kMegatronLm},
     {"Megatron-DeepSpeed", "deepspeedai/Megatron-DeepSpeed 4efb479d (master)",
      kMegatronDeepSpeed},
@@ -158,6 +165,8 @@ const std::array<ArgumentList, 10> kLists{{
     {"DeepSpeed JSON pipeline", "deepspeedai/DeepSpeed edaa7221, 0.19.6", kDeepSpeedPipeline},
     {"torchtitan TOML", "pytorch/torchtitan v0.2.2", kTorchtitan},
     {"torchtitan main", "pytorch/torchtitan main b5bcd76", kTorchtitanMain},
+    {"DeepSpeed JSON expert_parallel", "deepspeedai/DeepSpeed edaa7221, 0.19.6",
+     kDeepSpeedExpertParallel},
 }};
 
 } // namespace

@@ -1,4 +1,5 @@
 #include "zerosearch/model/analytic_profile.hpp"
+#include "zerosearch/model/moe_kernels.hpp"
 
 #include <algorithm>
 #include <array>
@@ -322,8 +323,19 @@ LayerKernels layer_kernels(const ModelSpec& model, const AnalyticSettings& st) n
     k += 2 * (fused ? 4 : 4 + mats); // amax and cast(+transpose) of each GEMM input
   }
   LayerKernels out;
-  out.forward = k;
   out.forward_gemms = gemms;
+  if (model.is_moe() && model.experts_per_token > 0) {
+    // An MoE layer: the router, the token dispatcher and the experts in place of the dense
+    // MLP (model/moe_kernels.hpp, docs/native.md §2.2).
+    const DenseMlpKernels dense = dense_mlp_kernels(model, fused);
+    const MoeLayerKernels moe = moe_layer_kernels(model, fused, st.tp, st.ep, st.etp);
+    k += moe.kernels + moe.linear + moe.loop - dense.gemms - dense.other;
+    out.forward_gemms += moe.linear - dense.gemms;
+    out.forward_loop = moe.loop;
+    out.backward_loop = 2 * moe.loop;
+    out.forward_syncs = moe.syncs;
+  }
+  out.forward = k;
   // Backward: two GEMMs per GEMM (data and weight gradient), two kernels per norm (input
   // gradient, weight-gradient reduction), one or two per element-wise op: twice forward.
   out.backward = 2 * k;
@@ -488,13 +500,19 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
     // pace and the GPU waits).
     out.kernels = layer_kernels(model, st);
     const double linear = std::max(st.host_per_linear_s, st.host_per_kernel_s);
-    const double host_fwd = out.kernels.forward_gemms * linear +
-                            (out.kernels.forward - out.kernels.forward_gemms) *
+    const double loop = std::min(kCudaLaunch_s, st.host_per_kernel_s);
+    const LayerKernels& kn = out.kernels;
+    const double host_fwd = kn.forward_gemms * linear + kn.forward_loop * loop +
+                            (kn.forward - kn.forward_gemms - kn.forward_loop) *
                                 st.host_per_kernel_s;
-    const double host_bwd = out.kernels.backward * st.host_per_kernel_s;
+    const double host_bwd =
+        kn.backward_loop * loop + (kn.backward - kn.backward_loop) * st.host_per_kernel_s;
     out.host_bound_forward = host_fwd > out.layer.forward_s;
     out.host_bound_backward = host_bwd > out.layer.backward_s;
-    out.layer.forward_s = std::max(out.layer.forward_s, host_fwd);
+    // A synchronisation drains the GPU's queue: the host cannot run ahead across it, and the
+    // GPU waits for the copy and the next launch (kHostSync_s), whichever bound the layer.
+    out.layer.forward_s =
+        std::max(out.layer.forward_s, host_fwd) + kn.forward_syncs * st.host_sync_s;
     out.layer.backward_s = std::max(out.layer.backward_s, host_bwd);
   }
   out.layer.weight_s = out.layer.backward_s - (out.layer.backward_s - gemm);

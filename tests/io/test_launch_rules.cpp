@@ -755,8 +755,16 @@ TEST_CASE("MoE: expert parallelism under FSDP and ZeRO-3 goes to the frameworks 
   CHECK(contains(text_of(ff, "PLAN.md"), "--use-torch-fsdp2 shards every parameter over the "
                                          "data-parallel group"));
   CHECK(contains(text_of(ff, "torchtitan.toml"), "expert_parallel_degree = 16\n"));
-  // Megatron-DeepSpeed's experts are DeepSpeed's native MoE layers, which ZeRO-3 rejects
+  // Megatron-DeepSpeed's experts are DeepSpeed's native MoE layers, which ZeRO-3 rejects;
+  // DeepSpeed runs the plan as AutoEP (tests/io/test_launch_autoep.cpp), without tp.
   auto z = plan_for("mixtral_8x7B", DpMethod::zero3, 1, 1, "H100-SXM");
-  CHECK_THROWS_WITH(launch_files(z->lp),
-                    Catch::Contains("'Native DeepSpeed MoE is not supported with ZeRO Stage 3'"));
+  const auto zf = launch_files(z->lp);
+  CHECK(find(zf, "megatron_deepspeed_args.sh") == nullptr);
+  CHECK(contains(text_of(zf, "PLAN.md"),
+                 "'Native DeepSpeed MoE is not supported with ZeRO Stage 3'"));
+  CHECK(contains(text_of(zf, "ds_config.json"), "\"expert_parallel\""));
+  auto z2 = plan_for("mixtral_8x7B", DpMethod::zero3, 2, 1, "H100-SXM");
+  CHECK_THROWS_WITH(launch_files(z2->lp),
+                    Catch::Contains("'Native DeepSpeed MoE is not supported with ZeRO Stage 3'") &&
+                        Catch::Contains("'AutoEP with ZeRO Stage 3 does not support AutoTP yet'"));
 }

@@ -255,13 +255,90 @@ TEST_CASE("add_sharded_comm: ZeRO-3 gathers per micro-batch, FSDP with a pipelin
   CHECK(z3.dp_sync_s == 0.0);
 
   p = point(DpMethod::fsdp, 1, 2, 4, 4);
-  REQUIRE(keeps_unsharded(p, point_constants(c, p)));
+  REQUIRE(keeps_unsharded(p, point_constants(c, p), params_of(c.model, p, e)));
   e.head = false;
   const NativeStage kept =
       with_sharded_comm(st, c, p, point_constants(c, p), c.gpus[0], params_of(c.model, p, e), 16);
   CHECK(kept.forward_s == 0.5);
   CHECK(kept.backward_s == 1.0);
   CHECK(kept.dp_sync_s > 0.0);
+}
+
+TEST_CASE("add_sharded_comm: FSDP with a pipeline gathers experts sharded over edp once a step, "
+          "also with dp x cp = 1",
+          "[native][steps][moe]") {
+  // small_moe: 16 experts of 3 x 1024 x 1024 (gated) per MoE layer = 50,331,648 parameters.
+  // fsdp, tp 4, pp 2, dp 1, ep 2, etp 1: the dense part is not sharded (dp x cp = 1), the
+  // routed experts are, over edp = tp x cp x dp / (etp x ep) = 2 ranks 2 apart (torchtitan's
+  // efsdp mesh). torchtitan's apply_fsdp gives the experts' fully_shard the same
+  // reshard_after_forward = not pp_enabled as the rest (llama4/infra/parallelize.py at v0.2.2),
+  // so with pp 2 they are gathered before the first micro-batch and kept: one gather and one
+  // reduce-scatter a step, not one per micro-batch.
+  const NativeContext c = context(small_moe());
+  const double expert_layer = static_cast<double>(expert_parameters(c.model));
+  REQUIRE(expert_layer == 16.0 * 3 * 1024 * 1024);
+  StageEntries e;
+  e.layers = e.moe = e.main = 4;
+  DesignPoint p = point(DpMethod::fsdp, 4, 2, 1, 8);
+  p.ep = 2;
+  p.etp = 1;
+  const PointConstants k = point_constants(c, p);
+  const StageParams sp = params_of(c.model, p, e);
+  CHECK(sp.d == 1.0);
+  CHECK(sp.edp == 2.0);
+  const double expert = 4.0 * expert_layer / 2.0; // 4 MoE layers, half the experts each
+  CHECK(sp.shards.expert == Approx(expert));
+  CHECK(shards_some(p, sp));
+  REQUIRE(keeps_unsharded(p, k, sp));
+  NativeStage st;
+  st.layers = 4;
+  st.forward_s = 0.5;
+  st.backward_s = 1.0;
+  // The experts' collectives over 2 ranks inside the node (NVLink): NCCL's ring, bf16 gather,
+  // fp32 reduce-scatter (torchtitan's reduce_dtype), half the bytes cross per rank.
+  const NativeGpu g = gpu();
+  const auto& fits = g.calibration.tp_allreduce;
+  auto it = fits.upper_bound(2);
+  REQUIRE(it != fits.begin());
+  --it;
+  const double bus = it->second.bus_bytes_per_s;
+  const auto ring2 = [&](double bytes) {
+    return nccl_collective_s(bytes / 2.0, 1, bus, nccl_latency(Transport::nvlink));
+  };
+  const double gather = ring2(2.0 * expert), reduce = ring2(4.0 * expert);
+  REQUIRE(gather < 0.5);
+  REQUIRE(reduce < 1.0);
+  // FSDP2's copy-out of the gathered parameters (read + write, bf16) of the whole stage.
+  const double copy_out = 2.0 * 2.0 * sp.local / (3000e9 * g.calibration.memory_efficiency);
+  const NativeStage kept = with_sharded_comm(st, c, p, k, g, sp, 4);
+  // Nothing per micro-batch; once a step: the first layer's gather (a quarter of the stage's)
+  // and the copy-out; the rest hides behind the first forward and the last backward.
+  CHECK(kept.forward_s == 0.5);
+  CHECK(kept.backward_s == 1.0);
+  CHECK(kept.sharded_comm_s == 0.0);
+  CHECK(kept.dp_sync_s == Approx(gather / 4.0 + copy_out));
+  // Memory as FSDP2 keeps it with a pipeline: the fp32 shards (dense / 1, experts / 2), plus
+  // the gathered bf16 parameters and the unsharded fp32 gradient accumulators of the stage.
+  const ModelStates ms = model_states(c, p, k, g, sp);
+  const double shard = sp.shards.dense + expert / 2.0;
+  CHECK(ms.weights == Approx(4.0 * shard + 2.0 * sp.local));
+  CHECK(ms.gradients == Approx(4.0 * shard + 4.0 * sp.local));
+  CHECK(ms.buffers == 0.0);
+  // Without the pipeline FSDP2 reshards after forward: per micro-batch, as before.
+  p.pp = 1;
+  const StageParams sp1 = params_of(c.model, p, e);
+  REQUIRE_FALSE(keeps_unsharded(p, point_constants(c, p), sp1));
+  const NativeStage per_mb = with_sharded_comm(st, c, p, point_constants(c, p), g, sp1, 4);
+  CHECK(per_mb.sharded_comm_s == Approx(2.0 * copy_out + gather / 4.0 + reduce / 4.0));
+  CHECK(per_mb.dp_sync_s == 0.0);
+  // ep x etp = tp: the experts share the dense group (dp x cp = 1): nothing sharded at all.
+  p.pp = 2;
+  p.ep = 4;
+  const StageParams whole = params_of(c.model, p, e);
+  CHECK_FALSE(shards_some(p, whole));
+  const NativeStage none = with_sharded_comm(st, c, p, point_constants(c, p), g, whole, 4);
+  CHECK(none.dp_sync_s == 0.0);
+  CHECK(none.forward_s == 0.5);
 }
 
 TEST_CASE("add_offload_fetch: ZeRO-Infinity's forward and backward take at least the PCIe fetch",

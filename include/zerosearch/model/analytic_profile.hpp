@@ -115,6 +115,9 @@ struct AnalyticSettings {
   double host_per_kernel_s = 0.0;
   /// Host time of one forward linear module call (module, autograd and GEMM launch).
   double host_per_linear_s = 0.0;
+  /// GPU time lost at each device-to-host synchronisation of a layer's forward (an MoE
+  /// layer's dispatcher, model/moe_kernels.hpp); 0: not charged.
+  double host_sync_s = 0.0;
   /// The framework's kernels: fused (Megatron-LM, Megatron-DeepSpeed: one kernel per norm,
   /// RoPE, bias-activation, bias-dropout-add) or eager PyTorch modules (torchtitan).
   bool fused_kernels = true;
@@ -141,6 +144,12 @@ struct LayerKernels {
   int backward = 0;
   /// The forward GEMMs among them (each a linear module call on the host).
   int forward_gemms = 0;
+  /// Of forward and backward, the GEMMs a library launches in its own loop (an MoE layer's
+  /// grouped GEMM in Transformer Engine: kCudaLaunch_s each, model/moe_kernels.hpp).
+  int forward_loop = 0;
+  int backward_loop = 0;
+  /// Device-to-host synchronisations per forward (an MoE layer's token dispatcher).
+  int forward_syncs = 0;
 };
 [[nodiscard]] LayerKernels layer_kernels(const ModelSpec& model,
                                          const AnalyticSettings& settings) noexcept;

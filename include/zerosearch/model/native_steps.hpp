@@ -122,9 +122,17 @@ struct StageParams {
 [[nodiscard]] double grad_accumulation_s(const DesignPoint& p, const PointConstants& k,
                                          const NativeGpu& gpu, double local_params) noexcept;
 
+/// Whether the stage's parameters are sharded at all: over dp x cp > 1, or its routed experts
+/// over their own edp > 1 group (etp x ep != tp, docs/moe.md §2.1), which they may be with
+/// dp x cp = 1 (tp 4, ep 2, etp 1: edp 2).
+[[nodiscard]] bool shards_some(const DesignPoint& p, const StageParams& params) noexcept;
+
 /// Whether FSDP keeps parameters gathered and gradients unsharded over the micro-batches
-/// (torchtitan's FSDP2 with a pipeline, docs/native.md §3).
-[[nodiscard]] bool keeps_unsharded(const DesignPoint& p, const PointConstants& k) noexcept;
+/// (torchtitan's FSDP2 with a pipeline, docs/native.md §3): a pipeline and something sharded
+/// (shards_some), the experts' own unit included (torchtitan's apply_fsdp gives the experts'
+/// fully_shard the same reshard_after_forward = not pp_enabled).
+[[nodiscard]] bool keeps_unsharded(const DesignPoint& p, const PointConstants& k,
+                                   const StageParams& params) noexcept;
 
 /// Adds to `st` ZeRO-3 / FSDP's per-micro-batch parameter gathers and gradient reduce-scatters
 /// (the parts prefetching cannot hide) added; with keeps_unsharded, the once-a-step gather and

@@ -24,7 +24,10 @@ std::string refusal(const Facts& f) {
                        f.p.virtual_stages);
   }
   switch (f.launch.kind) {
-  case DpLaunchKind::deepspeed_zero: return fused_loss_refusal(f, "DeepSpeed");
+  case DpLaunchKind::deepspeed_zero: {
+    std::string why = fused_loss_refusal(f, "DeepSpeed");
+    return why.empty() ? autoep_refusal(f) : why;
+  }
   case DpLaunchKind::replicate:
   case DpLaunchKind::fsdp:
     return fmt::format("no DeepSpeed config: {} is not a ZeRO method", to_string(f.p.method));
@@ -84,10 +87,41 @@ void files(const Facts& f, Output& out) {
     j["pipeline"] = pipe;
   }
   j["wall_clock_breakdown"] = false;
+  const bool autoep = uses_autoep(f);
+  if (autoep) {
+    j["expert_parallel"] = autoep_section(f);
+  }
   out.add("ds_config.json", j.dump(2) + "\n", false,
           fmt::format("DeepSpeed config: train_batch_size {} = micro {} x accumulation {} x dp {}, "
-                      "ZeRO stage {}",
-                      f.ctx.global_batch, f.p.mbs, gas, f.p.dp, f.launch.zero_stage));
+                      "ZeRO stage {}{}",
+                      f.ctx.global_batch, f.p.mbs, gas, f.p.dp, f.launch.zero_stage,
+                      autoep ? fmt::format(", AutoEP autoep_size {} (preset {}, top-{})", f.p.ep,
+                                           autoep_preset(f.model), f.model.experts_per_token)
+                             : std::string()));
+  if (autoep) {
+    out.add("launch_deepspeed_autoep.sh", autoep_launch_text(f), true,
+            "per-node DeepSpeed launcher (--no_ssh, node rank = hostfile line) of your Hugging "
+            "Face training script (TRAIN_SCRIPT) with ds_config.json");
+    out.notes.push_back(fmt::format(
+        "MoE under ZeRO stage 3 runs as DeepSpeed AutoEP (DeepSpeed >= 0.19.3, transformers >= "
+        "5.0.0): ds_config.json's expert_parallel section (autoep_size {}, preset_model {}) makes "
+        "deepspeed.initialize replace the Hugging Face model's MoE blocks with grouped-GEMM "
+        "experts, {} of {} per GPU, and partition them over the {} expert-data-parallel ranks, "
+        "the rest of the model over all {} (deepspeed/runtime/engine.py "
+        "_resolve_zero3_param_placement), as estimated. Activation checkpointing ({}) is the "
+        "training script's to enable (model.gradient_checkpointing_enable()).",
+        f.p.ep, autoep_preset(f.model), f.model.num_experts / f.p.ep, f.model.num_experts,
+        f.p.edp(), f.p.dp, to_string(recompute_of(f))));
+    if (f.model.router_bias) {
+      // docs/code-docs/source/autoep.rst (edaa7221): the DeepSeek presets disable the expert
+      // bias; a non-null load_balance_coeff is rejected.
+      out.notes.push_back(fmt::format(
+          "{}'s router bias (auxiliary-loss-free load balancing) is not run by AutoEP: its "
+          "DeepSeek presets disable it and reject a load_balance_coeff (DeepSpeed's AutoEP "
+          "documentation); the routing balance then rests on the auxiliary loss.",
+          f.model.name));
+    }
+  }
   if (f.fp8) {
     out.notes.push_back(
         "fp8: DeepSpeed's engine has no fp8 training mode (its config has bf16 and fp16 blocks "

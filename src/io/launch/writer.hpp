@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "zerosearch/core/hardware.hpp"
 #include "zerosearch/io/launch.hpp"
 #include "zerosearch/model/native.hpp"
@@ -121,6 +123,19 @@ void training_args(Args& a);
 [[nodiscard]] const Writer& megatron_lm_writer();
 [[nodiscard]] const Writer& torchtitan_writer();
 [[nodiscard]] const Writer& slurm_writer();
+
+// autoep.cpp: DeepSpeed AutoEP, how DeepSpeed runs an MoE model under ZeRO stage 3.
+/// The AutoEP preset of the model's architecture (mixtral, qwen3_moe, deepseek_v2, deepseek_v3),
+/// or nullptr when AutoEP has none.
+[[nodiscard]] const char* autoep_preset(const ModelSpec& m) noexcept;
+/// True for an MoE plan under ZeRO stage 3: DeepSpeed runs its experts only as AutoEP layers.
+[[nodiscard]] bool uses_autoep(const Facts& f) noexcept;
+/// Empty when AutoEP can run the plan (or the plan does not use it); else why not.
+[[nodiscard]] std::string autoep_refusal(const Facts& f);
+/// ds_config.json's "expert_parallel" section. Precondition: uses_autoep and no refusal.
+[[nodiscard]] nlohmann::ordered_json autoep_section(const Facts& f);
+/// launch_deepspeed_autoep.sh: the per-node deepspeed launcher of the user's training script.
+[[nodiscard]] std::string autoep_launch_text(const Facts& f);
 
 // megatron_deepspeed.cpp (used by launch.cpp for the split estimate)
 [[nodiscard]] std::vector<int> pipeline_partition_of(const std::vector<int>& transformer);

@@ -15,6 +15,7 @@
 
 #include "zerosearch/model/context_parallel.hpp"
 #include "zerosearch/model/model_stats.hpp"
+#include "zerosearch/model/moe_kernels.hpp"
 #include "zerosearch/model/network.hpp"
 
 namespace zerosearch {
@@ -1117,8 +1118,13 @@ double grad_accumulation_s(const DesignPoint& p, const PointConstants& k, const 
   return once * (mb - 1) / mb;
 }
 
-bool keeps_unsharded(const DesignPoint& p, const PointConstants& k) noexcept {
-  return k.fw.unsharded_with_pp && p.pp > 1 && p.dp * p.cp > 1;
+bool shards_some(const DesignPoint& p, const StageParams& params) noexcept {
+  return params.d > 1 || (params.shards.expert > 0 && p.ep * p.etp != p.tp && params.edp > 1);
+}
+
+bool keeps_unsharded(const DesignPoint& p, const PointConstants& k,
+                     const StageParams& params) noexcept {
+  return k.fw.unsharded_with_pp && p.pp > 1 && shards_some(p, params);
 }
 
 void add_sharded_comm(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
@@ -1127,7 +1133,7 @@ void add_sharded_comm(NativeStage& st, const NativeContext& ctx, const DesignPoi
   const double d = p.dp * p.cp;
   const StageShards& shards = params.shards;
   const bool expert_group = shards.expert > 0 && p.ep * p.etp != p.tp;
-  if (!shards_parameters(p.method) || !(d > 1 || (expert_group && params.edp > 1))) return;
+  if (!shards_parameters(p.method) || !shards_some(p, params)) return;
   // Parameters gathered for forward and again for backward, gradients reduce-scattered, every
   // micro-batch; prefetching hides them behind compute except the first layer's gather.
   // With a pipeline, torchtitan's FSDP2 keeps the parameters gathered and the gradients
@@ -1168,7 +1174,7 @@ void add_sharded_comm(NativeStage& st, const NativeContext& ctx, const DesignPoi
       fw.torch_loss
           ? 2.0 * wb * local / (gpu.spec.memory_GBps * 1e9 * gpu.calibration.memory_efficiency)
           : 0.0;
-  if (keeps_unsharded(p, k)) {
+  if (keeps_unsharded(p, k, params)) {
     st.dp_sync_s = first_gather + copy_out + std::max(0.0, gather - st.forward_s) +
                    std::max(0.0, reduce - fw.dp_overlap * st.backward_s);
     return;
@@ -1261,7 +1267,7 @@ ModelStates model_states(const NativeContext& ctx, const DesignPoint& p, const P
     ms.weights = zero_shard(4.0);
     ms.gradients = zero_shard(4.0);
     ms.optimizer = zero_shard(8.0);
-    if (keeps_unsharded(p, k)) {
+    if (keeps_unsharded(p, k, params)) {
       // the gathered training-dtype parameters and the unsharded gradient accumulators
       ms.weights += wb * local;
       ms.gradients += fw.grad_reduce_bytes * local;
@@ -1794,6 +1800,7 @@ AnalyticSettings native_layer_settings(const ModelSpec& model, const DesignPoint
   st.gemm_shapes = true;
   st.host_per_kernel_s = kHostPerKernel_s;
   st.host_per_linear_s = kHostPerLinear_s;
+  st.host_sync_s = kHostSync_s;
   st.fused_kernels = !fw.torch_loss || settings.fused_layers;
   // With expert parallelism the experts are gathered over edp even where dp x cp is 1.
   st.sharded_parameters = fw.shard_level >= 3 &&
