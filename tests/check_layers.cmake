@@ -30,6 +30,29 @@ foreach(own IN LISTS layers)
     endforeach()
   endforeach()
 endforeach()
+# The estimator seam (docs/ARCHITECTURE.md, "Estimators"): above the model layer, no file reads
+# an estimator's own data or calls its internals; they ask model/estimator.hpp and
+# model/estimator_ops.hpp, one overload per estimator. Reaching past them: NativeContext, a
+# context's `native` member, the native_* functions of model/native.hpp, or a comparison with
+# Estimator::native.
+set(seam_patterns
+    "NativeContext"
+    "(ctx|context)\\.native([^A-Za-z0-9_.]|$)"
+    "(^|[^A-Za-z0-9_])native_(placement|estimate|invalid_reason|token_pipeline|pipe_run|partition|layer_settings)[ ]*\\("
+    "Estimator::native")
+foreach(own search io cli)
+  file(GLOB_RECURSE files "${ROOT}/src/${own}/*.cpp" "${ROOT}/src/${own}/*.hpp"
+                          "${ROOT}/include/zerosearch/${own}/*.hpp")
+  foreach(file IN LISTS files)
+    foreach(pattern IN LISTS seam_patterns)
+      file(STRINGS "${file}" hits REGEX "${pattern}")
+      foreach(hit IN LISTS hits)
+        string(STRIP "${hit}" hit)
+        string(APPEND violations "\n  ${file}: ${own} reaches past the estimator seam: ${hit}")
+      endforeach()
+    endforeach()
+  endforeach()
+endforeach()
 if(violations)
   message(FATAL_ERROR "layering violations (a layer may include only itself and the layers below "
                       "it: core <- model <- search <- io <- cli):${violations}")

@@ -12,6 +12,7 @@
 #include "setup.hpp"
 #include "zerosearch/core/error.hpp"
 #include "zerosearch/model/estimator.hpp"
+#include "zerosearch/model/estimator_ops.hpp"
 #include "zerosearch/search/enumerate.hpp"
 #include "zerosearch/search/plan.hpp"
 #include "zerosearch/model/zero_bubble.hpp"
@@ -120,7 +121,7 @@ void exhaustive(NativeEstimator, const Options& o, Session& session, SessionResu
       out << fmt::format("experts:      {} per MoE layer, top-{}, ep {}, etp {}, edp {} "
                          "(router imbalance {:g})\n",
                          ctx.model.num_experts, ctx.model.experts_per_token, p.ep, p.etp, p.edp(),
-                         effective_moe_imbalance(ctx.model, ctx.native->settings.moe_imbalance));
+                         moe_imbalance(ctx).value_or(kDefaultMoeImbalance));
     }
     if (p.cp > 1) {
       out << fmt::format("context:      cp {} ({}), {} tokens per GPU of each sequence\n", p.cp,
@@ -214,7 +215,7 @@ void exhaustive(NativeEstimator, const Options& o, Session& session, SessionResu
     if (!n.slices.empty()) {
       // Per slice: its tokens and, on the first and the slowest stage, its forward and
       // backward time (attention over the earlier tokens makes later slices dearer).
-      const TokenPipeline pipe = native_token_pipeline(*ctx.native, p, n);
+      const TokenPipeline pipe = token_pipeline(NativeEstimator{}, ctx, p, n);
       std::size_t slow = 0;
       for (std::size_t j = 0; j < n.stages.size(); ++j) {
         if (n.stages[j].forward_s + n.stages[j].backward_s >
@@ -266,13 +267,19 @@ void exhaustive(NativeEstimator, const Options& o, Session& session, SessionResu
 
 /// --exhaustive with the original's estimator: the step time's parts and each stage's times and
 /// memory (EstimateDetail).
-void exhaustive(OriginalEstimator, const Options& o, Session& session, SessionResult& result,
-                const Placement& placement) {
+void exhaustive(OriginalEstimator original, const Options& o, Session& session,
+                SessionResult& result, const Placement& placement) {
   const EstimateContext& ctx = result.plans.front().context;
   const Cluster& cluster = ctx.cluster;
   const DesignPoint& p = o.point;
   const std::vector<int>& given = o.partition;
-  const LayerCosts costs = layer_costs(ctx, p); // InputError when the method or tp has no profile
+  // A stage GPU without the method's profile at this tp (or a setting the original has not).
+  if (const std::string why = point_invalid_reason(original, ctx, p,
+                                                      stages_of(original, ctx, p, placement));
+      !why.empty()) {
+    throw InputError(why);
+  }
+  const LayerCosts costs = layer_costs(ctx, p); // InputError when another node type has none
   EstimateDetail d;
   // A given partition is evaluated as given; otherwise --search_method chooses it.
   const Estimate e = given.empty() ? choose_and_estimate(ctx, p, costs, placement, nullptr, &d)

@@ -16,6 +16,7 @@
 #include "describe.hpp"
 #include "zerosearch/model/zero_bubble.hpp"
 #include "zerosearch/model/estimator.hpp"
+#include "zerosearch/model/estimator_ops.hpp"
 #include "zerosearch/model/model_stats.hpp"
 #include "zerosearch/model/moe.hpp"
 #include "zerosearch/core/error.hpp"
@@ -465,10 +466,8 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
     out << line << '\n';
   }
   if (ctx.model.is_moe()) {
-    out << (estimator_info(ctx.estimator).extended_points && ctx.native
-                ? moe_native_note(ctx.model, plan,
-                                  effective_moe_imbalance(ctx.model, ctx.native->settings.moe_imbalance))
-                : moe_note(ctx.model))
+    const std::optional<double> imbalance = moe_imbalance(ctx);
+    out << (imbalance ? moe_native_note(ctx.model, plan, *imbalance) : moe_note(ctx.model))
         << '\n';
   }
   std::string methods;

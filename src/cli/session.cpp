@@ -16,6 +16,7 @@
 #include "setup.hpp"
 #include "zerosearch/core/error.hpp"
 #include "zerosearch/model/estimator.hpp"
+#include "zerosearch/model/estimator_ops.hpp"
 #include "zerosearch/io/catalogs.hpp"
 #include "zerosearch/search/search.hpp"
 #include "zerosearch/search/search_size.hpp"
@@ -243,9 +244,7 @@ SessionResult Session::search(std::vector<SearchPlan> plans, bool front) const {
       run.run_cost = std::move(run_costs[i]);
       run.margin_limit_gib = margin_limit_gib(plans[i].context, options.memory_margin);
       run.memory_margin = options.memory_margin;
-      if (plans[i].context.native) {
-        run.overlap_grad_reduce = plans[i].context.native->settings.overlap_grad_reduce;
-      }
+      run.overlap_grad_reduce = overlap_grad_reduce(plans[i].context);
       if (estimator_info(run.estimator).step_intervals) {
         for (const DpMethod m : {DpMethod::dp, DpMethod::zero1, DpMethod::fsdp}) {
           const StepInterval si = plan_interval(intervals, catalogs.hardware,

@@ -48,7 +48,12 @@ Framework parse_framework(const std::string& text) {
 }
 
 const char* to_string(Estimator e) noexcept {
-  return e == Estimator::native ? "native" : "zerosearch";
+  // Every value named: a new estimator fails to compile here (-Wswitch) until it has a name.
+  switch (e) {
+  case Estimator::zerosearch: return "zerosearch";
+  case Estimator::native: return "native";
+  }
+  return "?";
 }
 
 Estimator parse_estimator(const std::string& text) {

@@ -1,5 +1,6 @@
 #include "zerosearch/io/timeline.hpp"
 #include "zerosearch/model/estimator.hpp"
+#include "zerosearch/model/estimator_ops.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -149,9 +150,9 @@ TimelineInput timeline_input(NativeEstimator, const EstimateContext& ctx, const 
   // m max_t + (sum_t - max_t) / v.
   in.schedule = pipeline_schedule(p.num_micro_batches * std::max(1, static_cast<int>(v)), times,
                                   ForwardShare::third);
-  if (is_split_schedule(p.schedule) && p.pp > 1 && ctx.native) {
+  if (is_split_schedule(p.schedule) && p.pp > 1) {
     // Zero-bubble and DualPipe plans: the passes of the simulation that gave the estimate.
-    const PipeRun run = native_pipe_run(*ctx.native, p, n);
+    const PipeRun run = pipe_run(NativeEstimator{}, ctx, p, n);
     const bool chunks = schedule_chunks_per_rank(p.schedule) > 1;
     in.schedule = PipelineSchedule{};
     for (const PipeEvent& pe : run.events) {
@@ -174,16 +175,16 @@ TimelineInput timeline_input(NativeEstimator, const EstimateContext& ctx, const 
     }
     in.schedule.stage_end_s = run.rank_end_s;
   }
-  if (p.schedule == Schedule::terapipe && !again.native.slices.empty() && ctx.native) {
-    // TeraPipe as estimated: its token slices through the stages (native_token_pipeline).
-    in.schedule = token_pipeline_schedule(native_token_pipeline(*ctx.native, p, n),
+  if (p.schedule == Schedule::terapipe && !again.native.slices.empty()) {
+    // TeraPipe as estimated: its token slices through the stages (token_pipeline).
+    in.schedule = token_pipeline_schedule(token_pipeline(NativeEstimator{}, ctx, p, n),
                                           Slicing(again.native.slices.begin(), again.native.slices.end()));
   }
   if (p.pp == 1) {
     in.schedule.stage_end_s = {again.pipeline_s};
   }
   // The MoE all-to-all and the exposed cp exchange inside each stage's passes. TeraPipe's token
-  // pipeline is left out: its slice costs do not charge the all-to-all (native_token_pipeline)
+  // pipeline is left out: its slice costs do not charge the all-to-all (token_pipeline)
   // and cp does not combine with it.
   bool moe = false, cp = false;
   for (const NativeStage& st : n.stages) {

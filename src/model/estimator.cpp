@@ -16,6 +16,7 @@ constexpr EstimatorInfo original_info{
     .step_intervals = false,
     .shares_pipelines = true,
     .terapipe = false,
+    .shares_configurations = false,
 };
 constexpr EstimatorInfo native_info{
     .id = Estimator::native,
@@ -28,6 +29,7 @@ constexpr EstimatorInfo native_info{
     .step_intervals = true,
     .shares_pipelines = false,
     .terapipe = true,
+    .shares_configurations = true,
 };
 } // namespace
 

@@ -9,6 +9,7 @@
 
 #include "zerosearch/core/error.hpp"
 #include "zerosearch/model/estimator.hpp"
+#include "zerosearch/model/estimator_ops.hpp"
 #include "zerosearch/model/network.hpp"
 
 namespace zerosearch {
@@ -23,7 +24,7 @@ std::vector<DesignPoint> SearchPlan::design_points() const {
   // Context parallelism (native): tp x cp x dp x pp GPUs, so the original's enumeration over
   // world / cp GPUs for each cp degree, and each exchange for cp > 1.
   const std::vector<int> cps = is_native ? cp : std::vector<int>{1};
-  NativePlacement all_types;
+  StagesOf<NativeEstimator> all_types;
   for (const std::size_t g : present_types(context.cluster)) {
     all_types.stage_gpu.push_back(static_cast<int>(g));
   }
@@ -52,7 +53,7 @@ std::vector<DesignPoint> SearchPlan::design_points() const {
 
 void SearchPlan::add_native_points(const DesignPoint& base, int cp_degree,
                                    const std::vector<CpComm>& comms,
-                                   const NativePlacement& all_types,
+                                   const StagesOf<NativeEstimator>& all_types,
                                    std::vector<DesignPoint>& out) const {
   // Expert layouts (MoE models): etp 0 stands for the point's tp; each distinct (ep, etp) once.
   std::vector<std::pair<int, int>> layouts;
@@ -85,7 +86,7 @@ void SearchPlan::add_native_points(const DesignPoint& base, int cp_degree,
                 p.etp = static_cast<std::int16_t>(et);
                 p.cp = static_cast<std::int16_t>(cp_degree);
                 p.cp_comm = comm;
-                if (native_invalid_reason(*context.native, p, all_types).empty()) {
+                if (point_invalid_reason(NativeEstimator{}, context, p, all_types).empty()) {
                   out.push_back(p);
                 }
               }
@@ -326,10 +327,11 @@ std::vector<DpMethod> methods_for_framework(const EstimateContext& ctx, Framewor
   const bool has_megatron = flavour_available(ctx, Flavour::megatron);
   const bool has_deepspeed = flavour_available(ctx, Flavour::deepspeed);
   std::vector<DpMethod> wanted;
+  // The original's methods only (DpMethodInfo::original): its goldens hold them.
   const auto methods_of = [](auto keep) {
     std::vector<DpMethod> out;
     for (const DpMethodInfo& m : dp_methods()) {
-      if (keep(m)) {
+      if (m.original && keep(m)) {
         out.push_back(m.id);
       }
     }
@@ -436,39 +438,18 @@ void add_tp_degrees(SearchPlan& plan, const std::vector<DpMethod>& wanted) {
 
 namespace {
 
-/// The scale-up domain the present node types of `cluster` share (tp_domain_gpus).
-int shared_domain(const Cluster& cluster, const NativeContext& native) {
-  std::vector<const GpuSpec*> present;
-  for (const std::size_t g : present_types(cluster)) {
-    if (g < native.gpus.size()) present.push_back(&native.gpus[g].spec);
-  }
-  return shared_domain_gpus(present, cluster.gpus_per_node);
-}
-
-} // namespace
-
-int tp_domain_gpus(const EstimateContext& ctx) {
-  return ctx.native == nullptr ? ctx.cluster.gpus_per_node
-                               : shared_domain(ctx.cluster, *ctx.native);
-}
-
-namespace {
-
 /// The rest of a plan for the native estimator: methods by --framework (every one by
 /// default), tensor-parallel degrees that divide the attention heads, the dimensions.
-void make_native_plan(const PlanInput& in, SearchPlan& plan,
-                      std::shared_ptr<NativeContext> native) {
+/// `gpus`: each node type's specifications (by node-type index), whose data
+/// set_estimator_data has set in the plan's context.
+void make_native_plan(const PlanInput& in, SearchPlan& plan, const std::vector<GpuSpec>& gpus) {
   EstimateContext& ctx = plan.context;
-  native->model = ctx.model;
-  native->gpus_per_node = ctx.cluster.gpus_per_node;
-  native->global_batch = ctx.global_batch;
-  native->settings = in.native;
   std::vector<int> tps;
   // tp over whole nodes of a scale-up domain (GB200 NVL72: tp 8 on two trays of 4) is searched
   // where it divides the heads, in one note (docs/native.md §2.5).
   std::vector<int> across, tp_left_out;
   const int node = ctx.cluster.gpus_per_node;
-  for (const int tp : nvlink_tp_degrees(node, shared_domain(ctx.cluster, *native))) {
+  for (const int tp : nvlink_tp_degrees(node, tp_domain_gpus(NativeEstimator{}, ctx))) {
     if (ctx.model.num_attention_heads % tp == 0) {
       tps.push_back(tp);
       if (tp > node) across.push_back(tp);
@@ -529,7 +510,7 @@ void make_native_plan(const PlanInput& in, SearchPlan& plan,
     std::string why = c > 1 && seq % (2LL * c) != 0
                           ? cp_invalid_reason(c, CpComm::ring, seq, 1, 1, 1)
                           : std::string{};
-    if (why.empty() && c > 1 && !native->settings.flash_attention) {
+    if (why.empty() && c > 1 && !in.native.flash_attention) {
       why = fmt::format("--cp {} needs fused attention (--flash_attention on)", c);
     }
     if (!why.empty() && !in.cp.empty()) {
@@ -554,16 +535,16 @@ void make_native_plan(const PlanInput& in, SearchPlan& plan,
     };
     Dtype d = Dtype::fp8;
     for (const std::size_t g : present_types(ctx.cluster)) {
-      const Dtype x = dtype_for_precision(native->gpus[g].spec, in.precision_bits);
+      const Dtype x = dtype_for_precision(gpus[g], in.precision_bits);
       if (rank(x) < rank(d)) d = x;
     }
     plan.dtypes = {d == Dtype::fp8 ? Dtype::fp8 : d};
   } else {
     for (const Dtype d : in.dtypes) {
       for (const std::size_t g : present_types(ctx.cluster)) {
-        if (!native->gpus[g].spec.peak_tflops.of(d)) {
+        if (!gpus[g].peak_tflops.of(d)) {
           throw InputError(fmt::format("--dtype {}: {} has no {} tensor cores", to_string(d),
-                                       native->gpus[g].spec.name, to_string(d)));
+                                       gpus[g].name, to_string(d)));
         }
       }
     }
@@ -577,7 +558,7 @@ void make_native_plan(const PlanInput& in, SearchPlan& plan,
                                    offload_unsupported(plan.methods.front(), o)));
     }
   }
-  if (native->settings.fused_layers &&
+  if (in.native.fused_layers &&
       std::none_of(plan.methods.begin(), plan.methods.end(),
                    [](DpMethod m) { return framework_params(m).torch_loss; })) {
     throw InputError("--fused_layers on: only torchtitan (fsdp) runs eager layers, and this "
@@ -630,7 +611,6 @@ void make_native_plan(const PlanInput& in, SearchPlan& plan,
       }
     }
   }
-  ctx.native = std::move(native);
 }
 
 /// The original's data (plan_setup): each node type's measured (or analytic) profiles; then the
@@ -660,9 +640,10 @@ struct OriginalSetup {
 };
 
 /// The native estimator's data: each node type's specifications and calibration
-/// (NativeContext), then its plan dimensions (make_native_plan).
+/// (set_estimator_data), then its plan dimensions (make_native_plan).
 struct NativeSetup {
-  std::shared_ptr<NativeContext> native = std::make_shared<NativeContext>();
+  std::vector<GpuSpec> gpus;
+  std::vector<AnalyticCalibration> calibrations;
 
   void node_type(SearchPlan& plan, std::size_t g, const GpuSpec& gpu, const PlanInput& /*in*/,
                  const Catalogs& catalogs) {
@@ -673,13 +654,8 @@ struct NativeSetup {
                                    "native needs",
                                    gpu.name));
     }
-    NativeGpu ng;
-    ng.spec = gpu;
-    ng.calibration = gpu.has_specs ? calibration_for(catalogs, gpu) : AnalyticCalibration{};
-    ng.memory_gib = *gpu.memory_gib;
-    ng.inter_node_bytes_per_s = static_cast<double>(ctx.links[g].inter_node_bits_per_s) / 8.0;
-    ng.host_link_bytes_per_s = host_link_bytes_per_s(gpu);
-    native->gpus.push_back(std::move(ng));
+    gpus.push_back(gpu);
+    calibrations.push_back(gpu.has_specs ? calibration_for(catalogs, gpu) : AnalyticCalibration{});
     if (std::string note = network_note(gpu, ctx.cluster.gpus_per_node);
         !note.empty() && ctx.cluster.groups[g].count > 0) {
       plan.notes.push_back(std::move(note));
@@ -689,7 +665,8 @@ struct NativeSetup {
                                 : "native (class prior)";
   }
   void finish(SearchPlan& plan, const PlanInput& in, std::int64_t /*model_sequence_length*/) {
-    make_native_plan(in, plan, std::move(native));
+    set_estimator_data(NativeEstimator{}, plan.context, gpus, calibrations, in.native);
+    make_native_plan(in, plan, gpus);
   }
 };
 

@@ -12,6 +12,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "zerosearch/model/estimator_ops.hpp"
 #include "zerosearch/search/partition_choice.hpp"
 #include "zerosearch/search/search_steps.hpp"
 
@@ -273,11 +274,11 @@ std::vector<std::vector<std::size_t>> work_units(const EstimateContext& ctx,
   // The native estimator's split-schedule points (pp > 1) of one configuration (every field
   // but the schedule equal: same_configuration) share their layer times, partitions and
   // stage costs (native_estimates): one unit per configuration.
-  const bool native = ctx.estimator == Estimator::native;
+  const bool configs = estimator_info(ctx.estimator).shares_configurations;
   std::unordered_multimap<std::uint64_t, std::size_t> config_unit;
   for (std::size_t i = 0; i < points.size(); ++i) {
     const DesignPoint& p = points[i];
-    if (native && is_split_schedule(p.schedule) && p.pp > 1) {
+    if (configs && is_split_schedule(p.schedule) && p.pp > 1) {
       DesignPoint q = p;
       q.schedule = Schedule::one_f_one_b;
       const std::uint64_t key = (static_cast<std::uint64_t>(q.tp) * 0x9e3779b1U) ^
@@ -363,7 +364,7 @@ void start_unit(UnitEstimates& out, std::size_t n, std::size_t per_point) {
 }
 } // namespace
 
-void estimate_unit(NativeEstimator, const EstimateContext& ctx,
+void estimate_unit(NativeEstimator e, const EstimateContext& ctx,
                    const std::vector<DesignPoint>& points, const std::vector<std::size_t>& unit,
                    const PlacementSet& placements, OptimalMemo* /*shared_optimal*/,
                    UnitEstimates& out) {
@@ -372,13 +373,12 @@ void estimate_unit(NativeEstimator, const EstimateContext& ctx,
   // which share the placement (it depends on tp, cp, dp and pp only) and, through
   // native_estimates, the layer times, partitions and stage costs.
   const DesignPoint& p = points[unit.front()];
-  const NativeContext& n = *ctx.native;
   out.unit_points.clear();
   for (const std::size_t i : unit) out.unit_points.push_back(&points[i]);
-  std::vector<NativePlacement> seen;
+  std::vector<StagesOf<NativeEstimator>> seen;
   for (std::size_t k = 0; k < placements.size(); ++k) {
     placements.get(k, out.placement);
-    NativePlacement where = native_placement(n, p, out.placement);
+    StagesOf<NativeEstimator> where = stages_of(e, ctx, p, out.placement);
     const auto it = std::find(seen.begin(), seen.end(), where);
     if (it != seen.end()) {
       const auto g = static_cast<std::uint32_t>(it - seen.begin());
@@ -390,11 +390,12 @@ void estimate_unit(NativeEstimator, const EstimateContext& ctx,
     }
     out.group_of[k] = static_cast<std::uint32_t>(out.groups[0].size());
     if (unit.size() == 1) {
-      const NativeEstimate est = native_estimate(n, p, where, {}, out.prune);
-      out.groups[0].push_back(
-          PlacementGroup{to_estimate(ctx, est), static_cast<int>(k), 1, est.pruned});
+      // A braced list evaluates in order: `pruned` is read after estimate_at set it.
+      bool pruned = false;
+      out.groups[0].push_back(PlacementGroup{estimate_at(e, ctx, p, where, out.prune, pruned),
+                                             static_cast<int>(k), 1, pruned});
     } else {
-      native_estimates(n, out.unit_points, where, out.prune, out.native);
+      estimates_at(e, ctx, out.unit_points, where, out.prune, out.native);
       for (std::size_t j = 0; j < unit.size(); ++j) {
         const NativeEstimate& est = out.native[j];
         out.groups[j].push_back(
@@ -405,7 +406,7 @@ void estimate_unit(NativeEstimator, const EstimateContext& ctx,
   }
 }
 
-void estimate_unit(OriginalEstimator, const EstimateContext& ctx,
+void estimate_unit(OriginalEstimator e, const EstimateContext& ctx,
                    const std::vector<DesignPoint>& points, const std::vector<std::size_t>& unit,
                    const PlacementSet& placements, OptimalMemo* shared_optimal,
                    UnitEstimates& out) {
@@ -420,7 +421,7 @@ void estimate_unit(OriginalEstimator, const EstimateContext& ctx,
   PartitionMemo memo(shared_optimal);
   for (std::size_t k = 0; k < placements.size(); ++k) {
     placements.get(k, out.placement);
-    PlacementFeatures features = placement_features(ctx, first, out.placement);
+    StagesOf<OriginalEstimator> features = stages_of(e, ctx, first, out.placement);
     const auto it = seen.find(features);
     if (it != seen.end()) {
       out.group_of[k] = it->second;

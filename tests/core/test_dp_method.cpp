@@ -25,6 +25,15 @@ TEST_CASE("dp method table: one row per method, in enumeration order") {
   CHECK(dp_method_names() == "dp, fsdp, zero0, zero1, zero2, zero3");
 }
 
+TEST_CASE("dp method table: the original's six methods are the rows marked original",
+          "[dp_method]") {
+  // The zerosearch estimator's search enumerates these rows only (methods_for_framework): a
+  // method the original lacked must end its row with `false`, or the original's goldens
+  // change (docs/ARCHITECTURE.md, "A new data-parallel method").
+  CHECK(dp_method_names_where([](const DpMethodInfo& m) { return m.original; }) ==
+        "dp, fsdp, zero0, zero1, zero2, zero3");
+}
+
 TEST_CASE("dp method table: the original's rules (docs/model.md §2 and §4)") {
   CHECK(info(DpMethod::dp).compute_factor == 3.0);
   CHECK(info(DpMethod::fsdp).compute_factor == 3.0);

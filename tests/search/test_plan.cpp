@@ -1,6 +1,8 @@
 // The steps of make_plan (search/plan.cpp), each on the shipped data or a small hand-made case.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "fixtures.hpp"
 #include "zerosearch/core/error.hpp"
 #include "zerosearch/search/plan.hpp"
@@ -130,6 +132,21 @@ TEST_CASE("methods_for_framework: each method once by default, explicit ones nee
                     "no Megatron-LM profile of llama2_13B on A10 "
                     "(profiles/llama2_13B_A10_megatron.json), which -f m needs for dp, fsdp; "
                     "try -f d");
+  // Each framework where it has profiles (-f d on llama2_13B, -f m on gpt2XL): together, every
+  // row the table marks as the original's, and only those.
+  std::vector<DpMethod> searched = methods_for_framework(ctx, Framework::deepspeed, notes);
+  PlanInput gpt = llama_on({{"A10", 1}});
+  gpt.model = "gpt2XL";
+  const EstimateContext megatron = make_plan(gpt, shipped_catalogs()).context;
+  for (const DpMethod m : methods_for_framework(megatron, Framework::megatron, notes)) {
+    searched.push_back(m);
+  }
+  std::sort(searched.begin(), searched.end());
+  std::vector<DpMethod> original;
+  for (const DpMethodInfo& m : dp_methods()) {
+    if (m.original) original.push_back(m.id);
+  }
+  CHECK(searched == original);
 }
 
 TEST_CASE("add_tp_degrees: divisors of the GPUs per node that the profiles have", "[plan]") {

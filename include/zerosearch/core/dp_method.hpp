@@ -5,7 +5,8 @@
 //
 // Adding a data-parallel method: this header (an enum value, a row of kDpMethods and its
 // LaunchTraits column), its sync formula (model/comm.cpp, dp_sync_time_s), its weight-memory
-// formula (model/memory.cpp) and its place in the planner; the launch writers switch over its
+// formula (model/memory.cpp); a method the original lacked ends its row with `original` false
+// (the zerosearch estimator's search leaves it out); the launch writers switch over its
 // DpLaunchKind without a default, so they fail to compile until it is handled.
 // docs/ARCHITECTURE.md lists every file and why.
 #include <algorithm>
@@ -138,6 +139,11 @@ struct DpMethodInfo {
   NativeTraits native;
   /// How launch files run it (io/launch/).
   LaunchTraits launch;
+  /// One of the original ZeROSearch's six methods: the zerosearch estimator's search
+  /// enumerates it (methods_for_framework), as the goldens hold. A method the original lacked
+  /// ends its row with `false`: the native estimator searches it, the zerosearch estimator's
+  /// search leaves it out and its CSVs stay the original's.
+  bool original = true;
 };
 
 /// The table: one row per method, in the enum's order, which is the original's enumeration

@@ -55,6 +55,8 @@ struct EstimateContext {
   /// Which model computes the estimates; with native, `native` holds its data and the
   /// profiles above may be absent.
   Estimator estimator = Estimator::zerosearch;
+  /// The native estimator's data, set by set_estimator_data and read only in src/model/:
+  /// search/, io/ and cli/ ask model/estimator_ops.hpp (tests/check_layers.cmake checks it).
   std::shared_ptr<const NativeContext> native;
 };
 

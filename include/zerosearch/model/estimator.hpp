@@ -5,13 +5,18 @@
 //     on measured (or analytic) layer profiles (model/estimate.hpp, src/model/original/);
 //   NativeEstimator (Estimator::native): zerosearch's own analytic model (model/native.hpp,
 //     docs/native.md, src/model/native/).
-// Callers in search/, io/ and cli/ never compare the Estimator enum: they ask what the running
-// estimator offers (estimator_info: its name, which plan dimensions and output columns it has,
-// what it models), and where the work itself differs by estimator (the search's evaluation of
-// a work unit, the per-stage breakdown of a timeline or an --exhaustive report) they provide
-// one overload per estimator type and pick it once with visit_estimator. A new estimator is a
-// new type below, a row of estimator_info, and one overload at each such place: the compiler
-// names every place that lacks one.
+// Callers in search/, io/ and cli/ never compare the Estimator enum nor read an estimator's own
+// data: they ask what the running estimator offers (estimator_info: its name, which plan
+// dimensions and output columns it has, what it models), ask it questions through
+// model/estimator_ops.hpp (its data, a point's stages and validity, the tp domain, the
+// settings a report prints, the pipelines behind a native estimate: one overload per
+// estimator type), and where the work itself differs by estimator (the search's evaluation of
+// a work unit, the plan's data, the per-stage breakdown of a timeline or an --exhaustive
+// report, the summary's estimator line) they provide one overload per estimator type and pick
+// it once with visit_estimator. A new estimator is a new type below, a row of estimator_info,
+// its overloads in model/estimator_ops.hpp, and one overload at each such place: the compiler
+// names every place that lacks one (docs/ARCHITECTURE.md, "Estimators": 14 files besides its
+// own model and tests).
 #include <optional>
 
 #include "zerosearch/core/dp_method.hpp"
@@ -26,7 +31,7 @@ struct EstimatorInfo {
   /// Its design points vary beyond the original's (method, tp, pp, dp, mbs): pipeline schedule,
   /// virtual stages, activation recomputation, offload, element type, context parallelism and
   /// expert layout (SearchPlan::add_native_points); the outputs then carry those columns
-  /// (io/columns.hpp's native columns), the settings in EstimateContext::native apply, and
+  /// (io/columns.hpp's native columns), its settings apply (plan_settings), and
   /// its summary names the settings that would make the fastest OOM rows fit.
   bool extended_points = false;
   /// Its estimates come from each GPU's specifications in hardware.json (peak FLOP/s, memory
@@ -50,6 +55,10 @@ struct EstimatorInfo {
   /// It can evaluate a TeraPipe schedule, whose best plan the summary compares with the best
   /// other plan (so the search keeps every row).
   bool terapipe = false;
+  /// Its split-schedule points (pp > 1) that differ only in the schedule (same_configuration)
+  /// share layer times, partitions and stage costs: the search evaluates them as one work unit
+  /// (estimates_at, model/estimator_ops.hpp).
+  bool shares_configurations = false;
 };
 
 /// The row of estimator `e` (a table: every Estimator has one).

@@ -10,6 +10,7 @@
 #include "zerosearch/core/cluster.hpp"
 #include "zerosearch/search/enumerate.hpp"
 #include "zerosearch/model/estimate.hpp"
+#include "zerosearch/model/estimator_ops.hpp"
 #include "zerosearch/core/hardware.hpp"
 #include "zerosearch/core/model.hpp"
 #include "zerosearch/core/profile.hpp"
@@ -110,7 +111,7 @@ struct SearchPlan {
 private:
   /// The native points of one enumerated point `base` at context-parallel degree `cp_degree`.
   void add_native_points(const DesignPoint& base, int cp_degree, const std::vector<CpComm>& comms,
-                         const NativePlacement& all_types, std::vector<DesignPoint>& out) const;
+                         const StagesOf<NativeEstimator>& all_types, std::vector<DesignPoint>& out) const;
 };
 
 /// The plan of `in`: the model (plan_model), per node type its memory limit, links
@@ -158,10 +159,5 @@ void check_profile_layers(const EstimateContext& ctx, std::size_t g);
 /// per node that every present node type profiles (a note for each tp left out). Throws when
 /// no method keeps a degree.
 void add_tp_degrees(SearchPlan& plan, const std::vector<DpMethod>& wanted);
-
-/// GPUs a tp group may span for the native estimator: the scale-up domain the present node
-/// types share (docs/native.md §2.5: GB200 NVL72 trays of 4, 72), whole nodes of it; the GPUs
-/// per node for the zerosearch estimator and for node types without a domain.
-[[nodiscard]] int tp_domain_gpus(const EstimateContext& ctx);
 
 } // namespace zerosearch

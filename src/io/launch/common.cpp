@@ -8,6 +8,7 @@
 #include "writer.hpp"
 #include "zerosearch/io/columns.hpp"
 #include "zerosearch/model/estimator.hpp"
+#include "zerosearch/model/estimator_ops.hpp"
 
 namespace zerosearch::launch {
 
@@ -103,8 +104,7 @@ std::string node_rank_lines() {
 }
 
 const NativeSettings* native_settings(const Facts& f) {
-  return estimator_info(f.ctx.estimator).extended_points && f.ctx.native ? &f.ctx.native->settings
-                                                                        : nullptr;
+  return plan_settings(f.ctx);
 }
 
 bool overlap_grad_reduce(const Facts& f) {
