@@ -22,4 +22,16 @@ SearchPlan llama_deepspeed_plan(std::vector<NodeGroup> groups, PartitionMethod m
   return make_plan(in, shipped_catalogs());
 }
 
+SearchPlan native_all_schedules_plan(const std::string& model, std::vector<NodeGroup> groups,
+                                     int global_batch) {
+  PlanInput in;
+  in.model = model;
+  in.cluster = Cluster{std::move(groups), 8, {}};
+  in.global_batch = global_batch;
+  in.framework = Framework::automatic;
+  in.estimator = Estimator::native;
+  in.schedules = kAllSchedules;
+  return make_plan(in, shipped_catalogs());
+}
+
 } // namespace zerosearch::test

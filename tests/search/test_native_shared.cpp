@@ -16,25 +16,11 @@
 #include "zerosearch/search/search_steps.hpp"
 
 using namespace zerosearch;
+using zerosearch::test::native_all_schedules_plan;
 using zerosearch::test::shipped_catalogs;
 
 namespace {
 
-const std::vector<Schedule> kAllSchedules = {Schedule::one_f_one_b, Schedule::interleaved,
-                                             Schedule::zb_h1,       Schedule::zb_h2,
-                                             Schedule::zbv,         Schedule::dualpipe,
-                                             Schedule::dualpipev};
-
-SearchPlan native_plan(const std::string& model, std::vector<NodeGroup> groups, int global_batch) {
-  PlanInput in;
-  in.model = model;
-  in.cluster = Cluster{std::move(groups), 8, {}};
-  in.global_batch = global_batch;
-  in.framework = Framework::automatic;
-  in.estimator = Estimator::native;
-  in.schedules = kAllSchedules;
-  return make_plan(in, shipped_catalogs());
-}
 
 bool same_bits(double a, double b) {
   return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
@@ -138,7 +124,7 @@ TEST_CASE("native_estimates equals native_estimate on every point and placement,
   std::size_t compared = 0, shared = 0, pruned = 0;
   for (const Case& c : cases) {
     INFO(c.model << ", batch " << c.batch);
-    const SearchPlan plan = native_plan(c.model, c.groups, c.batch);
+    const SearchPlan plan = native_all_schedules_plan(c.model, c.groups, c.batch);
     const NativeContext& n = *plan.context.native;
     const PlacementSet where = placements(plan.context.cluster);
     const std::vector<DesignPoint> points = plan.design_points();
@@ -173,7 +159,8 @@ TEST_CASE("native_estimates equals native_estimate on every point and placement,
 
 TEST_CASE("the search's units of split schedules give every row its own estimate",
           "[search][native_shared]") {
-  const SearchPlan plan = native_plan("llama3_8B", {{"A100-80GB", 1}, {"H100-SXM", 2}}, 128);
+  const SearchPlan plan =
+      native_all_schedules_plan("llama3_8B", {{"A100-80GB", 1}, {"H100-SXM", 2}}, 128);
   const PlacementSet where = placements(plan.context.cluster);
   const std::vector<DesignPoint> points = plan.design_points();
   // Units of several points: the split schedules of one configuration.

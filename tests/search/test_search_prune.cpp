@@ -11,25 +11,11 @@
 #include "zerosearch/search/search.hpp"
 
 using namespace zerosearch;
+using zerosearch::test::native_all_schedules_plan;
 using zerosearch::test::shipped_catalogs;
 
 namespace {
 
-const std::vector<Schedule> kAllSchedules = {Schedule::one_f_one_b, Schedule::interleaved,
-                                             Schedule::zb_h1,       Schedule::zb_h2,
-                                             Schedule::zbv,         Schedule::dualpipe,
-                                             Schedule::dualpipev};
-
-SearchPlan native_plan(const std::string& model, std::vector<NodeGroup> groups, int global_batch) {
-  PlanInput in;
-  in.model = model;
-  in.cluster = Cluster{std::move(groups), 8, {}};
-  in.global_batch = global_batch;
-  in.framework = Framework::automatic;
-  in.estimator = Estimator::native;
-  in.schedules = kAllSchedules;
-  return make_plan(in, shipped_catalogs());
-}
 
 SearchResult run(const SearchPlan& plan, const PlacementSet& where, const RowFilter& keep,
                  bool prune, unsigned threads) {
@@ -69,7 +55,7 @@ void require_same(const SearchResult& pruned, const SearchResult& full) {
 
 TEST_CASE("pruning the split schedules' simulations changes no row, count or rank",
           "[search][prune]") {
-  const SearchPlan plan = native_plan("llama3_8B", {{"H100-SXM", 4}}, 256);
+  const SearchPlan plan = native_all_schedules_plan("llama3_8B", {{"H100-SXM", 4}}, 256);
   const PlacementSet where = placements(plan.context.cluster);
   // The plain run's policy (the summary's 10 best distinct rows that fit, its 256 fastest OOM
   // rows), fewer rows, every row per placement, OOM rows ranked among the others.
@@ -108,7 +94,7 @@ TEST_CASE("pruning is exact on random clusters, models and batches", "[search][p
     const std::size_t top = 1 + rng() % 12;
     INFO("trial " << trial << ": " << model << " on " << groups.size() << " node types, batch "
                   << batch << ", top " << top);
-    const SearchPlan plan = native_plan(model, groups, batch);
+    const SearchPlan plan = native_all_schedules_plan(model, groups, batch);
     const PlacementSet where = placements(plan.context.cluster);
     const RowFilter keep{rng() % 2 == 0, rng() % 2 == 0, top, rng() % 2 == 0 ? 0U : 8U};
     const SearchResult full = run(plan, where, keep, false, 1);
@@ -121,7 +107,7 @@ TEST_CASE("pruning is exact on random clusters, models and batches", "[search][p
 
 TEST_CASE("nothing is pruned when every row is kept (--exhaustive) or the front is asked",
           "[search][prune]") {
-  const SearchPlan plan = native_plan("llama3_8B", {{"H100-SXM", 2}}, 64);
+  const SearchPlan plan = native_all_schedules_plan("llama3_8B", {{"H100-SXM", 2}}, 64);
   const PlacementSet where = placements(plan.context.cluster);
   const SearchResult all = run(plan, where, RowFilter{}, true, 1);
   CHECK(all.pruned == 0);

@@ -128,6 +128,17 @@ std::string fused_loss_refusal(const Facts& f, const char* framework) {
                      framework, framework);
 }
 
+std::string interleaved_refusal(const Facts& f, const char* what) {
+  if (f.p.pp <= 1 || f.p.virtual_stages <= 1) {
+    return {};
+  }
+  return fmt::format("{}: DeepSpeed's pipeline engine runs one model chunk per rank "
+                     "(TrainSchedule in deepspeed/runtime/pipe/schedule.py), not interleaved "
+                     "1F1B with {} virtual stages (Megatron-LM runs it with "
+                     "--use-distributed-optimizer)",
+                     what, f.p.virtual_stages);
+}
+
 std::optional<bool> grad_reduce_fp32(const Facts& f) {
   const NativeSettings* st = native_settings(f);
   return st != nullptr ? st->grad_reduce_fp32 : std::nullopt;

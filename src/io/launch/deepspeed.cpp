@@ -16,12 +16,8 @@ std::string refusal(const Facts& f) {
     return fmt::format("no DeepSpeed config: DeepSpeed's pipeline engine runs its own 1F1B (TrainSchedule in deepspeed/runtime/pipe/schedule.py), not the {} schedule",
                        to_string(f.p.schedule));
   }
-  if (f.p.pp > 1 && f.p.virtual_stages > 1) {
-    return fmt::format("no DeepSpeed config: DeepSpeed's pipeline engine runs one model chunk per rank "
-                       "(TrainSchedule in deepspeed/runtime/pipe/schedule.py), not interleaved "
-                       "1F1B with {} virtual stages (Megatron-LM runs it with "
-                       "--use-distributed-optimizer)",
-                       f.p.virtual_stages);
+  if (std::string why = interleaved_refusal(f, "no DeepSpeed config"); !why.empty()) {
+    return why;
   }
   switch (f.launch.kind) {
   case DpLaunchKind::deepspeed_zero: {

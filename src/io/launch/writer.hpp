@@ -96,6 +96,9 @@ struct Writer {
 /// Why `framework`, whose cross-entropy keeps an fp32 softmax of the logits, cannot run a plan
 /// estimated with --fused_loss on (16-bit logits and gradient); empty when the plan has none.
 [[nodiscard]] std::string fused_loss_refusal(const Facts& f, const char* framework);
+/// Why DeepSpeed's pipeline engine cannot run an interleaved plan (`what`: "no DeepSpeed
+/// config", "no Megatron-DeepSpeed files"); empty when the plan is not interleaved.
+[[nodiscard]] std::string interleaved_refusal(const Facts& f, const char* what);
 /// --grad_reduce_fp32 as the estimate ran it: empty when unset (the framework's default).
 [[nodiscard]] std::optional<bool> grad_reduce_fp32(const Facts& f);
 [[nodiscard]] bool uneven(const std::vector<int>& v);

@@ -844,6 +844,20 @@ void pass_durations(int ranks, int chunks, const PipeTimes& times, std::vector<d
   }
 }
 
+/// Rank r's passes end to end: each pass kind's count (`uses`) times its duration, over the
+/// rank's chunk passes (4 per chunk) and its links (C x C per rank, after every rank's passes).
+double rank_busy(const std::vector<std::uint32_t>& uses, const std::vector<double>& duration,
+                 std::size_t R, std::size_t C, std::size_t r) noexcept {
+  double busy = 0.0;
+  for (std::size_t k = (r * C) * 4; k < (r * C + C) * 4; ++k) {
+    busy += static_cast<double>(uses[k]) * duration[k];
+  }
+  for (std::size_t k = R * C * 4 + r * C * C; k < R * C * 4 + (r + 1) * C * C; ++k) {
+    busy += static_cast<double>(uses[k]) * duration[k];
+  }
+  return busy;
+}
+
 /// The busiest rank's passes end to end: `uses` per duration index (PipeGraph::uses).
 double busy_bound(int ranks, int chunks, const std::vector<std::uint32_t>& uses,
                   const PipeTimes& times) {
@@ -854,13 +868,7 @@ double busy_bound(int ranks, int chunks, const std::vector<std::uint32_t>& uses,
   const std::vector<std::uint32_t>& u = uses;
   double busiest = 0.0;
   for (std::size_t r = 0; r < R; ++r) {
-    double busy = 0.0;
-    for (std::size_t k = (r * C) * 4; k < (r * C + C) * 4; ++k) {
-      busy += static_cast<double>(u[k]) * duration[k];
-    }
-    for (std::size_t k = R * C * 4 + r * C * C; k < R * C * 4 + (r + 1) * C * C; ++k) {
-      busy += static_cast<double>(u[k]) * duration[k];
-    }
+    const double busy = rank_busy(u, duration, R, C, r);
     busiest = std::max(busiest, busy);
   }
   // The simulation adds the same durations one pass at a time (and waits in between): its
@@ -918,13 +926,7 @@ double pipe_fill_bound(const PipeOutline& outline, const PipeTimes& times) {
   const std::vector<std::uint32_t>& u = outline.uses;
   double latest = 0.0;
   for (std::size_t r = 0; r < R; ++r) {
-    double busy = 0.0;
-    for (std::size_t k = (r * C) * 4; k < (r * C + C) * 4; ++k) {
-      busy += static_cast<double>(u[k]) * duration[k];
-    }
-    for (std::size_t k = R * C * 4 + r * C * C; k < R * C * 4 + (r + 1) * C * C; ++k) {
-      busy += static_cast<double>(u[k]) * duration[k];
-    }
+    const double busy = rank_busy(u, duration, R, C, r);
     if (busy > 0.0) latest = std::max(latest, (start[r] == HUGE_VAL ? 0.0 : start[r]) + busy);
   }
   // The same margin as busy_bound's for the simulation's rounding.
