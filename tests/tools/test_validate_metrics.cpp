@@ -194,7 +194,8 @@ TEST_CASE("a corpus row's four columns: catalog GPU, network, framework, archite
   const auto args = contract(c, "zs", "m.json", {{"--flash_attention", "off"}});
   const auto at = std::find(args.begin(), args.end(), "--inter_node_gbps");
   REQUIRE(at != args.end());
-  CHECK(*(at + 1) == "800");
+  // The row's nominal 800 Gbit/s as the catalog's nominal figures are taken: 60 % achieved.
+  CHECK(*(at + 1) == "480");
   // Extra (knob) flags come before --format json -q.
   CHECK(args[args.size() - 5] == "--flash_attention");
   CHECK(args.back() == "-q");
@@ -318,7 +319,7 @@ TEST_CASE("a corpus row's mixed cluster and stated partition", "[validate]") {
   CHECK(values_of(args, "--node_type_num_node") == std::vector<std::string>{"3", "1"});
   CHECK(values_of(args, "--placement") ==
         std::vector<std::string>{"V100-16GB,V100-16GB,V100-16GB,T4"});
-  CHECK(values_of(args, "--inter_node_gbps") == std::vector<std::string>{"10", "50"});
+  CHECK(values_of(args, "--inter_node_gbps") == std::vector<std::string>{"6", "30"});
   CHECK(values_of(args, "--partition") == std::vector<std::string>{"9,8,8,9"});
   CHECK(values_of(args, "--num_node").empty());
   // One GPU type: --node_type and --num_node, no placement; without the column, the even split.

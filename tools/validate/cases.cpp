@@ -362,6 +362,19 @@ nlohmann::json model_file(const Case& c) {
   return m;
 }
 
+namespace {
+
+/// A row's network figure is nominal (the line rate its source states, as the catalog's
+/// inter_node_gbit_per_node is); --inter_node_gbps replaces the link set's figure, which is
+/// an achieved one (the original's 'ib' set: 60 % of nominal). The row's figure goes through
+/// the rule the catalog's own nominal figures go through (default_links), so that a row that
+/// states its network and one that takes the catalog's get the same treatment.
+std::string effective_Gbitps(long long nominal) {
+  return fmt::format("{:.6g}", kDefaultLinkEfficiency * static_cast<double>(nominal));
+}
+
+} // namespace
+
 std::vector<std::string> contract(const Case& c, const fs::path& exe, const fs::path& model,
                                   const std::vector<Flag>& extra) {
   std::vector<std::string> a = {exe.string(), "--exhaustive", "--estimator", "native",
@@ -393,9 +406,9 @@ std::vector<std::string> contract(const Case& c, const fs::path& exe, const fs::
   }
   if (!c.node_type_Gbitps.empty()) {
     a.emplace_back("--inter_node_gbps");
-    for (long long g : c.node_type_Gbitps) a.push_back(std::to_string(g));
+    for (long long g : c.node_type_Gbitps) a.push_back(effective_Gbitps(g));
   } else if (c.inter_node_Gbitps > 0) {
-    a.insert(a.end(), {"--inter_node_gbps", std::to_string(c.inter_node_Gbitps)});
+    a.insert(a.end(), {"--inter_node_gbps", effective_Gbitps(c.inter_node_Gbitps)});
   }
   if (c.cp > 1) {
     // Context parallelism as the row's framework runs it: Megatron-LM/NeMo (cp_comm_type p2p,
