@@ -534,6 +534,33 @@ TEST_CASE("embedding_sync_s: only tied embeddings across a pipeline", "[native][
   CHECK(embedding_sync_s(c, p, point_constants(c, p), native_placement(c, p, {0})) == 0.0);
 }
 
+TEST_CASE("embedding_sync_s: the node's network shared by the first stage's GPUs on it",
+          "[native][steps]") {
+  // 8 GPUs, 4 per node, pp 4: stages 0-1 on node 0, stages 2-3 on node 1, so the first and
+  // the last stage sync their tied embeddings across the network. Each of the first stage's
+  // tp x dp GPUs on node 0 syncs its own copy at the same time: with dp 2 they share the
+  // node's 400e9 B/s two ways, not four (the node's other two GPUs hold stage 1 and send
+  // nothing across).
+  ModelSpec m = llama(32);
+  m.tied_embeddings = true;
+  NativeContext c = context(m, 8);
+  c.gpus_per_node = 4;
+  const DesignPoint p = point(DpMethod::dp, 1, 4, 2, 4);
+  const PointConstants k = point_constants(c, p);
+  const double bytes = k.fw.grad_reduce_bytes * static_cast<double>(m.vocab_size) *
+                       static_cast<double>(m.hidden_size);
+  // A 2-rank ring all-reduce: bytes on the wire once each way, 2 steps, at 400e9 / 2.
+  const double expected = nccl_collective_s(bytes, 2, 400e9 / 2, nccl_latency(Transport::net));
+  CHECK(embedding_sync_s(c, p, k, native_placement(c, p, {0})) == Approx(expected));
+  // A stage wider than the node: every GPU of it crosses, the share is the node's over 4.
+  NativeContext wide = context(m, 16);
+  wide.gpus_per_node = 4;
+  const DesignPoint q = point(DpMethod::dp, 1, 2, 8, 4);
+  const PointConstants kq = point_constants(wide, q);
+  CHECK(embedding_sync_s(wide, q, kq, native_placement(wide, q, {0})) ==
+        Approx(nccl_collective_s(bytes, 2, 400e9 / 4, nccl_latency(Transport::net))));
+}
+
 TEST_CASE("with_totals: the slowest stage's parts, the memory peak and its stage, the step",
           "[native][steps]") {
   const NativeContext c = context(llama(32));

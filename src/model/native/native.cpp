@@ -90,6 +90,15 @@ double scale_out_bytes_per_s(const NativeContext& ctx, const NativeGpu& g) noexc
   return g.inter_node_bytes_per_s / std::max(1, ctx.gpus_per_node) / g.spec.scale_out_oversubscription;
 }
 
+/// The node's network share of one of `flows` GPUs of a node that cross it at once (a pipeline
+/// boundary's or the tied embedding's GPUs: one stage's tp x cp x dp ranks, at most the node's
+/// GPUs), over the oversubscription. The data-parallel collectives keep
+/// scale_out_bytes_per_s: every GPU of a node is in one of them at the same time.
+double nic_share_bytes_per_s(const NativeContext& ctx, const NativeGpu& g, long long flows) noexcept {
+  const long long n = std::clamp<long long>(flows, 1, std::max(1, ctx.gpus_per_node));
+  return g.inter_node_bytes_per_s / static_cast<double>(n) / g.spec.scale_out_oversubscription;
+}
+
 /// A group of n ranks spaced `stride` apart (dp: n = dp, stride = tp; expert data parallel:
 /// n = edp, stride = etp x ep) among the design point's `world` ranks.
 DpGroup spaced_group(const NativeContext& ctx, int n, int stride, const NativeGpu& g,
@@ -147,7 +156,8 @@ double pipeline_send_bytes_per_s(const NativeContext& ctx, const DesignPoint& p,
       !crosses_domain(j * per_stage, (j + 2) * per_stage - 1, tiers.domain_gpus)) {
     return link;
   }
-  return std::min(scale_out_bytes_per_s(ctx, gpu), scale_out_bytes_per_s(ctx, next));
+  return std::min(nic_share_bytes_per_s(ctx, gpu, per_stage),
+                  nic_share_bytes_per_s(ctx, next, per_stage));
 }
 
 /// Slice boundaries are multiples of 1/32 of the sequence (TeraPipe's DP stays small).
@@ -1422,11 +1432,13 @@ double embedding_sync_s(const NativeContext& ctx, const DesignPoint& p, const Po
   const bool one_domain = tiers.multi_node_domain() &&
                           where.stage_gpu.front() == where.stage_gpu.back() &&
                           !crosses_domain(0, world_size(p) - 1, tiers.domain_gpus);
-  // Across the network, at the slower of the two ends' networks.
+  // Across the network, at the slower of the two ends' networks, each shared by the first
+  // (last) stage's GPUs on the node, which sync their own copies at once.
+  const long long per_stage = static_cast<long long>(p.tp) * p.cp * p.dp;
   const double bw =
       one_domain ? 0.8 * gpu.spec.intra_node.GBps_per_dir * 1e9
-                 : std::min(scale_out_bytes_per_s(ctx, ctx.gpus[static_cast<std::size_t>(where.net_gpu(0))]),
-                            scale_out_bytes_per_s(ctx, ctx.gpus[static_cast<std::size_t>(where.net_gpu(p.pp - 1))]));
+                 : std::min(nic_share_bytes_per_s(ctx, ctx.gpus[static_cast<std::size_t>(where.net_gpu(0))], per_stage),
+                            nic_share_bytes_per_s(ctx, ctx.gpus[static_cast<std::size_t>(where.net_gpu(p.pp - 1))], per_stage));
   return ring_allreduce_s(bytes, 2, bw, nccl_latency(Transport::net));
 }
 
