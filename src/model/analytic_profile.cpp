@@ -239,6 +239,17 @@ AnalyticCalibration prior_calibration(const GpuSpec& gpu) {
   return c;
 }
 
+void with_intra_node_bus(AnalyticCalibration& c, double bus_bytes_per_s) {
+  for (auto* fits : {&c.tp_allreduce, &c.embedding_allreduce}) {
+    for (const int n : {2, 4, 8, 16}) {
+      const auto it = fits->find(n);
+      (*fits)[n] = CollectiveFit{it != fits->end() ? it->second.alpha_s : kAlphaPrior_s,
+                                 bus_bytes_per_s};
+    }
+    for (auto& [n, fit] : *fits) fit.bus_bytes_per_s = bus_bytes_per_s;
+  }
+}
+
 double gemm_sm_fill(double m, double n, double k, int sm_count) noexcept {
   if (sm_count <= 0 || m <= 0 || n <= 0 || k <= 0) {
     return 1.0;

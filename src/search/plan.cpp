@@ -645,7 +645,7 @@ struct NativeSetup {
   std::vector<GpuSpec> gpus;
   std::vector<AnalyticCalibration> calibrations;
 
-  void node_type(SearchPlan& plan, std::size_t g, const GpuSpec& gpu, const PlanInput& /*in*/,
+  void node_type(SearchPlan& plan, std::size_t g, const GpuSpec& gpu, const PlanInput& in,
                  const Catalogs& catalogs) {
     EstimateContext& ctx = plan.context;
     if (!gpu.has_specs && ctx.cluster.groups[g].count > 0) {
@@ -655,7 +655,15 @@ struct NativeSetup {
                                    gpu.name));
     }
     gpus.push_back(gpu);
-    calibrations.push_back(gpu.has_specs ? calibration_for(catalogs, gpu) : AnalyticCalibration{});
+    AnalyticCalibration calibration =
+        gpu.has_specs ? calibration_for(catalogs, gpu) : AnalyticCalibration{};
+    if (const auto intra = override_for(in.intra_node_Gbitps, g)) {
+      // --intra_node_gbps replaces the intra-node figure for this estimator too: the bus of
+      // every collective inside a node (tp, the embedding's, a data-parallel group's part in
+      // the node), an achieved figure as the link sets' are (docs/hardware.md, Links).
+      with_intra_node_bus(calibration, *intra * 1e9 / 8.0);
+    }
+    calibrations.push_back(std::move(calibration));
     if (std::string note = network_note(gpu, ctx.cluster.gpus_per_node);
         !note.empty() && ctx.cluster.groups[g].count > 0) {
       plan.notes.push_back(std::move(note));

@@ -211,6 +211,27 @@ TEST_CASE("NVLink all-reduces start at NCCL's own latency, PCIe at the fitted pr
   CHECK(prior_calibration(catalog().gpu("H100-PCIe")).tp_allreduce.at(4).alpha_s == 20e-6);
 }
 
+TEST_CASE("with_intra_node_bus: a user's intra-node figure for every collective in a node",
+          "[analytic]") {
+  // T4 prior: PCIe 3 with P2P, 60 % of 16 GB/s per direction, 20 us a step.
+  AnalyticCalibration t4 = prior_calibration(catalog().gpu("T4"));
+  REQUIRE(t4.tp_allreduce.at(4).bus_bytes_per_s == Approx(0.6 * 16e9));
+  with_intra_node_bus(t4, 30e9 / 8); // --intra_node_gbps 30
+  for (const int n : {2, 4, 8, 16}) {
+    CHECK(t4.tp_allreduce.at(n).bus_bytes_per_s == Approx(3.75e9));
+    CHECK(t4.embedding_allreduce.at(n).bus_bytes_per_s == Approx(3.75e9));
+    CHECK(t4.tp_allreduce.at(n).alpha_s == 20e-6); // latencies kept
+  }
+  // NVLink's latencies stay NCCL's; a calibration without fits gets every group size.
+  AnalyticCalibration h100 = prior_calibration(catalog().gpu("H100-SXM"));
+  with_intra_node_bus(h100, 100e9);
+  CHECK(h100.tp_allreduce.at(8).alpha_s == Approx(3.4e-6 + 8.4e-6 / 14));
+  AnalyticCalibration bare;
+  with_intra_node_bus(bare, 5e9);
+  CHECK(bare.tp_allreduce.size() == 4);
+  CHECK(bare.embedding_allreduce.at(16).bus_bytes_per_s == 5e9);
+}
+
 TEST_CASE("fp8 casts: an amax pass and a transposed copy, on s/tp tokens with SP",
           "[analytic]") {
   const ModelSpec& m = models().find("llama2_13B");

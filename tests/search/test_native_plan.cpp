@@ -39,6 +39,27 @@ TEST_CASE("the estimator defaults to the original's where it could run", "[nativ
   CHECK(make_plan(in, shipped_catalogs()).context.estimator == Estimator::native);
 }
 
+TEST_CASE("a user's intra-node figure sets the native estimator's collectives inside a node",
+          "[native][plan]") {
+  PlanInput in = input("gpt2XL", {{"T4", 2}, {"A10", 1}}, 4);
+  in.estimator = Estimator::native;
+  const auto bus = [](const SearchPlan& plan, std::size_t g, int n) {
+    return plan.context.native->gpus[g].calibration.tp_allreduce.at(n).bus_bytes_per_s;
+  };
+  const SearchPlan catalog = make_plan(in, shipped_catalogs());
+  CHECK(bus(catalog, 0, 4) == Approx(0.6 * 16e9)); // T4's prior: PCIe 3 with P2P
+  // One figure for every node type, in Gbit/s (an achieved one, as the link sets' are).
+  in.intra_node_Gbitps = {30};
+  const SearchPlan one = make_plan(in, shipped_catalogs());
+  CHECK(bus(one, 0, 4) == Approx(30e9 / 8));
+  CHECK(bus(one, 1, 2) == Approx(30e9 / 8));
+  // One per node type.
+  in.intra_node_Gbitps = {30, 80};
+  const SearchPlan each = make_plan(in, shipped_catalogs());
+  CHECK(bus(each, 0, 2) == Approx(30e9 / 8));
+  CHECK(bus(each, 1, 4) == Approx(80e9 / 8));
+}
+
 TEST_CASE("native design points cross the recompute, offload, interleaving and dtype lists",
           "[native][plan]") {
   PlanInput in = input("llama3_8B", {{"H100-SXM", 4}}, 8);

@@ -329,6 +329,19 @@ TEST_CASE("a corpus row's mixed cluster and stated partition", "[validate]") {
   CHECK(values_of(plain, "--num_node") == std::vector<std::string>{"2"});
   CHECK(values_of(plain, "--placement").empty());
   CHECK(values_of(plain, "--partition") == std::vector<std::string>{"17,17"});
+  CHECK(values_of(plain, "--intra_node_gbps").empty()); // no column: the catalog's links
+  // The intra-node link a row states, nominal, through the same 60 % rule: one per type...
+  CHECK(values_of(contract(make_case(mixed({{"intra_node_gbit_per_node", "170+50"}}), catalog),
+                           "zs", "m.json"),
+                  "--intra_node_gbps") == std::vector<std::string>{"102", "30"});
+  // ... or one for all.
+  CHECK(values_of(contract(make_case(mixed({{"intra_node_gbit_per_node", "50"}}), catalog), "zs",
+                           "m.json"),
+                  "--intra_node_gbps") == std::vector<std::string>{"30"});
+  CHECK_THROWS_WITH(make_case(mixed({{"intra_node_gbit_per_node", "1+2+3"}}), catalog),
+                    Catch::Contains("intra_node_gbit_per_node '1+2+3'"));
+  CHECK_THROWS_WITH(make_case(mixed({{"intra_node_gbit_per_node", "fast"}}), catalog),
+                    Catch::Contains("fast"));
   // Bad values are one-line errors naming them.
   CHECK_THROWS_WITH(make_case(mixed({{"catalog_gpu", "V100-16GB*0+T4*1"}}), catalog),
                     Catch::Contains("catalog_gpu 'V100-16GB*0+T4*1'"));

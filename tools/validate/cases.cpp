@@ -174,6 +174,16 @@ Case make_case(const Row& r, const HardwareCatalog& catalog) {
   } else {
     c.inter_node_Gbitps = to_int(inter, c, "inter_node_gbit_per_node");
   }
+  if (const std::string& intra = r.at("intra_node_gbit_per_node"); !intra.empty()) {
+    for (const std::string& part : split(intra, '+')) {
+      c.intra_node_Gbitps.push_back(to_int(part, c, "intra_node_gbit_per_node"));
+    }
+    if (c.intra_node_Gbitps.size() > 1 && c.intra_node_Gbitps.size() != c.node_types.size()) {
+      throw BadInput(fmt::format("row {}: intra_node_gbit_per_node '{}' has {} figures and "
+                                 "catalog_gpu {} node types; give one per type or one for all",
+                                 c.id, intra, c.intra_node_Gbitps.size(), c.node_types.size()));
+    }
+  }
   c.partition = r.at("partition");
   if (!c.partition.empty()) {
     for (const std::string& part : split(c.partition, ',')) {
@@ -364,8 +374,9 @@ nlohmann::json model_file(const Case& c) {
 
 namespace {
 
-/// A row's network figure is nominal (the line rate its source states, as the catalog's
-/// inter_node_gbit_per_node is); --inter_node_gbps replaces the link set's figure, which is
+/// A row's network (or intra-node link) figure is nominal (the line rate its source states,
+/// as the catalog's inter_node_gbit_per_node is); --inter_node_gbps (--intra_node_gbps)
+/// replaces the link set's figure, which is
 /// an achieved one (the original's 'ib' set: 60 % of nominal). The row's figure goes through
 /// the rule the catalog's own nominal figures go through (default_links), so that a row that
 /// states its network and one that takes the catalog's get the same treatment.
@@ -409,6 +420,10 @@ std::vector<std::string> contract(const Case& c, const fs::path& exe, const fs::
     for (long long g : c.node_type_Gbitps) a.push_back(effective_Gbitps(g));
   } else if (c.inter_node_Gbitps > 0) {
     a.insert(a.end(), {"--inter_node_gbps", effective_Gbitps(c.inter_node_Gbitps)});
+  }
+  if (!c.intra_node_Gbitps.empty()) {
+    a.emplace_back("--intra_node_gbps");
+    for (long long g : c.intra_node_Gbitps) a.push_back(effective_Gbitps(g));
   }
   if (c.cp > 1) {
     // Context parallelism as the row's framework runs it: Megatron-LM/NeMo (cp_comm_type p2p,

@@ -39,6 +39,9 @@ struct Case {
   /// catalog's). Empty for one GPU type; catalog_gpu and gpu_family are then "mixed".
   std::vector<std::pair<std::string, int>> node_types;
   std::vector<long long> node_type_Gbitps;
+  /// Intra-node bandwidth in Gbit/s when the row states its own (intra_node_gbit_per_node: one
+  /// figure, or one per node type of a mixed cluster "x+y"; empty: the catalog's links).
+  std::vector<long long> intra_node_Gbitps;
   /// The layers per pipeline stage as the source states them (the partition column: the
   /// embedding and the loss counted as a layer each, --partition's notation); empty: even.
   std::string partition;

@@ -55,6 +55,11 @@ struct AnalyticCalibration {
   double post_overhead_s = 8e-5;
 };
 
+/// `c` with every intra-node collective (tp and embedding all-reduces, groups of 2 to 16) at
+/// bus bandwidth `bus_bytes_per_s`, their latencies kept: a user's intra-node figure.
+void with_intra_node_bus(AnalyticCalibration& c, double bus_bytes_per_s);
+
+
 /// The class prior of a GPU with specifications (its benchmark block when it has one).
 [[nodiscard]] AnalyticCalibration prior_calibration(const GpuSpec& gpu);
 
