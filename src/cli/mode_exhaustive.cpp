@@ -1,6 +1,7 @@
 #include <filesystem>
 #include <iostream>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -57,6 +58,9 @@ void set_single_row(SessionResult& result, const Session& session, const Estimat
   result.runs[0].rows = {ResultRow{p, 0, 1, e}};
   result.runs[0].profile_source = profile_source_text(ctx);
   result.runs[0].estimator = ctx.estimator;
+  if (const NativeSettings* st = plan_settings(ctx)) {
+    result.runs[0].master_weights = st->master_weights;
+  }
   result.ranked = rank_results(result.runs);
 }
 
@@ -117,6 +121,15 @@ void exhaustive(NativeEstimator, const Options& o, Session& session, SessionResu
                        to_string(p.method), framework_params(p.method).framework, p.tp, p.pp, p.dp,
                        p.mbs, micro_batches_text(p.num_micro_batches), to_string(p.recompute), to_string(p.offload),
                        p.virtual_stages, to_string(p.dtype), to_string(p.schedule));
+    if (const NativeSettings* st = plan_settings(ctx);
+        st != nullptr && !st->master_weights && p.dtype != Dtype::fp32) {
+      out << fmt::format("precision:    pure 16-bit training (--master_weights off): parameters, "
+                         "gradients and Adam's m and v in {}, no fp32 master copy{}\n",
+                         p.dtype == Dtype::fp16 ? "fp16" : "bf16",
+                         framework_params(p.method).framework == std::string_view("deepspeed")
+                             ? " (DeepSpeed keeps a 16-bit one of its partition)"
+                             : "");
+    }
     if (ctx.model.is_moe()) {
       out << fmt::format("experts:      {} per MoE layer, top-{}, ep {}, etp {}, edp {} "
                          "(router imbalance {:g})\n",

@@ -498,7 +498,7 @@ void check_native(const RawOptions& raw, Options& o) {
       {"--grad_reduce_fp32", &raw.grad_reduce_fp32},
       {"--tp_comm_overlap", &raw.tp_comm_overlap},
       {"--ep", &raw.ep}, {"--etp", &raw.etp}, {"--moe_imbalance", &raw.moe_imbalance},
-      {"--cp_comm", &raw.cp_comm}};
+      {"--cp_comm", &raw.cp_comm}, {"--master_weights", &raw.master_weights}};
   const char* given = nullptr;
   for (const auto& [flag, value] : only_native) {
     if (!value->empty() && given == nullptr) given = flag;
@@ -582,6 +582,9 @@ void check_native(const RawOptions& raw, Options& o) {
   }
   if (!raw.tp_comm_overlap.empty()) {
     o.native.tp_comm_overlap = parse_on_off("--tp_comm_overlap", raw.tp_comm_overlap);
+  }
+  if (!raw.master_weights.empty()) {
+    o.native.master_weights = parse_on_off("--master_weights", raw.master_weights);
   }
   for (const auto& [flag, text, out] :
        {std::tuple{"--ep", &raw.ep, &o.ep}, std::tuple{"--etp", &raw.etp, &o.etp}}) {

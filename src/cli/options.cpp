@@ -396,6 +396,12 @@ ParseResult parse_options(int argc, const char* const* argv) {
        "--accumulate-allreduce-grads-in-fp32 / --grad-reduce-in-bf16, DeepSpeed "
        "fp32_allreduce, torchtitan mixed_precision_reduce): on or off (default: each "
        "framework's own: Megatron-LM on with bf16, DeepSpeed off, torchtitan on)"},
+      {"--master_weights", &RawOptions::master_weights, "on|off",
+       "fp32 master weights and fp32 Adam moments with 16-bit training (mixed precision): on "
+       "(default) or off (pure 16-bit training: parameters, gradients and Adam's m and v in the "
+       "training dtype, as torchtune, Hugging Face with torch_dtype bfloat16, torchtitan's "
+       "training.dtype bfloat16 and DeepSpeed's bf16_master_weights_and_grads with "
+       "bf16_optimizer_states train)"},
   };
   add_text_options<RawOptions>(app, o, native, native_flags);
   app.add_option("--list", o.list,

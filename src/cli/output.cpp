@@ -462,6 +462,10 @@ void print_summary(std::ostream& out, const SearchPlan& plan, const RunResult& r
                      ctx.cluster.gpus_per_node, ctx.global_batch, tput.seq_len,
                      tput.tokens_per_step);
   out << visit_estimator(ctx.estimator, [&](auto e) { return estimator_line(e, ctx); }) << '\n';
+  if (!run.master_weights) {
+    out << "precision: pure 16-bit training (--master_weights off): parameters, gradients and "
+           "Adam's m and v in the training dtype, no fp32 master copy (docs/native.md section 3)\n";
+  }
   for (const std::string& line : gpu_lines) {
     out << line << '\n';
   }

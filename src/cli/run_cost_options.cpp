@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "zerosearch/core/error.hpp"
+#include "zerosearch/model/estimator_ops.hpp"
 
 namespace zerosearch::cli {
 
@@ -177,8 +178,10 @@ std::optional<RunCostSpec> run_cost_spec(const RunCostOptions& o, const Estimate
   if (!o.enabled) {
     return std::nullopt;
   }
-  return make_run_cost_spec(o.flags, ctx.cluster, ctx.model, throughput.tokens_per_step,
-                            hardware);
+  // A native plan in pure 16-bit training (--master_weights off) saves no fp32 master copy.
+  const NativeSettings* st = plan_settings(ctx);
+  return make_run_cost_spec(o.flags, ctx.cluster, ctx.model, throughput.tokens_per_step, hardware,
+                            checkpoint_bytes_per_param(st == nullptr || st->master_weights));
 }
 
 void print_run_cost_summary(std::ostream& out, const RunCostOptions& o,

@@ -245,6 +245,9 @@ SessionResult Session::search(std::vector<SearchPlan> plans, bool front) const {
       run.margin_limit_gib = margin_limit_gib(plans[i].context, options.memory_margin);
       run.memory_margin = options.memory_margin;
       run.overlap_grad_reduce = overlap_grad_reduce(plans[i].context);
+      if (const NativeSettings* st = plan_settings(plans[i].context)) {
+        run.master_weights = st->master_weights;
+      }
       if (estimator_info(run.estimator).step_intervals) {
         for (const DpMethod m : {DpMethod::dp, DpMethod::zero1, DpMethod::fsdp}) {
           const StepInterval si = plan_interval(intervals, catalogs.hardware,

@@ -392,6 +392,10 @@ constexpr auto kColumns = std::to_array<ColumnDef>({
          [](Row r, CellWriter&) { return static_cast<double>(estimate(r).native.a2a_s); }),
     real(C::cp_time, "cp time", "s",
          [](Row r, CellWriter&) { return static_cast<double>(estimate(r).native.cp_s); }),
+    word(C::master_weights, "master_weights",
+         [](Row r, std::string&) -> std::string_view {
+           return r.run->master_weights ? "on" : "off";
+         }),
 });
 static_assert(rows_follow_enum(kColumns),
               "kColumns rows must follow the ColumnId enum's order");
@@ -463,7 +467,7 @@ std::vector<Column> csv_layout(const std::vector<std::string>& type_names,
          C::slices, C::optimizer_time, C::offload_time, C::host_memory, C::mem_weights,
          C::mem_gradients, C::mem_optimizer, C::mem_activations, C::mem_buffers,
          C::mem_overhead, C::step_time_low, C::step_time_high, C::interval_basis, C::ep,
-         C::etp, C::cp, C::cp_comm, C::a2a_time, C::cp_time});
+         C::etp, C::cp, C::cp_comm, C::a2a_time, C::cp_time, C::master_weights});
   }
   if (options.throughput) {
     add({C::seq_len, C::tokens_per_step, C::tokens_per_gpu_s, C::mfu, C::mfu_peak,

@@ -116,7 +116,10 @@ constexpr std::array<const char*, 7> kDeepSpeedZero{"stage", "reduce_bucket_size
                                                      "offload_param"};
 
 // deepspeed/runtime/config.py: bf16 / fp16 blocks, and the pipeline block's keys.
-constexpr std::array<const char*, 1> kDeepSpeedPrecision{"enabled"};
+// --master_weights off: bf16_master_weights_and_grads and bf16_optimizer_states
+// (deepspeed/runtime/precision_config.py DeepSpeedBF16Config).
+constexpr std::array<const char*, 3> kDeepSpeedPrecision{"enabled", "bf16_master_weights_and_grads",
+                                                         "bf16_optimizer_states"};
 constexpr std::array<const char*, 3> kDeepSpeedPipeline{"activation_checkpoint_interval",
                                                         "pipe_partitioned", "grad_partitioned"};
 
@@ -126,7 +129,7 @@ constexpr std::array<const char*, 5> kDeepSpeedExpertParallel{
     "enabled", "autoep_size", "expert_tensor_parallel_size", "preset_model", "top_k"};
 
 // pytorch/torchtitan v0.2.2: torchtitan/config/job_config.py, as "section.key".
-constexpr std::array<const char*, 23> kTorchtitan{
+constexpr std::array<const char*, 24> kTorchtitan{
     "model.name", "model.flavor", "training.local_batch_size", "training.global_batch_size",
     "training.seq_len", "parallelism.data_parallel_replicate_degree",
     "parallelism.data_parallel_shard_degree", "parallelism.fsdp_reshard_after_forward",
@@ -139,18 +142,22 @@ constexpr std::array<const char*, 23> kTorchtitan{
     // (job_config.py:730-753, section quantize.linear.float8).
     "model.converters", "training.mixed_precision_param", "quantize.linear.float8.recipe_name",
     // job_config.py Parallelism.context_parallel_rotate_method ("allgather" | "alltoall").
-    "parallelism.context_parallel_rotate_method"};
+    "parallelism.context_parallel_rotate_method",
+    // job_config.py Training.dtype (since e99e16c): --master_weights off.
+    "training.dtype"};
 
 // pytorch/torchtitan main b5bcd76: torchtitan/config/configs.py (TrainingConfig,
 // ParallelismConfig) as command-line overrides, and train.py's --module / --config.
-constexpr std::array<const char*, 14> kTorchtitanMain{
+constexpr std::array<const char*, 15> kTorchtitanMain{
     "--module", "--config", "--training.num_tokens_per_microbatch_per_dp_rank",
     "--training.num_tokens_per_train_step", "--training.max_context_length",
     "--parallelism.data_parallel_replicate_degree", "--parallelism.data_parallel_shard_degree",
     "--parallelism.tensor_parallel_degree", "--parallelism.pipeline_parallel_degree",
     "--parallelism.pipeline_parallel_schedule", "--parallelism.num_pp_microbatches",
     "--job.config_file", "--parallelism.context_parallel_degree",
-    "--parallelism.context_parallel_rotate_method"};
+    "--parallelism.context_parallel_rotate_method",
+    // configs.py TrainingConfig.dtype: --master_weights off.
+    "--training.dtype"};
 
 const std::array<ArgumentList, 11> kLists{{
     {"Megatron-LM", "NVIDIA/Megatron-LM d98e8a64, megatron-core 0.20.0", kMegatronLm},

@@ -14,10 +14,10 @@ using namespace zerosearch;
 
 namespace {
 
-/// Every ColumnId: the enum's values run from m to the last, cp_time.
+/// Every ColumnId: the enum's values run from m to the last, master_weights.
 std::vector<ColumnId> every_column() {
   std::vector<ColumnId> ids;
-  for (int i = 0; i <= static_cast<int>(ColumnId::cp_time); ++i) {
+  for (int i = 0; i <= static_cast<int>(ColumnId::master_weights); ++i) {
     ids.push_back(static_cast<ColumnId>(i));
   }
   return ids;
@@ -151,10 +151,14 @@ TEST_CASE("column table: the CSV, JSON and table writers of every column agree",
   CsvOptions native;
   native.native = true;
   const std::vector<Column> cols = csv_layout({"A10"}, native);
-  REQUIRE(cols.size() >= 2);
-  CHECK(cols[cols.size() - 2].name() == "a2a time");
-  CHECK(cols.back().name() == "cp time");
+  REQUIRE(cols.size() >= 3);
+  CHECK(cols[cols.size() - 3].name() == "a2a time");
+  CHECK(cols[cols.size() - 2].name() == "cp time");
+  // --master_weights, after them (docs/native.md §3).
+  CHECK(cols.back().name() == "master_weights");
+  CHECK(csv_of(ColumnId::master_weights) == "on");
   for (const Column& c : csv_layout({"A10"})) {
     CHECK(c.name() != "a2a time"); // not in the original's CSV
+    CHECK(c.name() != "master_weights");
   }
 }

@@ -619,3 +619,47 @@ TEST_CASE("context parallelism reaches the frameworks that run it", "[launch][cp
   c = launch_choice(lp);
   CHECK(std::find(c.written.begin(), c.written.end(), "torchtitan") == c.written.end());
 }
+
+TEST_CASE("a pure 16-bit plan (--master_weights off): DeepSpeed's and torchtitan's keys, or the reason",
+          "[launch][master_weights]") {
+  LaunchPlan lp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
+  const auto ds = [&] {
+    return nlohmann::json::parse(file(launch_files(lp), "ds_config.json").text);
+  };
+  REQUIRE(ds()["bf16"]["enabled"] == true);
+  CHECK_FALSE(ds()["bf16"].contains("bf16_master_weights_and_grads")); // mixed: the default
+  const EstimateContext* mixed = lp.ctx;
+  NativeSettings settings;
+  settings.master_weights = false;
+  const EstimateContext pure = with_native_settings(*lp.ctx, settings);
+  lp.ctx = &pure;
+  // DeepSpeed (ZeRO 1-3): a bf16 master partition and bf16 Adam moments.
+  CHECK(ds()["bf16"]["bf16_master_weights_and_grads"] == true);
+  CHECK(ds()["bf16"]["bf16_optimizer_states"] == true);
+  CHECK(documented_argument("DeepSpeed JSON precision", "bf16_master_weights_and_grads"));
+  CHECK(documented_argument("DeepSpeed JSON precision", "bf16_optimizer_states"));
+  const auto refused = [&](const std::string& target, const std::string& words) {
+    for (const auto& [t, why] : launch_choice(lp).refused) {
+      if (t == target) return why.find(words) != std::string::npos;
+    }
+    return false;
+  };
+  CHECK_FALSE(refused("deepspeed", "--master_weights off"));
+  CHECK_FALSE(refused("megatron_deepspeed", "--master_weights off"));
+  // ZeRO stage 0 has no 16-bit master weights in DeepSpeed: both DeepSpeed writers say why.
+  lp.point.method = DpMethod::zero0;
+  CHECK(refused("deepspeed", "ZeRO Stage 1, 2, or 3"));
+  CHECK(refused("megatron_deepspeed", "ZeRO Stage 1, 2, or 3"));
+  // Megatron-LM lowers its master weights only with the distributed optimizer and not to bf16.
+  lp.point.method = DpMethod::dp;
+  CHECK(refused("megatron_lm", "--use-precision-aware-optimizer"));
+  CHECK(refused("megatron_lm", "--main-params-dtype takes fp32 or fp16"));
+  // torchtitan: [training] dtype = "bfloat16" (parameters, gradients and states in bf16).
+  lp.point.method = DpMethod::fsdp;
+  const std::string toml = file(launch_files(lp), "torchtitan.toml").text;
+  CHECK(toml.find("\ndtype = \"bfloat16\"\n") != std::string::npos);
+  CHECK(documented_argument("torchtitan TOML", "training.dtype"));
+  CHECK(documented_argument("torchtitan main", "--training.dtype"));
+  lp.ctx = mixed;
+  CHECK(file(launch_files(lp), "torchtitan.toml").text.find("\ndtype = ") == std::string::npos);
+}

@@ -76,6 +76,12 @@ TEST_CASE("run_cost_rows.llama3_405b_on_16384_h100") {
   CHECK(spec.settings.checkpoint_bytes ==
         Approx(static_cast<double>(total_parameters(m)) * 14.0));
   CHECK(spec.settings.checkpoint_bytes / 1e12 == Approx(5.67).margin(0.05));
+  // Pure bf16 (--master_weights off): 2 B weights + 4 B moments, 2.43 TB.
+  const RunCostSpec pure = make_run_cost_spec(f, cluster_of("H100-SXM", 2048), m, 16'000'000,
+                                              cat.hardware, checkpoint_bytes_per_param(false));
+  CHECK(pure.settings.checkpoint_bytes ==
+        Approx(static_cast<double>(total_parameters(m)) * 6.0));
+  CHECK(checkpoint_bytes_per_param(true) == 14.0);
   const RunCost c = run_cost(spec.groups, spec.settings, 10.0, 0.38);
   CHECK(c.mtbf_s / 3600.0 == Approx(3.09).margin(0.01));
   CHECK(std::fabs(c.effective_fraction - 0.90) <= 0.03);

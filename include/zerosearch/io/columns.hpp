@@ -54,7 +54,10 @@ enum class ColumnId {
   cp, cp_comm,
   /// Native rows: one micro-batch's MoE all-to-all and exposed cp exchange on the stage with
   /// the most (Estimate::a2a_s, cp_s).
-  a2a_time, cp_time
+  a2a_time, cp_time,
+  /// Native rows: --master_weights, on (mixed precision: fp32 master weights and Adam moments)
+  /// or off (pure 16-bit training; docs/native.md §3).
+  master_weights
 };
 
 class CellWriter;

@@ -59,6 +59,11 @@ struct NativeSettings {
   /// only), FSDP2's reduce_dtype. Unset: each framework's default (Megatron-LM on with bf16,
   /// off with fp16; DeepSpeed off; torchtitan's FSDP2 on).
   std::optional<bool> grad_reduce_fp32;
+  /// Mixed precision's fp32 master weights and fp32 Adam moments (--master_weights on, the
+  /// default), or pure 16-bit training (off): parameters, gradients and Adam's m and v in the
+  /// training dtype, as torchtune, Hugging Face with torch_dtype bfloat16 and torchtitan's
+  /// training.dtype bfloat16 train (model/optimizer_states.hpp; docs/native.md §3).
+  bool master_weights = true;
   /// Tensor-parallel collectives overlapped with the GEMMs beside them (--tp_comm_overlap:
   /// Megatron-LM --tp-comm-overlap, Transformer Engine userbuffers). Off: charged in full.
   bool tp_comm_overlap = false;

@@ -14,6 +14,7 @@
 #include "zerosearch/model/analytic_profile.hpp"
 #include "zerosearch/model/moe.hpp"
 #include "zerosearch/model/native.hpp"
+#include "zerosearch/model/optimizer_states.hpp"
 
 namespace zerosearch::native_steps {
 
@@ -53,6 +54,8 @@ struct PointConstants {
   LayerActivations act;
   /// Parameter tensors of one transformer layer (the optimizer's multi-tensor launches).
   double tensors_per_layer = 0.0;
+  /// The optimizer's states per parameter (--master_weights; model/optimizer_states.hpp).
+  OptimizerStateBytes opt{};
 };
 [[nodiscard]] PointConstants point_constants(const NativeContext& ctx, const DesignPoint& p);
 

@@ -96,6 +96,8 @@ struct RunResult {
   MemoryMargin memory_margin;
   /// Native runs: --overlap_grad_reduce as given (unset: each framework's default).
   std::optional<bool> overlap_grad_reduce;
+  /// Native runs: --master_weights (false: pure 16-bit training); true otherwise.
+  bool master_weights = true;
   /// --tokens / --steps: the cluster's prices, power and failure rates and the run's settings
   /// (search/run_cost_rows.hpp); empty: no run columns.
   std::optional<RunCostSpec> run_cost;

@@ -19,6 +19,14 @@ namespace zerosearch {
 /// fp32 moments (8); fp32 training keeps no 16-bit copy (12). Gradients are not saved.
 inline constexpr double kCheckpointBytesPerParam16 = 14.0;
 inline constexpr double kCheckpointBytesPerParam32 = 12.0;
+/// Pure 16-bit training (--master_weights off): 16-bit weights (2) + Adam's two 16-bit moments
+/// (4). DeepSpeed's 16-bit master partition (bf16_master_weights_and_grads) would add 2; the
+/// run's checkpoint is sized once, before its rows' methods are known.
+inline constexpr double kCheckpointBytesPerParamPure16 = 6.0;
+/// The checkpoint bytes per parameter of a run with or without fp32 master weights.
+[[nodiscard]] constexpr double checkpoint_bytes_per_param(bool master_weights) noexcept {
+  return master_weights ? kCheckpointBytesPerParam16 : kCheckpointBytesPerParamPure16;
+}
 
 /// What the settings of a run need besides the flags: checked names, per node type.
 struct RunCostFlags {

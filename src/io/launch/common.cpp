@@ -139,6 +139,53 @@ std::string interleaved_refusal(const Facts& f, const char* what) {
                      what, f.p.virtual_stages);
 }
 
+bool pure_16bit(const Facts& f) {
+  const NativeSettings* st = native_settings(f);
+  return st != nullptr && !st->master_weights && f.precision != Precision::fp32;
+}
+
+std::string megatron_master_weights_refusal(const Facts& f) {
+  if (!pure_16bit(f)) {
+    return {};
+  }
+  // megatron/core/optimizer/__init__.py (d98e8a64): '--use-precision-aware-optimizer only
+  // supported with distributed optimizer'; megatron/training/arguments.py: --main-params-dtype
+  // choices fp32 and fp16.
+  return "no Megatron-LM files: the plan was estimated with --master_weights off (pure 16-bit "
+         "training: no fp32 master weights, Adam's moments in 16 bits); Megatron-LM lowers them "
+         "only with --use-precision-aware-optimizer, which runs with the distributed optimizer "
+         "alone ('--use-precision-aware-optimizer only supported with distributed optimizer', "
+         "megatron/core/optimizer/__init__.py at d98e8a64), not with the dp and fsdp methods "
+         "written here, and whose --main-params-dtype takes fp32 or fp16, not bf16 "
+         "(megatron/training/arguments.py); estimate it with --master_weights on";
+}
+
+std::string deepspeed_master_weights_refusal(const Facts& f, const char* what) {
+  if (!pure_16bit(f)) {
+    return {};
+  }
+  if (f.launch.zero_stage == 0) {
+    // deepspeed/runtime/config.py:1044 (edaa7221).
+    return fmt::format("{}: the plan was estimated with --master_weights off, and DeepSpeed keeps "
+                       "16-bit master weights and optimizer states under ZeRO stage 1, 2 or 3 "
+                       "only ('Bf16_master_weights_and_grads is only supported with ZeRO Stage 1, "
+                       "2, or 3', deepspeed/runtime/config.py); estimate zero0 with "
+                       "--master_weights on, or a ZeRO stage",
+                       what);
+  }
+  if (f.precision == Precision::fp16) {
+    // deepspeed/runtime/base_optimizer.py _configure_master_weights: fp16 master weights need
+    // ZeRO-Offload with DeepSpeedCPUAdam; bf16_optimizer_states is the only 16-bit state option.
+    return fmt::format("{}: the plan was estimated with --master_weights off in fp16, and "
+                       "DeepSpeed has no fp16 optimizer states (fp16_master_weights_and_grads "
+                       "needs ZeRO-Offload and keeps Adam's moments in fp32: "
+                       "deepspeed/runtime/base_optimizer.py; bf16_optimizer_states is bf16 "
+                       "only); estimate it with --master_weights on",
+                       what);
+  }
+  return {};
+}
+
 std::optional<bool> grad_reduce_fp32(const Facts& f) {
   const NativeSettings* st = native_settings(f);
   return st != nullptr ? st->grad_reduce_fp32 : std::nullopt;

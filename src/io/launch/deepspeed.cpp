@@ -21,6 +21,10 @@ std::string refusal(const Facts& f) {
   }
   switch (f.launch.kind) {
   case DpLaunchKind::deepspeed_zero: {
+    if (std::string why = deepspeed_master_weights_refusal(f, "no DeepSpeed config");
+        !why.empty()) {
+      return why;
+    }
     std::string why = fused_loss_refusal(f, "DeepSpeed");
     return why.empty() ? autoep_refusal(f) : why;
   }
@@ -65,6 +69,12 @@ void files(const Facts& f, Output& out) {
   }
   j["zero_optimization"] = z;
   j["bf16"] = {{"enabled", f.precision == Precision::bf16}};
+  if (pure_16bit(f)) {
+    // --master_weights off: DeepSpeed's 16-bit master partition and Adam moments
+    // (deepspeed/runtime/precision_config.py; ZeRO stages 1-3, config.py:1040-1049).
+    j["bf16"]["bf16_master_weights_and_grads"] = true;
+    j["bf16"]["bf16_optimizer_states"] = true;
+  }
   j["fp16"] = {{"enabled", f.precision == Precision::fp16}};
   // --grad_reduce_fp32: DeepSpeed's top-level fp32_allreduce (deepspeed/runtime/constants.py
   // FP32_ALLREDUCE, default false) all-reduces an fp32 copy of the 16-bit gradients.

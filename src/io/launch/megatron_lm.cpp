@@ -29,7 +29,9 @@ std::string refusal(const Facts& f) {
                        to_string(f.p.schedule));
   }
   switch (f.launch.kind) {
-  case DpLaunchKind::replicate: return fused_loss_refusal(f, "Megatron-LM");
+  case DpLaunchKind::replicate:
+    if (std::string why = megatron_master_weights_refusal(f); !why.empty()) return why;
+    return fused_loss_refusal(f, "Megatron-LM");
   case DpLaunchKind::deepspeed_zero:
     return fmt::format("no Megatron-LM files: {} is a DeepSpeed ZeRO method (Megatron-DeepSpeed "
                        "runs it)",
@@ -60,6 +62,7 @@ std::string refusal(const Facts& f) {
                          "expert-data-parallel group (ep {}, edp {}); torchtitan runs this plan",
                          f.p.ep, f.p.edp());
     }
+    if (std::string why = megatron_master_weights_refusal(f); !why.empty()) return why;
     return fused_loss_refusal(f, "Megatron-LM");
   }
   return "unknown data-parallel kind";

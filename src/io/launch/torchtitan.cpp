@@ -312,6 +312,11 @@ std::string toml(const Facts& f) {
   if (f.precision == Precision::fp32) {
     out += "mixed_precision_param = \"float32\"\n";
   }
+  if (pure_16bit(f)) {
+    // --master_weights off: parameters, gradients and optimizer states in bf16, no fp32 copy
+    // (job_config.py Training.dtype, v0.2.2; torchtitan has it since e99e16c, 2025-09-16).
+    out += "dtype = \"bfloat16\"\n";
+  }
   out += "\n[parallelism]\n";
   const bool shard = f.launch.kind == DpLaunchKind::fsdp;
   out += fmt::format("data_parallel_replicate_degree = {}\n", shard ? 1 : f.p.dp);
@@ -398,6 +403,7 @@ std::string launcher_main(const Facts& f, const Flavor& fl) {
   o("training.num_tokens_per_microbatch_per_dp_rank", std::to_string(f.p.mbs * seq));
   o("training.num_tokens_per_train_step", std::to_string(f.ctx.global_batch * seq));
   o("training.max_context_length", std::to_string(seq));
+  if (pure_16bit(f)) o("training.dtype", "bfloat16"); // --master_weights off
   const bool shard = f.launch.kind == DpLaunchKind::fsdp;
   o("parallelism.data_parallel_replicate_degree", std::to_string(shard ? 1 : f.p.dp));
   o("parallelism.data_parallel_shard_degree", std::to_string(shard ? f.p.dp : 1));

@@ -99,6 +99,15 @@ struct Writer {
 /// Why DeepSpeed's pipeline engine cannot run an interleaved plan (`what`: "no DeepSpeed
 /// config", "no Megatron-DeepSpeed files"); empty when the plan is not interleaved.
 [[nodiscard]] std::string interleaved_refusal(const Facts& f, const char* what);
+/// The plan was estimated in pure 16-bit training (--master_weights off: no fp32 master weights,
+/// Adam's moments in the training dtype) and the files train in 16 bits.
+[[nodiscard]] bool pure_16bit(const Facts& f);
+/// Why Megatron-LM cannot run a plan estimated with --master_weights off; empty when the plan
+/// keeps fp32 master weights.
+[[nodiscard]] std::string megatron_master_weights_refusal(const Facts& f);
+/// Why DeepSpeed (`what`: "no DeepSpeed config", "no Megatron-DeepSpeed files") cannot run a plan
+/// estimated with --master_weights off: ZeRO stage 0, or fp16; empty otherwise.
+[[nodiscard]] std::string deepspeed_master_weights_refusal(const Facts& f, const char* what);
 /// --grad_reduce_fp32 as the estimate ran it: empty when unset (the framework's default).
 [[nodiscard]] std::optional<bool> grad_reduce_fp32(const Facts& f);
 [[nodiscard]] bool uneven(const std::vector<int>& v);

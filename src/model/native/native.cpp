@@ -363,9 +363,20 @@ FrameworkParams framework_params(DpMethod m, Dtype d) noexcept {
 
 FrameworkParams framework_params(DpMethod m, Dtype d, const NativeSettings& settings) noexcept {
   FrameworkParams fw = framework_params(m, d);
-  if (settings.grad_reduce_fp32 && (d == Dtype::bf16 || d == Dtype::fp16 || d == Dtype::fp8)) {
+  const bool sixteen_bit = d == Dtype::bf16 || d == Dtype::fp16 || d == Dtype::fp8;
+  // Pure 16-bit training (--master_weights off): the gradients take the parameters' dtype, and
+  // so does the reduction, except torchtitan's FSDP2, which reduces in float32 only
+  // (training.mixed_precision_reduce) and casts the reduced shards back to the parameters'.
+  const bool pure = sixteen_bit && !settings.master_weights;
+  if (pure) {
+    fw.grad_bytes = 2.0;
+    if (!fw.fp32_sharded_params) fw.grad_reduce_bytes = 2.0;
+  }
+  if (settings.grad_reduce_fp32 && sixteen_bit) {
     fw.grad_reduce_bytes = *settings.grad_reduce_fp32 ? 4.0 : 2.0;
-    if (std::string_view(fw.framework) != "deepspeed") fw.grad_bytes = fw.grad_reduce_bytes;
+    if (std::string_view(fw.framework) != "deepspeed" && !(pure && fw.fp32_sharded_params)) {
+      fw.grad_bytes = fw.grad_reduce_bytes;
+    }
   }
   return fw;
 }
@@ -1015,6 +1026,7 @@ PointConstants point_constants(const NativeContext& ctx, const DesignPoint& p) {
   k.entries = entry_params(ctx.model, p.pp);
   k.act = layer_activations(ctx, p);
   k.tensors_per_layer = tensors_per_layer(ctx.model);
+  k.opt = optimizer_state_bytes(k.fw, k.elem_bytes, ctx.settings.master_weights);
   return k;
 }
 
@@ -1271,12 +1283,15 @@ ModelStates model_states(const NativeContext& ctx, const DesignPoint& p, const P
   const auto zero_shard = [&](double bytes) { return params.zero_shard(bytes); };
   const bool opt_sharded = fw.shard_level >= 1;
   const bool grad_sharded = fw.shard_level >= 2;
-  const double opt_bytes = (mixed ? 4.0 : 0.0) + 8.0; // fp32 master copy, Adam m and v
+  // The master copy (fp32, 16-bit or none: --master_weights) and Adam's m and v.
+  const double opt_bytes = k.opt.total();
   ModelStates ms;
   if (fw.fp32_sharded_params) {
-    ms.weights = zero_shard(4.0);
-    ms.gradients = zero_shard(4.0);
-    ms.optimizer = zero_shard(8.0);
+    // FSDP2's sharded parameters are the master: fp32, or the training dtype in pure 16-bit
+    // training (torchtitan's training.dtype bfloat16); its gradient shards take their dtype.
+    ms.weights = zero_shard(k.opt.master > 0.0 ? k.opt.master : wb);
+    ms.gradients = zero_shard(fw.grad_bytes);
+    ms.optimizer = zero_shard(k.opt.moments);
     if (keeps_unsharded(p, k, params)) {
       // the gathered training-dtype parameters and the unsharded gradient accumulators
       ms.weights += wb * local;
@@ -1294,9 +1309,10 @@ ModelStates model_states(const NativeContext& ctx, const DesignPoint& p, const P
     }
   }
   if (p.offload != Offload::none) {
-    // ZeRO-Offload: the fp32 master copy, Adam states and fp32 gradients live in host
-    // memory; the GPU keeps the training-dtype gradients (partitioned from ZeRO-2 on).
-    ms.host_bytes += zero_shard(opt_bytes + 4.0);
+    // ZeRO-Offload: the master copy, Adam states and gradients (fp32, or 16-bit with
+    // --master_weights off) live in host memory; the GPU keeps the training-dtype gradients
+    // (partitioned from ZeRO-2 on).
+    ms.host_bytes += zero_shard(opt_bytes + k.opt.host_gradient);
     ms.optimizer = 0.0;
     ms.gradients = (grad_sharded ? zero_shard(wb) : wb * local);
     if (p.offload == Offload::optimizer_params) {
@@ -1380,9 +1396,8 @@ double optimizer_step_s(const DesignPoint& p, const PointConstants& k, const Nat
   if (p.offload != Offload::none) return 0.0;
   const FrameworkParams& fw = k.fw;
   const double wb = k.elem_bytes;
-  const double opt_bytes = (wb < 4.0 ? 4.0 : 0.0) + 8.0;
   const double updated = fw.shard_level >= 1 ? params.zero_shard(1.0) : params.local;
-  const double bytes = updated * (fw.grad_bytes + 2 * opt_bytes + wb);
+  const double bytes = updated * optimizer_step_bytes(fw.grad_bytes, wb, k.opt);
   const double memory_s = bytes / (gpu.spec.memory_GBps * 1e9 * gpu.calibration.memory_efficiency);
   // The host issues the multi-tensor launches over the stage's parameter tensors (the GEMM
   // weights, norms and biases of each layer, the embedding and LM head).
