@@ -22,6 +22,7 @@ std::string refusal(const Facts& f) {
   switch (f.launch.kind) {
   case DpLaunchKind::deepspeed_zero: {
     std::string why = fused_loss_refusal(f, "DeepSpeed");
+    if (why.empty()) why = moe_a2a_overlap_refusal(f, "no DeepSpeed config", "DeepSpeed");
     return why.empty() ? autoep_refusal(f) : why;
   }
   case DpLaunchKind::replicate:
