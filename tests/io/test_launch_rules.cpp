@@ -770,7 +770,7 @@ TEST_CASE("MoE: expert parallelism under FSDP and ZeRO-3 goes to the frameworks 
                         Catch::Contains("'AutoEP with ZeRO Stage 3 does not support AutoTP yet'"));
 }
 
-TEST_CASE("MoE: the all-to-all overlap reaches Megatron-LM where it runs; the other frameworks "
+TEST_CASE("MoE: the all-to-all overlap reaches Megatron-LM where it runs, the other frameworks "
           "refuse it (--moe_a2a_overlap)",
           "[launch][rules][moe]") {
   // qwen3_30B_A3B on 32 H100, tp 1, pp 1, dp 32, ep 8: where Megatron runs the overlap
