@@ -16,6 +16,7 @@
 #include "zerosearch/model/estimator_ops.hpp"
 #include "zerosearch/search/enumerate.hpp"
 #include "zerosearch/search/plan.hpp"
+#include "zerosearch/model/moe.hpp"
 #include "zerosearch/model/zero_bubble.hpp"
 #include "zerosearch/search/partition_choice.hpp"
 #include "zerosearch/io/report.hpp"
@@ -201,6 +202,26 @@ void exhaustive(NativeEstimator, const Options& o, Session& session, SessionResu
         const NativeStage& st = n.stages[j];
         out << fmt::format("{:>5} {:>10} {:>12.6f} {:>15.6f}\n", j, st.moe_layers, st.moe_comm_s,
                            st.expert_dp_sync_s);
+      }
+      bool overlapped = false;
+      for (const NativeStage& st : n.stages) overlapped = overlapped || st.moe_a2a_overlap_s > 0.0;
+      if (overlapped) {
+        // docs/moe.md section 3.1: what each combined forward-and-backward pair hides, the rank's
+        // pairs of chunk passes, and what they take off the rank's passes in the step.
+        out << "\nEP all-to-all overlap (--moe_a2a_overlap, docs/moe.md section 3.1): "
+               "all-to-all hidden "
+               "by one combined forward-and-backward pair of a whole micro-batch, s; the rank's "
+               "combined pairs of chunk passes; the all-to-all they hide in the step, s:\n";
+        out << fmt::format("{:>5} {:>12} {:>8} {:>12}\n", "stage", "hidden/pair", "pairs",
+                           "hidden");
+        const int pp = static_cast<int>(n.stages.size());
+        for (int j = 0; j < pp; ++j) {
+          const NativeStage& st = n.stages[static_cast<std::size_t>(j)];
+          const double pairs =
+              moe_a2a_overlap_pairs(pp, j, p.virtual_stages, p.num_micro_batches);
+          out << fmt::format("{:>5} {:>12.6f} {:>8.0f} {:>12.6f}\n", j, st.moe_a2a_overlap_s, pairs,
+                             st.moe_a2a_overlap_s * pairs / p.virtual_stages);
+        }
       }
     }
     if (p.cp > 1) {

@@ -498,6 +498,7 @@ void check_native(const RawOptions& raw, Options& o) {
       {"--grad_reduce_fp32", &raw.grad_reduce_fp32},
       {"--tp_comm_overlap", &raw.tp_comm_overlap},
       {"--ep", &raw.ep}, {"--etp", &raw.etp}, {"--moe_imbalance", &raw.moe_imbalance},
+      {"--moe_a2a_overlap", &raw.moe_a2a_overlap},
       {"--cp_comm", &raw.cp_comm}, {"--master_weights", &raw.master_weights}};
   const char* given = nullptr;
   for (const auto& [flag, value] : only_native) {
@@ -593,6 +594,9 @@ void check_native(const RawOptions& raw, Options& o) {
         return static_cast<int>(parse_int(flag, t, 1, kMaxExpertDegree));
       });
     }
+  }
+  if (!raw.moe_a2a_overlap.empty()) {
+    o.native.moe_a2a_overlap = parse_on_off("--moe_a2a_overlap", raw.moe_a2a_overlap);
   }
   if (!raw.moe_imbalance.empty()) {
     o.native.moe_imbalance = parse_positive_real("--moe_imbalance", raw.moe_imbalance);

@@ -425,6 +425,11 @@ ParseResult parse_options(int argc, const char* const* argv) {
                  "Router load imbalance of MoE layers: the busiest expert rank's tokens over "
                  "the average, >= 1 (default: 1, balanced)")
       ->type_name("X")->group(native);
+  app.add_option("--moe_a2a_overlap", o.moe_a2a_overlap,
+                 "Overlap the MoE token all-to-alls of one micro-batch with the compute of "
+                 "another (Megatron-LM --overlap-moe-expert-parallel-comm "
+                 "--delay-wgrad-compute): on or off (default: charged in full)")
+      ->type_name("on|off")->group(native);
   app.add_option("--cp", o.cp,
                  "Context-parallel degrees to search (each sequence split over cp GPUs; "
                  "tp x cp x dp x pp GPUs), one or a list (default: 1 below 16,384 tokens, else "

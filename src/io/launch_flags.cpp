@@ -16,7 +16,7 @@ namespace {
 // DistributedDataParallelConfig.overlap_grad_reduce, default False); --tp-comm-overlap
 // (arguments.py _add_distributed_args: TP communication overlapped with GEMMs through
 // Transformer Engine's userbuffers; needs --sequence-parallel).
-constexpr std::array<const char*, 80> kMegatronLm{
+constexpr std::array<const char*, 82> kMegatronLm{
     "--tensor-model-parallel-size", "--pipeline-model-parallel-size",
     "--pipeline-model-parallel-layout", "--use-distributed-optimizer", "--use-torch-fsdp2",
     "--ckpt-format", "--micro-batch-size", "--global-batch-size", "--num-layers",
@@ -61,7 +61,11 @@ constexpr std::array<const char*, 80> kMegatronLm{
     "--context-parallel-size", "--cp-comm-type",
     // Issue 27: qwen2_moe's shared-expert gate (TransformerConfig.moe_shared_expert_gate, a
     // flag through arguments.py's ArgumentGroupFactory(TransformerConfig); core >= 0.16.0).
-    "--moe-shared-expert-gate"};
+    "--moe-shared-expert-gate",
+    // The EP all-to-all overlap (ModelParallelConfig.overlap_moe_expert_parallel_comm and
+    // delay_wgrad_compute at d98e8a64; megatron/core/transformer/moe/README.md lists both
+    // flags: '--overlap-moe-expert-parallel-comm --delay-wgrad-compute').
+    "--overlap-moe-expert-parallel-comm", "--delay-wgrad-compute"};
 
 // deepspeedai/Megatron-DeepSpeed 4efb479d (master): megatron/arguments.py (--sequence-parallel:
 // Megatron's sequence parallelism with tp > 1, research/LAUNCH.md's capability table).

@@ -15,6 +15,7 @@
 #include "zerosearch/io/launch.hpp"
 #include "zerosearch/io/launch_flags.hpp"
 #include "zerosearch/model/model_stats.hpp"
+#include "zerosearch/model/native.hpp"
 #include "zerosearch/search/plan.hpp"
 
 using namespace zerosearch;
@@ -767,4 +768,41 @@ TEST_CASE("MoE: expert parallelism under FSDP and ZeRO-3 goes to the frameworks 
   CHECK_THROWS_WITH(launch_files(z2->lp),
                     Catch::Contains("'Native DeepSpeed MoE is not supported with ZeRO Stage 3'") &&
                         Catch::Contains("'AutoEP with ZeRO Stage 3 does not support AutoTP yet'"));
+}
+
+TEST_CASE("MoE: the all-to-all overlap reaches Megatron-LM where it runs, the other frameworks "
+          "refuse it (--moe_a2a_overlap)",
+          "[launch][rules][moe]") {
+  // qwen3_30B_A3B on 32 H100, tp 1, pp 1, dp 32, ep 8: where Megatron runs the overlap
+  // (moe_a2a_overlap_runs: ep > 1, no full recompute, no pipeline).
+  auto t = plan_for("qwen3_30B_A3B", DpMethod::dp, 1, 1, "H100-SXM");
+  t->lp.point.ep = 8;
+  t->lp.point.etp = 1;
+  const auto args = [&] { return text_of(launch_files(t->lp), "megatron_lm_args.sh"); };
+  CHECK_FALSE(contains(args(), "--overlap-moe-expert-parallel-comm")); // not asked
+  auto native = std::make_shared<NativeContext>();
+  native->settings.moe_a2a_overlap = true;
+  t->ctx.native = native;
+  CHECK(contains(args(), "--overlap-moe-expert-parallel-comm\n  --delay-wgrad-compute\n"));
+  CHECK(documented_argument("Megatron-LM", "--overlap-moe-expert-parallel-comm"));
+  CHECK(documented_argument("Megatron-LM", "--delay-wgrad-compute"));
+  // Full recompute: Megatron asserts against the overlap ('disable full recomputation when
+  // enabling overlap_moe_expert_parallel_comm'), the estimate charged the all-to-alls in full
+  // and the files do not ask for it; nor with pp 2 without virtual stages.
+  t->lp.point.recompute = Recompute::full;
+  CHECK_FALSE(contains(args(), "--overlap-moe-expert-parallel-comm"));
+  t->lp.point.recompute = Recompute::none;
+  // DeepSpeed (AutoEP under ZeRO-3) and torchtitan run each pass alone: refused with the
+  // reason.
+  t->lp.point.method = DpMethod::fsdp;
+  t->lp.point.dp = 32;
+  CHECK_THROWS_WITH(launch_files(t->lp),
+                    Catch::Contains("no torchtitan files: the plan was estimated with "
+                                    "--moe_a2a_overlap on"));
+  auto p2 = plan_for("qwen3_30B_A3B", DpMethod::dp, 1, 2, "H100-SXM");
+  p2->lp.point.ep = 8;
+  p2->lp.point.etp = 1;
+  p2->ctx.native = native;
+  CHECK_FALSE(contains(text_of(launch_files(p2->lp), "megatron_lm_args.sh"),
+                       "--overlap-moe-expert-parallel-comm"));
 }

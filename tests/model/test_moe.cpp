@@ -447,3 +447,75 @@ TEST_CASE("expert parallelism under ZeRO-3: experts over edp, with edp 1 nothing
   REQUIRE(gather + reduce < 0.5 * st.backward_s);
   CHECK(st.sharded_comm_s == Approx(gather / 10.0 + reduce / 10.0));
 }
+
+TEST_CASE("EP all-to-all overlap: where Megatron runs it, its combined pairs, what a pair hides",
+          "[moe]") {
+  // combined_1f1b.py: pp 1 runs F1 alone, then (F2, B1) ... (Fm, Bm-1), then Bm alone.
+  CHECK(moe_a2a_overlap_pairs(1, 0, 1, 8) == 7.0);
+  CHECK(moe_a2a_overlap_pairs(1, 0, 1, 1) == 0.0);
+  // Interleaved, pp 4, v 2, m 8: 16 chunk passes per rank; warm-up forwards
+  // 2 (pp - r - 1) + (v - 1) pp + 1: rank 0 6 + 4 + 1 = 11 (5 pairs), rank 3 0 + 4 + 1 = 5
+  // (11 pairs).
+  CHECK(moe_a2a_overlap_pairs(4, 0, 2, 8) == 5.0);
+  CHECK(moe_a2a_overlap_pairs(4, 3, 2, 8) == 11.0);
+  CHECK(moe_a2a_overlap_pairs(4, 0, 2, 4) == 0.0); // all 8 passes are warm-up
+  // Forward all-to-all 2 behind a backward of 1 of compute (1 hidden), backward all-to-all 3
+  // behind a forward of 10 (3 hidden).
+  CHECK(moe_a2a_hidden_s(2.0, 3.0, 10.0, 1.0) == 4.0);
+  CHECK(moe_a2a_hidden_s(2.0, 3.0, 0.0, 0.0) == 0.0);
+  // Megatron's rules (TransformerConfig.__post_init__): ep > 1, no full recompute, pp 1 or an
+  // interleaved pipeline.
+  const ModelSpec m = small_moe();
+  DesignPoint p = point(DpMethod::zero1, 1, 1, 16, 8, 1);
+  CHECK(moe_a2a_overlap_runs(m, p));
+  CHECK_FALSE(moe_a2a_overlap_runs(test::test_llama(), p)); // dense
+  p.recompute = Recompute::full;
+  CHECK_FALSE(moe_a2a_overlap_runs(m, p));
+  p.recompute = Recompute::selective;
+  CHECK(moe_a2a_overlap_runs(m, p));
+  p.ep = 1;
+  CHECK_FALSE(moe_a2a_overlap_runs(m, p));
+  p.ep = 8;
+  p.pp = 2;
+  CHECK_FALSE(moe_a2a_overlap_runs(m, p)); // 1F1B without virtual stages
+  p.schedule = Schedule::interleaved;
+  p.virtual_stages = 2;
+  CHECK(moe_a2a_overlap_runs(m, p));
+  p.schedule = Schedule::dualpipe; // hides the all-to-all its own way
+  p.virtual_stages = 1;
+  CHECK_FALSE(moe_a2a_overlap_runs(m, p));
+}
+
+TEST_CASE("EP all-to-all overlap: each combined pair takes the hidden all-to-all off the step",
+          "[moe]") {
+  // tp 1, pp 1, dp 16, ep 8 (one node), 4 micro-batches: 3 combined pairs.
+  const ModelSpec m = small_moe();
+  const NativeContext off = context(m);
+  NativeContext on = off;
+  on.settings.moe_a2a_overlap = true;
+  const DesignPoint p = point(DpMethod::zero1, 1, 1, 16, 8, 1, 64);
+  REQUIRE(p.num_micro_batches == 4);
+  const NativeEstimate a = estimate(off, p);
+  const NativeEstimate b = estimate(on, p);
+  const NativeStage& st = b.stages[0];
+  CHECK(a.stages[0].moe_a2a_overlap_s == 0.0);
+  // The all-to-all by hand (as in "expert parallelism adds the all-to-all ..."): 8 MiB per
+  // rank, 7/8 over NVLink at 0.8 x 450 GB/s plus NCCL's NVLink latency; dispatch and combine
+  // in 8 MoE layers, forward and again backward.
+  const double a2a = 8.4e-6 + 3.4e-6 + 7.0 / 8 * (2048.0 * 2 * 1024 * 2) / (0.8 * 450e9);
+  CHECK(st.moe_comm_forward_s == Approx(8 * 2 * a2a));
+  CHECK(st.moe_comm_s == Approx(8 * 2 * 2 * a2a));
+  // Both passes' compute (the passes less the all-to-all; no tp or cp here) exceeds the other
+  // pass's all-to-all, so a pair hides all of it: 2 x 16 all-to-alls.
+  REQUIRE(st.forward_s - st.moe_comm_forward_s > st.moe_comm_s - st.moe_comm_forward_s);
+  REQUIRE(st.backward_s - (st.moe_comm_s - st.moe_comm_forward_s) > st.moe_comm_forward_s);
+  CHECK(st.moe_a2a_overlap_s == Approx(32 * a2a));
+  // One stage: the pipeline is 4 micro-batches of forward + backward, less 3 pairs' hiding.
+  CHECK(b.stages[0].forward_s == a.stages[0].forward_s);
+  CHECK(b.pipeline_s == Approx(a.pipeline_s - 3 * 32 * a2a));
+  CHECK(b.step_s < a.step_s);
+  // Full recompute: Megatron refuses the overlap, the all-to-alls are charged in full.
+  DesignPoint full = p;
+  full.recompute = Recompute::full;
+  CHECK(estimate(on, full).pipeline_s == estimate(off, full).pipeline_s);
+}

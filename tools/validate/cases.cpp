@@ -264,6 +264,7 @@ Case make_case(const Row& r, const HardwareCatalog& catalog) {
   c.fused_layers = setting("fused_layers", "on", "off");
   c.grad_reduce_fp32 = setting("grad_reduce_fp32", "on", "off");
   c.master_weights = setting("master_weights", "on", "off");
+  c.moe_a2a_overlap = setting("moe_a2a_overlap", "on", "off");
   c.attention_kernel = r.at("attention_kernel");
   if (!c.attention_kernel.empty() && !attention_kernel_named(c.attention_kernel)) {
     throw BadInput(fmt::format("row {}: attention_kernel '{}' must be auto, fa2, triton or empty",
@@ -441,6 +442,7 @@ std::vector<std::string> contract(const Case& c, const fs::path& exe, const fs::
                                     std::pair{"--fused_loss", &c.fused_loss},
                                     std::pair{"--fused_layers", &c.fused_layers},
                                     std::pair{"--grad_reduce_fp32", &c.grad_reduce_fp32},
+                                    std::pair{"--moe_a2a_overlap", &c.moe_a2a_overlap},
                                     std::pair{"--attention_kernel", &c.attention_kernel},
                                     std::pair{"--master_weights", &c.master_weights}}) {
     if (!value->empty()) a.insert(a.end(), {flag, *value});

@@ -29,7 +29,7 @@ struct Case {
   std::string gpu_family;
   /// "on", "off" or empty (the estimator's default); "yes", "no" or empty (by architecture).
   std::string sequence_parallel, flash_attention, tied_embeddings, overlap_grad_reduce, fused_loss,
-      fused_layers, grad_reduce_fp32, attention_kernel;
+      fused_layers, grad_reduce_fp32, attention_kernel, moe_a2a_overlap;
   /// "on", "off" or empty (the estimator's default, on: fp32 master weights and Adam moments).
   std::string master_weights;
   long long layers = 0, hidden = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0, seq = 0;

@@ -75,4 +75,30 @@ struct A2aLink {
 [[nodiscard]] double dispatch_bytes(const ModelSpec& m, const DesignPoint& p, double elem_bytes,
                                     double imbalance) noexcept;
 
+/// Megatron-Core's EP all-to-all overlap (--moe_a2a_overlap on; Megatron-LM
+/// --overlap-moe-expert-parallel-comm with --delay-wgrad-compute, docs/moe.md §3.1): one
+/// micro-batch's forward runs layer by layer beside another's backward, the forward's dispatch
+/// and combine hidden by the backward's compute and the backward's by the forward's
+/// (megatron/core/pipeline_parallel/combined_1f1b.py). Megatron runs it only with expert
+/// parallelism, without full recomputation, and with no pipeline or an interleaved one
+/// (TransformerConfig.__post_init__: 'virtual_pipeline_model_parallel_size must be specified
+/// when pipeline_model_parallel_size > 1'); true when `p` is such a plan of an MoE model on
+/// the 1F1B or interleaved 1F1B schedule.
+[[nodiscard]] bool moe_a2a_overlap_runs(const ModelSpec& m, const DesignPoint& p) noexcept;
+
+/// Model-chunk passes of pipeline rank r (of pp, v chunks each, m micro-batches) that run as
+/// combined forward-and-backward pairs under the overlap: with pp 1 every micro-batch but the
+/// first (its forward runs alone, then F(i+1) with B(i), then the last backward alone:
+/// combined_1f1b_schedule_for_no_pipelining), m - 1; interleaved, the m v passes less the
+/// warm-up forwards, 2 (pp - r - 1) + (v - 1) pp + 1 (schedules.py,
+/// get_pp_rank_microbatches: one more forward before the first pair with the overlap), at
+/// least 0.
+[[nodiscard]] double moe_a2a_overlap_pairs(int pp, int r, int v, int m) noexcept;
+
+/// The all-to-all time one combined pair hides: the forward's all-to-all behind the backward's
+/// compute and the backward's behind the forward's, each up to that compute (the same rule as
+/// a DualPipe F&B pair, zero_bubble.hpp overlapped_s).
+[[nodiscard]] double moe_a2a_hidden_s(double a2a_forward_s, double a2a_backward_s,
+                                      double forward_compute_s, double backward_compute_s) noexcept;
+
 } // namespace zerosearch

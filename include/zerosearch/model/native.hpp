@@ -78,6 +78,10 @@ struct NativeSettings {
   /// Router load imbalance of MoE layers: tokens of the busiest expert rank over the average
   /// (--moe_imbalance; docs/moe.md).
   double moe_imbalance = kDefaultMoeImbalance;
+  /// Megatron-Core's EP all-to-all overlap with the combined 1F1B schedule
+  /// (--moe_a2a_overlap: Megatron-LM --overlap-moe-expert-parallel-comm --delay-wgrad-compute;
+  /// docs/moe.md §3.1). Off: the dispatch and combine are charged in full.
+  bool moe_a2a_overlap = false;
 };
 
 /// The same, with the settings' gradient-reduction dtype (--grad_reduce_fp32) where given: the
@@ -214,6 +218,11 @@ struct NativeStage {
   /// The forward pass's share of moe_comm_s (the rest is in backward_s; the timeline draws
   /// both).
   double moe_comm_forward_s = 0.0;
+  /// With the EP all-to-all overlap (NativeSettings::moe_a2a_overlap, where
+  /// moe_a2a_overlap_runs): the all-to-all one combined forward-and-backward pair of a whole
+  /// micro-batch of this stage hides (moe_a2a_hidden_s); 0 otherwise. The pipeline takes it
+  /// off each pair of the rank (moe_a2a_overlap_pairs).
+  double moe_a2a_overlap_s = 0.0;
   /// The expert gradients' reduction over edp, inside dp_sync_s.
   double expert_dp_sync_s = 0.0;
   /// Exposed context-parallel exchange per micro-batch (forward, backward and recompute; inside

@@ -9,6 +9,7 @@
 #include "zerosearch/io/columns.hpp"
 #include "zerosearch/model/estimator.hpp"
 #include "zerosearch/model/estimator_ops.hpp"
+#include "zerosearch/model/moe.hpp"
 
 namespace zerosearch::launch {
 
@@ -126,6 +127,25 @@ std::string fused_loss_refusal(const Facts& f, const char* framework) {
                      "and {}'s loss keeps an fp32 softmax of the logits; estimate it with "
                      "--fused_loss off",
                      framework, framework);
+}
+
+bool moe_a2a_overlapped(const Facts& f) {
+  const NativeSettings* st = native_settings(f);
+  return st != nullptr && st->moe_a2a_overlap && moe_a2a_overlap_runs(f.model, f.p);
+}
+
+std::string moe_a2a_overlap_refusal(const Facts& f, const char* what, const char* framework) {
+  if (!moe_a2a_overlapped(f)) {
+    return {};
+  }
+  // The overlap is Megatron-Core's combined 1F1B (megatron/core/pipeline_parallel/
+  // combined_1f1b.py, --overlap-moe-expert-parallel-comm): one micro-batch's forward layers
+  // run beside another's backward layers. The other writers' frameworks run each pass alone.
+  return fmt::format("{}: the plan was estimated with --moe_a2a_overlap on (each micro-batch's "
+                     "MoE all-to-alls hidden behind another micro-batch's compute, Megatron-Core's "
+                     "combined 1F1B, --overlap-moe-expert-parallel-comm), which {} does not run; "
+                     "estimate it with --moe_a2a_overlap off or write Megatron-LM files",
+                     what, framework);
 }
 
 std::string interleaved_refusal(const Facts& f, const char* what) {

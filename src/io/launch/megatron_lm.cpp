@@ -252,6 +252,15 @@ Args args(const Facts& f) {
       st != nullptr && st->tp_comm_overlap && f.p.tp > 1) {
     a.add("--tp-comm-overlap");
   }
+  // The estimate hid the MoE all-to-alls behind another micro-batch's compute
+  // (--moe_a2a_overlap on, where Megatron runs it: moe_a2a_overlap_runs): Megatron-Core's
+  // combined 1F1B, with the weight gradients delayed so the backward's combine overlaps them
+  // (megatron/core/transformer/moe/README.md: '--overlap-moe-expert-parallel-comm
+  // --delay-wgrad-compute').
+  if (moe_a2a_overlapped(f)) {
+    a.add("--overlap-moe-expert-parallel-comm");
+    a.add("--delay-wgrad-compute");
+  }
   training_args(a);
   return a;
 }

@@ -235,6 +235,10 @@ std::string refusal(const Facts& f) {
   const ModelSpec& m = f.model;
   if (m.is_moe()) {
     if (std::string why = moe_refusal(f); !why.empty()) return why;
+    if (std::string why = moe_a2a_overlap_refusal(f, "no torchtitan files", "torchtitan v0.2.2");
+        !why.empty()) {
+      return why;
+    }
   } else if (std::string why = llama3_refusal(m); !why.empty()) {
     return why;
   }

@@ -96,6 +96,13 @@ struct Writer {
 /// Why `framework`, whose cross-entropy keeps an fp32 softmax of the logits, cannot run a plan
 /// estimated with --fused_loss on (16-bit logits and gradient); empty when the plan has none.
 [[nodiscard]] std::string fused_loss_refusal(const Facts& f, const char* framework);
+/// Whether the estimate hid the MoE all-to-alls with Megatron-Core's EP overlap
+/// (--moe_a2a_overlap on and moe_a2a_overlap_runs for the plan).
+[[nodiscard]] bool moe_a2a_overlapped(const Facts& f);
+/// Why `framework` (`what`: "no DeepSpeed config", ...) cannot run a plan whose estimate hid
+/// the MoE all-to-alls with Megatron-Core's combined 1F1B; empty when it did not.
+[[nodiscard]] std::string moe_a2a_overlap_refusal(const Facts& f, const char* what,
+                                                  const char* framework);
 /// Why DeepSpeed's pipeline engine cannot run an interleaved plan (`what`: "no DeepSpeed
 /// config", "no Megatron-DeepSpeed files"); empty when the plan is not interleaved.
 [[nodiscard]] std::string interleaved_refusal(const Facts& f, const char* what);

@@ -160,4 +160,23 @@ double dispatch_bytes(const ModelSpec& m, const DesignPoint& p, double elem_byte
          static_cast<double>(m.hidden_size) * elem_bytes;
 }
 
+bool moe_a2a_overlap_runs(const ModelSpec& m, const DesignPoint& p) noexcept {
+  if (!m.is_moe() || p.ep <= 1 || p.recompute == Recompute::full) return false;
+  if (p.pp == 1) return p.schedule == Schedule::one_f_one_b;
+  return p.schedule == Schedule::interleaved && p.virtual_stages > 1;
+}
+
+double moe_a2a_overlap_pairs(int pp, int r, int v, int m) noexcept {
+  const double passes = static_cast<double>(m) * v;
+  if (pp <= 1) return std::max(0.0, static_cast<double>(m) - 1.0);
+  const double warmup = 2.0 * (pp - r - 1) + static_cast<double>(v - 1) * pp + 1.0;
+  return std::max(0.0, passes - warmup);
+}
+
+double moe_a2a_hidden_s(double a2a_forward_s, double a2a_backward_s, double forward_compute_s,
+                        double backward_compute_s) noexcept {
+  return std::min(std::max(0.0, a2a_forward_s), std::max(0.0, backward_compute_s)) +
+         std::min(std::max(0.0, a2a_backward_s), std::max(0.0, forward_compute_s));
+}
+
 } // namespace zerosearch

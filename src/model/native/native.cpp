@@ -1407,8 +1407,16 @@ double optimizer_step_s(const DesignPoint& p, const PointConstants& k, const Nat
 
 double one_f_one_b_s(const std::vector<NativeStage>& stages, int v, double mb) noexcept {
   double sum_t = 0.0, max_t = 0.0, sum_send = 0.0, max_send = 0.0;
-  for (const NativeStage& st : stages) {
-    const double t = st.forward_s + st.backward_s;
+  const int pp = static_cast<int>(stages.size());
+  for (int j = 0; j < pp; ++j) {
+    const NativeStage& st = stages[static_cast<std::size_t>(j)];
+    double t = st.forward_s + st.backward_s;
+    if (st.moe_a2a_overlap_s > 0.0) {
+      // EP all-to-all overlap (docs/moe.md §3.1): each combined pair of the rank's m v
+      // chunk passes hides 1/v of the stage's per-micro-batch figure.
+      const int m = static_cast<int>(mb);
+      t -= st.moe_a2a_overlap_s * moe_a2a_overlap_pairs(pp, j, v, m) / (v * mb);
+    }
     sum_t += t;
     max_t = std::max(max_t, t);
     sum_send += st.send_s;
@@ -1513,6 +1521,18 @@ void stage_core_on(NativeStage& st, const NativeContext& ctx, const DesignPoint&
   set_compute(st, m, p, k, e, t, e.dense > 0 ? times.dense(st.gpu) : t);
   add_moe_comm(st, ctx, p, k, gpu, t, e.moe);
   add_cp_exchange(st, ctx, p, k, gpu, t, e.layers);
+  if (ctx.settings.moe_a2a_overlap && e.moe > 0 && moe_a2a_overlap_runs(m, p)) {
+    // The compute beside the all-to-all: the passes less their collectives (tp, the MoE
+    // layers' dispatch and combine, which replace their MLP's tp collective, and cp).
+    const double tp_layers = e.layers - e.moe / 2.0;
+    const double a2a_f = st.moe_comm_forward_s;
+    const double a2a_b = st.moe_comm_s - st.moe_comm_forward_s;
+    const double f_compute = st.forward_s - tp_layers * t.tp_comm_forward_s - a2a_f -
+                             st.cp_comm_forward_s;
+    const double b_compute = st.backward_s - tp_layers * t.tp_comm_backward_s - a2a_b -
+                             (st.cp_comm_s - st.cp_comm_forward_s);
+    st.moe_a2a_overlap_s = moe_a2a_hidden_s(a2a_f, a2a_b, f_compute, b_compute);
+  }
 
   const StageParams params = stage_params(m, p, k, e);
   st.grad_accumulation_s = grad_accumulation_s(p, k, gpu, params.local);
