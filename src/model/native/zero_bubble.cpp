@@ -309,6 +309,8 @@ PipeProgram pipe_program(Schedule s, int pp, int m) {
   prog.layout = schedule_layout(s, pp, m);
   for (int r = 0; r < pp; ++r) {
     std::vector<PipeOp>& o = prog.orders[static_cast<std::size_t>(r)];
+    // At most a forward, an input backward and a weight pass per chunk and micro-batch.
+    o.reserve(static_cast<std::size_t>(3 * m * prog.layout.chunks_per_rank));
     rank_order(s, pp, r, m, [&o](const PipeOp& x) { o.push_back(x); });
   }
   return prog;
@@ -518,10 +520,9 @@ PipeGraph compile_pipe(const PipeProgram& prog) {
     offset.push_back(offset.back() + static_cast<std::size_t>(l.positions) *
                                          static_cast<std::size_t>(l.micro_batches[static_cast<std::size_t>(d)]));
   }
-  const auto key = [&](int d, int pos, int mb) {
+  const auto key = [&](int d, int pos) {
     return offset[static_cast<std::size_t>(d)] +
-           static_cast<std::size_t>(pos) * static_cast<std::size_t>(l.micro_batches[static_cast<std::size_t>(d)]) +
-           static_cast<std::size_t>(mb);
+           static_cast<std::size_t>(pos) * static_cast<std::size_t>(l.micro_batches[static_cast<std::size_t>(d)]);
   };
   // The pass (1-based index in the compiled order) that finished each forward and input
   // backward, 0 while none has.
@@ -533,11 +534,6 @@ PipeGraph compile_pipe(const PipeProgram& prog) {
   g.span2.reserve(total);
   g.first.assign(static_cast<std::size_t>(R), -1);
 
-  struct Input {
-    bool ready = false;
-    std::int32_t dep = 0;
-    std::uint16_t span = 0;
-  };
   // Index of the span [lo, hi) by lo * R + hi, 0 until first used.
   std::vector<std::uint16_t> span_index(static_cast<std::size_t>(R) * static_cast<std::size_t>(R), 0);
   const auto span_of = [&g, &span_index, R](int from, int r) {
@@ -550,34 +546,78 @@ PipeGraph compile_pipe(const PipeProgram& prog) {
     }
     return k;
   };
-  // As simulate_pipe's forward_input and backward_input: the pass the input comes from.
+  // Per (rank, chunk), where its passes' inputs come from (as simulate_pipe's forward_input
+  // and backward_input): the forward at the position before (none at position 0) and the
+  // input backward at the position after (the last position's own forward), each by the key
+  // of its micro-batch 0 and the rank it runs on; and the key of its own passes. A span is
+  // made at its first use, as it was when each pass looked it up (the same spans, in the
+  // same order).
+  struct Wiring {
+    std::size_t own = 0;
+    bool forward_from_start = false;
+    std::size_t forward_from = 0;
+    int forward_rank = 0;
+    bool backward_from_forward = false;
+    std::size_t backward_from = 0;
+    int backward_rank = 0;
+    std::int32_t forward_span = -1, backward_span = -1; // -1: not made yet
+  };
+  std::vector<Wiring> wiring(static_cast<std::size_t>(R * C));
+  for (int r = 0; r < R; ++r) {
+    for (int c = 0; c < C; ++c) {
+      Wiring& w = wiring[static_cast<std::size_t>(r * C + c)];
+      const auto [d, pos] = l.place[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)];
+      const auto du = static_cast<std::size_t>(d);
+      w.own = key(d, pos);
+      w.forward_from_start = pos == 0;
+      if (pos > 0) {
+        w.forward_from = key(d, pos - 1);
+        w.forward_rank = l.at[du][static_cast<std::size_t>(pos - 1)].first;
+      }
+      w.backward_from_forward = pos == l.positions - 1;
+      if (w.backward_from_forward) {
+        w.backward_from = w.own;
+        w.backward_span = 0;
+      } else {
+        w.backward_from = key(d, pos + 1);
+        w.backward_rank = l.at[du][static_cast<std::size_t>(pos + 1)].first;
+      }
+    }
+  }
+  struct Input {
+    bool ready = false;
+    std::int32_t dep = 0;
+    std::uint16_t span = 0;
+  };
   const auto forward_input = [&](int r, int c, int mb) {
     Input in;
-    const auto [d, pos] = l.place[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)];
-    if (pos == 0) {
+    Wiring& w = wiring[static_cast<std::size_t>(r * C + c)];
+    if (w.forward_from_start) {
       in.ready = true;
       return in;
     }
-    in.dep = forward_done[key(d, pos - 1, mb)];
+    in.dep = forward_done[w.forward_from + static_cast<std::size_t>(mb)];
     in.ready = in.dep > 0;
-    in.span = span_of(l.at[static_cast<std::size_t>(d)][static_cast<std::size_t>(pos - 1)].first, r);
+    if (w.forward_span < 0) w.forward_span = span_of(w.forward_rank, r);
+    in.span = static_cast<std::uint16_t>(w.forward_span);
     return in;
   };
   const auto backward_input = [&](int r, int c, int mb) {
     Input in;
-    const auto [d, pos] = l.place[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)];
-    if (pos == l.positions - 1) {
-      in.dep = forward_done[key(d, pos, mb)];
+    Wiring& w = wiring[static_cast<std::size_t>(r * C + c)];
+    const std::size_t k = w.backward_from + static_cast<std::size_t>(mb);
+    if (w.backward_from_forward) {
+      in.dep = forward_done[k];
     } else {
-      in.dep = backward_done[key(d, pos + 1, mb)];
-      in.span = span_of(l.at[static_cast<std::size_t>(d)][static_cast<std::size_t>(pos + 1)].first, r);
+      in.dep = backward_done[k];
+      if (w.backward_span < 0) w.backward_span = span_of(w.backward_rank, r);
+      in.span = static_cast<std::uint16_t>(w.backward_span);
     }
     in.ready = in.dep > 0;
     return in;
   };
   const auto mark = [&](std::vector<std::int32_t>& done, int r, int c, int mb, std::int32_t i) {
-    const auto [d, pos] = l.place[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)];
-    done[key(d, pos, mb)] = i;
+    done[wiring[static_cast<std::size_t>(r * C + c)].own + static_cast<std::size_t>(mb)] = i;
   };
 
   std::vector<std::size_t> next(static_cast<std::size_t>(R), 0);
@@ -735,6 +775,75 @@ OrderSummary summarize_order(Schedule s, int pp, int m) {
   return out;
 }
 
+/// Where (s, pp)'s orders become periodic in m: from `from` micro-batches on, `step` more
+/// only add one more round of the steady phase to every rank, a round that holds nothing at
+/// its end and passes through the same points as the rounds already there (ZB-V's
+/// F0 B0 W0 F1 B1 W1 once every rank runs at least one with a forward of chunk 0: m >= 2 pp;
+/// DualPipe's step 4, two F&B pairs, once every rank runs at least two (the middle ranks'
+/// first is not a pair): m >= 2 pp + 2, two micro-batches more per round; DualPipeV's step 4,
+/// one more micro-batch per round, from m >= 2 pp). So the counts of passes grow by the same
+/// amount per step and the Pareto-maximal points stay those of `from`. {0, 0}: not used
+/// (ZB-H1 and ZB-H2 have closed forms; 1F1B is not summarised).
+struct Period {
+  int from = 0;
+  int step = 0;
+};
+
+Period steady_period(Schedule s, int pp) noexcept {
+  switch (s) {
+  case Schedule::zbv:
+  case Schedule::dualpipev: return {2 * pp, 1};
+  case Schedule::dualpipe: return {2 * pp + 2, 2};
+  case Schedule::one_f_one_b:
+  case Schedule::interleaved:
+  case Schedule::terapipe:
+  case Schedule::zb_h1:
+  case Schedule::zb_h2: break;
+  }
+  return {};
+}
+
+/// The summary of (s, pp) at the start of its period and the passes one step adds
+/// (steady_period), or an empty `delta` where the two steps' peaks differ (never, by the
+/// exhaustive test; then every m is generated).
+struct PeriodicSummary {
+  Period period;
+  OrderSummary base;
+  std::vector<std::uint32_t> delta;
+};
+
+PeriodicSummary periodic_summary(Schedule s, int pp) {
+  PeriodicSummary out;
+  out.period = steady_period(s, pp);
+  out.base = summarize_order(s, pp, out.period.from);
+  const OrderSummary next = summarize_order(s, pp, out.period.from + out.period.step);
+  if (next.peaks != out.base.peaks) return out;
+  const std::vector<std::uint32_t>& a = out.base.outline.uses;
+  const std::vector<std::uint32_t>& b = next.outline.uses;
+  if (b.size() != a.size()) return out;
+  std::vector<std::uint32_t> delta;
+  delta.reserve(a.size());
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    if (b[k] < a[k]) return out;
+    delta.push_back(b[k] - a[k]);
+  }
+  out.delta = std::move(delta);
+  return out;
+}
+
+/// summarize_order(s, pp, m) from `ps` (m in its period, (m - from) a multiple of the step):
+/// the base's counts plus one delta per step, its peaks, the layout of m.
+OrderSummary extend_summary(const PeriodicSummary& ps, Schedule s, int pp, int m) {
+  OrderSummary out;
+  out.outline.layout = schedule_layout(s, pp, m);
+  const auto k = static_cast<std::uint32_t>((m - ps.period.from) / ps.period.step);
+  const std::vector<std::uint32_t>& a = ps.base.outline.uses;
+  out.outline.uses.reserve(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) out.outline.uses.push_back(a[i] + k * ps.delta[i]);
+  out.peaks = ps.base.peaks;
+  return out;
+}
+
 } // namespace
 
 namespace {
@@ -753,13 +862,28 @@ struct GraphCache {
   static constexpr std::size_t kBudget = std::size_t{1} << 19;
   std::unordered_map<std::uint64_t, Entry> entries;
   std::size_t passes = 0;
+  /// Per (schedule, pp) with a period (steady_period): its start and step (a few KB each).
+  std::unordered_map<std::uint64_t, PeriodicSummary> periodic;
+
+  /// summarize_order(s, pp, m), taken from the period's start where m is in the period.
+  OrderSummary summary(Schedule s, int pp, int m) {
+    const Period period = steady_period(s, pp);
+    if (period.step == 0 || m < period.from + period.step || (m - period.from) % period.step != 0) {
+      return summarize_order(s, pp, m);
+    }
+    const std::uint64_t key = (static_cast<std::uint64_t>(s) << 32) | static_cast<std::uint32_t>(pp);
+    auto it = periodic.find(key);
+    if (it == periodic.end()) it = periodic.emplace(key, periodic_summary(s, pp)).first;
+    if (it->second.delta.empty()) return summarize_order(s, pp, m);
+    return extend_summary(it->second, s, pp, m);
+  }
 
   Entry& at(Schedule s, int pp, int m) {
     const std::uint64_t key = (static_cast<std::uint64_t>(s) << 56) |
                               (static_cast<std::uint64_t>(static_cast<std::uint32_t>(pp)) << 32) |
                               static_cast<std::uint32_t>(m);
     if (const auto it = entries.find(key); it != entries.end()) return it->second;
-    OrderSummary sum = summarize_order(s, pp, m);
+    OrderSummary sum = summary(s, pp, m);
     make_room(sum.outline.uses.size()); // about its size in passes' worth of memory
     Entry& e = entries[key];
     e.outline = std::make_shared<const PipeOutline>(std::move(sum.outline));
