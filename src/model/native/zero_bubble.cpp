@@ -804,8 +804,9 @@ Period steady_period(Schedule s, int pp) noexcept {
 }
 
 /// The summary of (s, pp) at the start of its period and the passes one step adds
-/// (steady_period), or an empty `delta` where the two steps' peaks differ (never, by the
-/// exhaustive test; then every m is generated).
+/// (steady_period): ZB-V's round is one forward, input backward and weight pass of each
+/// chunk on every rank; DualPipe's and DualPipeV's two F&B pairs on every rank, a forward of
+/// chunk 0 with a backward of chunk 1 and the reverse.
 struct PeriodicSummary {
   Period period;
   OrderSummary base;
@@ -816,16 +817,19 @@ PeriodicSummary periodic_summary(Schedule s, int pp) {
   PeriodicSummary out;
   out.period = steady_period(s, pp);
   out.base = summarize_order(s, pp, out.period.from);
-  const OrderSummary next = summarize_order(s, pp, out.period.from + out.period.step);
-  if (next.peaks != out.base.peaks) return out;
-  const std::vector<std::uint32_t>& a = out.base.outline.uses;
-  const std::vector<std::uint32_t>& b = next.outline.uses;
-  if (b.size() != a.size()) return out;
-  std::vector<std::uint32_t> delta;
-  delta.reserve(a.size());
-  for (std::size_t k = 0; k < a.size(); ++k) {
-    if (b[k] < a[k]) return out;
-    delta.push_back(b[k] - a[k]);
+  const int C = out.base.outline.layout.chunks_per_rank;
+  std::vector<std::uint32_t> delta(out.base.outline.uses.size(), 0);
+  for (int r = 0; r < pp; ++r) {
+    if (s == Schedule::zbv) {
+      for (int c = 0; c < C; ++c) {
+        for (const PipeOpKind k : {PipeOpKind::forward, PipeOpKind::input_backward, PipeOpKind::weight_backward}) {
+          ++delta[static_cast<std::size_t>(duration_index(r, c, k, 0, pp, C))];
+        }
+      }
+    } else {
+      ++delta[static_cast<std::size_t>(duration_index(r, 0, PipeOpKind::forward_backward, 1, pp, C))];
+      ++delta[static_cast<std::size_t>(duration_index(r, 1, PipeOpKind::forward_backward, 0, pp, C))];
+    }
   }
   out.delta = std::move(delta);
   return out;
@@ -868,13 +872,12 @@ struct GraphCache {
   /// summarize_order(s, pp, m), taken from the period's start where m is in the period.
   OrderSummary summary(Schedule s, int pp, int m) {
     const Period period = steady_period(s, pp);
-    if (period.step == 0 || m < period.from + period.step || (m - period.from) % period.step != 0) {
+    if (period.step == 0 || m <= period.from || (m - period.from) % period.step != 0) {
       return summarize_order(s, pp, m);
     }
     const std::uint64_t key = (static_cast<std::uint64_t>(s) << 32) | static_cast<std::uint32_t>(pp);
     auto it = periodic.find(key);
     if (it == periodic.end()) it = periodic.emplace(key, periodic_summary(s, pp)).first;
-    if (it->second.delta.empty()) return summarize_order(s, pp, m);
     return extend_summary(it->second, s, pp, m);
   }
 
