@@ -156,6 +156,9 @@ struct PipeGraph {
   /// Per duration index: how many passes take it (a rank's busy time is the sum of its
   /// passes' durations: pipe_busy_bound).
   std::vector<std::uint32_t> uses;
+  /// Whether any pass has a second input (dep2 or span2 not 0: an F&B pair); without, the
+  /// simulation reads one input per pass.
+  bool pairs = true;
 };
 
 /// Compiles `program` (any valid one; throws std::logic_error if its orders deadlock). Each

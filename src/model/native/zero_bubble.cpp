@@ -529,9 +529,6 @@ PipeGraph compile_pipe(const PipeProgram& prog) {
   std::vector<std::int32_t> forward_done(offset.back(), 0), backward_done(offset.back(), 0);
   std::size_t total = 0;
   for (const auto& o : prog.orders) total += o.size();
-  for (auto* v : {&g.rank, &g.duration, &g.dep, &g.dep2}) v->reserve(total);
-  g.span.reserve(total);
-  g.span2.reserve(total);
   g.first.assign(static_cast<std::size_t>(R), -1);
 
   // Index of the span [lo, hi) by lo * R + hi, 0 until first used.
@@ -584,83 +581,104 @@ PipeGraph compile_pipe(const PipeProgram& prog) {
       }
     }
   }
-  struct Input {
-    bool ready = false;
-    std::int32_t dep = 0;
-    std::uint16_t span = 0;
+  // Each rank runs its passes in order until one waits for an input no pass has made yet;
+  // it then waits on that input's key (one rank waits on a key: the pass at the next
+  // position, or the previous one for a backward) and is put back on `ready` by the pass that
+  // makes it, as simulate_pipe does. Every pass is looked at once, and once more per wait.
+  std::vector<std::int32_t> forward_waiter(offset.back(), -1), backward_waiter(offset.back(), -1);
+  std::vector<std::int32_t> ready;
+  ready.reserve(static_cast<std::size_t>(R));
+  for (int r = R - 1; r >= 0; --r) ready.push_back(r);
+  g.rank.resize(total);
+  g.duration.resize(total);
+  g.dep.resize(total);
+  g.dep2.resize(total);
+  g.span.resize(total);
+  g.span2.resize(total);
+  std::size_t n = 0;
+  const auto span_at = [&span_of](std::int32_t& span, int from, int r) {
+    if (span < 0) span = span_of(from, r);
+    return static_cast<std::uint16_t>(span);
   };
-  const auto forward_input = [&](int r, int c, int mb) {
-    Input in;
-    Wiring& w = wiring[static_cast<std::size_t>(r * C + c)];
-    if (w.forward_from_start) {
-      in.ready = true;
-      return in;
+  // The pass that made the forward input of (rank r, its chunk wiring w, mb), 0 at position 0,
+  // or -1 after registering r as its waiter.
+  const auto forward_in = [&](Wiring& w, int r, int mb, std::uint16_t& span) -> std::int32_t {
+    if (w.forward_from_start) return 0;
+    const std::size_t k = w.forward_from + static_cast<std::size_t>(mb);
+    span = span_at(w.forward_span, w.forward_rank, r);
+    if (forward_done[k] == 0) {
+      forward_waiter[k] = r;
+      return -1;
     }
-    in.dep = forward_done[w.forward_from + static_cast<std::size_t>(mb)];
-    in.ready = in.dep > 0;
-    if (w.forward_span < 0) w.forward_span = span_of(w.forward_rank, r);
-    in.span = static_cast<std::uint16_t>(w.forward_span);
-    return in;
+    return forward_done[k];
   };
-  const auto backward_input = [&](int r, int c, int mb) {
-    Input in;
-    Wiring& w = wiring[static_cast<std::size_t>(r * C + c)];
+  const auto backward_in = [&](Wiring& w, int r, int mb, std::uint16_t& span) -> std::int32_t {
     const std::size_t k = w.backward_from + static_cast<std::size_t>(mb);
-    if (w.backward_from_forward) {
-      in.dep = forward_done[k];
-    } else {
-      in.dep = backward_done[k];
-      if (w.backward_span < 0) w.backward_span = span_of(w.backward_rank, r);
-      in.span = static_cast<std::uint16_t>(w.backward_span);
+    std::vector<std::int32_t>& done = w.backward_from_forward ? forward_done : backward_done;
+    std::vector<std::int32_t>& waiter = w.backward_from_forward ? forward_waiter : backward_waiter;
+    span = w.backward_from_forward ? 0 : span_at(w.backward_span, w.backward_rank, r);
+    if (done[k] == 0) {
+      waiter[k] = r;
+      return -1;
     }
-    in.ready = in.dep > 0;
-    return in;
+    return done[k];
   };
-  const auto mark = [&](std::vector<std::int32_t>& done, int r, int c, int mb, std::int32_t i) {
-    done[wiring[static_cast<std::size_t>(r * C + c)].own + static_cast<std::size_t>(mb)] = i;
+  const auto mark = [&](std::vector<std::int32_t>& done, std::vector<std::int32_t>& waiter,
+                        std::size_t k, std::int32_t i) {
+    done[k] = i;
+    if (waiter[k] >= 0) {
+      ready.push_back(waiter[k]);
+      waiter[k] = -1;
+    }
   };
 
   std::vector<std::size_t> next(static_cast<std::size_t>(R), 0);
-  for (bool moved = true; moved;) {
-    moved = false;
-    for (int r = 0; r < R; ++r) {
-      const auto ru = static_cast<std::size_t>(r);
-      const std::vector<PipeOp>& order = prog.orders[ru];
-      while (next[ru] < order.size()) {
-        const PipeOp& o = order[next[ru]];
-        Input a, b;
-        b.ready = true;
-        switch (o.kind) {
-        case PipeOpKind::forward: a = forward_input(r, o.chunk, o.micro_batch); break;
-        case PipeOpKind::input_backward:
-        case PipeOpKind::full_backward: a = backward_input(r, o.chunk, o.micro_batch); break;
-        case PipeOpKind::weight_backward: a.ready = true; break;
-        case PipeOpKind::forward_backward:
-          a = forward_input(r, o.chunk, o.micro_batch);
-          b = backward_input(r, o.back_chunk, o.back_micro_batch);
-          break;
-        }
-        if (!a.ready || !b.ready) break;
-        const auto i = static_cast<std::int32_t>(g.rank.size());
-        g.rank.push_back(r);
-        g.duration.push_back(duration_index(r, o.chunk, o.kind, o.back_chunk, R, C));
-        g.dep.push_back(a.dep);
-        g.span.push_back(a.span);
-        g.dep2.push_back(b.dep);
-        g.span2.push_back(b.span);
-        if (g.first[ru] < 0) g.first[ru] = i;
-        switch (o.kind) {
-        case PipeOpKind::forward: mark(forward_done, r, o.chunk, o.micro_batch, i + 1); break;
-        case PipeOpKind::input_backward:
-        case PipeOpKind::full_backward: mark(backward_done, r, o.chunk, o.micro_batch, i + 1); break;
-        case PipeOpKind::weight_backward: break;
-        case PipeOpKind::forward_backward:
-          mark(forward_done, r, o.chunk, o.micro_batch, i + 1);
-          mark(backward_done, r, o.back_chunk, o.back_micro_batch, i + 1);
-          break;
-        }
-        ++next[ru];
-        moved = true;
+  while (!ready.empty()) {
+    const int r = ready.back();
+    ready.pop_back();
+    const auto ru = static_cast<std::size_t>(r);
+    const std::vector<PipeOp>& order = prog.orders[ru];
+    Wiring* wr = &wiring[ru * static_cast<std::size_t>(C)];
+    while (next[ru] < order.size()) {
+      const PipeOp& o = order[next[ru]];
+      Wiring& w = wr[o.chunk];
+      std::int32_t a = 0, b = 0;
+      std::uint16_t sa = 0, sb = 0;
+      switch (o.kind) {
+      case PipeOpKind::forward: a = forward_in(w, r, o.micro_batch, sa); break;
+      case PipeOpKind::input_backward:
+      case PipeOpKind::full_backward: a = backward_in(w, r, o.micro_batch, sa); break;
+      case PipeOpKind::weight_backward: break;
+      case PipeOpKind::forward_backward:
+        a = forward_in(w, r, o.micro_batch, sa);
+        if (a >= 0) b = backward_in(wr[o.back_chunk], r, o.back_micro_batch, sb);
+        break;
+      }
+      if (a < 0 || b < 0) break; // waits; the pass it waits for puts it back on `ready`
+      const auto i = static_cast<std::int32_t>(n);
+      g.rank[n] = r;
+      g.duration[n] = duration_index(r, o.chunk, o.kind, o.back_chunk, R, C);
+      g.dep[n] = a;
+      g.span[n] = sa;
+      g.dep2[n] = b;
+      g.span2[n] = sb;
+      ++n;
+      if (g.first[ru] < 0) g.first[ru] = i;
+      ++next[ru];
+      switch (o.kind) {
+      case PipeOpKind::forward:
+        mark(forward_done, forward_waiter, w.own + static_cast<std::size_t>(o.micro_batch), i + 1);
+        break;
+      case PipeOpKind::input_backward:
+      case PipeOpKind::full_backward:
+        mark(backward_done, backward_waiter, w.own + static_cast<std::size_t>(o.micro_batch), i + 1);
+        break;
+      case PipeOpKind::weight_backward: break;
+      case PipeOpKind::forward_backward:
+        mark(forward_done, forward_waiter, w.own + static_cast<std::size_t>(o.micro_batch), i + 1);
+        mark(backward_done, backward_waiter,
+             wr[o.back_chunk].own + static_cast<std::size_t>(o.back_micro_batch), i + 1);
+        break;
       }
     }
   }
@@ -672,6 +690,8 @@ PipeGraph compile_pipe(const PipeProgram& prog) {
   }
   g.uses.assign(static_cast<std::size_t>(R * C * 4 + R * C * C), 0);
   for (const std::int32_t d : g.duration) ++g.uses[static_cast<std::size_t>(d)];
+  g.pairs = std::any_of(g.dep2.begin(), g.dep2.end(), [](std::int32_t d) { return d != 0; }) ||
+            std::any_of(g.span2.begin(), g.span2.end(), [](std::uint16_t k) { return k != 0; });
   g.layout = l;
   return g;
 }
@@ -951,7 +971,10 @@ namespace {
 
 /// The duration of each pass kind (PipeGraph::duration's indices) of `ranks` ranks of `chunks`
 /// chunks on `times`.
-void pass_durations(int ranks, int chunks, const PipeTimes& times, std::vector<double>& duration) {
+/// With `uses` (PipeGraph::uses), the F&B pairs no pass takes are left at 0.0 instead (the
+/// bounds multiply each duration by its count: 0.0 either way).
+void pass_durations(int ranks, int chunks, const PipeTimes& times, std::vector<double>& duration,
+                    const std::vector<std::uint32_t>* uses = nullptr) {
   const auto R = static_cast<std::size_t>(ranks);
   const auto C = static_cast<std::size_t>(chunks);
   duration.resize(R * C * 4 + R * C * C);
@@ -965,7 +988,8 @@ void pass_durations(int ranks, int chunks, const PipeTimes& times, std::vector<d
       d[2] = t.input_s + t.weight_s;
       d[3] = t.weight_s;
       for (std::size_t b = 0; b < C; ++b) {
-        duration[R * C * 4 + (r * C + c) * C + b] = overlapped_s(t, ct[b]);
+        const std::size_t k = R * C * 4 + (r * C + c) * C + b;
+        duration[k] = uses != nullptr && (*uses)[k] == 0 ? 0.0 : overlapped_s(t, ct[b]);
       }
     }
   }
@@ -1017,15 +1041,20 @@ double pipe_fill_bound(const PipeOutline& outline, const PipeTimes& times) {
   const PipeLayout& l = outline.layout;
   const auto R = static_cast<std::size_t>(l.ranks);
   const auto C = static_cast<std::size_t>(l.chunks_per_rank);
+  const std::vector<std::uint32_t>& u = outline.uses;
   thread_local std::vector<double> duration;
-  pass_durations(l.ranks, l.chunks_per_rank, times, duration);
-  // The shortest a forward of chunk (r, c) can take: alone, or inside an F&B pair with any
-  // backward of its rank (a pair's end is its forward's output: never before F, and the
-  // minimum covers any rounding of overlapped_s).
+  pass_durations(l.ranks, l.chunks_per_rank, times, duration, &u);
+  // The shortest a forward of chunk (r, c) can take: alone, or inside an F&B pair with a
+  // backward of its rank, of the kinds the order runs (a pair's end is its forward's output:
+  // never before F, and the minimum covers any rounding of overlapped_s).
   const auto shortest_forward = [&](std::size_t r, std::size_t c) {
-    double f = duration[(r * C + c) * 4];
-    for (std::size_t b = 0; b < C; ++b) f = std::min(f, duration[R * C * 4 + (r * C + c) * C + b]);
-    return f;
+    const std::size_t alone = (r * C + c) * 4;
+    double f = u[alone] > 0 ? duration[alone] : HUGE_VAL;
+    for (std::size_t b = 0; b < C; ++b) {
+      const std::size_t k = R * C * 4 + (r * C + c) * C + b;
+      if (u[k] > 0) f = std::min(f, duration[k]);
+    }
+    return f == HUGE_VAL ? duration[alone] : f;
   };
   // Per rank, the earliest its first pass can start after the first pass of the whole run: a
   // rank's first pass is a forward, of some (direction, position); it waits for the forward
@@ -1050,7 +1079,6 @@ double pipe_fill_bound(const PipeOutline& outline, const PipeTimes& times) {
   }
   // Each rank's passes end to end after that start; the run's first pass starts no later than
   // any, so the makespan is at least the latest of these ends.
-  const std::vector<std::uint32_t>& u = outline.uses;
   double latest = 0.0;
   for (std::size_t r = 0; r < R; ++r) {
     const double busy = rank_busy(u, duration, R, C, r);
@@ -1083,13 +1111,28 @@ double pipe_makespan(const PipeGraph& g, const PipeTimes& times) {
   double* fr = free_at.data();
   // simulate_pipe's arithmetic pass for pass: a pass starts at max(rank free, input) and an
   // F&B pair's input is max(forward input, backward input); max(x, 0.0) is x for x >= 0.
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto r = static_cast<std::size_t>(g.rank[i]);
-    const double a = e[g.dep[i]] + sp[g.span[i]];
-    const double b = e[g.dep2[i]] + sp[g.span2[i]];
-    const double s = std::max(fr[r], std::max(a, b));
-    fr[r] = s + du[g.duration[i]];
-    e[i + 1] = fr[r];
+  if (g.pairs) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto r = static_cast<std::size_t>(g.rank[i]);
+      const double a = e[g.dep[i]] + sp[g.span[i]];
+      const double b = e[g.dep2[i]] + sp[g.span2[i]];
+      const double s = std::max(fr[r], std::max(a, b));
+      fr[r] = s + du[g.duration[i]];
+      e[i + 1] = fr[r];
+    }
+  } else {
+    // No F&B pair: every second input is "none", 0.0, and max(a, 0.0) is a (a >= 0).
+    const std::int32_t* rank = g.rank.data();
+    const std::int32_t* dep = g.dep.data();
+    const std::uint16_t* spn = g.span.data();
+    const std::int32_t* dur = g.duration.data();
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto r = static_cast<std::size_t>(rank[i]);
+      const double a = e[dep[i]] + sp[spn[i]];
+      const double s = std::max(fr[r], a);
+      fr[r] = s + du[dur[i]];
+      e[i + 1] = fr[r];
+    }
   }
   double first = 0.0, makespan = 0.0;
   for (std::size_t r = 0; r < R; ++r) {
