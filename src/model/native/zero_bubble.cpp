@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <fmt/format.h>
 #include <stdexcept>
 #include <tuple>
@@ -122,26 +121,24 @@ PipeOp op(PipeOpKind k, int mb, int chunk) {
 template <class Emit> void one_f_one_b_order(int pp, int i, int m, bool zero_bubble, Emit&& emit) {
   const int warm = std::min(pp - 1 - i, m);
   int f = 0, b = 0;
-  std::deque<int> weights;
+  int w = 0; // the weight passes kept back are those of micro-batches w .. b - 1, oldest first
   for (; f < warm; ++f) emit(op(PipeOpKind::forward, f, 0));
   const auto backward = [&](bool steady) {
     if (!zero_bubble) {
       emit(op(PipeOpKind::full_backward, b++, 0));
       return;
     }
-    emit(op(PipeOpKind::input_backward, b, 0));
-    weights.push_back(b++);
-    if (!steady || static_cast<int>(weights.size()) > i) {
-      emit(op(PipeOpKind::weight_backward, weights.front(), 0));
-      weights.pop_front();
-    }
+    emit(op(PipeOpKind::input_backward, b++, 0));
+    if (!steady || b - w > i) emit(op(PipeOpKind::weight_backward, w++, 0));
   };
   while (f < m) {
     emit(op(PipeOpKind::forward, f++, 0));
     backward(true);
   }
   while (b < m) backward(false);
-  for (const int w : weights) emit(op(PipeOpKind::weight_backward, w, 0));
+  if (zero_bubble) {
+    while (w < b) emit(op(PipeOpKind::weight_backward, w++, 0));
+  }
 }
 
 /// ZB-H2: rank i warms up with 2 (pp - 1 - i) + 1 forwards (the first rank holds 2 pp - 1
@@ -149,22 +146,18 @@ template <class Emit> void one_f_one_b_order(int pp, int i, int m, bool zero_bub
 template <class Emit> void zb_h2_order(int pp, int i, int m, Emit&& emit) {
   const int warm = std::min(2 * (pp - 1 - i) + 1, m);
   int f = 0, b = 0;
-  std::deque<int> weights;
+  int w = 0; // the weight passes kept back: micro-batches w .. b - 1, oldest first
   for (; f < warm; ++f) emit(op(PipeOpKind::forward, f, 0));
   const auto backward = [&] {
-    emit(op(PipeOpKind::input_backward, b, 0));
-    weights.push_back(b++);
-    if (static_cast<int>(weights.size()) > 2 * i) {
-      emit(op(PipeOpKind::weight_backward, weights.front(), 0));
-      weights.pop_front();
-    }
+    emit(op(PipeOpKind::input_backward, b++, 0));
+    if (b - w > 2 * i) emit(op(PipeOpKind::weight_backward, w++, 0));
   };
   while (f < m) {
     backward();
     emit(op(PipeOpKind::forward, f++, 0));
   }
   while (b < m) backward();
-  for (const int w : weights) emit(op(PipeOpKind::weight_backward, w, 0));
+  while (w < b) emit(op(PipeOpKind::weight_backward, w++, 0));
 }
 
 /// ZB-V (ScheduleZBVZeroBubble): chunk 0 descends, chunk 1 climbs back; at least 2 pp - 1
@@ -211,7 +204,10 @@ template <class Emit> void zbv_order(int pp, int r, int m, Emit&& out) {
 /// rank whose first F&B is not overlapped.
 template <class Emit> void dualpipe_order(int n, int h, int chunks, bool middle, Emit&& emit) {
   int fwd[2] = {0, 0}, bwd[2] = {0, 0};
-  std::deque<std::pair<int, int>> weights; // (chunk, micro-batch), first in, first out
+  // (chunk, micro-batch) of the weight passes kept back, first in, first out: from `head` on.
+  thread_local std::vector<std::pair<int, int>> weights;
+  weights.clear();
+  std::size_t head = 0;
   const auto forward = [&](int c) { emit(op(PipeOpKind::forward, fwd[c]++, c)); };
   const auto backward = [&](int c, bool zero_bubble) {
     if (zero_bubble) {
@@ -222,9 +218,9 @@ template <class Emit> void dualpipe_order(int n, int h, int chunks, bool middle,
     }
   };
   const auto weight = [&] {
-    if (weights.empty()) return;
-    emit(op(PipeOpKind::weight_backward, weights.front().second, weights.front().first));
-    weights.pop_front();
+    if (head == weights.size()) return;
+    emit(op(PipeOpKind::weight_backward, weights[head].second, weights[head].first));
+    ++head;
   };
   const auto pair = [&](int cf, int cb) {
     PipeOp x = op(PipeOpKind::forward_backward, fwd[cf]++, cf);
