@@ -343,7 +343,11 @@ TEST_CASE("the closed forms of the peaks and outlines equal the orders'", "[zb]"
         for (std::size_t r = 0; r < walk.size(); ++r) {
           CHECK(sorted((*cached)[r]) == sorted(walk[r]));
         }
-        CHECK(cached_pipe_outline(s, p, m)->uses == pipe_outline(prog).uses);
+        const PipeOutline outline = pipe_outline(prog);
+        const auto cached_outline = cached_pipe_outline(s, p, m);
+        CHECK(cached_outline->uses == outline.uses);
+        CHECK(cached_outline->tail == outline.tail);
+        CHECK(cached_outline->last_backward == outline.last_backward);
         ++orders;
       }
     }
@@ -482,7 +486,8 @@ TEST_CASE("the forwards that reach each rank tighten the bound, still below the 
           "[zb][prune]") {
   // pipe_fill_bound never exceeds the simulated makespan and is never below pipe_busy_bound
   // (random heterogeneous ranks, chunks, links and exposed communication, every schedule);
-  // for equal stages of one chunk it adds the last rank's wait, (p - 1)(F + link).
+  // for equal stages of one chunk it adds the last rank's wait, (p - 1)(F + link), and the
+  // drain after its last backward.
   std::mt19937 rng(2828);
   std::uniform_real_distribution<double> u(0.05, 3.0);
   std::uniform_real_distribution<double> frac(0.0, 0.6);
@@ -521,10 +526,29 @@ TEST_CASE("the forwards that reach each rank tighten the bound, still below the 
           PipeTimes eq = equal_times(prog, 1.0, 1.25, 0.5);
           eq.link_s.assign(static_cast<std::size_t>(p - 1), 0.125);
           // The last rank starts after p - 1 forwards and links, then runs m (F + B).
-          const double expect = (p - 1) * 1.125 + m * 2.75;
-          CHECK(pipe_fill_bound(outline, eq) == Approx(expect).epsilon(1e-8));
-          CHECK(pipe_fill_bound(outline, eq) < expect);
-          CHECK(pipe_fill_bound(outline, eq) <= pipe_makespan(graph, eq));
+          const double fill = (p - 1) * 1.125 + m * 2.75;
+          const double bound = pipe_fill_bound(outline, eq);
+          const double makespan = pipe_makespan(graph, eq);
+          INFO(to_string(s) << " p " << p << " m " << m);
+          CHECK(bound >= fill * (1.0 - 1e-8));
+          CHECK(bound <= makespan);
+          // The last rank's last backward, then the backwards of its micro-batch down the
+          // p - 1 ranks below (and their links), tighten it.
+          if (s == Schedule::one_f_one_b || (s == Schedule::zb_h1 && m >= p)) {
+            CHECK(bound > fill);
+          }
+          // Without links: 1F1B's whole makespan, (m + p - 1)(F + B); ZB-H1's, less one W
+          // (the last rank runs p weight passes after its last input backward, and the
+          // bound counts none of them).
+          eq.link_s.assign(static_cast<std::size_t>(p - 1), 0.0);
+          const double bound0 = pipe_fill_bound(outline, eq);
+          const double makespan0 = pipe_makespan(graph, eq);
+          CHECK(bound0 <= makespan0);
+          if (s == Schedule::one_f_one_b) CHECK(bound0 == Approx((m + p - 1) * 2.75).epsilon(1e-8));
+          if (s == Schedule::zb_h1 && m >= p) {
+            CHECK(makespan0 == Approx(m * 2.75 + (p - 1) * (2.75 - 2 * 0.5)).epsilon(1e-12));
+            CHECK(bound0 == Approx(makespan0 - 0.5).epsilon(1e-8));
+          }
         }
       }
     }

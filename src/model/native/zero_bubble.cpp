@@ -9,6 +9,7 @@
 #include "zerosearch/model/zero_bubble.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <fmt/format.h>
 #include <stdexcept>
@@ -746,6 +747,59 @@ private:
   std::vector<PipeHeld> front_;
 };
 
+/// Follows one rank's passes and counts those after its last backward (PipeOutline::tail,
+/// last_backward).
+class DrainTracker {
+public:
+  DrainTracker(const PipeLayout& l, int r) : l_(l), r_(r), C_(l.chunks_per_rank) {}
+  void pass(const PipeOp& o) {
+    int back = -1;
+    switch (o.kind) {
+    case PipeOpKind::input_backward:
+    case PipeOpKind::full_backward: back = o.chunk; break;
+    case PipeOpKind::forward_backward: back = o.back_chunk; break;
+    case PipeOpKind::forward:
+    case PipeOpKind::weight_backward: break;
+    }
+    if (back >= 0) {
+      counts_.fill(0);
+      last_ = l_.place[static_cast<std::size_t>(r_)][static_cast<std::size_t>(back)];
+      // The backward itself is before the tail.
+      return;
+    }
+    ++counts_[local(o)];
+  }
+  /// Writes the rank's tail into `tail` (laid out as PipeOutline::uses) and its last
+  /// backward into `last`.
+  void finish(std::vector<std::uint32_t>& tail, std::pair<int, int>& last) const {
+    const auto R = static_cast<std::size_t>(l_.ranks);
+    const auto C = static_cast<std::size_t>(C_);
+    const auto r = static_cast<std::size_t>(r_);
+    for (std::size_t k = 0; k < 4 * C; ++k) tail[r * C * 4 + k] = counts_[k];
+    for (std::size_t k = 0; k < C * C; ++k) tail[R * C * 4 + r * C * C + k] = counts_[4 * C + k];
+    last = last_;
+  }
+
+private:
+  [[nodiscard]] std::size_t local(const PipeOp& o) const noexcept {
+    const auto c = static_cast<std::size_t>(o.chunk);
+    const auto C = static_cast<std::size_t>(C_);
+    switch (o.kind) {
+    case PipeOpKind::forward: return c * 4;
+    case PipeOpKind::input_backward: return c * 4 + 1;
+    case PipeOpKind::full_backward: return c * 4 + 2;
+    case PipeOpKind::weight_backward: return c * 4 + 3;
+    case PipeOpKind::forward_backward: break;
+    }
+    return 4 * C + c * C + static_cast<std::size_t>(o.back_chunk);
+  }
+  const PipeLayout& l_;
+  int r_ = 0;
+  int C_ = 1;
+  std::array<std::uint32_t, 12> counts_{}; // 4 C singles and C x C pairs, C <= 2
+  std::pair<int, int> last_{-1, -1};
+};
+
 /// What a search needs of (s, pp, m)'s order without storing it: its outline (pipe_outline)
 /// and each rank's peaks (pipe_held_peaks), the passes counted as the generators make them.
 struct OrderSummary {
@@ -778,15 +832,28 @@ OrderSummary summarize_order(Schedule s, int pp, int m) {
       after_backward.w[0] = w + 1;
       out.peaks[static_cast<std::size_t>(i)] = {after_forward, after_backward};
     }
+    // After its last input backward (in the cool-down, or the steady phase's last on the last
+    // rank) rank i runs that backward's W, then the i (ZB-H1) or 2i (ZB-H2) it kept back.
+    out.outline.tail.assign(uses.size(), 0);
+    out.outline.last_backward.assign(static_cast<std::size_t>(pp), {-1, -1});
+    for (int i = 0; i < pp; ++i) {
+      out.outline.tail[static_cast<std::size_t>(i) * 4 + 3] = static_cast<std::uint32_t>(i_peak * i + 1);
+      out.outline.last_backward[static_cast<std::size_t>(i)] = {0, i};
+    }
     return out;
   }
+  out.outline.tail.assign(uses.size(), 0);
+  out.outline.last_backward.assign(static_cast<std::size_t>(pp), {-1, -1});
   for (int r = 0; r < pp; ++r) {
     PeakTracker t;
+    DrainTracker drain(out.outline.layout, r);
     rank_order(s, pp, r, m, [&](const PipeOp& o) {
       ++uses[static_cast<std::size_t>(duration_index(r, o.chunk, o.kind, o.back_chunk, pp, C))];
       t.pass(o);
+      drain.pass(o);
     });
     out.peaks[static_cast<std::size_t>(r)] = t.finish();
+    drain.finish(out.outline.tail, out.outline.last_backward[static_cast<std::size_t>(r)]);
   }
   return out;
 }
@@ -861,6 +928,9 @@ OrderSummary extend_summary(const PeriodicSummary& ps, Schedule s, int pp, int m
   out.outline.uses.reserve(a.size());
   for (std::size_t i = 0; i < a.size(); ++i) out.outline.uses.push_back(a[i] + k * ps.delta[i]);
   out.peaks = ps.base.peaks;
+  // The rounds are inserted before every rank's last backward: the same passes after it.
+  out.outline.tail = ps.base.outline.tail;
+  out.outline.last_backward = ps.base.outline.last_backward;
   return out;
 }
 
@@ -933,10 +1003,15 @@ PipeOutline pipe_outline(const PipeProgram& prog) {
   const int R = prog.layout.ranks;
   const int C = prog.layout.chunks_per_rank;
   o.uses.assign(static_cast<std::size_t>(R * C * 4 + R * C * C), 0);
+  o.tail.assign(o.uses.size(), 0);
+  o.last_backward.assign(static_cast<std::size_t>(R), {-1, -1});
   for (int r = 0; r < R; ++r) {
+    DrainTracker drain(o.layout, r);
     for (const PipeOp& op : prog.orders[static_cast<std::size_t>(r)]) {
       ++o.uses[static_cast<std::size_t>(duration_index(r, op.chunk, op.kind, op.back_chunk, R, C))];
+      drain.pass(op);
     }
+    drain.finish(o.tail, o.last_backward[static_cast<std::size_t>(r)]);
   }
   return o;
 }
@@ -1052,33 +1127,78 @@ double pipe_fill_bound(const PipeOutline& outline, const PipeTimes& times) {
     }
     return f == HUGE_VAL ? duration[alone] : f;
   };
+  // The shortest a backward of chunk (r, c) can take, of the kinds the order runs: an input
+  // backward, a full backward, or inside an F&B pair with any forward of its rank (the pair's
+  // end is the backward's output).
+  const auto shortest_backward = [&](std::size_t r, std::size_t c) {
+    const std::size_t k = (r * C + c) * 4;
+    double b = HUGE_VAL;
+    if (u[k + 1] > 0) b = duration[k + 1];
+    if (u[k + 2] > 0) b = std::min(b, duration[k + 2]);
+    for (std::size_t f = 0; f < C; ++f) {
+      const std::size_t pk = R * C * 4 + (r * C + f) * C + c;
+      if (u[pk] > 0) b = std::min(b, duration[pk]);
+    }
+    return b == HUGE_VAL ? 0.0 : b;
+  };
+  const bool drain = outline.tail.size() == u.size() && outline.last_backward.size() == R;
   // Per rank, the earliest its first pass can start after the first pass of the whole run: a
   // rank's first pass is a forward, of some (direction, position); it waits for the forward
-  // of the same micro-batch at the position before, and so on back to position 0.
-  thread_local std::vector<double> start;
+  // of the same micro-batch at the position before, and so on back to position 0. And per
+  // (direction, position), `down`: the chain of backwards of one micro-batch from there to
+  // position 0 after that position's backward (each lower position's backward and the link
+  // before it).
+  thread_local std::vector<double> start, down;
   start.assign(R, HUGE_VAL);
+  const std::size_t P = static_cast<std::size_t>(l.positions);
+  down.resize(l.at.size() * P);
   for (std::size_t d = 0; d < l.at.size(); ++d) {
-    double t = 0.0;
+    double t = 0.0, back = 0.0;
     for (std::size_t pos = 0; pos < l.at[d].size(); ++pos) {
       const auto [r, c] = l.at[d][pos];
       const auto ru = static_cast<std::size_t>(r);
+      const auto cu = static_cast<std::size_t>(c);
       start[ru] = std::min(start[ru], t);
+      down[d * P + pos] = back;
       if (pos + 1 < l.at[d].size()) {
         const int next = l.at[d][pos + 1].first;
         double link = 0.0;
         for (int j = std::min(r, next); j < std::max(r, next); ++j) {
           link += times.link_s[static_cast<std::size_t>(j)];
         }
-        t += shortest_forward(ru, static_cast<std::size_t>(c)) + link;
+        t += shortest_forward(ru, cu) + link;
+        if (drain) back += link + shortest_backward(ru, cu);
       }
     }
   }
   // Each rank's passes end to end after that start; the run's first pass starts no later than
-  // any, so the makespan is at least the latest of these ends.
+  // any, so the makespan is at least the latest of these ends. And a rank's last backward
+  // ends no earlier than its passes but the tail after it, end to end after that start; the
+  // backwards of the same micro-batch at the positions below follow it.
   double latest = 0.0;
   for (std::size_t r = 0; r < R; ++r) {
-    const double busy = rank_busy(u, duration, R, C, r);
-    if (busy > 0.0) latest = std::max(latest, (start[r] == HUGE_VAL ? 0.0 : start[r]) + busy);
+    const double from = start[r] == HUGE_VAL ? 0.0 : start[r];
+    if (!drain || outline.last_backward[r].first < 0) {
+      const double busy = rank_busy(u, duration, R, C, r);
+      if (busy > 0.0) latest = std::max(latest, from + busy);
+      continue;
+    }
+    // The passes up to the last backward and those after it, in one sweep of the rank's
+    // duration indices (rank_busy's order for `busy`).
+    double busy = 0.0, tail = 0.0;
+    const std::uint32_t* tu = outline.tail.data();
+    for (std::size_t k = (r * C) * 4; k < (r * C + C) * 4; ++k) {
+      busy += static_cast<double>(u[k]) * duration[k];
+      tail += static_cast<double>(tu[k]) * duration[k];
+    }
+    for (std::size_t k = R * C * 4 + r * C * C; k < R * C * 4 + (r + 1) * C * C; ++k) {
+      busy += static_cast<double>(u[k]) * duration[k];
+      tail += static_cast<double>(tu[k]) * duration[k];
+    }
+    if (busy > 0.0) latest = std::max(latest, from + busy);
+    const auto [d, pos] = outline.last_backward[r];
+    latest = std::max(latest, from + (busy - tail) +
+                                  down[static_cast<std::size_t>(d) * P + static_cast<std::size_t>(pos)]);
   }
   // The same margin as busy_bound's for the simulation's rounding.
   return latest * (1.0 - 1e-9);
