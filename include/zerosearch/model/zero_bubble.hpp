@@ -156,6 +156,9 @@ struct PipeGraph {
   /// Per duration index: how many passes take it (a rank's busy time is the sum of its
   /// passes' durations: pipe_busy_bound).
   std::vector<std::uint32_t> uses;
+  /// Whether any pass has a second input (dep2 or span2 not 0: an F&B pair); without, the
+  /// simulation reads one input per pass.
+  bool pairs = true;
 };
 
 /// Compiles `program` (any valid one; throws std::logic_error if its orders deadlock). Each
@@ -180,6 +183,11 @@ cached_pipe_held_peaks(Schedule s, int pp, int micro_batches);
 struct PipeOutline {
   PipeLayout layout;
   std::vector<std::uint32_t> uses;
+  /// The passes each rank runs after its last backward pass (input or full backward, or an
+  /// F&B pair), counted per duration index as `uses` is, and per rank that backward's
+  /// (direction, position), {-1, -1} for none: what pipe_fill_bound's drain needs.
+  std::vector<std::uint32_t> tail;
+  std::vector<std::pair<int, int>> last_backward;
 };
 [[nodiscard]] PipeOutline pipe_outline(const PipeProgram& program);
 /// The outline of (s, pp, micro_batches)'s program, from the per-thread cache of
@@ -198,8 +206,10 @@ struct PipeOutline {
 /// A tighter lower bound of the makespan, from the outline too: each rank's passes end to
 /// end, started no earlier than the chain of forwards that reaches its first pass (the
 /// forwards of positions 0 .. k - 1 of its first chunk's direction and the links between
-/// them, each forward at its shortest: alone or in an F&B pair), less the same 1e-9 margin.
-/// At least pipe_busy_bound's; O(ranks x chunks^2 + positions x links).
+/// them, each forward at its shortest: alone or in an F&B pair); and each rank's passes up to
+/// its last backward, followed by the chain of backwards of the same micro-batch down to
+/// position 0 (each at its shortest of the kinds the order runs, and the links), less the
+/// same 1e-9 margin. At least pipe_busy_bound's; O(ranks x chunks^2 + positions x links).
 [[nodiscard]] double pipe_fill_bound(const PipeOutline& outline, const PipeTimes& times);
 
 /// The memory `held` takes, in micro-batches of the whole rank's activations:

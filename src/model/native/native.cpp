@@ -837,6 +837,17 @@ PipeShape pipe_shape(const NativeContext& ctx, const DesignPoint& p, const std::
   return held_peak((*shape.peaks)[r], std::span<const double>(rk.share.data(), rk.chunks), w_ratio);
 }
 
+/// Whether pipe_times_into computes the same chunk times for two ranks: every figure of the
+/// stage and of the rank's chunks it reads is equal.
+bool same_chunk_inputs(const NativeStage& a, const NativeStage& b, const PipeShape::Rank& ra,
+                       const PipeShape::Rank& rb) noexcept {
+  return a.gpu == b.gpu && a.forward_s == b.forward_s && a.backward_s == b.backward_s &&
+         a.weight_s == b.weight_s && a.moe_layers == b.moe_layers &&
+         a.moe_comm_s == b.moe_comm_s && a.moe_comm_forward_s == b.moe_comm_forward_s &&
+         ra.chunks == rb.chunks && ra.layers == rb.layers && ra.embedding == rb.embedding &&
+         ra.head == rb.head;
+}
+
 /// Per rank and chunk, one micro-batch's forward, input-gradient and weight-gradient times: the
 /// rank's times (framework costs included) shared out in proportion to each chunk's analytic
 /// compute, so the chunks of a rank add up to it; the tensor-parallel collectives a DualPipe
@@ -850,10 +861,16 @@ void pipe_times_into(const NativeContext& ctx, const DesignPoint& p, const Nativ
   for (std::size_t r = 0; r < est.stages.size(); ++r) {
     const NativeStage& st = est.stages[r];
     if (r + 1 < est.stages.size()) pt.link_s.push_back(st.send_s);
-    const AnalyticLayerTimes& t = times(st.gpu);
-    const double rc = recompute_s(t, p.recompute, fw, ctx.model);
     const PipeShape::Rank& rk = shape.ranks[r];
     const std::size_t C = rk.chunks;
+    // Most ranks repeat the one before (the middle stages of a pipeline): the same inputs
+    // below, so the same chunk times, copied.
+    if (r > 0 && same_chunk_inputs(st, est.stages[r - 1], rk, shape.ranks[r - 1])) {
+      pt.chunks[r] = pt.chunks[r - 1];
+      continue;
+    }
+    const AnalyticLayerTimes& t = times(st.gpu);
+    const double rc = recompute_s(t, p.recompute, fw, ctx.model);
     std::array<double, 2> f{}, b{}, w{};
     double sf = 0.0, sb = 0.0, sw = 0.0;
     for (std::size_t c = 0; c < C; ++c) {

@@ -9,8 +9,8 @@
 #include "zerosearch/model/zero_bubble.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
-#include <deque>
 #include <fmt/format.h>
 #include <stdexcept>
 #include <tuple>
@@ -122,26 +122,24 @@ PipeOp op(PipeOpKind k, int mb, int chunk) {
 template <class Emit> void one_f_one_b_order(int pp, int i, int m, bool zero_bubble, Emit&& emit) {
   const int warm = std::min(pp - 1 - i, m);
   int f = 0, b = 0;
-  std::deque<int> weights;
+  int w = 0; // the weight passes kept back are those of micro-batches w .. b - 1, oldest first
   for (; f < warm; ++f) emit(op(PipeOpKind::forward, f, 0));
   const auto backward = [&](bool steady) {
     if (!zero_bubble) {
       emit(op(PipeOpKind::full_backward, b++, 0));
       return;
     }
-    emit(op(PipeOpKind::input_backward, b, 0));
-    weights.push_back(b++);
-    if (!steady || static_cast<int>(weights.size()) > i) {
-      emit(op(PipeOpKind::weight_backward, weights.front(), 0));
-      weights.pop_front();
-    }
+    emit(op(PipeOpKind::input_backward, b++, 0));
+    if (!steady || b - w > i) emit(op(PipeOpKind::weight_backward, w++, 0));
   };
   while (f < m) {
     emit(op(PipeOpKind::forward, f++, 0));
     backward(true);
   }
   while (b < m) backward(false);
-  for (const int w : weights) emit(op(PipeOpKind::weight_backward, w, 0));
+  if (zero_bubble) {
+    while (w < b) emit(op(PipeOpKind::weight_backward, w++, 0));
+  }
 }
 
 /// ZB-H2: rank i warms up with 2 (pp - 1 - i) + 1 forwards (the first rank holds 2 pp - 1
@@ -149,22 +147,18 @@ template <class Emit> void one_f_one_b_order(int pp, int i, int m, bool zero_bub
 template <class Emit> void zb_h2_order(int pp, int i, int m, Emit&& emit) {
   const int warm = std::min(2 * (pp - 1 - i) + 1, m);
   int f = 0, b = 0;
-  std::deque<int> weights;
+  int w = 0; // the weight passes kept back: micro-batches w .. b - 1, oldest first
   for (; f < warm; ++f) emit(op(PipeOpKind::forward, f, 0));
   const auto backward = [&] {
-    emit(op(PipeOpKind::input_backward, b, 0));
-    weights.push_back(b++);
-    if (static_cast<int>(weights.size()) > 2 * i) {
-      emit(op(PipeOpKind::weight_backward, weights.front(), 0));
-      weights.pop_front();
-    }
+    emit(op(PipeOpKind::input_backward, b++, 0));
+    if (b - w > 2 * i) emit(op(PipeOpKind::weight_backward, w++, 0));
   };
   while (f < m) {
     backward();
     emit(op(PipeOpKind::forward, f++, 0));
   }
   while (b < m) backward();
-  for (const int w : weights) emit(op(PipeOpKind::weight_backward, w, 0));
+  while (w < b) emit(op(PipeOpKind::weight_backward, w++, 0));
 }
 
 /// ZB-V (ScheduleZBVZeroBubble): chunk 0 descends, chunk 1 climbs back; at least 2 pp - 1
@@ -211,7 +205,10 @@ template <class Emit> void zbv_order(int pp, int r, int m, Emit&& out) {
 /// rank whose first F&B is not overlapped.
 template <class Emit> void dualpipe_order(int n, int h, int chunks, bool middle, Emit&& emit) {
   int fwd[2] = {0, 0}, bwd[2] = {0, 0};
-  std::deque<std::pair<int, int>> weights; // (chunk, micro-batch), first in, first out
+  // (chunk, micro-batch) of the weight passes kept back, first in, first out: from `head` on.
+  thread_local std::vector<std::pair<int, int>> weights;
+  weights.clear();
+  std::size_t head = 0;
   const auto forward = [&](int c) { emit(op(PipeOpKind::forward, fwd[c]++, c)); };
   const auto backward = [&](int c, bool zero_bubble) {
     if (zero_bubble) {
@@ -222,9 +219,9 @@ template <class Emit> void dualpipe_order(int n, int h, int chunks, bool middle,
     }
   };
   const auto weight = [&] {
-    if (weights.empty()) return;
-    emit(op(PipeOpKind::weight_backward, weights.front().second, weights.front().first));
-    weights.pop_front();
+    if (head == weights.size()) return;
+    emit(op(PipeOpKind::weight_backward, weights[head].second, weights[head].first));
+    ++head;
   };
   const auto pair = [&](int cf, int cb) {
     PipeOp x = op(PipeOpKind::forward_backward, fwd[cf]++, cf);
@@ -309,6 +306,8 @@ PipeProgram pipe_program(Schedule s, int pp, int m) {
   prog.layout = schedule_layout(s, pp, m);
   for (int r = 0; r < pp; ++r) {
     std::vector<PipeOp>& o = prog.orders[static_cast<std::size_t>(r)];
+    // At most a forward, an input backward and a weight pass per chunk and micro-batch.
+    o.reserve(static_cast<std::size_t>(3 * m * prog.layout.chunks_per_rank));
     rank_order(s, pp, r, m, [&o](const PipeOp& x) { o.push_back(x); });
   }
   return prog;
@@ -518,26 +517,17 @@ PipeGraph compile_pipe(const PipeProgram& prog) {
     offset.push_back(offset.back() + static_cast<std::size_t>(l.positions) *
                                          static_cast<std::size_t>(l.micro_batches[static_cast<std::size_t>(d)]));
   }
-  const auto key = [&](int d, int pos, int mb) {
+  const auto key = [&](int d, int pos) {
     return offset[static_cast<std::size_t>(d)] +
-           static_cast<std::size_t>(pos) * static_cast<std::size_t>(l.micro_batches[static_cast<std::size_t>(d)]) +
-           static_cast<std::size_t>(mb);
+           static_cast<std::size_t>(pos) * static_cast<std::size_t>(l.micro_batches[static_cast<std::size_t>(d)]);
   };
   // The pass (1-based index in the compiled order) that finished each forward and input
   // backward, 0 while none has.
   std::vector<std::int32_t> forward_done(offset.back(), 0), backward_done(offset.back(), 0);
   std::size_t total = 0;
   for (const auto& o : prog.orders) total += o.size();
-  for (auto* v : {&g.rank, &g.duration, &g.dep, &g.dep2}) v->reserve(total);
-  g.span.reserve(total);
-  g.span2.reserve(total);
   g.first.assign(static_cast<std::size_t>(R), -1);
 
-  struct Input {
-    bool ready = false;
-    std::int32_t dep = 0;
-    std::uint16_t span = 0;
-  };
   // Index of the span [lo, hi) by lo * R + hi, 0 until first used.
   std::vector<std::uint16_t> span_index(static_cast<std::size_t>(R) * static_cast<std::size_t>(R), 0);
   const auto span_of = [&g, &span_index, R](int from, int r) {
@@ -550,77 +540,142 @@ PipeGraph compile_pipe(const PipeProgram& prog) {
     }
     return k;
   };
-  // As simulate_pipe's forward_input and backward_input: the pass the input comes from.
-  const auto forward_input = [&](int r, int c, int mb) {
-    Input in;
-    const auto [d, pos] = l.place[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)];
-    if (pos == 0) {
-      in.ready = true;
-      return in;
-    }
-    in.dep = forward_done[key(d, pos - 1, mb)];
-    in.ready = in.dep > 0;
-    in.span = span_of(l.at[static_cast<std::size_t>(d)][static_cast<std::size_t>(pos - 1)].first, r);
-    return in;
+  // Per (rank, chunk), where its passes' inputs come from (as simulate_pipe's forward_input
+  // and backward_input): the forward at the position before (none at position 0) and the
+  // input backward at the position after (the last position's own forward), each by the key
+  // of its micro-batch 0 and the rank it runs on; and the key of its own passes. A span is
+  // made at its first use, as it was when each pass looked it up (the same spans, in the
+  // same order).
+  struct Wiring {
+    std::size_t own = 0;
+    bool forward_from_start = false;
+    std::size_t forward_from = 0;
+    int forward_rank = 0;
+    bool backward_from_forward = false;
+    std::size_t backward_from = 0;
+    int backward_rank = 0;
+    std::int32_t forward_span = -1, backward_span = -1; // -1: not made yet
   };
-  const auto backward_input = [&](int r, int c, int mb) {
-    Input in;
-    const auto [d, pos] = l.place[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)];
-    if (pos == l.positions - 1) {
-      in.dep = forward_done[key(d, pos, mb)];
-    } else {
-      in.dep = backward_done[key(d, pos + 1, mb)];
-      in.span = span_of(l.at[static_cast<std::size_t>(d)][static_cast<std::size_t>(pos + 1)].first, r);
+  std::vector<Wiring> wiring(static_cast<std::size_t>(R * C));
+  for (int r = 0; r < R; ++r) {
+    for (int c = 0; c < C; ++c) {
+      Wiring& w = wiring[static_cast<std::size_t>(r * C + c)];
+      const auto [d, pos] = l.place[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)];
+      const auto du = static_cast<std::size_t>(d);
+      w.own = key(d, pos);
+      w.forward_from_start = pos == 0;
+      if (pos > 0) {
+        w.forward_from = key(d, pos - 1);
+        w.forward_rank = l.at[du][static_cast<std::size_t>(pos - 1)].first;
+      }
+      w.backward_from_forward = pos == l.positions - 1;
+      if (w.backward_from_forward) {
+        w.backward_from = w.own;
+        w.backward_span = 0;
+      } else {
+        w.backward_from = key(d, pos + 1);
+        w.backward_rank = l.at[du][static_cast<std::size_t>(pos + 1)].first;
+      }
     }
-    in.ready = in.dep > 0;
-    return in;
+  }
+  // Each rank runs its passes in order until one waits for an input no pass has made yet;
+  // it then waits on that input's key (one rank waits on a key: the pass at the next
+  // position, or the previous one for a backward) and is put back on `ready` by the pass that
+  // makes it, as simulate_pipe does. Every pass is looked at once, and once more per wait.
+  std::vector<std::int32_t> forward_waiter(offset.back(), -1), backward_waiter(offset.back(), -1);
+  std::vector<std::int32_t> ready;
+  ready.reserve(static_cast<std::size_t>(R));
+  for (int r = R - 1; r >= 0; --r) ready.push_back(r);
+  g.rank.resize(total);
+  g.duration.resize(total);
+  g.dep.resize(total);
+  g.dep2.resize(total);
+  g.span.resize(total);
+  g.span2.resize(total);
+  std::size_t n = 0;
+  const auto span_at = [&span_of](std::int32_t& span, int from, int r) {
+    if (span < 0) span = span_of(from, r);
+    return static_cast<std::uint16_t>(span);
   };
-  const auto mark = [&](std::vector<std::int32_t>& done, int r, int c, int mb, std::int32_t i) {
-    const auto [d, pos] = l.place[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)];
-    done[key(d, pos, mb)] = i;
+  // The pass that made the forward input of (rank r, its chunk wiring w, mb), 0 at position 0,
+  // or -1 after registering r as its waiter.
+  const auto forward_in = [&](Wiring& w, int r, int mb, std::uint16_t& span) -> std::int32_t {
+    if (w.forward_from_start) return 0;
+    const std::size_t k = w.forward_from + static_cast<std::size_t>(mb);
+    span = span_at(w.forward_span, w.forward_rank, r);
+    if (forward_done[k] == 0) {
+      forward_waiter[k] = r;
+      return -1;
+    }
+    return forward_done[k];
+  };
+  const auto backward_in = [&](Wiring& w, int r, int mb, std::uint16_t& span) -> std::int32_t {
+    const std::size_t k = w.backward_from + static_cast<std::size_t>(mb);
+    std::vector<std::int32_t>& done = w.backward_from_forward ? forward_done : backward_done;
+    std::vector<std::int32_t>& waiter = w.backward_from_forward ? forward_waiter : backward_waiter;
+    span = w.backward_from_forward ? 0 : span_at(w.backward_span, w.backward_rank, r);
+    if (done[k] == 0) {
+      waiter[k] = r;
+      return -1;
+    }
+    return done[k];
+  };
+  const auto mark = [&](std::vector<std::int32_t>& done, std::vector<std::int32_t>& waiter,
+                        std::size_t k, std::int32_t i) {
+    done[k] = i;
+    if (waiter[k] >= 0) {
+      ready.push_back(waiter[k]);
+      waiter[k] = -1;
+    }
   };
 
   std::vector<std::size_t> next(static_cast<std::size_t>(R), 0);
-  for (bool moved = true; moved;) {
-    moved = false;
-    for (int r = 0; r < R; ++r) {
-      const auto ru = static_cast<std::size_t>(r);
-      const std::vector<PipeOp>& order = prog.orders[ru];
-      while (next[ru] < order.size()) {
-        const PipeOp& o = order[next[ru]];
-        Input a, b;
-        b.ready = true;
-        switch (o.kind) {
-        case PipeOpKind::forward: a = forward_input(r, o.chunk, o.micro_batch); break;
-        case PipeOpKind::input_backward:
-        case PipeOpKind::full_backward: a = backward_input(r, o.chunk, o.micro_batch); break;
-        case PipeOpKind::weight_backward: a.ready = true; break;
-        case PipeOpKind::forward_backward:
-          a = forward_input(r, o.chunk, o.micro_batch);
-          b = backward_input(r, o.back_chunk, o.back_micro_batch);
-          break;
-        }
-        if (!a.ready || !b.ready) break;
-        const auto i = static_cast<std::int32_t>(g.rank.size());
-        g.rank.push_back(r);
-        g.duration.push_back(duration_index(r, o.chunk, o.kind, o.back_chunk, R, C));
-        g.dep.push_back(a.dep);
-        g.span.push_back(a.span);
-        g.dep2.push_back(b.dep);
-        g.span2.push_back(b.span);
-        if (g.first[ru] < 0) g.first[ru] = i;
-        switch (o.kind) {
-        case PipeOpKind::forward: mark(forward_done, r, o.chunk, o.micro_batch, i + 1); break;
-        case PipeOpKind::input_backward:
-        case PipeOpKind::full_backward: mark(backward_done, r, o.chunk, o.micro_batch, i + 1); break;
-        case PipeOpKind::weight_backward: break;
-        case PipeOpKind::forward_backward:
-          mark(forward_done, r, o.chunk, o.micro_batch, i + 1);
-          mark(backward_done, r, o.back_chunk, o.back_micro_batch, i + 1);
-          break;
-        }
-        ++next[ru];
-        moved = true;
+  while (!ready.empty()) {
+    const int r = ready.back();
+    ready.pop_back();
+    const auto ru = static_cast<std::size_t>(r);
+    const std::vector<PipeOp>& order = prog.orders[ru];
+    Wiring* wr = &wiring[ru * static_cast<std::size_t>(C)];
+    while (next[ru] < order.size()) {
+      const PipeOp& o = order[next[ru]];
+      Wiring& w = wr[o.chunk];
+      std::int32_t a = 0, b = 0;
+      std::uint16_t sa = 0, sb = 0;
+      switch (o.kind) {
+      case PipeOpKind::forward: a = forward_in(w, r, o.micro_batch, sa); break;
+      case PipeOpKind::input_backward:
+      case PipeOpKind::full_backward: a = backward_in(w, r, o.micro_batch, sa); break;
+      case PipeOpKind::weight_backward: break;
+      case PipeOpKind::forward_backward:
+        a = forward_in(w, r, o.micro_batch, sa);
+        if (a >= 0) b = backward_in(wr[o.back_chunk], r, o.back_micro_batch, sb);
+        break;
+      }
+      if (a < 0 || b < 0) break; // waits; the pass it waits for puts it back on `ready`
+      const auto i = static_cast<std::int32_t>(n);
+      g.rank[n] = r;
+      g.duration[n] = duration_index(r, o.chunk, o.kind, o.back_chunk, R, C);
+      g.dep[n] = a;
+      g.span[n] = sa;
+      g.dep2[n] = b;
+      g.span2[n] = sb;
+      ++n;
+      if (g.first[ru] < 0) g.first[ru] = i;
+      ++next[ru];
+      switch (o.kind) {
+      case PipeOpKind::forward:
+        mark(forward_done, forward_waiter, w.own + static_cast<std::size_t>(o.micro_batch), i + 1);
+        break;
+      case PipeOpKind::input_backward:
+      case PipeOpKind::full_backward:
+        mark(backward_done, backward_waiter, w.own + static_cast<std::size_t>(o.micro_batch), i + 1);
+        break;
+      case PipeOpKind::weight_backward: break;
+      case PipeOpKind::forward_backward:
+        mark(forward_done, forward_waiter, w.own + static_cast<std::size_t>(o.micro_batch), i + 1);
+        mark(backward_done, backward_waiter,
+             wr[o.back_chunk].own + static_cast<std::size_t>(o.back_micro_batch), i + 1);
+        break;
       }
     }
   }
@@ -632,6 +687,8 @@ PipeGraph compile_pipe(const PipeProgram& prog) {
   }
   g.uses.assign(static_cast<std::size_t>(R * C * 4 + R * C * C), 0);
   for (const std::int32_t d : g.duration) ++g.uses[static_cast<std::size_t>(d)];
+  g.pairs = std::any_of(g.dep2.begin(), g.dep2.end(), [](std::int32_t d) { return d != 0; }) ||
+            std::any_of(g.span2.begin(), g.span2.end(), [](std::uint16_t k) { return k != 0; });
   g.layout = l;
   return g;
 }
@@ -690,6 +747,59 @@ private:
   std::vector<PipeHeld> front_;
 };
 
+/// Follows one rank's passes and counts those after its last backward (PipeOutline::tail,
+/// last_backward).
+class DrainTracker {
+public:
+  DrainTracker(const PipeLayout& l, int r) : l_(l), r_(r), C_(l.chunks_per_rank) {}
+  void pass(const PipeOp& o) {
+    int back = -1;
+    switch (o.kind) {
+    case PipeOpKind::input_backward:
+    case PipeOpKind::full_backward: back = o.chunk; break;
+    case PipeOpKind::forward_backward: back = o.back_chunk; break;
+    case PipeOpKind::forward:
+    case PipeOpKind::weight_backward: break;
+    }
+    if (back >= 0) {
+      counts_.fill(0);
+      last_ = l_.place[static_cast<std::size_t>(r_)][static_cast<std::size_t>(back)];
+      // The backward itself is before the tail.
+      return;
+    }
+    ++counts_[local(o)];
+  }
+  /// Writes the rank's tail into `tail` (laid out as PipeOutline::uses) and its last
+  /// backward into `last`.
+  void finish(std::vector<std::uint32_t>& tail, std::pair<int, int>& last) const {
+    const auto R = static_cast<std::size_t>(l_.ranks);
+    const auto C = static_cast<std::size_t>(C_);
+    const auto r = static_cast<std::size_t>(r_);
+    for (std::size_t k = 0; k < 4 * C; ++k) tail[r * C * 4 + k] = counts_[k];
+    for (std::size_t k = 0; k < C * C; ++k) tail[R * C * 4 + r * C * C + k] = counts_[4 * C + k];
+    last = last_;
+  }
+
+private:
+  [[nodiscard]] std::size_t local(const PipeOp& o) const noexcept {
+    const auto c = static_cast<std::size_t>(o.chunk);
+    const auto C = static_cast<std::size_t>(C_);
+    switch (o.kind) {
+    case PipeOpKind::forward: return c * 4;
+    case PipeOpKind::input_backward: return c * 4 + 1;
+    case PipeOpKind::full_backward: return c * 4 + 2;
+    case PipeOpKind::weight_backward: return c * 4 + 3;
+    case PipeOpKind::forward_backward: break;
+    }
+    return 4 * C + c * C + static_cast<std::size_t>(o.back_chunk);
+  }
+  const PipeLayout& l_;
+  int r_ = 0;
+  int C_ = 1;
+  std::array<std::uint32_t, 12> counts_{}; // 4 C singles and C x C pairs, C <= 2
+  std::pair<int, int> last_{-1, -1};
+};
+
 /// What a search needs of (s, pp, m)'s order without storing it: its outline (pipe_outline)
 /// and each rank's peaks (pipe_held_peaks), the passes counted as the generators make them.
 struct OrderSummary {
@@ -722,16 +832,105 @@ OrderSummary summarize_order(Schedule s, int pp, int m) {
       after_backward.w[0] = w + 1;
       out.peaks[static_cast<std::size_t>(i)] = {after_forward, after_backward};
     }
+    // After its last input backward (in the cool-down, or the steady phase's last on the last
+    // rank) rank i runs that backward's W, then the i (ZB-H1) or 2i (ZB-H2) it kept back.
+    out.outline.tail.assign(uses.size(), 0);
+    out.outline.last_backward.assign(static_cast<std::size_t>(pp), {-1, -1});
+    for (int i = 0; i < pp; ++i) {
+      out.outline.tail[static_cast<std::size_t>(i) * 4 + 3] = static_cast<std::uint32_t>(i_peak * i + 1);
+      out.outline.last_backward[static_cast<std::size_t>(i)] = {0, i};
+    }
     return out;
   }
+  out.outline.tail.assign(uses.size(), 0);
+  out.outline.last_backward.assign(static_cast<std::size_t>(pp), {-1, -1});
   for (int r = 0; r < pp; ++r) {
     PeakTracker t;
+    DrainTracker drain(out.outline.layout, r);
     rank_order(s, pp, r, m, [&](const PipeOp& o) {
       ++uses[static_cast<std::size_t>(duration_index(r, o.chunk, o.kind, o.back_chunk, pp, C))];
       t.pass(o);
+      drain.pass(o);
     });
     out.peaks[static_cast<std::size_t>(r)] = t.finish();
+    drain.finish(out.outline.tail, out.outline.last_backward[static_cast<std::size_t>(r)]);
   }
+  return out;
+}
+
+/// Where (s, pp)'s orders become periodic in m: from `from` micro-batches on, `step` more
+/// only add one more round of the steady phase to every rank, a round that holds nothing at
+/// its end and passes through the same points as the rounds already there (ZB-V's
+/// F0 B0 W0 F1 B1 W1 once every rank runs at least one with a forward of chunk 0: m >= 2 pp;
+/// DualPipe's step 4, two F&B pairs, once every rank runs at least two (the middle ranks'
+/// first is not a pair): m >= 2 pp + 2, two micro-batches more per round; DualPipeV's step 4,
+/// one more micro-batch per round, from m >= 2 pp). So the counts of passes grow by the same
+/// amount per step and the Pareto-maximal points stay those of `from`. {0, 0}: not used
+/// (ZB-H1 and ZB-H2 have closed forms; 1F1B is not summarised).
+struct Period {
+  int from = 0;
+  int step = 0;
+};
+
+Period steady_period(Schedule s, int pp) noexcept {
+  switch (s) {
+  case Schedule::zbv:
+  case Schedule::dualpipev: return {2 * pp, 1};
+  case Schedule::dualpipe: return {2 * pp + 2, 2};
+  case Schedule::one_f_one_b:
+  case Schedule::interleaved:
+  case Schedule::terapipe:
+  case Schedule::zb_h1:
+  case Schedule::zb_h2: break;
+  }
+  return {};
+}
+
+/// The summary of (s, pp) at the start of its period and the passes one step adds
+/// (steady_period): ZB-V's round is one forward, input backward and weight pass of each
+/// chunk on every rank; DualPipe's and DualPipeV's two F&B pairs on every rank, a forward of
+/// chunk 0 with a backward of chunk 1 and the reverse.
+struct PeriodicSummary {
+  Period period;
+  OrderSummary base;
+  std::vector<std::uint32_t> delta;
+};
+
+PeriodicSummary periodic_summary(Schedule s, int pp) {
+  PeriodicSummary out;
+  out.period = steady_period(s, pp);
+  out.base = summarize_order(s, pp, out.period.from);
+  const int C = out.base.outline.layout.chunks_per_rank;
+  std::vector<std::uint32_t> delta(out.base.outline.uses.size(), 0);
+  for (int r = 0; r < pp; ++r) {
+    if (s == Schedule::zbv) {
+      for (int c = 0; c < C; ++c) {
+        for (const PipeOpKind k : {PipeOpKind::forward, PipeOpKind::input_backward, PipeOpKind::weight_backward}) {
+          ++delta[static_cast<std::size_t>(duration_index(r, c, k, 0, pp, C))];
+        }
+      }
+    } else {
+      ++delta[static_cast<std::size_t>(duration_index(r, 0, PipeOpKind::forward_backward, 1, pp, C))];
+      ++delta[static_cast<std::size_t>(duration_index(r, 1, PipeOpKind::forward_backward, 0, pp, C))];
+    }
+  }
+  out.delta = std::move(delta);
+  return out;
+}
+
+/// summarize_order(s, pp, m) from `ps` (m in its period, (m - from) a multiple of the step):
+/// the base's counts plus one delta per step, its peaks, the layout of m.
+OrderSummary extend_summary(const PeriodicSummary& ps, Schedule s, int pp, int m) {
+  OrderSummary out;
+  out.outline.layout = schedule_layout(s, pp, m);
+  const auto k = static_cast<std::uint32_t>((m - ps.period.from) / ps.period.step);
+  const std::vector<std::uint32_t>& a = ps.base.outline.uses;
+  out.outline.uses.reserve(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) out.outline.uses.push_back(a[i] + k * ps.delta[i]);
+  out.peaks = ps.base.peaks;
+  // The rounds are inserted before every rank's last backward: the same passes after it.
+  out.outline.tail = ps.base.outline.tail;
+  out.outline.last_backward = ps.base.outline.last_backward;
   return out;
 }
 
@@ -753,13 +952,27 @@ struct GraphCache {
   static constexpr std::size_t kBudget = std::size_t{1} << 19;
   std::unordered_map<std::uint64_t, Entry> entries;
   std::size_t passes = 0;
+  /// Per (schedule, pp) with a period (steady_period): its start and step (a few KB each).
+  std::unordered_map<std::uint64_t, PeriodicSummary> periodic;
+
+  /// summarize_order(s, pp, m), taken from the period's start where m is in the period.
+  OrderSummary summary(Schedule s, int pp, int m) {
+    const Period period = steady_period(s, pp);
+    if (period.step == 0 || m <= period.from || (m - period.from) % period.step != 0) {
+      return summarize_order(s, pp, m);
+    }
+    const std::uint64_t key = (static_cast<std::uint64_t>(s) << 32) | static_cast<std::uint32_t>(pp);
+    auto it = periodic.find(key);
+    if (it == periodic.end()) it = periodic.emplace(key, periodic_summary(s, pp)).first;
+    return extend_summary(it->second, s, pp, m);
+  }
 
   Entry& at(Schedule s, int pp, int m) {
     const std::uint64_t key = (static_cast<std::uint64_t>(s) << 56) |
                               (static_cast<std::uint64_t>(static_cast<std::uint32_t>(pp)) << 32) |
                               static_cast<std::uint32_t>(m);
     if (const auto it = entries.find(key); it != entries.end()) return it->second;
-    OrderSummary sum = summarize_order(s, pp, m);
+    OrderSummary sum = summary(s, pp, m);
     make_room(sum.outline.uses.size()); // about its size in passes' worth of memory
     Entry& e = entries[key];
     e.outline = std::make_shared<const PipeOutline>(std::move(sum.outline));
@@ -790,10 +1003,15 @@ PipeOutline pipe_outline(const PipeProgram& prog) {
   const int R = prog.layout.ranks;
   const int C = prog.layout.chunks_per_rank;
   o.uses.assign(static_cast<std::size_t>(R * C * 4 + R * C * C), 0);
+  o.tail.assign(o.uses.size(), 0);
+  o.last_backward.assign(static_cast<std::size_t>(R), {-1, -1});
   for (int r = 0; r < R; ++r) {
+    DrainTracker drain(o.layout, r);
     for (const PipeOp& op : prog.orders[static_cast<std::size_t>(r)]) {
       ++o.uses[static_cast<std::size_t>(duration_index(r, op.chunk, op.kind, op.back_chunk, R, C))];
+      drain.pass(op);
     }
+    drain.finish(o.tail, o.last_backward[static_cast<std::size_t>(r)]);
   }
   return o;
 }
@@ -824,7 +1042,10 @@ namespace {
 
 /// The duration of each pass kind (PipeGraph::duration's indices) of `ranks` ranks of `chunks`
 /// chunks on `times`.
-void pass_durations(int ranks, int chunks, const PipeTimes& times, std::vector<double>& duration) {
+/// With `uses` (PipeGraph::uses), the F&B pairs no pass takes are left at 0.0 instead (the
+/// bounds multiply each duration by its count: 0.0 either way).
+void pass_durations(int ranks, int chunks, const PipeTimes& times, std::vector<double>& duration,
+                    const std::vector<std::uint32_t>* uses = nullptr) {
   const auto R = static_cast<std::size_t>(ranks);
   const auto C = static_cast<std::size_t>(chunks);
   duration.resize(R * C * 4 + R * C * C);
@@ -838,7 +1059,8 @@ void pass_durations(int ranks, int chunks, const PipeTimes& times, std::vector<d
       d[2] = t.input_s + t.weight_s;
       d[3] = t.weight_s;
       for (std::size_t b = 0; b < C; ++b) {
-        duration[R * C * 4 + (r * C + c) * C + b] = overlapped_s(t, ct[b]);
+        const std::size_t k = R * C * 4 + (r * C + c) * C + b;
+        duration[k] = uses != nullptr && (*uses)[k] == 0 ? 0.0 : overlapped_s(t, ct[b]);
       }
     }
   }
@@ -890,44 +1112,93 @@ double pipe_fill_bound(const PipeOutline& outline, const PipeTimes& times) {
   const PipeLayout& l = outline.layout;
   const auto R = static_cast<std::size_t>(l.ranks);
   const auto C = static_cast<std::size_t>(l.chunks_per_rank);
+  const std::vector<std::uint32_t>& u = outline.uses;
   thread_local std::vector<double> duration;
-  pass_durations(l.ranks, l.chunks_per_rank, times, duration);
-  // The shortest a forward of chunk (r, c) can take: alone, or inside an F&B pair with any
-  // backward of its rank (a pair's end is its forward's output: never before F, and the
-  // minimum covers any rounding of overlapped_s).
+  pass_durations(l.ranks, l.chunks_per_rank, times, duration, &u);
+  // The shortest a forward of chunk (r, c) can take: alone, or inside an F&B pair with a
+  // backward of its rank, of the kinds the order runs (a pair's end is its forward's output:
+  // never before F, and the minimum covers any rounding of overlapped_s).
   const auto shortest_forward = [&](std::size_t r, std::size_t c) {
-    double f = duration[(r * C + c) * 4];
-    for (std::size_t b = 0; b < C; ++b) f = std::min(f, duration[R * C * 4 + (r * C + c) * C + b]);
-    return f;
+    const std::size_t alone = (r * C + c) * 4;
+    double f = u[alone] > 0 ? duration[alone] : HUGE_VAL;
+    for (std::size_t b = 0; b < C; ++b) {
+      const std::size_t k = R * C * 4 + (r * C + c) * C + b;
+      if (u[k] > 0) f = std::min(f, duration[k]);
+    }
+    return f == HUGE_VAL ? duration[alone] : f;
   };
+  // The shortest a backward of chunk (r, c) can take, of the kinds the order runs: an input
+  // backward, a full backward, or inside an F&B pair with any forward of its rank (the pair's
+  // end is the backward's output).
+  const auto shortest_backward = [&](std::size_t r, std::size_t c) {
+    const std::size_t k = (r * C + c) * 4;
+    double b = HUGE_VAL;
+    if (u[k + 1] > 0) b = duration[k + 1];
+    if (u[k + 2] > 0) b = std::min(b, duration[k + 2]);
+    for (std::size_t f = 0; f < C; ++f) {
+      const std::size_t pk = R * C * 4 + (r * C + f) * C + c;
+      if (u[pk] > 0) b = std::min(b, duration[pk]);
+    }
+    return b == HUGE_VAL ? 0.0 : b;
+  };
+  const bool drain = outline.tail.size() == u.size() && outline.last_backward.size() == R;
   // Per rank, the earliest its first pass can start after the first pass of the whole run: a
   // rank's first pass is a forward, of some (direction, position); it waits for the forward
-  // of the same micro-batch at the position before, and so on back to position 0.
-  thread_local std::vector<double> start;
+  // of the same micro-batch at the position before, and so on back to position 0. And per
+  // (direction, position), `down`: the chain of backwards of one micro-batch from there to
+  // position 0 after that position's backward (each lower position's backward and the link
+  // before it).
+  thread_local std::vector<double> start, down;
   start.assign(R, HUGE_VAL);
+  const std::size_t P = static_cast<std::size_t>(l.positions);
+  down.resize(l.at.size() * P);
   for (std::size_t d = 0; d < l.at.size(); ++d) {
-    double t = 0.0;
+    double t = 0.0, back = 0.0;
     for (std::size_t pos = 0; pos < l.at[d].size(); ++pos) {
       const auto [r, c] = l.at[d][pos];
       const auto ru = static_cast<std::size_t>(r);
+      const auto cu = static_cast<std::size_t>(c);
       start[ru] = std::min(start[ru], t);
+      down[d * P + pos] = back;
       if (pos + 1 < l.at[d].size()) {
         const int next = l.at[d][pos + 1].first;
         double link = 0.0;
         for (int j = std::min(r, next); j < std::max(r, next); ++j) {
           link += times.link_s[static_cast<std::size_t>(j)];
         }
-        t += shortest_forward(ru, static_cast<std::size_t>(c)) + link;
+        t += shortest_forward(ru, cu) + link;
+        if (drain) back += link + shortest_backward(ru, cu);
       }
     }
   }
   // Each rank's passes end to end after that start; the run's first pass starts no later than
-  // any, so the makespan is at least the latest of these ends.
-  const std::vector<std::uint32_t>& u = outline.uses;
+  // any, so the makespan is at least the latest of these ends. And a rank's last backward
+  // ends no earlier than its passes but the tail after it, end to end after that start; the
+  // backwards of the same micro-batch at the positions below follow it.
   double latest = 0.0;
   for (std::size_t r = 0; r < R; ++r) {
-    const double busy = rank_busy(u, duration, R, C, r);
-    if (busy > 0.0) latest = std::max(latest, (start[r] == HUGE_VAL ? 0.0 : start[r]) + busy);
+    const double from = start[r] == HUGE_VAL ? 0.0 : start[r];
+    if (!drain || outline.last_backward[r].first < 0) {
+      const double busy = rank_busy(u, duration, R, C, r);
+      if (busy > 0.0) latest = std::max(latest, from + busy);
+      continue;
+    }
+    // The passes up to the last backward and those after it, in one sweep of the rank's
+    // duration indices (rank_busy's order for `busy`).
+    double busy = 0.0, tail = 0.0;
+    const std::uint32_t* tu = outline.tail.data();
+    for (std::size_t k = (r * C) * 4; k < (r * C + C) * 4; ++k) {
+      busy += static_cast<double>(u[k]) * duration[k];
+      tail += static_cast<double>(tu[k]) * duration[k];
+    }
+    for (std::size_t k = R * C * 4 + r * C * C; k < R * C * 4 + (r + 1) * C * C; ++k) {
+      busy += static_cast<double>(u[k]) * duration[k];
+      tail += static_cast<double>(tu[k]) * duration[k];
+    }
+    if (busy > 0.0) latest = std::max(latest, from + busy);
+    const auto [d, pos] = outline.last_backward[r];
+    latest = std::max(latest, from + (busy - tail) +
+                                  down[static_cast<std::size_t>(d) * P + static_cast<std::size_t>(pos)]);
   }
   // The same margin as busy_bound's for the simulation's rounding.
   return latest * (1.0 - 1e-9);
@@ -956,13 +1227,28 @@ double pipe_makespan(const PipeGraph& g, const PipeTimes& times) {
   double* fr = free_at.data();
   // simulate_pipe's arithmetic pass for pass: a pass starts at max(rank free, input) and an
   // F&B pair's input is max(forward input, backward input); max(x, 0.0) is x for x >= 0.
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto r = static_cast<std::size_t>(g.rank[i]);
-    const double a = e[g.dep[i]] + sp[g.span[i]];
-    const double b = e[g.dep2[i]] + sp[g.span2[i]];
-    const double s = std::max(fr[r], std::max(a, b));
-    fr[r] = s + du[g.duration[i]];
-    e[i + 1] = fr[r];
+  if (g.pairs) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto r = static_cast<std::size_t>(g.rank[i]);
+      const double a = e[g.dep[i]] + sp[g.span[i]];
+      const double b = e[g.dep2[i]] + sp[g.span2[i]];
+      const double s = std::max(fr[r], std::max(a, b));
+      fr[r] = s + du[g.duration[i]];
+      e[i + 1] = fr[r];
+    }
+  } else {
+    // No F&B pair: every second input is "none", 0.0, and max(a, 0.0) is a (a >= 0).
+    const std::int32_t* rank = g.rank.data();
+    const std::int32_t* dep = g.dep.data();
+    const std::uint16_t* spn = g.span.data();
+    const std::int32_t* dur = g.duration.data();
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto r = static_cast<std::size_t>(rank[i]);
+      const double a = e[dep[i]] + sp[spn[i]];
+      const double s = std::max(fr[r], a);
+      fr[r] = s + du[dur[i]];
+      e[i + 1] = fr[r];
+    }
   }
   double first = 0.0, makespan = 0.0;
   for (std::size_t r = 0; r < R; ++r) {
