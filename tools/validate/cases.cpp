@@ -161,29 +161,25 @@ Case make_case(const Row& r, const HardwareCatalog& catalog) {
     throw BadInput(fmt::format("row {}: num_gpus, gpus_per_node and num_attention_heads must be "
                                "positive", c.id));
   }
-  if (const std::string& inter = r.at("inter_node_gbit_per_node");
-      inter.find('+') != std::string::npos) {
-    for (const std::string& part : split(inter, '+')) {
-      c.node_type_Gbitps.push_back(to_int(part, c, "inter_node_gbit_per_node"));
+  // A link column: one figure for every node type, or one per type ("x+y").
+  const auto per_type = [&](const char* column) {
+    const std::string& text = r.at(column);
+    std::vector<long long> figures;
+    if (text.empty()) return figures;
+    for (const std::string& part : split(text, '+')) figures.push_back(to_int(part, c, column));
+    if (figures.size() > 1 && figures.size() != c.node_types.size()) {
+      throw BadInput(fmt::format("row {}: {} '{}' has {} figures and catalog_gpu {} node types; "
+                                 "give one per type or one for all",
+                                 c.id, column, text, figures.size(), c.node_types.size()));
     }
-    if (c.node_type_Gbitps.size() != c.node_types.size()) {
-      throw BadInput(fmt::format("row {}: inter_node_gbit_per_node '{}' has {} figures and "
-                                 "catalog_gpu {} node types; give one per type or one for all",
-                                 c.id, inter, c.node_type_Gbitps.size(), c.node_types.size()));
-    }
-  } else {
-    c.inter_node_Gbitps = to_int(inter, c, "inter_node_gbit_per_node");
+    return figures;
+  };
+  if (std::vector<long long> inter = per_type("inter_node_gbit_per_node"); inter.size() > 1) {
+    c.node_type_Gbitps = std::move(inter);
+  } else if (inter.size() == 1) {
+    c.inter_node_Gbitps = inter.front();
   }
-  if (const std::string& intra = r.at("intra_node_gbit_per_node"); !intra.empty()) {
-    for (const std::string& part : split(intra, '+')) {
-      c.intra_node_Gbitps.push_back(to_int(part, c, "intra_node_gbit_per_node"));
-    }
-    if (c.intra_node_Gbitps.size() > 1 && c.intra_node_Gbitps.size() != c.node_types.size()) {
-      throw BadInput(fmt::format("row {}: intra_node_gbit_per_node '{}' has {} figures and "
-                                 "catalog_gpu {} node types; give one per type or one for all",
-                                 c.id, intra, c.intra_node_Gbitps.size(), c.node_types.size()));
-    }
-  }
+  c.intra_node_Gbitps = per_type("intra_node_gbit_per_node");
   c.partition = r.at("partition");
   if (!c.partition.empty()) {
     for (const std::string& part : split(c.partition, ',')) {

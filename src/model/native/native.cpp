@@ -84,19 +84,19 @@ struct DpGroup {
   NcclLatency inter_lat;
 };
 
-/// The network share of one GPU for traffic that leaves its scale-up domain, bytes/s: the
-/// node's network over its GPUs, over the oversubscription.
-double scale_out_bytes_per_s(const NativeContext& ctx, const NativeGpu& g) noexcept {
-  return g.inter_node_bytes_per_s / std::max(1, ctx.gpus_per_node) / g.spec.scale_out_oversubscription;
-}
-
 /// The node's network share of one of `flows` GPUs of a node that cross it at once (a pipeline
 /// boundary's or the tied embedding's GPUs: one stage's tp x cp x dp ranks, at most the node's
-/// GPUs), over the oversubscription. The data-parallel collectives keep
-/// scale_out_bytes_per_s: every GPU of a node is in one of them at the same time.
+/// GPUs), over the oversubscription.
 double nic_share_bytes_per_s(const NativeContext& ctx, const NativeGpu& g, long long flows) noexcept {
   const long long n = std::clamp<long long>(flows, 1, std::max(1, ctx.gpus_per_node));
   return g.inter_node_bytes_per_s / static_cast<double>(n) / g.spec.scale_out_oversubscription;
+}
+
+/// The network share of one GPU for traffic that leaves its scale-up domain, bytes/s, when every
+/// GPU of the node crosses at once (the data-parallel collectives): the node's network over its
+/// GPUs, over the oversubscription.
+double scale_out_bytes_per_s(const NativeContext& ctx, const NativeGpu& g) noexcept {
+  return nic_share_bytes_per_s(ctx, g, ctx.gpus_per_node);
 }
 
 /// A group of n ranks spaced `stride` apart (dp: n = dp, stride = tp; expert data parallel:
