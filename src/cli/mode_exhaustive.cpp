@@ -85,7 +85,19 @@ void exhaustive(NativeEstimator, const Options& o, Session& session, SessionResu
   DesignPoint p = o.point;
   p.recompute = single(o.recompute, Recompute::none, "--recompute");
   p.offload = single(o.offload, Offload::none, "--offload");
-  p.virtual_stages = static_cast<std::int16_t>(single(o.virtual_stages, 1, "--virtual_stages"));
+  // A --pipeline_layout's chunks give the virtual stages when --virtual_stages is left out.
+  const PipelineLayout* layout = o.native.pipeline_layout.get();
+  const int layout_v =
+      layout != nullptr && p.pp > 0 && layout->chunks.size() % static_cast<std::size_t>(p.pp) == 0
+          ? static_cast<int>(layout->chunks.size() / static_cast<std::size_t>(p.pp))
+          : 1;
+  p.virtual_stages =
+      static_cast<std::int16_t>(single(o.virtual_stages, layout_v, "--virtual_stages"));
+  if (layout != nullptr && !given.empty()) {
+    throw InputError(fmt::format("--partition '{}' with --pipeline_layout '{}': the layout "
+                                 "places every layer; give one of them",
+                                 o.partition_text, layout->text));
+  }
   p.dtype = single(o.dtypes, plan.dtypes.front(), "--dtype");
   p.schedule = single(o.schedules,
                       p.virtual_stages > 1 ? Schedule::interleaved : Schedule::one_f_one_b,
@@ -149,7 +161,9 @@ void exhaustive(NativeEstimator, const Options& o, Session& session, SessionResu
                          n.slices.size(), fmt::join(n.slices, ", "));
     }
     out << fmt::format("partition:    {} ({})\n", python_int_list(e.partition),
-                       given.empty() ? "chosen by the native model" : "as given");
+                       layout != nullptr ? fmt::format("from --pipeline_layout '{}'", layout->text)
+                       : given.empty()   ? std::string("chosen by the native model")
+                                         : std::string("as given"));
     out << '\n';
     out << fmt::format("step time           {:>14.6f} s/step\n", e.step_s);
     out << fmt::format("  pipeline          {:>14.6f} s\n", e.pipeline_s);

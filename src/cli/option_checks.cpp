@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <memory>
 #include <tuple>
 #include <utility>
 
@@ -13,6 +14,7 @@
 #include "options.hpp"
 #include "zerosearch/core/error.hpp"
 #include "zerosearch/model/estimator.hpp"
+#include "zerosearch/model/pipeline_layout.hpp"
 
 namespace zerosearch::cli {
 
@@ -499,7 +501,8 @@ void check_native(const RawOptions& raw, Options& o) {
       {"--tp_comm_overlap", &raw.tp_comm_overlap},
       {"--ep", &raw.ep}, {"--etp", &raw.etp}, {"--moe_imbalance", &raw.moe_imbalance},
       {"--moe_a2a_overlap", &raw.moe_a2a_overlap},
-      {"--cp_comm", &raw.cp_comm}, {"--master_weights", &raw.master_weights}};
+      {"--cp_comm", &raw.cp_comm}, {"--master_weights", &raw.master_weights},
+      {"--pipeline_layout", &raw.pipeline_layout}};
   const char* given = nullptr;
   for (const auto& [flag, value] : only_native) {
     if (!value->empty() && given == nullptr) given = flag;
@@ -594,6 +597,10 @@ void check_native(const RawOptions& raw, Options& o) {
         return static_cast<int>(parse_int(flag, t, 1, kMaxExpertDegree));
       });
     }
+  }
+  if (!raw.pipeline_layout.empty()) {
+    o.native.pipeline_layout =
+        std::make_shared<const PipelineLayout>(parse_pipeline_layout(raw.pipeline_layout));
   }
   if (!raw.moe_a2a_overlap.empty()) {
     o.native.moe_a2a_overlap = parse_on_off("--moe_a2a_overlap", raw.moe_a2a_overlap);

@@ -402,6 +402,11 @@ ParseResult parse_options(int argc, const char* const* argv) {
        "training dtype, as torchtune, Hugging Face with torch_dtype bfloat16, torchtitan's "
        "training.dtype bfloat16 and DeepSpeed's bf16_master_weights_and_grads with "
        "bf16_optimizer_states train)"},
+      {"--pipeline_layout", &RawOptions::pipeline_layout, "LAYOUT",
+       "Megatron-Core's pipeline layout (--pipeline-model-parallel-layout): each model chunk's "
+       "entries, E embedding, t transformer layer, m MTP layer, L loss, '|' between chunks, "
+       "(...)*n and x*n repeats, e.g. 'Et*4|(t*4|)*14tmL'; pp x virtual_stages chunks, chunk k "
+       "on rank k % pp (default: the even split)"},
   };
   add_text_options<RawOptions>(app, o, native, native_flags);
   app.add_option("--list", o.list,

@@ -92,6 +92,7 @@ struct RawOptions {
   std::string cp;                             // --cp, one degree or a list
   std::string cp_comm;                        // --cp_comm ring|a2a, one or a list
   std::string master_weights;                 // --master_weights on|off (issue 23)
+  std::string pipeline_layout;                // --pipeline_layout, Megatron's syntax (issue 27)
   std::string seed = "0";
   std::string list;                           // `list models|gpus` or --list
   bool no_clobber = false;

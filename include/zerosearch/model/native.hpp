@@ -8,6 +8,7 @@
 // Pure functions: no I/O, no state.
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -18,6 +19,7 @@
 #include "zerosearch/core/model.hpp"
 #include "zerosearch/model/analytic_profile.hpp"
 #include "zerosearch/model/moe.hpp"
+#include "zerosearch/model/pipeline_layout.hpp"
 #include "zerosearch/model/terapipe.hpp"
 #include "zerosearch/model/zero_bubble.hpp"
 
@@ -82,6 +84,10 @@ struct NativeSettings {
   /// (--moe_a2a_overlap: Megatron-LM --overlap-moe-expert-parallel-comm --delay-wgrad-compute;
   /// docs/moe.md §3.1). Off: the dispatch and combine are charged in full.
   bool moe_a2a_overlap = false;
+  /// Megatron-Core's pipeline layout (--pipeline_layout; docs/native.md §2.5): the layers,
+  /// embedding, loss and MTP layers of each (rank, virtual stage). Null: the default split.
+  /// Points whose pp x virtual stages is not its chunk count are invalid.
+  std::shared_ptr<const PipelineLayout> pipeline_layout;
 };
 
 /// The same, with the settings' gradient-reduction dtype (--grad_reduce_fp32) where given: the

@@ -73,7 +73,16 @@ struct StageEntries {
   int main = 0;
   /// Dense layers of an MoE model: layers - main.
   int dense = 0;
+  /// Multi-token-prediction layers (a --pipeline_layout's m), inside `layers`: each one
+  /// transformer layer of the model's own kind plus a second pass through the LM head and loss.
+  int mtp = 0;
 };
+/// The entries of one chunk of a --pipeline_layout: its transformer layers (MoE from the
+/// model's first_k_dense_layers on) and MTP layers (of the model's own kind), embedding, loss.
+[[nodiscard]] StageEntries layout_chunk_entries(const ModelSpec& m, const LayoutChunk& chunk);
+/// Rank j's entries under a --pipeline_layout: its chunks' added up.
+[[nodiscard]] StageEntries layout_stage_entries(const ModelSpec& m, const PipelineLayout& layout,
+                                                int pp, int j);
 /// Stage j's entries: partition[j] less the embedding and the head it holds.
 [[nodiscard]] StageEntries stage_entries(const ModelSpec& m, const DesignPoint& p,
                                          const std::vector<int>& partition, int j, bool embedding,

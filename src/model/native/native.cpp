@@ -509,7 +509,41 @@ std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p
                                                     ctx.model.num_layers);
     if (!why.empty()) return why;
   }
-  if (p.virtual_stages > 1) {
+  const PipelineLayout* layout = ctx.settings.pipeline_layout.get();
+  if (p.virtual_stages > 1 && p.pp < 2) {
+    return fmt::format("--virtual_stages {} needs a pipeline (pp > 1)", p.virtual_stages);
+  }
+  if (layout != nullptr) {
+    // The layout fixes every chunk's layers (docs/native.md §2.5): the even-split rules below
+    // do not apply, its own do.
+    if (p.schedule != Schedule::one_f_one_b && p.schedule != Schedule::interleaved) {
+      return fmt::format("--pipeline_layout with the {} schedule: a layout places Megatron-LM's "
+                         "1F1B or interleaved 1F1B chunks (--schedule 1f1b or interleaved)",
+                         to_string(p.schedule));
+    }
+    std::string why = pipeline_layout_invalid_reason(*layout, p.pp, p.virtual_stages,
+                                                     ctx.model.num_layers);
+    if (!why.empty()) return why;
+    for (std::size_t k = 0; k < layout->chunks.size(); ++k) {
+      const int rank = static_cast<int>(k % static_cast<std::size_t>(p.pp));
+      if (layout->chunks[k].embedding && rank != 0) {
+        return fmt::format("--pipeline_layout '{}': the embedding E on pipeline rank {}; the "
+                           "native estimator takes it on rank 0",
+                           layout->text, rank);
+      }
+      if (layout->chunks[k].loss && rank != p.pp - 1) {
+        return fmt::format("--pipeline_layout '{}': the loss L on pipeline rank {}; the native "
+                           "estimator takes it on the last rank ({})",
+                           layout->text, rank, p.pp - 1);
+      }
+    }
+    if (p.virtual_stages > 1 && p.num_micro_batches % p.pp != 0) {
+      return fmt::format("--virtual_stages {}: interleaved 1F1B needs the micro-batches ({}) to "
+                         "be a multiple of pp {}",
+                         p.virtual_stages, p.num_micro_batches, p.pp);
+    }
+  }
+  if (p.virtual_stages > 1 && layout == nullptr) {
     if (p.pp < 2) {
       return fmt::format("--virtual_stages {} needs a pipeline (pp > 1)", p.virtual_stages);
     }
@@ -706,6 +740,9 @@ std::vector<int> partition_with(const NativeContext& ctx, const DesignPoint& p,
   std::vector<int> layers(static_cast<std::size_t>(pp), 0);
   const bool alike = std::all_of(where.stage_gpu.begin(), where.stage_gpu.end(),
                                  [&](int g) { return g == where.stage_gpu.front(); });
+  if (ctx.settings.pipeline_layout != nullptr) {
+    return ctx.settings.pipeline_layout->partition(pp);
+  }
   if (pp > 1 && schedule_chunks_per_rank(p.schedule) == 2) {
     // zbv, dualpipev: 2 pp chunks in a V, the embedding and the LM head both on rank 0;
     // dualpipe: rank r holds stages r and pp - 1 - r, both end ranks an embedding and a head.
@@ -1059,6 +1096,37 @@ StageEntries stage_entries(const ModelSpec& m, const DesignPoint& p,
   return e;
 }
 
+StageEntries layout_chunk_entries(const ModelSpec& m, const LayoutChunk& chunk) {
+  StageEntries e;
+  e.embedding = chunk.embedding;
+  e.head = chunk.loss;
+  e.mtp = chunk.mtp;
+  e.layers = chunk.layers + chunk.mtp;
+  // DeepSeek-V3's MTP block is one transformer layer of the model's own kind (MoE).
+  e.moe = m.is_moe() ? static_cast<int>(moe_layers_in(m, chunk.first_layer, chunk.layers)) + chunk.mtp
+                     : 0;
+  e.main = m.is_moe() ? e.moe : e.layers;
+  e.dense = e.layers - e.main;
+  return e;
+}
+
+StageEntries layout_stage_entries(const ModelSpec& m, const PipelineLayout& layout, int pp,
+                                  int j) {
+  StageEntries e;
+  for (std::size_t k = static_cast<std::size_t>(j); k < layout.chunks.size();
+       k += static_cast<std::size_t>(pp)) {
+    const StageEntries c = layout_chunk_entries(m, layout.chunks[k]);
+    e.embedding = e.embedding || c.embedding;
+    e.head = e.head || c.head;
+    e.layers += c.layers;
+    e.moe += c.moe;
+    e.main += c.main;
+    e.dense += c.dense;
+    e.mtp += c.mtp;
+  }
+  return e;
+}
+
 void set_compute(NativeStage& c, const ModelSpec& m, const DesignPoint& p,
                  const PointConstants& k, const StageEntries& e, const AnalyticLayerTimes& t,
                  const AnalyticLayerTimes& dense) {
@@ -1071,6 +1139,12 @@ void set_compute(NativeStage& c, const ModelSpec& m, const DesignPoint& p,
                  (e.head ? t.post_process.backward_s : 0.0);
   c.weight_s = e.main * t.layer.weight_s + (e.embedding ? t.embedding.weight_s : 0.0) +
                (e.head ? t.post_process.weight_s : 0.0);
+  if (e.mtp > 0) {
+    // Each MTP layer's own pass through the (shared) LM head and loss.
+    c.forward_s += e.mtp * t.post_process.forward_s;
+    c.backward_s += e.mtp * t.post_process.backward_s;
+    c.weight_s += e.mtp * t.post_process.weight_s;
+  }
   if (e.dense > 0) {
     const double rcd = recompute_s(dense, p.recompute, fw, dense_variant(m));
     c.forward_s += e.dense * dense.layer.forward_s;
@@ -1130,8 +1204,12 @@ void add_cp_exchange(NativeStage& st, const NativeContext& ctx, const DesignPoin
 StageParams stage_params(const ModelSpec& m, const DesignPoint& p, const PointConstants& k,
                          const StageEntries& e) {
   const EntryParams& params = k.entries;
+  // An MTP layer adds its projection of the normed hidden state and embedding (2h x h) to
+  // its transformer layer; it shares the LM head of the stage holding the loss.
+  const double h = static_cast<double>(m.hidden_size);
   const double stage = e.main * params.layer + e.dense * params.dense_layer +
-                       (e.embedding ? params.embedding : 0.0) + (e.head ? params.post : 0.0);
+                       (e.embedding ? params.embedding : 0.0) + (e.head ? params.post : 0.0) +
+                       e.mtp * 2.0 * h * h;
   // The dense part / tp, the routed experts / (ep x etp); ZeRO shards the first over dp x cp,
   // the second over edp.
   StageParams sp;
@@ -1392,9 +1470,10 @@ void add_activations(NativeMemory& mem, const NativeContext& ctx, const DesignPo
     const double sp = ctx.settings.sequence_parallel && p.tp > 1 ? p.tp : 1.0;
     mem.buffers += held * wb * s * p.mbs * h / sp; // embedding output
   }
-  if (e.head) {
+  if (e.head || e.mtp > 0) {
+    // The logits and their gradient of the loss and of each MTP layer's loss.
     const double V = static_cast<double>(m.vocab_size);
-    mem.buffers += s * p.mbs * V / p.tp *
+    mem.buffers += ((e.head ? 1.0 : 0.0) + e.mtp) * s * p.mbs * V / p.tp *
                    loss_bytes_per_logit(k.fw, ctx.settings, wb);
   }
 }
@@ -1614,7 +1693,7 @@ struct StageKey {
   [[nodiscard]] bool operator==(const StageKey& o) const noexcept {
     return gpu == o.gpu && net == o.net && e.embedding == o.e.embedding && e.head == o.e.head &&
            e.layers == o.e.layers && e.moe == o.e.moe && e.main == o.e.main &&
-           e.dense == o.e.dense;
+           e.dense == o.e.dense && e.mtp == o.e.mtp;
   }
 };
 
@@ -1647,9 +1726,12 @@ void estimate_stage(std::vector<NativeStage>& stages, const NativeContext& ctx,
   const auto ju = static_cast<std::size_t>(j);
   // The ranks holding the embedding and the LM head: the first and the last, but the first
   // holds both in a V (zbv, dualpipev) and both end ranks hold both in DualPipe.
+  const PipelineLayout* layout = ctx.settings.pipeline_layout.get();
   const StageKey key{where.stage_gpu[ju], where.net_gpu(j),
-                     stage_entries(ctx.model, p, partition, j, shape.holds_embedding(j),
-                                   shape.holds_head(j))};
+                     layout != nullptr
+                         ? layout_stage_entries(ctx.model, *layout, p.pp, j)
+                         : stage_entries(ctx.model, p, partition, j, shape.holds_embedding(j),
+                                         shape.holds_head(j))};
   std::size_t i = 0;
   while (i < seen.n && !(seen.key[i] == key)) ++i;
   if (i < seen.n) {
@@ -1669,6 +1751,66 @@ void estimate_stage(std::vector<NativeStage>& stages, const NativeContext& ctx,
 } // namespace
 
 namespace {
+
+/// Per-chunk times of a --pipeline_layout's interleaved 1F1B (docs/native.md §2.5): each rank's
+/// forward and backward (est.stages, everything its chunks run per micro-batch) split over its
+/// chunks in proportion to each chunk's own compute, all-to-all and context-parallel exchange
+/// (set_compute, add_moe_comm, add_cp_exchange on the chunk's entries), so that a rank's
+/// chunks add up to its stage; the EP all-to-all overlap a steady pair hides, split by the
+/// chunk's share of the rank's MoE layers; the sends of the stages, the last rank's back to
+/// the first at the slowest boundary's time.
+InterleavedTimes layout_chunk_times(const NativeContext& ctx, const DesignPoint& p,
+                                    const NativePlacement& where, const NativeEstimate& est,
+                                    StageLayerTimes& times, const native_steps::PointConstants& k) {
+  using namespace native_steps;
+  const PipelineLayout& layout = *ctx.settings.pipeline_layout;
+  const int pp = p.pp;
+  const int v = p.virtual_stages;
+  InterleavedTimes out;
+  out.pp = pp;
+  out.virtual_stages = v;
+  const auto n = static_cast<std::size_t>(pp * v);
+  out.forward_s.assign(n, 0.0);
+  out.backward_s.assign(n, 0.0);
+  out.pair_hidden_s.assign(n, 0.0);
+  double slowest_send = 0.0;
+  for (int r = 0; r < pp; ++r) {
+    const NativeStage& st = est.stages[static_cast<std::size_t>(r)];
+    const int g = where.stage_gpu[static_cast<std::size_t>(r)];
+    const NativeGpu& gpu = ctx.gpus[static_cast<std::size_t>(g)];
+    const AnalyticLayerTimes& t = times(g);
+    std::vector<double> f(static_cast<std::size_t>(v)), b(static_cast<std::size_t>(v));
+    std::vector<int> moe(static_cast<std::size_t>(v));
+    double sum_f = 0.0, sum_b = 0.0;
+    int sum_moe = 0;
+    for (int c = 0; c < v; ++c) {
+      const StageEntries e = layout_chunk_entries(ctx.model, layout.at(pp, r, c));
+      NativeStage chunk;
+      set_compute(chunk, ctx.model, p, k, e, t, e.dense > 0 ? times.dense(g) : t);
+      add_moe_comm(chunk, ctx, p, k, gpu, t, e.moe);
+      add_cp_exchange(chunk, ctx, p, k, gpu, t, e.layers);
+      const auto cu = static_cast<std::size_t>(c);
+      f[cu] = chunk.forward_s;
+      b[cu] = chunk.backward_s;
+      moe[cu] = e.moe;
+      sum_f += f[cu];
+      sum_b += b[cu];
+      sum_moe += e.moe;
+    }
+    for (int c = 0; c < v; ++c) {
+      const auto cu = static_cast<std::size_t>(c);
+      const std::size_t i = static_cast<std::size_t>(r * v + c);
+      out.forward_s[i] = sum_f > 0.0 ? st.forward_s * f[cu] / sum_f : st.forward_s / v;
+      out.backward_s[i] = sum_b > 0.0 ? st.backward_s * b[cu] / sum_b : st.backward_s / v;
+      out.pair_hidden_s[i] =
+          sum_moe > 0 ? st.moe_a2a_overlap_s * moe[cu] / static_cast<double>(sum_moe) : 0.0;
+    }
+    out.link_s.push_back(st.send_s);
+    slowest_send = std::max(slowest_send, st.send_s);
+  }
+  out.link_s.back() = slowest_send; // the last rank's send to the first (no stage's own)
+  return out;
+}
 
 /// native_estimate of `p` with `partition` given, on the layer times `times`, the stage
 /// cores `seen` and the sends `sends` (per stage, or nullptr: computed here) of points that
@@ -1704,6 +1846,9 @@ NativeEstimate estimate_with(const NativeContext& ctx, const DesignPoint& p,
     TeraPipeRun run = terapipe_run(ctx, p, out);
     out.slices = std::move(run.slices);
     out.pipeline_s = run.pipeline_s;
+  } else if (ctx.settings.pipeline_layout != nullptr && p.virtual_stages > 1) {
+    out.pipeline_s = simulate_interleaved(layout_chunk_times(ctx, p, where, out, times, k),
+                                          p.num_micro_batches);
   } else {
     out.pipeline_s = one_f_one_b_s(out.stages, p.virtual_stages, p.num_micro_batches);
   }

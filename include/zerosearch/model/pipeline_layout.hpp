@@ -1,0 +1,89 @@
+#pragma once
+// Megatron-Core's pipeline layout (--pipeline_layout; docs/native.md §2.5): which layers each
+// (pipeline rank, virtual chunk) holds, in Megatron's own string syntax, and the interleaved
+// 1F1B schedule simulated on each chunk's own times. Pure functions.
+#include <string>
+#include <vector>
+
+namespace zerosearch {
+
+/// One model chunk of a layout: what its entries are.
+struct LayoutChunk {
+  bool embedding = false; // E
+  bool loss = false;      // L (the output layer and the loss: the post_process entry)
+  int layers = 0;         // t, transformer (decoder) layers
+  int mtp = 0;            // m, multi-token-prediction layers
+  /// Index of the chunk's first transformer layer in model order.
+  int first_layer = 0;
+  /// Its entries in order, unrolled ("Etttt").
+  std::string entries;
+};
+
+/// A parsed layout: chunks in Megatron's order (chunk k runs on pipeline rank k % pp as its
+/// virtual stage k / pp: PipelineParallelLayerLayout at megatron-core 0.13+).
+struct PipelineLayout {
+  std::string text;
+  std::vector<LayoutChunk> chunks;
+
+  [[nodiscard]] int layers() const noexcept;
+  [[nodiscard]] int mtp_layers() const noexcept;
+  /// Chunk (rank r, virtual stage c) for `pp` ranks.
+  [[nodiscard]] const LayoutChunk& at(int pp, int rank, int chunk) const {
+    return chunks[static_cast<std::size_t>(chunk * pp + rank)];
+  }
+  /// Pipeline entries per rank (embedding, transformer layers and the loss each one entry;
+  /// MTP layers not counted), the notation of --partition.
+  [[nodiscard]] std::vector<int> partition(int pp) const;
+};
+
+/// Parses `text` as Megatron-Core's parse_str_to_list does (pipeline_parallel_layer_layout.py):
+/// commas are dropped; "(...)*n" is unrolled (innermost-free groups, left to right), then
+/// "x*n" for a single character; '|' separates chunks; each character is E, L, t or m. Returns
+/// the layout, or throws InputError naming the bad part.
+[[nodiscard]] PipelineLayout parse_pipeline_layout(const std::string& text);
+
+/// Why `layout` cannot run `layers` transformer layers over `pp` ranks of `virtual_stages`
+/// chunks each (Megatron-Core's validate_layer_layout: pp x virtual_stages chunks, E first
+/// and once, L last and once, the model's layer count, MTP layers after every transformer
+/// layer and on their rank's last chunk, all in one chunk), or an empty string.
+[[nodiscard]] std::string pipeline_layout_invalid_reason(const PipelineLayout& layout, int pp,
+                                                         int virtual_stages, long long layers);
+
+/// Per-chunk times of interleaved 1F1B, seconds: forward_s[r * v + c], backward_s[r * v + c]
+/// for rank r's virtual stage c; link_s[r], the transfer from rank r to rank (r + 1) % pp
+/// (the last entry: the last rank back to the first, where the next virtual stage begins);
+/// pair_hidden_s[r * v + c]: what a steady-state forward-and-backward pair hides when its
+/// backward runs chunk c (the EP all-to-all overlap; 0 without).
+struct InterleavedTimes {
+  int pp = 1;
+  int virtual_stages = 1;
+  std::vector<double> forward_s;
+  std::vector<double> backward_s;
+  std::vector<double> link_s;
+  std::vector<double> pair_hidden_s;
+};
+
+/// One pass of a rank's interleaved order.
+struct InterleavedOp {
+  bool forward = true;
+  int chunk = 0;
+  int micro_batch = 0;
+  /// A backward of the steady phase (paired with the forward before it).
+  bool steady = false;
+};
+
+/// Rank `rank`'s order of passes in Megatron-Core's interleaved 1F1B
+/// (forward_backward_pipelining_with_interleaving, micro-batch groups of pp): warm-up
+/// forwards (pp - rank - 1) x 2 + (v - 1) x pp (all when m = pp), then one forward and one
+/// backward at a time, then the remaining backwards. Precondition: micro_batches % pp == 0.
+[[nodiscard]] std::vector<InterleavedOp> interleaved_order(int pp, int virtual_stages,
+                                                           int micro_batches, int rank);
+
+/// Makespan of interleaved 1F1B on per-chunk times: each rank runs its order; a pass starts
+/// when the rank is free and its input has arrived (the previous chunk's forward, the next
+/// chunk's backward; the last chunk's backward its own forward). A rank is busy for the pass
+/// and its send (Megatron's p2p exchange blocks without --overlap-p2p-communication); a
+/// steady backward is shortened by pair_hidden_s (at most to nothing).
+[[nodiscard]] double simulate_interleaved(const InterleavedTimes& times, int micro_batches);
+
+} // namespace zerosearch
