@@ -180,6 +180,11 @@ Case make_case(const Row& r, const HardwareCatalog& catalog) {
     c.inter_node_Gbitps = inter.front();
   }
   c.intra_node_Gbitps = per_type("intra_node_gbit_per_node");
+  c.pipeline_layout = r.at("pipeline_layout");
+  if (!c.pipeline_layout.empty() && !r.at("partition").empty()) {
+    throw BadInput(fmt::format("row {}: partition '{}' and pipeline_layout '{}': give one", c.id,
+                               r.at("partition"), c.pipeline_layout));
+  }
   c.partition = r.at("partition");
   if (!c.partition.empty()) {
     for (const std::string& part : split(c.partition, ',')) {
@@ -446,7 +451,10 @@ std::vector<std::string> contract(const Case& c, const fs::path& exe, const fs::
   // The partition the row states; else the runs split the layers evenly (Megatron-LM's and
   // torchtitan's default): the uniform partition is given when the layers divide, else the
   // native model's own.
-  if (!c.partition.empty() && c.pp > 1) {
+  if (!c.pipeline_layout.empty()) {
+    // Megatron-Core's layout of the row's recipe: every chunk's layers as the run placed them.
+    a.insert(a.end(), {"--pipeline_layout", c.pipeline_layout});
+  } else if (!c.partition.empty() && c.pp > 1) {
     a.insert(a.end(), {"--partition", c.partition});
   } else if (c.pp > 1 && c.v == 1 && c.layers % c.pp == 0) {
     std::string part;

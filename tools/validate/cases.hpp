@@ -44,6 +44,9 @@ struct Case {
   /// Intra-node bandwidth in Gbit/s when the row states its own (intra_node_gbit_per_node: one
   /// figure, or one per node type of a mixed cluster "x+y"; empty: the catalog's links).
   std::vector<long long> intra_node_Gbitps;
+  /// Megatron-Core's pipeline layout of the run (the pipeline_layout column, passed as
+  /// --pipeline_layout; empty: none), from the row's release's recipe or performance config.
+  std::string pipeline_layout;
   /// The layers per pipeline stage as the source states them (the partition column: the
   /// embedding and the loss counted as a layer each, --partition's notation); empty: even.
   std::string partition;
