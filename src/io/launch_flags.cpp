@@ -16,7 +16,7 @@ namespace {
 // DistributedDataParallelConfig.overlap_grad_reduce, default False); --tp-comm-overlap
 // (arguments.py _add_distributed_args: TP communication overlapped with GEMMs through
 // Transformer Engine's userbuffers; needs --sequence-parallel).
-constexpr std::array<const char*, 82> kMegatronLm{
+constexpr std::array<const char*, 83> kMegatronLm{
     "--tensor-model-parallel-size", "--pipeline-model-parallel-size",
     "--pipeline-model-parallel-layout", "--use-distributed-optimizer", "--use-torch-fsdp2",
     "--ckpt-format", "--micro-batch-size", "--global-batch-size", "--num-layers",
@@ -56,6 +56,9 @@ constexpr std::array<const char*, 82> kMegatronLm{
     "--moe-expert-capacity-factor", "--moe-token-dispatcher-type", "--moe-grouped-gemm",
     "--multi-latent-attention", "--q-lora-rank", "--kv-lora-rank", "--qk-head-dim",
     "--qk-pos-emb-head-dim", "--v-head-dim", "--qk-layernorm",
+    // Issue 27: a --pipeline_layout's MTP layers (TransformerConfig.mtp_num_layers; Megatron-
+    // Core's validate_layer_layout asserts the layout's m count equals it).
+    "--mtp-num-layers",
     // Issue 27: context parallelism (ModelParallelConfig.context_parallel_size;
     // TransformerConfig.cp_comm_type: p2p, a2a, allgather, a2a+p2p).
     "--context-parallel-size", "--cp-comm-type",

@@ -806,3 +806,40 @@ TEST_CASE("MoE: the all-to-all overlap reaches Megatron-LM where it runs, the ot
   CHECK_FALSE(contains(text_of(launch_files(p2->lp), "megatron_lm_args.sh"),
                        "--overlap-moe-expert-parallel-comm"));
 }
+
+TEST_CASE("pipeline layout: Megatron-LM gets the plan's --pipeline_layout as given, the other "
+          "frameworks refuse it (issue 27)",
+          "[launch][rules]") {
+  // DeepSeek-V3 as Megatron-Bridge runs it on GB300: pp 2 x vp 8, 16 uneven chunks with the
+  // MTP layer beside the loss.
+  auto t = plan_for("deepseek_v3", DpMethod::dp, 1, 2, "H100-SXM");
+  auto native = std::make_shared<NativeContext>();
+  native->settings.pipeline_layout =
+      std::make_shared<const PipelineLayout>(parse_pipeline_layout("Et*4|(t*4|)*14tmL"));
+  t->ctx.native = native;
+  t->lp.point.schedule = Schedule::interleaved;
+  t->lp.point.virtual_stages = 8;
+  t->lp.estimate.partition = native->settings.pipeline_layout->partition(2);
+  const std::string args = text_of(launch_files(t->lp), "megatron_lm_args.sh");
+  CHECK(contains(args, "--pipeline-model-parallel-layout 'Et*4|(t*4|)*14tmL'\n"));
+  CHECK(contains(args, "--mtp-num-layers 1\n"));
+  // The layout sets the virtual stages; arguments.py refuses both.
+  CHECK_FALSE(contains(args, "--num-virtual-stages-per-pipeline-rank"));
+  CHECK(documented_argument("Megatron-LM", "--pipeline-model-parallel-layout"));
+  CHECK(documented_argument("Megatron-LM", "--mtp-num-layers"));
+  // Without MTP layers no --mtp-num-layers.
+  native->settings.pipeline_layout =
+      std::make_shared<const PipelineLayout>(parse_pipeline_layout("Et*4|(t*4|)*14tL"));
+  CHECK_FALSE(contains(text_of(launch_files(t->lp), "megatron_lm_args.sh"), "--mtp-num-layers"));
+  // DeepSpeed's pipeline engine and torchtitan's split points cannot place it.
+  t->lp.point.method = DpMethod::zero1;
+  CHECK_THROWS_WITH(launch_files(t->lp),
+                    Catch::Contains("no DeepSpeed config: the plan was estimated with "
+                                    "--pipeline_layout 'Et*4|(t*4|)*14tL'") &&
+                        Catch::Contains("no Megatron-DeepSpeed files: the plan was estimated "
+                                        "with --pipeline_layout"));
+  t->lp.point.method = DpMethod::fsdp;
+  CHECK_THROWS_WITH(launch_files(t->lp),
+                    Catch::Contains("no torchtitan files: the plan was estimated with "
+                                    "--pipeline_layout"));
+}

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "zerosearch/core/error.hpp"
+#include "zerosearch/model/moe.hpp"
 #include "zerosearch/model/native.hpp"
 #include "zerosearch/model/native_steps.hpp"
 #include "zerosearch/model/pipeline_layout.hpp"
@@ -125,8 +126,15 @@ TEST_CASE("pipeline layout: interleaved 1F1B order of Megatron-Core", "[pipeline
   for (int i = 0; i < 4; ++i) CHECK(r0[static_cast<std::size_t>(i)].forward);
   CHECK(r0[4].forward);
   CHECK_FALSE(r0[5].forward);
-  CHECK(r0[5].steady);
+  // The first steady backward runs unpaired (combined 1F1B), the next three are pairs: as many
+  // as moe_a2a_overlap_pairs counts.
+  CHECK_FALSE(r0[5].steady);
+  CHECK(r0[7].steady);
   CHECK_FALSE(r0[15].steady);
+  int pairs = 0;
+  for (const InterleavedOp& o : r0) pairs += o.steady ? 1 : 0;
+  CHECK(pairs == 3);
+  CHECK(moe_a2a_overlap_pairs(2, 0, 2, 4) == Approx(3.0));
   // Rank 1 warms up with (v - 1) x pp = 2 forwards.
   const std::vector<InterleavedOp> r1 = interleaved_order(2, 2, 4, 1);
   CHECK(r1[0].forward);
@@ -145,9 +153,10 @@ TEST_CASE("pipeline layout: interleaved 1F1B simulated on uneven chunks", "[pipe
     t.link_s = {0.0, 0.0};
     CHECK(simulate_interleaved(t, 2) == Approx(9.0));
     CHECK(simulate_interleaved(t, 4) == Approx(15.0));
-    // Each steady pair hides 0.5 s of its backward (worked by hand, pass by pass): 13 s.
+    // Each paired backward (rank 0: its second steady one; rank 1: all but its first) hides
+    // 0.5 s (worked by hand, pass by pass): 13.5 s.
     t.pair_hidden_s = {0.5, 0.5};
-    CHECK(simulate_interleaved(t, 4) == Approx(13.0));
+    CHECK(simulate_interleaved(t, 4) == Approx(13.5));
   }
   SECTION("pp 2, v 2, rank 0's second chunk twice as slow") {
     // Chunk (rank, virtual stage): (0,0) 1+2 s, (1,0) 1+2, (0,1) 2+4, (1,1) 1+2; m = pp = 2,

@@ -68,7 +68,8 @@ struct InterleavedOp {
   bool forward = true;
   int chunk = 0;
   int micro_batch = 0;
-  /// A backward of the steady phase (paired with the forward before it).
+  /// A backward of the steady phase that Megatron-Core's combined 1F1B pairs with the forward
+  /// before it: all but the first (m v - warm-up - 1 per rank, moe_a2a_overlap_pairs).
   bool steady = false;
 };
 

@@ -148,6 +148,23 @@ std::string moe_a2a_overlap_refusal(const Facts& f, const char* what, const char
                      what, framework);
 }
 
+const PipelineLayout* pipeline_layout(const Facts& f) {
+  const NativeSettings* st = native_settings(f);
+  return st != nullptr ? st->pipeline_layout.get() : nullptr;
+}
+
+std::string pipeline_layout_refusal(const Facts& f, const char* what, const char* framework) {
+  const PipelineLayout* layout = pipeline_layout(f);
+  if (layout == nullptr) {
+    return {};
+  }
+  return fmt::format("{}: the plan was estimated with --pipeline_layout '{}' (Megatron-Core's "
+                     "layers per model chunk, Megatron-LM's --pipeline-model-parallel-layout), "
+                     "which {} cannot place; estimate it without --pipeline_layout or write "
+                     "Megatron-LM files",
+                     what, layout->text, framework);
+}
+
 std::string interleaved_refusal(const Facts& f, const char* what) {
   if (f.p.pp <= 1 || f.p.virtual_stages <= 1) {
     return {};

@@ -16,6 +16,12 @@ std::string refusal(const Facts& f) {
     return fmt::format("no DeepSpeed config: DeepSpeed's pipeline engine runs its own 1F1B (TrainSchedule in deepspeed/runtime/pipe/schedule.py), not the {} schedule",
                        to_string(f.p.schedule));
   }
+  if (std::string why = pipeline_layout_refusal(f, "no DeepSpeed config",
+                                                "DeepSpeed's pipeline engine (PipelineModule's "
+                                                "partition_method)");
+      !why.empty()) {
+    return why;
+  }
   if (std::string why = interleaved_refusal(f, "no DeepSpeed config"); !why.empty()) {
     return why;
   }

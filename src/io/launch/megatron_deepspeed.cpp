@@ -23,6 +23,12 @@ std::string refusal(const Facts& f) {
     return fmt::format("no Megatron-DeepSpeed files: DeepSpeed's pipeline engine runs its own 1F1B (TrainSchedule in deepspeed/runtime/pipe/schedule.py), not the {} schedule",
                        to_string(f.p.schedule));
   }
+  if (std::string why = pipeline_layout_refusal(f, "no Megatron-DeepSpeed files",
+                                                "Megatron-DeepSpeed (DeepSpeed's pipeline "
+                                                "engine, which has no layout argument)");
+      !why.empty()) {
+    return why;
+  }
   if (std::string why = interleaved_refusal(f, "no Megatron-DeepSpeed files"); !why.empty()) {
     return why;
   }

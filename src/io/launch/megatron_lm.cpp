@@ -180,7 +180,13 @@ Args args(const Facts& f) {
     a.add("--context-parallel-size", f.p.cp);
     a.add("--cp-comm-type", megatron_cp_comm_type(f.p.cp_comm));
   }
-  if (f.p.pp > 1 && f.p.virtual_stages == 1 && uneven(f.transformer)) {
+  if (const PipelineLayout* layout = pipeline_layout(f)) {
+    // The layout the plan was estimated with, as given (--pipeline_layout takes Megatron-Core's
+    // own syntax); it sets the virtual stages itself, and its MTP layers need
+    // TransformerConfig.mtp_num_layers to match (validate_layer_layout).
+    a.add("--pipeline-model-parallel-layout", "'" + layout->text + "'");
+    if (layout->mtp_layers() > 0) a.add("--mtp-num-layers", layout->mtp_layers());
+  } else if (f.p.pp > 1 && f.p.virtual_stages == 1 && uneven(f.transformer)) {
     a.add("--pipeline-model-parallel-layout", "'" + megatron_layout(f.plan.estimate.partition) + "'");
   }
   switch (f.launch.kind) {
@@ -218,7 +224,7 @@ Args args(const Facts& f) {
   a.add("--data-path", "\"${DATA_PREFIX:?set DATA_PREFIX}\"");
   a.add("--split", "949,50,1");
   recompute_args(a, f, false);
-  if (f.p.virtual_stages > 1) {
+  if (f.p.virtual_stages > 1 && pipeline_layout(f) == nullptr) {
     // The estimate's chunks when pp x v divides the layers plus the embedding (and the loss):
     // megatron-core's get_num_layers_to_build counts each as a layer. Otherwise (DeepSeek-V3's
     // 61 layers) each chunk's layers as --pipeline-model-parallel-layout, which sets the
@@ -283,10 +289,23 @@ std::string env_lines(const Facts& f) {
 
 void files(const Facts& f, Output& out) {
   std::string extra;
+  const PipelineLayout* layout = pipeline_layout(f);
   const bool interleaved_layout_written =
-      f.p.virtual_stages > 1 &&
+      layout == nullptr && f.p.virtual_stages > 1 &&
       interleaved_split_accounts(f.model.num_layers, f.p.pp, f.p.virtual_stages) < 0;
-  if (f.p.pp > 1 && f.p.virtual_stages == 1 && uneven(f.transformer)) {
+  if (layout != nullptr) {
+    extra = "# The layout the plan was estimated with (--pipeline_layout): E = embedding, t = "
+            "transformer layer,\n# m = MTP layer, L = loss, | between chunks; chunk k on pp rank "
+            "k % pp (megatron-core >= 0.13).\n";
+    out.notes.push_back(fmt::format("Megatron-LM gets the plan's layout as "
+                                    "--pipeline-model-parallel-layout '{}'{} (megatron-core >= "
+                                    "0.13).",
+                                    layout->text,
+                                    layout->mtp_layers() > 0
+                                        ? fmt::format(" with --mtp-num-layers {}",
+                                                      layout->mtp_layers())
+                                        : std::string()));
+  } else if (f.p.pp > 1 && f.p.virtual_stages == 1 && uneven(f.transformer)) {
     extra = "# The uneven split uses --pipeline-model-parallel-layout (megatron-core >= 0.13):\n"
             "# E = embedding, t = transformer layer, L = loss, | between stages.\n";
     out.notes.push_back(fmt::format("Megatron-LM expresses the split exactly as "

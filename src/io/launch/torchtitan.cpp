@@ -204,6 +204,13 @@ const char* schedule_name(const Facts& f) {
 }
 
 std::string refusal(const Facts& f) {
+  if (std::string why = pipeline_layout_refusal(
+          f, "no torchtitan files",
+          "torchtitan v0.2.2 (pipeline_parallel_split_points cut between layers; it has no "
+          "embedding, loss or MTP entries)");
+      !why.empty()) {
+    return why;
+  }
   if (f.p.pp > 1 && schedule_name(f) == nullptr) {
     return fmt::format("no torchtitan files: torch.distributed.pipelining has no {} schedule "
                        "(get_schedule_class knows 1F1B, Interleaved1F1B, GPipe, LoopedBFS, "

@@ -103,6 +103,13 @@ struct Writer {
 /// the MoE all-to-alls with Megatron-Core's combined 1F1B; empty when it did not.
 [[nodiscard]] std::string moe_a2a_overlap_refusal(const Facts& f, const char* what,
                                                   const char* framework);
+/// The --pipeline_layout the plan was estimated with (Megatron-Core's layout), or null.
+[[nodiscard]] const PipelineLayout* pipeline_layout(const Facts& f);
+/// Why `framework` (`what`: "no DeepSpeed config", ...) cannot run a plan estimated with a
+/// --pipeline_layout (Megatron-Core's per-chunk layout, Megatron-LM's
+/// --pipeline-model-parallel-layout); empty when it had none.
+[[nodiscard]] std::string pipeline_layout_refusal(const Facts& f, const char* what,
+                                                  const char* framework);
 /// Why DeepSpeed's pipeline engine cannot run an interleaved plan (`what`: "no DeepSpeed
 /// config", "no Megatron-DeepSpeed files"); empty when the plan is not interleaved.
 [[nodiscard]] std::string interleaved_refusal(const Facts& f, const char* what);

@@ -210,7 +210,9 @@ std::vector<InterleavedOp> interleaved_order(int pp, int v, int m, int rank) {
   for (int k = 0; k < total - warm; ++k) {
     const int f = k + warm;
     order.push_back({true, chunk_of(f, true), mb_of(f), false});
-    order.push_back({false, chunk_of(k, false), mb_of(k), true});
+    // Megatron-Core's combined 1F1B (--overlap-moe-expert-parallel-comm) runs the first
+    // steady forward alone and pairs the others: m v - warm-up - 1 pairs (moe_a2a_overlap_pairs).
+    order.push_back({false, chunk_of(k, false), mb_of(k), k > 0});
   }
   for (int k = total - warm; k < total; ++k) {
     order.push_back({false, chunk_of(k, false), mb_of(k), false});
