@@ -266,6 +266,26 @@ TEST_CASE("the loss's memory follows the framework's cross-entropy (--fused_loss
   CHECK(native_invalid_reason(c, dp, same_node_type(c, dp, 1)).empty());
 }
 
+TEST_CASE("torchtitan's loss_parallel holds four fp32 tensors of the logits per tp rank",
+          "[native]") {
+  NativeContext c = context(llama(), {gpu()});
+  const auto last_buffers = [&](int tp, int dp) {
+    const DesignPoint p = point(DpMethod::fsdp, tp, 2, dp, 1, 8);
+    const NativeEstimate e = native_estimate(c, p, same_node_type(c, p, 1));
+    return e.stages.back().memory.buffers;
+  };
+  const double logits = 4096.0 * 128256; // s x mbs x V
+  const double gib = 1024.0 * 1024 * 1024;
+  // tp 1: eager cross_entropy(logits.float()), 12 B per logit. tp 2: DTensor's vocab-parallel
+  // loss, (grad_input + exp(x)) * grad_output beside the saved x: 16 B per logit of the rank's
+  // half of the vocabulary, 8 B per logit of the whole.
+  CHECK(last_buffers(1, 4) * gib == Approx(logits * 12.0));
+  CHECK(last_buffers(2, 2) * gib == Approx(logits / 2.0 * 16.0));
+  // Compiled (--fused_loss on), the tp split alone: 16-bit logits and gradient.
+  c.settings.fused_loss = true;
+  CHECK(last_buffers(2, 2) * gib == Approx(logits / 2.0 * 4.0));
+}
+
 TEST_CASE("offload moves the optimizer states to the host and costs PCIe time", "[native]") {
   const NativeContext c = context(llama(), {gpu()});
   DesignPoint p = point(DpMethod::zero2, 1, 1, 8, 1, 8);

@@ -422,6 +422,36 @@ TEST_CASE("model_states: replicated, ZeRO-sharded and offloaded states", "[nativ
   CHECK(ms.offload_s > 0.0);
 }
 
+TEST_CASE("model_states: FSDP2 keeps the root module (embedding, norm, head) gathered",
+          "[native][steps]") {
+  const NativeContext c = context(llama(32));
+  REQUIRE(layer_parameters(c.model) == 218112000); // q, o 4096^2; k, v 4096 x 1024; MLP; norms
+  StageEntries e;
+  e.embedding = e.head = true;
+  e.layers = e.main = 32;
+  DesignPoint p = point(DpMethod::fsdp, 1, 1, 8, 1);
+  StageParams sp = params_of(c.model, p, e);
+  // Root: embedding and LM head 128256 x 4096 each, the final norm 4096.
+  CHECK(sp.root == 1050677248.0);
+  REQUIRE_FALSE(keeps_unsharded(p, point_constants(c, p), sp));
+  // bf16: the two layers being computed (2 x 2 B x 218,112,000 = 872,448,000 bytes) and the
+  // root, gathered from its forward to the end of backward (2 B x 1,050,677,248).
+  ModelStates ms = model_states(c, p, point_constants(c, p), c.gpus[0], sp);
+  CHECK(ms.buffers == Approx(872448000.0 + 2101354496.0));
+  // tp 2 splits both.
+  p.tp = 2;
+  sp = params_of(c.model, p, e);
+  ms = model_states(c, p, point_constants(c, p), c.gpus[0], sp);
+  CHECK(ms.buffers == Approx((872448000.0 + 2101354496.0) / 2.0));
+  // A stage without the embedding and the head gathers its layers only.
+  p.tp = 1;
+  StageEntries mid;
+  mid.layers = mid.main = 32;
+  sp = params_of(c.model, p, mid);
+  CHECK(sp.root == 0.0);
+  CHECK(model_states(c, p, point_constants(c, p), c.gpus[0], sp).buffers == Approx(872448000.0));
+}
+
 TEST_CASE("in_flight: 1F1B, interleaved, TeraPipe's GPipe order", "[native][steps]") {
   DesignPoint p = point(DpMethod::dp, 1, 4, 1, 8);
   CHECK(in_flight(p, 0, false, 0.0) == 4.0);
