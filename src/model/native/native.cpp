@@ -180,18 +180,23 @@ double loss_bytes_per_logit(const FrameworkParams& fw, const NativeSettings& st,
     // fp32 softmax and its gradient.
     return wb + 4.0 + 4.0;
   }
+  // torchtitan's eager loss_fn upcasts the 16-bit model output (`pred.flatten(0, 1).float()`,
+  // train.py at 9dec370) and frees it before backward (`del pred`). Its block stays in the
+  // caching allocator's reserve: every later tensor of the logits' size is fp32, twice as large,
+  // and does not fit in it, so at the peak it is reserved and unused (the memory a GPU must
+  // have, and torchtitan's logged `memory:`, max_reserved_gib, counts it).
+  const double cached = wb < 4.0 ? wb : 0.0;
   if (tp > 1) {
     // torchtitan's loss_parallel (on with tp unless training.disable_loss_parallel): DTensor's
     // vocab-parallel cross-entropy (torch/distributed/tensor/parallel/loss.py) fuses nll_loss's
     // and log_softmax's backward into `(grad_input + torch.exp(x)) * grad_output` next to the
     // saved fp32 log-softmax x and the zeros_like(x) grad_input: four fp32 tensors of the
     // logits' size live at once (x, grad_input, exp(x), their sum; then the product).
-    return 4.0 * 4.0;
+    return 4.0 * 4.0 + cached;
   }
   // Eager cross_entropy(logits.float()): log_softmax's saved fp32 output, the fp32 gradient
-  // coming in and the one going out live together in its backward (the 16-bit logits are
-  // freed first: `del pred` in torchtitan's train step).
-  return 3.0 * 4.0;
+  // coming in and the one going out live together in its backward.
+  return 3.0 * 4.0 + cached;
 }
 
 AnalyticLayerTimes layer_times(const NativeContext& ctx, const DesignPoint& p, int g) {
