@@ -493,6 +493,39 @@ TEST_CASE("add_activations: in-flight layers, the recomputed layer, embedding ou
         Approx(3.0 * 8.0 * full.layer + full.full_layer));
 }
 
+TEST_CASE("add_activations: with full recompute the loss and the recomputed layer are not live "
+          "together",
+          "[native][steps]") {
+  NativeContext c = context(llama(32));
+  DesignPoint p = point(DpMethod::dp, 1, 4, 1, 8);
+  p.recompute = Recompute::full;
+  const LayerActivations full = layer_activations(c, p);
+  StageEntries last;
+  last.layers = last.main = 8;
+  last.head = true;
+  // Megatron-LM's loss: 10 B per logit, 4096 tokens x 128,256 = 5,253,365,760 bytes, more
+  // than one layer's working set: the loss is the peak, the recomputed layer comes after it.
+  const double loss = 4096.0 * 128256.0 * 10.0;
+  REQUIRE(full.full_layer < loss);
+  NativeMemory m = with_activations(NativeMemory{}, c, p, point_constants(c, p), last, 3.0);
+  CHECK(m.buffers == Approx(loss));
+  CHECK(m.activations == Approx(3.0 * 8.0 * full.layer));
+  // A vocabulary of 1,000: 4096 x 1000 x 10 = 40,960,000 bytes, less than the layer: the
+  // recomputed layer is the peak and the loss is not counted.
+  c.model.vocab_size = 1000;
+  const LayerActivations small = layer_activations(c, p);
+  REQUIRE(small.full_layer > 40960000.0);
+  m = with_activations(NativeMemory{}, c, p, point_constants(c, p), last, 3.0);
+  CHECK(m.buffers == 0.0);
+  CHECK(m.activations == Approx(3.0 * 8.0 * small.layer + small.full_layer));
+  // Without recompute both are live at the loss.
+  p.recompute = Recompute::none;
+  const LayerActivations none = layer_activations(c, p);
+  m = with_activations(NativeMemory{}, c, p, point_constants(c, p), last, 3.0);
+  CHECK(m.buffers == Approx(40960000.0));
+  CHECK(m.activations == Approx(3.0 * 8.0 * none.layer));
+}
+
 TEST_CASE("to_gib: bytes to GiB, the framework overhead set", "[native][steps]") {
   NativeMemory m;
   m.weights = 2.0 * kGiB;

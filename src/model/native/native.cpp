@@ -1402,8 +1402,20 @@ void add_activations(NativeMemory& mem, const NativeContext& ctx, const DesignPo
     // tokens and the combine's output), on the busiest rank.
     mem.buffers += 2.0 * dispatch_bytes(m, p, wb, effective_moe_imbalance(m, ctx.settings.moe_imbalance));
   }
-  if (p.recompute == Recompute::full && e.layers > 0) {
-    mem.activations += act.full_layer; // the layer being recomputed
+  double logits_bytes = 0.0;
+  if (e.head) {
+    const double V = static_cast<double>(m.vocab_size);
+    logits_bytes = static_cast<double>(m.sequence_length) / p.cp * p.mbs * V / p.tp *
+                   loss_bytes_per_logit(k.fw, ctx.settings, wb, p.tp);
+  }
+  // With full recompute, the layer being recomputed. On the stage with the loss, its working
+  // set and the loss's tensors are not live together: the loss's backward and the LM head's
+  // free the logits' tensors before the last layer's checkpoint is recomputed in its backward
+  // (torch.utils.checkpoint and Megatron-LM's CheckpointFunction recompute when the layer's
+  // backward starts), so only the larger of the two counts.
+  const bool recomputed = p.recompute == Recompute::full && e.layers > 0;
+  if (recomputed && act.full_layer > logits_bytes) {
+    mem.activations += act.full_layer;
   }
   const double s = static_cast<double>(m.sequence_length) / p.cp; // this rank's tokens
   const double h = static_cast<double>(m.hidden_size);
@@ -1411,10 +1423,8 @@ void add_activations(NativeMemory& mem, const NativeContext& ctx, const DesignPo
     const double sp = ctx.settings.sequence_parallel && p.tp > 1 ? p.tp : 1.0;
     mem.buffers += held * wb * s * p.mbs * h / sp; // embedding output
   }
-  if (e.head) {
-    const double V = static_cast<double>(m.vocab_size);
-    mem.buffers += s * p.mbs * V / p.tp *
-                   loss_bytes_per_logit(k.fw, ctx.settings, wb, p.tp);
+  if (e.head && !(recomputed && act.full_layer > logits_bytes)) {
+    mem.buffers += logits_bytes;
   }
 }
 
