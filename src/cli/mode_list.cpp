@@ -55,7 +55,10 @@ int run_list_mode(const std::string& what, const Options& o, const char* argv0) 
   if (what != "models" && what != "gpus") {
     throw InputError(fmt::format("list '{}': list models or list gpus", what));
   }
-  const Catalogs catalogs = load_catalogs(find_profiledb(o, argv0), o.hardware, o.calibration);
+  const std::filesystem::path db = find_profiledb(o, argv0);
+  const Catalogs catalogs = o.loaded_hardware
+                                ? load_catalogs(db, *o.loaded_hardware, o.calibration)
+                                : load_catalogs(db, o.hardware, o.calibration);
   std::vector<std::vector<std::string>> rows;
   if (what == "models") {
     rows.push_back({"model", "architecture", "params (B)", "active (B)", "layers", "hidden",

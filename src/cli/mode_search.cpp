@@ -28,11 +28,9 @@ int run_search_mode(const Options& o, const char* argv0) {
                              ctx.model.name, ctx.cluster.world_size(), ctx.global_batch,
                              result.ranked.size(), result.seconds)},
                 [&](std::ostream& out) {
-                  const UncertaintyTable intervals =
-                      load_uncertainty(session.profiledb / "uncertainty.json");
                   print_summary(out, result.plans.front(), result.runs.front(), result.ranked,
                                 summary_rows(session.output, result.ranked), result.seconds,
-                                gpu_lines, &intervals, &session.catalogs.hardware);
+                                gpu_lines, &result.intervals, &session.catalogs.hardware);
                   print_run_cost_summary(out, o.run_cost,
                                          summary_rows(session.output, result.ranked));
                 });

@@ -5,6 +5,7 @@
 // parsing: every flag has one range, checked once, and every later step reads typed values.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -156,6 +157,9 @@ struct Options {
   bool gpu_per_node_given = false;
   /// The summary's line on a default gpu_per_node other than 4; empty otherwise.
   std::string gpu_per_node_note;
+  /// The hardware catalog (hardware.json with --hardware merged) when
+  /// apply_gpu_per_node_default read it, so the run does not read it again; null otherwise.
+  std::shared_ptr<const HardwareCatalog> loaded_hardware;
   std::string model = "llama2_13B";           // --type: a built-in name or a model file
   std::int64_t seq_len = 0;                   // 0: the model's
   int custom_gbs = 64;

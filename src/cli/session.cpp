@@ -35,7 +35,8 @@ Session::Session(const Options& o, const char* argv0)
                                           : fs::path())) {
   check_plan_outputs(o);
   profiledb = find_profiledb(o, argv0);
-  catalogs = load_catalogs(profiledb, o.hardware, o.calibration);
+  catalogs = o.loaded_hardware ? load_catalogs(profiledb, *o.loaded_hardware, o.calibration)
+                               : load_catalogs(profiledb, o.hardware, o.calibration);
 }
 
 SearchPlan Session::plan(PlanInput in) const {
@@ -203,8 +204,10 @@ SessionResult Session::search(std::vector<SearchPlan> plans, bool front) const {
   const auto t0 = std::chrono::steady_clock::now();
   result.runs.resize(plans.size());
   // Native estimates carry their interval from the published runs (docs/validation.md).
-  const UncertaintyTable intervals =
-      estimator.step_intervals ? load_uncertainty(profiledb / "uncertainty.json") : UncertaintyTable{};
+  if (estimator.step_intervals) {
+    result.intervals = load_uncertainty(profiledb / "uncertainty.json");
+  }
+  const UncertaintyTable& intervals = result.intervals;
   {
     const bool terminal = stderr_is_terminal();
     // Not on a terminal (a log, a CI job): a start line when the search is expected to take

@@ -26,6 +26,9 @@ struct SessionResult {
   /// Each run's RunResult::points were kept (a sweep's --plot): the chart's marks off the
   /// front come from them, not from the rows.
   bool points = false;
+  /// The published runs' intervals (profiledb/uncertainty.json), read once when a native
+  /// estimator asks for them; empty otherwise.
+  UncertaintyTable intervals;
 
   SessionResult() = default;
   SessionResult(const SessionResult&) = delete;

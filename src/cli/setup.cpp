@@ -2,13 +2,14 @@
 
 #include <algorithm>
 #include <iostream>
+#include <memory>
 #include <numeric>
 
 #include <fmt/format.h>
 
 #include "options.hpp"
 #include "zerosearch/core/error.hpp"
-#include "zerosearch/io/hardware_json.hpp"
+#include "zerosearch/io/catalogs.hpp"
 #include "zerosearch/io/hf_config.hpp"
 #include "describe.hpp"
 
@@ -193,16 +194,13 @@ void apply_gpu_per_node_default(Options& o, const char* argv0) {
   if (o.gpu_per_node_given) {
     return;
   }
-  HardwareCatalog hardware;
   try {
-    const fs::path db = find_profiledb(o, argv0);
-    hardware = load_hardware_catalog(db / "hardware.json");
-    if (!o.hardware.empty()) {
-      hardware = merge_catalogs(std::move(hardware), load_hardware_catalog(o.hardware));
-    }
+    o.loaded_hardware =
+        std::make_shared<const HardwareCatalog>(load_hardware(find_profiledb(o, argv0), o.hardware));
   } catch (const InputError&) {
     return; // the run says what is wrong with the catalog
   }
+  const HardwareCatalog& hardware = *o.loaded_hardware;
   int size = 0;
   bool differ = false;
   for (const std::string& name : o.node_types) {

@@ -1,7 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
+#include "zerosearch/io/catalogs.hpp"
 #include "zerosearch/io/hardware_json.hpp"
 #include "zerosearch/core/error.hpp"
 #include "zerosearch/core/hardware.hpp"
@@ -112,6 +115,36 @@ TEST_CASE("a user catalog is merged over the built-in one", "[hardware]") {
   REQUIRE(links);
   CHECK(links->inter_node_bits_per_s == Approx(0.6 * 100e9));
   CHECK(links->intra_node_bits_per_s == Approx(0.6 * 32 * 8e9));
+}
+
+TEST_CASE("the hardware read beforehand is the hardware load_catalogs reads itself",
+          "[hardware][catalogs]") {
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / "zerosearch_test_hardware_once.json";
+  {
+    std::ofstream out(file);
+    out << R"({"format": "zerosearch-hardware/1", "gpus": {
+        "MyGPU": {"memory_gib": 30, "class": "gddr-pcie",
+          "peak_tflops": {"fp32": 10, "fp16": 100}, "memory_GBps": 500,
+          "intra_node": {"link": "pcie4", "p2p": false, "GBps_per_dir": 32},
+          "gpus_per_node": 4, "inter_node_gbit_per_node": 100,
+          "price_per_gpu_hour_usd": 0.5, "spec_source": "me"}}})";
+  }
+  const Catalogs itself = load_catalogs(ZEROSEARCH_TEST_PROFILEDB, file);
+  const HardwareCatalog once = load_hardware(ZEROSEARCH_TEST_PROFILEDB, file);
+  const Catalogs reused = load_catalogs(ZEROSEARCH_TEST_PROFILEDB, once);
+  std::filesystem::remove(file);
+  REQUIRE(reused.hardware.gpus.size() == itself.hardware.gpus.size());
+  for (const auto& [name, gpu] : itself.hardware.gpus) {
+    INFO(name);
+    CHECK(reused.hardware.gpu(name).memory_gib == gpu.memory_gib);
+  }
+  CHECK(reused.hardware.gpu("MyGPU").memory_gib == 30.0); // the --hardware file merged
+  CHECK(reused.models.models.size() == itself.models.models.size());
+  CHECK(reused.profiles.all().size() == itself.profiles.all().size());
+  CHECK(reused.calibrations.size() == itself.calibrations.size());
+  CHECK_THROWS_WITH(load_hardware("/nonexistent-profiledb"),
+                    Catch::Contains("profiledb folder '/nonexistent-profiledb' does not exist"));
 }
 
 TEST_CASE("hardware catalog errors name the file, entry and key", "[hardware]") {

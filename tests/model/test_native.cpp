@@ -254,9 +254,10 @@ TEST_CASE("the loss's memory follows the framework's cross-entropy (--fused_loss
   c.settings.fused_loss = true;
   const double fused = last_buffers(DpMethod::fsdp);
   // Same logits, different loss: torchtitan's eager cross_entropy(logits.float()) holds three
-  // fp32 tensors of their size (12 B) where Megatron-LM's holds 16-bit logits, an fp32 softmax
-  // and its gradient (10 B); compiled, 16-bit logits and gradient (4 B).
-  CHECK((eager - fused) * gib == Approx(logits * (12.0 - 4.0)).epsilon(0.01));
+  // fp32 tensors of their size (12 B) and keeps the freed 16-bit logits' block reserved (2 B)
+  // where Megatron-LM's holds 16-bit logits, an fp32 softmax and its gradient (10 B);
+  // compiled, 16-bit logits and gradient (4 B).
+  CHECK((eager - fused) * gib == Approx(logits * (14.0 - 4.0)).epsilon(0.01));
   CHECK(megatron * gib == Approx(logits * 10.0));
   // A fused loss is a fused loss whatever runs the data parallelism (flash-attn's xentropy or
   // Liger's under DDP): 16-bit logits and gradient, 4 B, and the point stays valid.
@@ -264,6 +265,35 @@ TEST_CASE("the loss's memory follows the framework's cross-entropy (--fused_loss
   CHECK((megatron - megatron_fused) * gib == Approx(logits * (10.0 - 4.0)).epsilon(0.01));
   const DesignPoint dp = point(DpMethod::zero1, 1, 2, 4, 1, 8);
   CHECK(native_invalid_reason(c, dp, same_node_type(c, dp, 1)).empty());
+}
+
+TEST_CASE("torchtitan's loss_parallel holds four fp32 tensors of the logits per tp rank",
+          "[native]") {
+  NativeContext c = context(llama(), {gpu()});
+  const auto last_buffers = [&](int tp, int dp) {
+    const DesignPoint p = point(DpMethod::fsdp, tp, 2, dp, 1, 8);
+    const NativeEstimate e = native_estimate(c, p, same_node_type(c, p, 1));
+    return e.stages.back().memory.buffers;
+  };
+  const double logits = 4096.0 * 128256; // s x mbs x V
+  const double gib = 1024.0 * 1024 * 1024;
+  // tp 1: eager cross_entropy(logits.float()), 12 B per logit, and the 16-bit logits' freed
+  // block that the caching allocator keeps reserved (2 B). tp 2: DTensor's vocab-parallel
+  // loss, (grad_input + exp(x)) * grad_output beside the saved x, 16 B + 2 B per logit of the
+  // rank's half of the vocabulary, 9 B per logit of the whole.
+  CHECK(last_buffers(1, 4) * gib == Approx(logits * 14.0));
+  CHECK(last_buffers(2, 2) * gib == Approx(logits / 2.0 * 18.0));
+  // fp32 training has no 16-bit copy to leave behind.
+  const auto fp32_buffers = [&](int tp, int dp) {
+    DesignPoint p = point(DpMethod::fsdp, tp, 2, dp, 1, 8);
+    p.dtype = Dtype::fp32;
+    return native_estimate(c, p, same_node_type(c, p, 1)).stages.back().memory.buffers;
+  };
+  CHECK(fp32_buffers(1, 4) * gib == Approx(logits * 12.0));
+  CHECK(fp32_buffers(2, 2) * gib == Approx(logits / 2.0 * 16.0));
+  // Compiled (--fused_loss on), the tp split alone: 16-bit logits and gradient.
+  c.settings.fused_loss = true;
+  CHECK(last_buffers(2, 2) * gib == Approx(logits / 2.0 * 4.0));
 }
 
 TEST_CASE("offload moves the optimizer states to the host and costs PCIe time", "[native]") {

@@ -422,6 +422,36 @@ TEST_CASE("model_states: replicated, ZeRO-sharded and offloaded states", "[nativ
   CHECK(ms.offload_s > 0.0);
 }
 
+TEST_CASE("model_states: FSDP2 keeps the root module (embedding, norm, head) gathered",
+          "[native][steps]") {
+  const NativeContext c = context(llama(32));
+  REQUIRE(layer_parameters(c.model) == 218112000); // q, o 4096^2; k, v 4096 x 1024; MLP; norms
+  StageEntries e;
+  e.embedding = e.head = true;
+  e.layers = e.main = 32;
+  DesignPoint p = point(DpMethod::fsdp, 1, 1, 8, 1);
+  StageParams sp = params_of(c.model, p, e);
+  // Root: embedding and LM head 128256 x 4096 each, the final norm 4096.
+  CHECK(sp.root == 1050677248.0);
+  REQUIRE_FALSE(keeps_unsharded(p, point_constants(c, p), sp));
+  // bf16: the two layers being computed (2 x 2 B x 218,112,000 = 872,448,000 bytes) and the
+  // root, gathered from its forward to the end of backward (2 B x 1,050,677,248).
+  ModelStates ms = model_states(c, p, point_constants(c, p), c.gpus[0], sp);
+  CHECK(ms.buffers == Approx(872448000.0 + 2101354496.0));
+  // tp 2 splits both.
+  p.tp = 2;
+  sp = params_of(c.model, p, e);
+  ms = model_states(c, p, point_constants(c, p), c.gpus[0], sp);
+  CHECK(ms.buffers == Approx((872448000.0 + 2101354496.0) / 2.0));
+  // A stage without the embedding and the head gathers its layers only.
+  p.tp = 1;
+  StageEntries mid;
+  mid.layers = mid.main = 32;
+  sp = params_of(c.model, p, mid);
+  CHECK(sp.root == 0.0);
+  CHECK(model_states(c, p, point_constants(c, p), c.gpus[0], sp).buffers == Approx(872448000.0));
+}
+
 TEST_CASE("in_flight: 1F1B, interleaved, TeraPipe's GPipe order", "[native][steps]") {
   DesignPoint p = point(DpMethod::dp, 1, 4, 1, 8);
   CHECK(in_flight(p, 0, false, 0.0) == 4.0);
@@ -461,6 +491,39 @@ TEST_CASE("add_activations: in-flight layers, the recomputed layer, embedding ou
   CHECK(full.layer < full.full_layer);
   CHECK(with_activations(NativeMemory{}, c, p, point_constants(c, p), mid, 3.0).activations ==
         Approx(3.0 * 8.0 * full.layer + full.full_layer));
+}
+
+TEST_CASE("add_activations: with full recompute the loss and the recomputed layer are not live "
+          "together",
+          "[native][steps]") {
+  NativeContext c = context(llama(32));
+  DesignPoint p = point(DpMethod::dp, 1, 4, 1, 8);
+  p.recompute = Recompute::full;
+  const LayerActivations full = layer_activations(c, p);
+  StageEntries last;
+  last.layers = last.main = 8;
+  last.head = true;
+  // Megatron-LM's loss: 10 B per logit, 4096 tokens x 128,256 = 5,253,365,760 bytes, more
+  // than one layer's working set: the loss is the peak, the recomputed layer comes after it.
+  const double loss = 4096.0 * 128256.0 * 10.0;
+  REQUIRE(full.full_layer < loss);
+  NativeMemory m = with_activations(NativeMemory{}, c, p, point_constants(c, p), last, 3.0);
+  CHECK(m.buffers == Approx(loss));
+  CHECK(m.activations == Approx(3.0 * 8.0 * full.layer));
+  // A vocabulary of 1,000: 4096 x 1000 x 10 = 40,960,000 bytes, less than the layer: the
+  // recomputed layer is the peak and the loss is not counted.
+  c.model.vocab_size = 1000;
+  const LayerActivations small = layer_activations(c, p);
+  REQUIRE(small.full_layer > 40960000.0);
+  m = with_activations(NativeMemory{}, c, p, point_constants(c, p), last, 3.0);
+  CHECK(m.buffers == 0.0);
+  CHECK(m.activations == Approx(3.0 * 8.0 * small.layer + small.full_layer));
+  // Without recompute both are live at the loss.
+  p.recompute = Recompute::none;
+  const LayerActivations none = layer_activations(c, p);
+  m = with_activations(NativeMemory{}, c, p, point_constants(c, p), last, 3.0);
+  CHECK(m.buffers == Approx(40960000.0));
+  CHECK(m.activations == Approx(3.0 * 8.0 * none.layer));
 }
 
 TEST_CASE("to_gib: bytes to GiB, the framework overhead set", "[native][steps]") {

@@ -14,4 +14,15 @@ namespace zerosearch {
                                      const std::filesystem::path& hardware_file = {},
                                      const std::filesystem::path& calibration_file = {});
 
+/// hardware.json of a profiledb folder with `hardware_file` (--hardware, when not empty)
+/// merged over it: the hardware part of load_catalogs. Throws InputError.
+[[nodiscard]] HardwareCatalog load_hardware(const std::filesystem::path& profiledb,
+                                            const std::filesystem::path& hardware_file = {});
+
+/// load_catalogs with the hardware catalog already read (load_hardware): the command line reads
+/// it once, for the default node size, and the search reuses it.
+[[nodiscard]] Catalogs load_catalogs(const std::filesystem::path& profiledb,
+                                     HardwareCatalog hardware,
+                                     const std::filesystem::path& calibration_file = {});
+
 } // namespace zerosearch

@@ -119,6 +119,9 @@ struct StageParams {
   double local = 0.0;
   double d = 1.0;
   double edp = 1.0;
+  /// The stage's embedding and post-process parameters (final norm, LM head), before tp: what
+  /// FSDP2 wraps in the root module.
+  double root = 0.0;
   /// Bytes per GPU of a state of `bytes` per parameter sharded as ZeRO shards it.
   [[nodiscard]] double zero_shard(double bytes) const noexcept {
     return bytes * shards.dense / d + bytes * shards.expert / edp;

@@ -168,8 +168,8 @@ std::int64_t terapipe_quantum(std::int64_t seq) noexcept {
 bool shards_parameters(DpMethod m) noexcept { return framework_params(m).shard_level >= 3; }
 
 /// Bytes per logit the loss holds at its peak on the last stage (docs/native.md §3).
-double loss_bytes_per_logit(const FrameworkParams& fw, const NativeSettings& st,
-                            double wb) noexcept {
+double loss_bytes_per_logit(const FrameworkParams& fw, const NativeSettings& st, double wb,
+                            int tp) noexcept {
   if (st.fused_loss) {
     // A fused 16-bit cross-entropy (torch.compile of the loss, flash-attn's xentropy, Liger's):
     // the 16-bit logits are kept for a fused backward that writes a 16-bit gradient.
@@ -180,10 +180,23 @@ double loss_bytes_per_logit(const FrameworkParams& fw, const NativeSettings& st,
     // fp32 softmax and its gradient.
     return wb + 4.0 + 4.0;
   }
+  // torchtitan's eager loss_fn upcasts the 16-bit model output (`pred.flatten(0, 1).float()`,
+  // train.py at 9dec370) and frees it before backward (`del pred`). Its block stays in the
+  // caching allocator's reserve: every later tensor of the logits' size is fp32, twice as large,
+  // and does not fit in it, so at the peak it is reserved and unused (the memory a GPU must
+  // have, and torchtitan's logged `memory:`, max_reserved_gib, counts it).
+  const double cached = wb < 4.0 ? wb : 0.0;
+  if (tp > 1) {
+    // torchtitan's loss_parallel (on with tp unless training.disable_loss_parallel): DTensor's
+    // vocab-parallel cross-entropy (torch/distributed/tensor/parallel/loss.py) fuses nll_loss's
+    // and log_softmax's backward into `(grad_input + torch.exp(x)) * grad_output` next to the
+    // saved fp32 log-softmax x and the zeros_like(x) grad_input: four fp32 tensors of the
+    // logits' size live at once (x, grad_input, exp(x), their sum; then the product).
+    return 4.0 * 4.0 + cached;
+  }
   // Eager cross_entropy(logits.float()): log_softmax's saved fp32 output, the fp32 gradient
-  // coming in and the one going out live together in its backward (the 16-bit logits are
-  // freed first: `del pred` in torchtitan's train step).
-  return 3.0 * 4.0;
+  // coming in and the one going out live together in its backward.
+  return 3.0 * 4.0 + cached;
 }
 
 AnalyticLayerTimes layer_times(const NativeContext& ctx, const DesignPoint& p, int g) {
@@ -1217,6 +1230,7 @@ StageParams stage_params(const ModelSpec& m, const DesignPoint& p, const PointCo
   sp.local = sp.shards.local();
   sp.d = p.dp * p.cp;
   sp.edp = p.edp();
+  sp.root = (e.embedding ? params.embedding : 0.0) + (e.head ? params.post : 0.0);
   return sp;
 }
 
@@ -1392,8 +1406,13 @@ ModelStates model_states(const NativeContext& ctx, const DesignPoint& p, const P
       ms.weights += wb * local;
       ms.gradients += fw.grad_reduce_bytes * local;
     } else {
-      // bf16 copies of the layers being computed (current and prefetched)
-      ms.buffers = (mixed ? gathered_layers(wb) : 0.0);
+      // bf16 copies of the layers being computed (current and prefetched), and the root
+      // module's parameters (embedding, final norm, output projection: torchtitan's
+      // apply_fsdp wraps each block, then the model): FSDP2 does not reshard the root after
+      // forward ("For the root, do not reshard after forward", FSDPState._lazy_init in
+      // torch/distributed/_composable/fsdp/_fsdp_state.py), so they stay gathered from its
+      // forward to the end of its backward, across the peak at the loss.
+      ms.buffers = (mixed ? gathered_layers(wb) + wb * params.root / p.tp : 0.0);
     }
   } else {
     ms.weights = shards_parameters(p.method) ? zero_shard(wb) : wb * local;
@@ -1461,8 +1480,21 @@ void add_activations(NativeMemory& mem, const NativeContext& ctx, const DesignPo
     // tokens and the combine's output), on the busiest rank.
     mem.buffers += 2.0 * dispatch_bytes(m, p, wb, effective_moe_imbalance(m, ctx.settings.moe_imbalance));
   }
-  if (p.recompute == Recompute::full && e.layers > 0) {
-    mem.activations += act.full_layer; // the layer being recomputed
+  double logits_bytes = 0.0;
+  if (e.head || e.mtp > 0) {
+    // The logits and their gradient of the loss and of each MTP layer's loss (--pipeline_layout).
+    const double V = static_cast<double>(m.vocab_size);
+    logits_bytes = ((e.head ? 1.0 : 0.0) + e.mtp) * static_cast<double>(m.sequence_length) /
+                   p.cp * p.mbs * V / p.tp * loss_bytes_per_logit(k.fw, ctx.settings, wb, p.tp);
+  }
+  // With full recompute, the layer being recomputed. On the stage with the loss, its working
+  // set and the loss's tensors are not live together: the loss's backward and the LM head's
+  // free the logits' tensors before the last layer's checkpoint is recomputed in its backward
+  // (torch.utils.checkpoint and Megatron-LM's CheckpointFunction recompute when the layer's
+  // backward starts), so only the larger of the two counts.
+  const bool recomputed = p.recompute == Recompute::full && e.layers > 0;
+  if (recomputed && act.full_layer > logits_bytes) {
+    mem.activations += act.full_layer;
   }
   const double s = static_cast<double>(m.sequence_length) / p.cp; // this rank's tokens
   const double h = static_cast<double>(m.hidden_size);
@@ -1470,11 +1502,8 @@ void add_activations(NativeMemory& mem, const NativeContext& ctx, const DesignPo
     const double sp = ctx.settings.sequence_parallel && p.tp > 1 ? p.tp : 1.0;
     mem.buffers += held * wb * s * p.mbs * h / sp; // embedding output
   }
-  if (e.head || e.mtp > 0) {
-    // The logits and their gradient of the loss and of each MTP layer's loss.
-    const double V = static_cast<double>(m.vocab_size);
-    mem.buffers += ((e.head ? 1.0 : 0.0) + e.mtp) * s * p.mbs * V / p.tp *
-                   loss_bytes_per_logit(k.fw, ctx.settings, wb);
+  if ((e.head || e.mtp > 0) && !(recomputed && act.full_layer > logits_bytes)) {
+    mem.buffers += logits_bytes;
   }
 }
 
