@@ -913,6 +913,69 @@ void pipe_times_into(const NativeContext& ctx, const DesignPoint& p, const Nativ
   }
 }
 
+/// A lower bound of a split schedule's makespan from the stages alone, before the chunk times
+/// (pipe_times_into) and the outline's bound (pipe_fill_bound): O(ranks x chunks). Each
+/// micro-batch through a rank's chunk runs one forward and one whole backward there (an input
+/// pass and its weight pass, a full backward, or its halves of F&B pairs; counted from the
+/// outline, the fewest over the rank's chunks), and pipe_times_into shares the stage's
+/// forward_s and backward_s out over the chunks (an input pass and its weight pass at least
+/// the chunk's share of backward_s): the rank's passes take at least that many times
+/// forward_s + backward_s, less what its F&B pairs hide (overlapped_s: at most each pair's
+/// forward_comm_s and backward_comm_s, bounded here as pipe_times_into bounds them). No rank
+/// finishes before its own passes, so the makespan is at least the busiest rank's; the same
+/// relative 1e-9 margin as pipe_busy_bound's covers the rounding of the shares and sums.
+double split_stage_bound(const DesignPoint& p, const NativeEstimate& est, const PipeShape& shape,
+                         StageLayerTimes& times) {
+  const PipeOutline& o = *shape.outline;
+  const auto R = static_cast<std::size_t>(o.layout.ranks);
+  const auto C = static_cast<std::size_t>(o.layout.chunks_per_rank);
+  const std::vector<std::uint32_t>& u = o.uses;
+  const std::size_t pairs_at = R * C * 4;
+  const double backward_passes = p.recompute == Recompute::full ? 2.0 : 1.0;
+  double latest = 0.0;
+  for (std::size_t r = 0; r < R && r < est.stages.size(); ++r) {
+    std::uint32_t fewest = UINT32_MAX, most_paired = 0;
+    for (std::size_t c = 0; c < C; ++c) {
+      const std::size_t k = (r * C + c) * 4;
+      std::uint32_t forwards = u[k];
+      std::uint32_t backwards = std::min(u[k + 1], u[k + 3]) + u[k + 2];
+      std::uint32_t paired_f = 0, paired_b = 0;
+      for (std::size_t b = 0; b < C; ++b) {
+        paired_f += u[pairs_at + (r * C + c) * C + b]; // chunk c's forward with chunk b's backward
+        paired_b += u[pairs_at + (r * C + b) * C + c]; // chunk b's forward with chunk c's backward
+      }
+      forwards += paired_f;
+      backwards += paired_b;
+      fewest = std::min({fewest, forwards, backwards});
+      most_paired = std::max({most_paired, paired_f, paired_b});
+    }
+    if (fewest == 0 || fewest == UINT32_MAX) continue;
+    const NativeStage& st = est.stages[r];
+    double busy = static_cast<double>(fewest) * (st.forward_s + st.backward_s) * (1.0 - 1e-9);
+    if (most_paired > 0) {
+      // What the pairs can hide, per micro-batch of every chunk: pipe_times_into's
+      // forward_comm_s and backward_comm_s before their min with the pass.
+      const PipeShape::Rank& rk = shape.ranks[r];
+      const AnalyticLayerTimes& t = times(st.gpu);
+      const double a2a_f = st.moe_comm_forward_s - st.moe_layers * t.tp_comm_forward_s / 2.0;
+      const double a2a_b = (st.moe_comm_s - st.moe_comm_forward_s) -
+                           st.moe_layers * backward_passes * t.tp_comm_forward_s / 2.0;
+      double n_sum = 0.0;
+      for (std::size_t c = 0; c < rk.chunks; ++c) n_sum += rk.layers[c];
+      double hidden = 0.0;
+      for (std::size_t c = 0; c < rk.chunks; ++c) {
+        const double n = rk.layers[c];
+        const double share = n_sum > 0.0 ? n / n_sum : 0.0;
+        hidden += n * t.tp_comm_forward_s + share * std::max(0.0, a2a_f) +
+                  n * t.tp_comm_backward_s + share * std::max(0.0, a2a_b);
+      }
+      busy -= static_cast<double>(most_paired) * hidden * (1.0 + 1e-9);
+    }
+    latest = std::max(latest, busy);
+  }
+  return latest;
+}
+
 PipeTimes pipe_times(const NativeContext& ctx, const DesignPoint& p, const NativeEstimate& est,
                      const PipeShape& shape, StageLayerTimes& times) {
   PipeTimes pt;
@@ -1692,14 +1755,14 @@ NativeEstimate estimate_with(const NativeContext& ctx, const DesignPoint& p,
   // orders simulated pass by pass on every rank's chunk times and the links; TeraPipe's
   // token-level pipeline (§2.3).
   thread_local PipeTimes split_times; // buffers reused from one plan to the next
+  // Without limits (every plan simulated: --exhaustive, every row kept) no bound is needed.
+  const bool limited = prune.fits_above != HUGE_VAL || prune.oom_above != HUGE_VAL;
   if (shape.split) {
-    // Each rank's passes end to end, after the forwards that reach it, bound the makespan
-    // from below: the order is simulated (below) only when that bound leaves the step time
-    // within `prune`'s limit.
-    pipe_times_into(ctx, p, out, shape, times, split_times);
-    // Without limits (every plan simulated: --exhaustive, every row kept) no bound is needed.
-    const bool limited = prune.fits_above != HUGE_VAL || prune.oom_above != HUGE_VAL;
-    out.pipeline_s = limited ? pipe_fill_bound(*shape.outline, split_times) : 0.0;
+    // Lower bounds of the makespan, cheapest first, then the simulation (below), each only
+    // while the step time they give stays within `prune`'s limit: the stages' passes end to
+    // end (split_stage_bound), then each rank's passes on its chunk times after the forwards
+    // that reach it (pipe_fill_bound).
+    out.pipeline_s = limited ? split_stage_bound(p, out, shape, times) : 0.0;
   } else if (p.schedule == Schedule::terapipe) {
     TeraPipeRun run = terapipe_run(ctx, p, out);
     out.slices = std::move(run.slices);
@@ -1710,7 +1773,17 @@ NativeEstimate estimate_with(const NativeContext& ctx, const DesignPoint& p,
   out.embedding_sync_s = embedding_sync_s(ctx, p, k, where);
   out = with_totals(std::move(out), ctx, p);
   if (shape.split) {
-    out.pruned = out.step_s > (out.oom ? prune.oom_above : prune.fits_above);
+    const double limit = out.oom ? prune.oom_above : prune.fits_above;
+    out.pruned = out.step_s > limit;
+    if (!out.pruned) {
+      pipe_times_into(ctx, p, out, shape, times, split_times);
+      if (limited) {
+        out.pipeline_s = pipe_fill_bound(*shape.outline, split_times);
+        out.step_s = out.pipeline_s + out.dp_sync_s + out.embedding_sync_s + out.optimizer_s +
+                     out.offload_s;
+        out.pruned = out.step_s > limit;
+      }
+    }
     if (!out.pruned) {
       out.pipeline_s = pipe_makespan(*cached_pipe_graph(p.schedule, p.pp, p.num_micro_batches),
                                      split_times);
