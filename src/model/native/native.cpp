@@ -1785,8 +1785,7 @@ NativeEstimate estimate_with(const NativeContext& ctx, const DesignPoint& p,
       }
     }
     if (!out.pruned) {
-      out.pipeline_s = pipe_makespan(*cached_pipe_graph(p.schedule, p.pp, p.num_micro_batches),
-                                     split_times);
+      out.pipeline_s = cached_pipe_makespan(p.schedule, p.pp, p.num_micro_batches, split_times);
       out.step_s = out.pipeline_s + out.dp_sync_s + out.embedding_sync_s + out.optimizer_s +
                    out.offload_s;
     }
