@@ -1653,15 +1653,13 @@ void stage_core(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
   stage_core_on(st, ctx, p, e, gpu_index, spanning, times, k);
 }
 
-/// The rest of stage j (after stage_core): its send to stage j + 1, the micro-batches in
-/// flight, the activations they hold, the memory in GiB.
-void stage_finish(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
-                  const NativePlacement& where, const PipeShape& shape,
-                  const native_steps::PointConstants& k, const native_steps::StageEntries& e,
-                  int j, const double* sends) {
+/// The memory of stage j (after stage_core and its send): the micro-batches in flight, the
+/// activations they hold, the memory in GiB.
+void stage_memory(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
+                  const PipeShape& shape, const native_steps::PointConstants& k,
+                  const native_steps::StageEntries& e, int j) {
   using namespace native_steps;
   const auto ju = static_cast<std::size_t>(j);
-  st.send_s = sends != nullptr ? sends[ju] : send_s(ctx, p, k, where, j);
   st.in_flight =
       in_flight(p, j, shape.split, shape.split ? split_in_flight(shape, ju, k.act) : 0.0);
   add_activations(st.memory, ctx, p, k, e, st.in_flight);
@@ -1700,8 +1698,8 @@ struct SeenStages {
   std::array<Slot, kMax> core;
   std::size_t n = 0;
 };
-/// Appends stage j to `stages`.
-void estimate_stage(std::vector<NativeStage>& stages, const NativeContext& ctx,
+/// Appends stage j to `stages`, all but its memory (stage_memory), and returns its entries.
+native_steps::StageEntries estimate_stage(std::vector<NativeStage>& stages, const NativeContext& ctx,
                     const DesignPoint& p, const NativePlacement& where,
                     const std::vector<int>& partition, const PipeShape& shape,
                     StageLayerTimes& times, const native_steps::PointConstants& k,
@@ -1726,7 +1724,8 @@ void estimate_stage(std::vector<NativeStage>& stages, const NativeContext& ctx,
       ++seen.n;
     }
   }
-  stage_finish(stages.back(), ctx, p, where, shape, k, key.e, j, sends);
+  stages.back().send_s = sends != nullptr ? sends[ju] : send_s(ctx, p, k, where, j);
+  return key.e;
 }
 
 } // namespace
@@ -1748,8 +1747,11 @@ NativeEstimate estimate_with(const NativeContext& ctx, const DesignPoint& p,
   const PipeShape shape = pipe_shape(ctx, p, part);
   const PointConstants k = point_constants(ctx, p);
   out.stages.reserve(static_cast<std::size_t>(p.pp));
+  thread_local std::vector<StageEntries> entries;
+  entries.resize(static_cast<std::size_t>(p.pp));
   for (int j = 0; j < p.pp; ++j) {
-    estimate_stage(out.stages, ctx, p, where, part, shape, times, k, seen, j, sends);
+    entries[static_cast<std::size_t>(j)] =
+        estimate_stage(out.stages, ctx, p, where, part, shape, times, k, seen, j, sends);
   }
   // The pipeline (docs/native.md §2.2): 1F1B or interleaved; the zero-bubble and DualPipe
   // orders simulated pass by pass on every rank's chunk times and the links; TeraPipe's
@@ -1757,12 +1759,47 @@ NativeEstimate estimate_with(const NativeContext& ctx, const DesignPoint& p,
   thread_local PipeTimes split_times; // buffers reused from one plan to the next
   // Without limits (every plan simulated: --exhaustive, every row kept) no bound is needed.
   const bool limited = prune.fits_above != HUGE_VAL || prune.oom_above != HUGE_VAL;
+  out.embedding_sync_s = embedding_sync_s(ctx, p, k, where);
+  // Stages whose memory is still to compute: every stage's, but a pruned plan's only up to its
+  // first stage that does not fit (below).
+  bool memory_done = false;
   if (shape.split) {
     // Lower bounds of the makespan, cheapest first, then the simulation (below), each only
     // while the step time they give stays within `prune`'s limit: the stages' passes end to
     // end (split_stage_bound), then each rank's passes on its chunk times after the forwards
     // that reach it (pipe_fill_bound).
     out.pipeline_s = limited ? split_stage_bound(p, out, shape, times) : 0.0;
+    if (limited) {
+      // The step time on that bound, added as with_totals adds it (none of its terms depends
+      // on memory): past both limits the plan is pruned whether it fits or not, and only
+      // whether it fits is needed, so its stages' memory stops at the first that does not fit.
+      double dp = 0.0, opt = 0.0, off = 0.0;
+      for (const NativeStage& st : out.stages) {
+        dp = std::max(dp, st.dp_sync_s);
+        opt = std::max(opt, st.optimizer_s);
+        off = std::max(off, st.offload_s);
+      }
+      const double step = out.pipeline_s + dp + out.embedding_sync_s + opt + off;
+      if (step > prune.fits_above && step > prune.oom_above) {
+        for (int j = 0; j < p.pp; ++j) {
+          NativeStage& st = out.stages[static_cast<std::size_t>(j)];
+          stage_memory(st, ctx, p, shape, k, entries[static_cast<std::size_t>(j)], j);
+          // The stages after it keep only their model states, in bytes: the estimate is OOM
+          // (with_totals) and pruned, its memory figures unused.
+          if (!st.fits()) break;
+        }
+        memory_done = true;
+      }
+    }
+  }
+  if (!memory_done) {
+    for (int j = 0; j < p.pp; ++j) {
+      stage_memory(out.stages[static_cast<std::size_t>(j)], ctx, p, shape, k,
+                   entries[static_cast<std::size_t>(j)], j);
+    }
+  }
+  if (shape.split) {
+    // Bounded above, simulated below.
   } else if (p.schedule == Schedule::terapipe) {
     TeraPipeRun run = terapipe_run(ctx, p, out);
     out.slices = std::move(run.slices);
@@ -1770,7 +1807,6 @@ NativeEstimate estimate_with(const NativeContext& ctx, const DesignPoint& p,
   } else {
     out.pipeline_s = one_f_one_b_s(out.stages, p.virtual_stages, p.num_micro_batches);
   }
-  out.embedding_sync_s = embedding_sync_s(ctx, p, k, where);
   out = with_totals(std::move(out), ctx, p);
   if (shape.split) {
     const double limit = out.oom ? prune.oom_above : prune.fits_above;
