@@ -924,11 +924,48 @@ void pipe_times_into(const NativeContext& ctx, const DesignPoint& p, const Nativ
 /// forward_comm_s and backward_comm_s, bounded here as pipe_times_into bounds them). No rank
 /// finishes before its own passes, so the makespan is at least the busiest rank's; the same
 /// relative 1e-9 margin as pipe_busy_bound's covers the rounding of the shares and sums.
+///
+/// With one chunk per rank (zb-h1, zb-h2: position j on rank j, no F&B pairs), pipe_fill_bound's
+/// fill and drain on the stages too: rank r starts no earlier than the forwards of ranks
+/// 0 .. r - 1 and their sends, and its passes up to its last backward are followed by the
+/// backwards of that micro-batch on ranks r - 1 .. 0 and the sends between; each pass at
+/// least what pipe_times_into makes of the stage (a forward forward_s, an input pass
+/// backward_s - weight_s, a weight pass weight_s, a full backward backward_s).
+double linear_stage_bound(const NativeEstimate& est, const PipeOutline& o) {
+  const auto R = static_cast<std::size_t>(o.layout.ranks);
+  const std::vector<std::uint32_t>& u = o.uses;
+  const bool drain = o.tail.size() == u.size() && o.last_backward.size() == R;
+  double from = 0.0, down = 0.0, latest = 0.0;
+  for (std::size_t r = 0; r < R && r < est.stages.size(); ++r) {
+    const NativeStage& st = est.stages[r];
+    const double d[4] = {st.forward_s, std::max(0.0, st.backward_s - st.weight_s),
+                         st.backward_s, st.weight_s};
+    const std::uint32_t* ur = &u[r * 4];
+    double busy = 0.0;
+    for (std::size_t k = 0; k < 4; ++k) busy += static_cast<double>(ur[k]) * d[k];
+    latest = std::max(latest, from + busy);
+    if (drain && o.last_backward[r].first == 0 &&
+        static_cast<std::size_t>(o.last_backward[r].second) == r) {
+      const std::uint32_t* tr = &o.tail[r * 4];
+      double before_tail = 0.0;
+      for (std::size_t k = 0; k < 4; ++k) before_tail += static_cast<double>(ur[k] - tr[k]) * d[k];
+      latest = std::max(latest, from + before_tail + down);
+    }
+    // The chain to rank r + 1: this rank's forward and send; back from it: its backward (the
+    // shortest kind the order runs) and the send.
+    from += st.forward_s + st.send_s;
+    const double backward = ur[1] > 0 ? (ur[2] > 0 ? std::min(d[1], d[2]) : d[1]) : d[2];
+    down += st.send_s + backward;
+  }
+  return latest * (1.0 - 1e-9);
+}
+
 double split_stage_bound(const DesignPoint& p, const NativeEstimate& est, const PipeShape& shape,
                          StageLayerTimes& times) {
   const PipeOutline& o = *shape.outline;
   const auto R = static_cast<std::size_t>(o.layout.ranks);
   const auto C = static_cast<std::size_t>(o.layout.chunks_per_rank);
+  if (C == 1 && o.layout.directions == 1) return linear_stage_bound(est, o);
   const std::vector<std::uint32_t>& u = o.uses;
   const std::size_t pairs_at = R * C * 4;
   const double backward_passes = p.recompute == Recompute::full ? 2.0 : 1.0;
@@ -1898,6 +1935,14 @@ void native_estimates(const NativeContext& ctx, std::span<const DesignPoint* con
     }
     out[i] = estimate_with(ctx, p, where, std::move(partition), prune, times, seen, sends.data());
   }
+}
+
+double native_split_stage_bound(const NativeContext& ctx, const DesignPoint& p,
+                                const NativeEstimate& est) {
+  const PipeShape shape = pipe_shape(ctx, p, est.partition);
+  if (!shape.split) return 0.0;
+  StageLayerTimes times(ctx, p);
+  return split_stage_bound(p, est, shape, times);
 }
 
 PipeRun native_pipe_run(const NativeContext& ctx, const DesignPoint& p, const NativeEstimate& est) {
