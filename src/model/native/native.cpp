@@ -989,6 +989,7 @@ double split_stage_bound(const DesignPoint& p, const NativeEstimate& est, const 
     if (fewest == 0 || fewest == UINT32_MAX) continue;
     const NativeStage& st = est.stages[r];
     double busy = static_cast<double>(fewest) * (st.forward_s + st.backward_s) * (1.0 - 1e-9);
+    if (busy <= latest) continue; // cannot raise the bound, less what pairs hide either
     if (most_paired > 0) {
       // What the pairs can hide, per micro-batch of every chunk: pipe_times_into's
       // forward_comm_s and backward_comm_s before their min with the pass.
@@ -1776,13 +1777,14 @@ namespace {
 NativeEstimate estimate_with(const NativeContext& ctx, const DesignPoint& p,
                              const NativePlacement& where, std::vector<int> partition,
                              const NativePruning& prune, StageLayerTimes& times,
-                             SeenStages& seen, const double* sends = nullptr) {
+                             SeenStages& seen, const double* sends = nullptr,
+                             const native_steps::PointConstants* constants = nullptr) {
   using namespace native_steps;
   NativeEstimate out;
   out.partition = std::move(partition);
   const std::vector<int>& part = out.partition;
   const PipeShape shape = pipe_shape(ctx, p, part);
-  const PointConstants k = point_constants(ctx, p);
+  const PointConstants k = constants != nullptr ? *constants : point_constants(ctx, p);
   out.stages.reserve(static_cast<std::size_t>(p.pp));
   thread_local std::vector<StageEntries> entries;
   entries.resize(static_cast<std::size_t>(p.pp));
@@ -1906,13 +1908,13 @@ void native_estimates(const NativeContext& ctx, std::span<const DesignPoint* con
   StageLayerTimes times(ctx, *points.front());
   SeenStages seen;
   thread_local std::vector<double> sends;
-  {
-    const DesignPoint& first = *points.front();
-    const native_steps::PointConstants k = native_steps::point_constants(ctx, first);
-    sends.resize(static_cast<std::size_t>(first.pp));
-    for (int j = 0; j < first.pp; ++j) {
-      sends[static_cast<std::size_t>(j)] = native_steps::send_s(ctx, first, k, where, j);
-    }
+  // point_constants depends on the schedule only through whether it splits the backward
+  // (LayerActivations::weight_pass): shared by the points that agree on that.
+  const DesignPoint& first = *points.front();
+  const native_steps::PointConstants k = native_steps::point_constants(ctx, first);
+  sends.resize(static_cast<std::size_t>(first.pp));
+  for (int j = 0; j < first.pp; ++j) {
+    sends[static_cast<std::size_t>(j)] = native_steps::send_s(ctx, first, k, where, j);
   }
   std::array<int, 4> kinds{};
   std::array<std::vector<int>, 4> partitions;
@@ -1933,7 +1935,9 @@ void native_estimates(const NativeContext& ctx, std::span<const DesignPoint* con
         ++n_kinds;
       }
     }
-    out[i] = estimate_with(ctx, p, where, std::move(partition), prune, times, seen, sends.data());
+    const bool same_k = is_split_schedule(p.schedule) == is_split_schedule(first.schedule);
+    out[i] = estimate_with(ctx, p, where, std::move(partition), prune, times, seen, sends.data(),
+                           same_k ? &k : nullptr);
   }
 }
 
