@@ -1676,8 +1676,9 @@ void stage_core_on(NativeStage& st, const NativeContext& ctx, const DesignPoint&
 
 /// stage_core_on for stage GPU type `gpu_index` whose collectives cross the network of node
 /// type `net_index`: a stage spanning node types runs on its slowest GPU and crosses its nodes
-/// at the slowest of their networks.
-void stage_core(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
+/// at the slowest of their networks. Inlined into estimate_stage's two copies, as it was into
+/// its one.
+[[gnu::always_inline]] inline void stage_core(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
                 const native_steps::StageEntries& e, int gpu_index, int net_index,
                 StageLayerTimes& times, const native_steps::PointConstants& k) {
   const NativeGpu& gpu = ctx.gpus[static_cast<std::size_t>(gpu_index)];
@@ -1736,12 +1737,14 @@ struct SeenStages {
   std::array<Slot, kMax> core;
   std::size_t n = 0;
 };
-/// Appends stage j to `stages`, all but its memory (stage_memory), and returns its entries.
-native_steps::StageEntries estimate_stage(std::vector<NativeStage>& stages, const NativeContext& ctx,
-                    const DesignPoint& p, const NativePlacement& where,
-                    const std::vector<int>& partition, const PipeShape& shape,
-                    StageLayerTimes& times, const native_steps::PointConstants& k,
-                    SeenStages& seen, int j, const double* sends) {
+/// Appends stage j to `stages` and returns its entries; with `memory`, its memory too
+/// (stage_memory), else all but it. Inlined into estimate_with and bounded_split_stages (a
+/// call per stage costs the default list about 3 %).
+[[gnu::always_inline]] inline native_steps::StageEntries estimate_stage(
+    std::vector<NativeStage>& stages, const NativeContext& ctx, const DesignPoint& p,
+    const NativePlacement& where, const std::vector<int>& partition, const PipeShape& shape,
+    StageLayerTimes& times, const native_steps::PointConstants& k, SeenStages& seen, int j,
+    const double* sends, bool memory) {
   using namespace native_steps;
   const auto ju = static_cast<std::size_t>(j);
   // The ranks holding the embedding and the LM head: the first and the last, but the first
@@ -1763,6 +1766,7 @@ native_steps::StageEntries estimate_stage(std::vector<NativeStage>& stages, cons
     }
   }
   stages.back().send_s = sends != nullptr ? sends[ju] : send_s(ctx, p, k, where, j);
+  if (memory) stage_memory(stages.back(), ctx, p, shape, k, key.e, j);
   return key.e;
 }
 
@@ -1774,97 +1778,105 @@ namespace {
 /// cores `seen` and the sends `sends` (per stage, or nullptr: computed here) of points that
 /// differ from `p` at most in their schedule and virtual stages (stage_core and send_s depend
 /// on neither: native_estimates shares them between such points).
+/// estimate_with's stages of a split-schedule plan under pruning limits: the stages' times,
+/// the stage bound (split_stage_bound) as the pipeline time, and their memory, only up to the
+/// first stage that does not fit when that bound already puts the step time past both limits
+/// (the plan is pruned whether it fits or not, and only whether it fits is needed; the
+/// stages after it keep only their model states, in bytes: the estimate is OOM and pruned,
+/// its memory figures unused). Kept out of estimate_with, whose other plans do not run it.
+[[gnu::noinline]] void bounded_split_stages(NativeEstimate& out, const NativeContext& ctx,
+                                            const DesignPoint& p, const NativePlacement& where,
+                                            const PipeShape& shape, const NativePruning& prune,
+                                            StageLayerTimes& times, SeenStages& seen,
+                                            const native_steps::PointConstants& k,
+                                            const double* sends) {
+  using namespace native_steps;
+  out.embedding_sync_s = embedding_sync_s(ctx, p, k, where);
+  thread_local std::vector<StageEntries> entries;
+  entries.resize(static_cast<std::size_t>(p.pp));
+  for (int j = 0; j < p.pp; ++j) {
+    entries[static_cast<std::size_t>(j)] =
+        estimate_stage(out.stages, ctx, p, where, out.partition, shape, times, k, seen, j, sends,
+                       false);
+  }
+  out.pipeline_s = split_stage_bound(p, out, shape, times);
+  // The step time on that bound, added as with_totals adds it (none of its terms depends on
+  // memory).
+  double dp = 0.0, opt = 0.0, off = 0.0;
+  for (const NativeStage& st : out.stages) {
+    dp = std::max(dp, st.dp_sync_s);
+    opt = std::max(opt, st.optimizer_s);
+    off = std::max(off, st.offload_s);
+  }
+  const double step = out.pipeline_s + dp + out.embedding_sync_s + opt + off;
+  const bool pruned_anyway = step > prune.fits_above && step > prune.oom_above;
+  for (int j = 0; j < p.pp; ++j) {
+    NativeStage& st = out.stages[static_cast<std::size_t>(j)];
+    stage_memory(st, ctx, p, shape, k, entries[static_cast<std::size_t>(j)], j);
+    if (pruned_anyway && !st.fits()) break;
+  }
+}
+
+/// estimate_with's split-schedule pipeline after with_totals (`out.pipeline_s` a lower bound,
+/// or 0 without limits): the chunk times, pipe_fill_bound under limits, then the simulation
+/// unless a bound leaves the step time past `prune`'s limit (out.pruned).
+[[gnu::noinline]] void split_pipeline(NativeEstimate& out, const NativeContext& ctx,
+                                      const DesignPoint& p, const PipeShape& shape,
+                                      const NativePruning& prune, bool limited,
+                                      StageLayerTimes& times) {
+  thread_local PipeTimes split_times; // buffers reused from one plan to the next
+  const double limit = out.oom ? prune.oom_above : prune.fits_above;
+  out.pruned = out.step_s > limit;
+  if (!out.pruned) {
+    pipe_times_into(ctx, p, out, shape, times, split_times);
+    if (limited) {
+      out.pipeline_s = pipe_fill_bound(*shape.outline, split_times);
+      out.step_s = out.pipeline_s + out.dp_sync_s + out.embedding_sync_s + out.optimizer_s +
+                   out.offload_s;
+      out.pruned = out.step_s > limit;
+    }
+  }
+  if (!out.pruned) {
+    out.pipeline_s = cached_pipe_makespan(p.schedule, p.pp, p.num_micro_batches, split_times);
+    out.step_s = out.pipeline_s + out.dp_sync_s + out.embedding_sync_s + out.optimizer_s +
+                 out.offload_s;
+  }
+}
+
 NativeEstimate estimate_with(const NativeContext& ctx, const DesignPoint& p,
                              const NativePlacement& where, std::vector<int> partition,
                              const NativePruning& prune, StageLayerTimes& times,
-                             SeenStages& seen, const double* sends = nullptr,
-                             const native_steps::PointConstants* constants = nullptr) {
+                             SeenStages& seen, const native_steps::PointConstants& k,
+                             const double* sends = nullptr) {
   using namespace native_steps;
   NativeEstimate out;
   out.partition = std::move(partition);
   const std::vector<int>& part = out.partition;
   const PipeShape shape = pipe_shape(ctx, p, part);
-  const PointConstants k = constants != nullptr ? *constants : point_constants(ctx, p);
   out.stages.reserve(static_cast<std::size_t>(p.pp));
-  thread_local std::vector<StageEntries> entries;
-  entries.resize(static_cast<std::size_t>(p.pp));
-  for (int j = 0; j < p.pp; ++j) {
-    entries[static_cast<std::size_t>(j)] =
-        estimate_stage(out.stages, ctx, p, where, part, shape, times, k, seen, j, sends);
-  }
-  // The pipeline (docs/native.md §2.2): 1F1B or interleaved; the zero-bubble and DualPipe
-  // orders simulated pass by pass on every rank's chunk times and the links; TeraPipe's
-  // token-level pipeline (§2.3).
-  thread_local PipeTimes split_times; // buffers reused from one plan to the next
   // Without limits (every plan simulated: --exhaustive, every row kept) no bound is needed.
   const bool limited = prune.fits_above != HUGE_VAL || prune.oom_above != HUGE_VAL;
-  out.embedding_sync_s = embedding_sync_s(ctx, p, k, where);
-  // Stages whose memory is still to compute: every stage's, but a pruned plan's only up to its
-  // first stage that does not fit (below).
-  bool memory_done = false;
-  if (shape.split) {
-    // Lower bounds of the makespan, cheapest first, then the simulation (below), each only
-    // while the step time they give stays within `prune`'s limit: the stages' passes end to
-    // end (split_stage_bound), then each rank's passes on its chunk times after the forwards
-    // that reach it (pipe_fill_bound).
-    out.pipeline_s = limited ? split_stage_bound(p, out, shape, times) : 0.0;
-    if (limited) {
-      // The step time on that bound, added as with_totals adds it (none of its terms depends
-      // on memory): past both limits the plan is pruned whether it fits or not, and only
-      // whether it fits is needed, so its stages' memory stops at the first that does not fit.
-      double dp = 0.0, opt = 0.0, off = 0.0;
-      for (const NativeStage& st : out.stages) {
-        dp = std::max(dp, st.dp_sync_s);
-        opt = std::max(opt, st.optimizer_s);
-        off = std::max(off, st.offload_s);
-      }
-      const double step = out.pipeline_s + dp + out.embedding_sync_s + opt + off;
-      if (step > prune.fits_above && step > prune.oom_above) {
-        for (int j = 0; j < p.pp; ++j) {
-          NativeStage& st = out.stages[static_cast<std::size_t>(j)];
-          stage_memory(st, ctx, p, shape, k, entries[static_cast<std::size_t>(j)], j);
-          // The stages after it keep only their model states, in bytes: the estimate is OOM
-          // (with_totals) and pruned, its memory figures unused.
-          if (!st.fits()) break;
-        }
-        memory_done = true;
-      }
-    }
-  }
-  if (!memory_done) {
-    for (int j = 0; j < p.pp; ++j) {
-      stage_memory(out.stages[static_cast<std::size_t>(j)], ctx, p, shape, k,
-                   entries[static_cast<std::size_t>(j)], j);
-    }
-  }
-  if (shape.split) {
-    // Bounded above, simulated below.
-  } else if (p.schedule == Schedule::terapipe) {
-    TeraPipeRun run = terapipe_run(ctx, p, out);
-    out.slices = std::move(run.slices);
-    out.pipeline_s = run.pipeline_s;
+  // The pipeline (docs/native.md §2.2): 1F1B or interleaved; the zero-bubble and DualPipe
+  // orders simulated pass by pass on every rank's chunk times and the links (lower bounds
+  // first, cheapest first, under pruning limits: bounded_split_stages, split_pipeline);
+  // TeraPipe's token-level pipeline (§2.3).
+  if (shape.split && limited) {
+    bounded_split_stages(out, ctx, p, where, shape, prune, times, seen, k, sends);
   } else {
-    out.pipeline_s = one_f_one_b_s(out.stages, p.virtual_stages, p.num_micro_batches);
+    for (int j = 0; j < p.pp; ++j) {
+      estimate_stage(out.stages, ctx, p, where, part, shape, times, k, seen, j, sends, true);
+    }
+    if (p.schedule == Schedule::terapipe) {
+      TeraPipeRun run = terapipe_run(ctx, p, out);
+      out.slices = std::move(run.slices);
+      out.pipeline_s = run.pipeline_s;
+    } else if (!shape.split) {
+      out.pipeline_s = one_f_one_b_s(out.stages, p.virtual_stages, p.num_micro_batches);
+    }
+    out.embedding_sync_s = embedding_sync_s(ctx, p, k, where);
   }
   out = with_totals(std::move(out), ctx, p);
-  if (shape.split) {
-    const double limit = out.oom ? prune.oom_above : prune.fits_above;
-    out.pruned = out.step_s > limit;
-    if (!out.pruned) {
-      pipe_times_into(ctx, p, out, shape, times, split_times);
-      if (limited) {
-        out.pipeline_s = pipe_fill_bound(*shape.outline, split_times);
-        out.step_s = out.pipeline_s + out.dp_sync_s + out.embedding_sync_s + out.optimizer_s +
-                     out.offload_s;
-        out.pruned = out.step_s > limit;
-      }
-    }
-    if (!out.pruned) {
-      out.pipeline_s = cached_pipe_makespan(p.schedule, p.pp, p.num_micro_batches, split_times);
-      out.step_s = out.pipeline_s + out.dp_sync_s + out.embedding_sync_s + out.optimizer_s +
-                   out.offload_s;
-    }
-  }
+  if (shape.split) split_pipeline(out, ctx, p, shape, prune, limited, times);
   return out;
 }
 
@@ -1887,7 +1899,8 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
     partition = partition_with(ctx, p, where, times);
   }
   SeenStages seen;
-  return estimate_with(ctx, p, where, std::move(partition), prune, times, seen);
+  return estimate_with(ctx, p, where, std::move(partition), prune, times, seen,
+                       native_steps::point_constants(ctx, p));
 }
 
 bool same_configuration(const DesignPoint& a, const DesignPoint& b) noexcept {
@@ -1935,9 +1948,12 @@ void native_estimates(const NativeContext& ctx, std::span<const DesignPoint* con
         ++n_kinds;
       }
     }
-    const bool same_k = is_split_schedule(p.schedule) == is_split_schedule(first.schedule);
-    out[i] = estimate_with(ctx, p, where, std::move(partition), prune, times, seen, sends.data(),
-                           same_k ? &k : nullptr);
+    if (is_split_schedule(p.schedule) == is_split_schedule(first.schedule)) {
+      out[i] = estimate_with(ctx, p, where, std::move(partition), prune, times, seen, k, sends.data());
+    } else {
+      out[i] = estimate_with(ctx, p, where, std::move(partition), prune, times, seen,
+                             native_steps::point_constants(ctx, p), sends.data());
+    }
   }
 }
 
