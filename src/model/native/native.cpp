@@ -1736,6 +1736,9 @@ struct SeenStages {
   std::array<StageKey, kMax> key;
   std::array<Slot, kMax> core;
   std::size_t n = 0;
+  /// The slot the last stage matched: the stages of a pipeline come in runs of alike ones, so
+  /// it is looked at first (keys are distinct: any match is the same slot).
+  std::size_t last = 0;
 };
 /// Appends stage j to `stages` and returns its entries; with `memory`, its memory too
 /// (stage_memory), else all but it. Inlined into estimate_with and bounded_split_stages (a
@@ -1752,9 +1755,13 @@ struct SeenStages {
   const StageKey key{where.stage_gpu[ju], where.net_gpu(j),
                      stage_entries(ctx.model, p, partition, j, shape.holds_embedding(j),
                                    shape.holds_head(j))};
-  std::size_t i = 0;
-  while (i < seen.n && !(seen.key[i] == key)) ++i;
+  std::size_t i = seen.last;
+  if (!(i < seen.n && seen.key[i] == key)) {
+    i = 0;
+    while (i < seen.n && !(seen.key[i] == key)) ++i;
+  }
   if (i < seen.n) {
+    seen.last = i;
     stages.push_back(seen.core[i].st);
   } else {
     NativeStage& st = stages.emplace_back();
