@@ -157,6 +157,48 @@ TEST_CASE("native_estimates equals native_estimate on every point and placement,
   CHECK(compared > 1000);
 }
 
+TEST_CASE("the stage-level bound of a split plan is never above its simulated makespan",
+          "[search][native_shared][prune]") {
+  // native_split_stage_bound (what the pruning search tries before the chunk times and
+  // pipe_fill_bound) against the simulation, on every split plan of dense and MoE models (F&B
+  // pairs hiding the all-to-all), heterogeneous stages, every method and recompute.
+  struct Case {
+    const char* model;
+    std::vector<NodeGroup> groups;
+    int batch;
+  };
+  const Case cases[] = {
+      {"llama3_8B", {{"H100-SXM", 2}}, 64},
+      {"llama2_13B", {{"A100-80GB", 1}, {"H100-SXM", 1}}, 128},
+      {"qwen3_30B_A3B", {{"H100-SXM", 2}}, 64},
+      {"mixtral_8x7B", {{"H100-SXM", 4}}, 256},
+  };
+  std::size_t compared = 0, tight = 0;
+  for (const Case& c : cases) {
+    INFO(c.model << ", batch " << c.batch);
+    const SearchPlan plan = native_all_schedules_plan(c.model, c.groups, c.batch);
+    const NativeContext& n = *plan.context.native;
+    const PlacementSet where = placements(plan.context.cluster);
+    for (const DesignPoint& p : plan.design_points()) {
+      if (!is_split_schedule(p.schedule) || p.pp < 2) continue;
+      Placement placement;
+      where.get(compared % where.size(), placement);
+      const NativePlacement at = native_placement(n, p, placement);
+      const NativeEstimate est = native_estimate(n, p, at);
+      const double bound = native_split_stage_bound(n, p, est);
+      INFO("tp " << p.tp << " pp " << p.pp << " dp " << p.dp << " mbs " << p.mbs << " schedule "
+                 << to_string(p.schedule) << " method " << to_string(p.method));
+      CHECK(bound <= est.pipeline_s);
+      CHECK(bound > 0.0);
+      tight += bound > 0.9 * est.pipeline_s ? 1U : 0U;
+      ++compared;
+    }
+  }
+  CHECK(compared > 1000);
+  // A bound, not a zero: most plans within 10 % of their makespan.
+  CHECK(tight > compared / 2);
+}
+
 TEST_CASE("the search's units of split schedules give every row its own estimate",
           "[search][native_shared]") {
   const SearchPlan plan =

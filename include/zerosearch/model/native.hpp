@@ -339,6 +339,13 @@ struct NativePruning {
 [[nodiscard]] PipeRun native_pipe_run(const NativeContext& ctx, const DesignPoint& p,
                                       const NativeEstimate& est);
 
+/// The lower bound of a split-schedule plan's makespan that the pruning search tries first,
+/// from `est`'s stages alone (each rank's passes end to end; with one chunk per rank also the
+/// forwards that reach it and the backwards after it): never above est.pipeline_s of the
+/// simulated plan. 0 for a plan that is not split (docs/native.md §2.3 "Search cost").
+[[nodiscard]] double native_split_stage_bound(const NativeContext& ctx, const DesignPoint& p,
+                                              const NativeEstimate& est);
+
 /// Estimates `p` on `where` with `partition` (pipeline entries per stage; empty: the
 /// native_partition). Call native_invalid_reason first.
 [[nodiscard]] NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,

@@ -178,6 +178,13 @@ cached_pipe_held_peaks(Schedule s, int pp, int micro_batches);
 /// order with no allocation after a thread's first call.
 [[nodiscard]] double pipe_makespan(const PipeGraph& graph, const PipeTimes& times);
 
+/// pipe_makespan(*cached_pipe_graph(s, pp, micro_batches), times), remembered per thread by
+/// (s, pp, micro_batches) and every figure of `times` bit for bit: plans whose chunk times and
+/// links are the same (ZeRO stages, data-parallel methods or sizes that change only memory
+/// and the step's other terms) are simulated once. Same preconditions as pipe_program.
+[[nodiscard]] double cached_pipe_makespan(Schedule s, int pp, int micro_batches,
+                                          const PipeTimes& times);
+
 /// What a search needs of a program before it simulates it, without compiling it: its layout
 /// and how many passes take each duration index (PipeGraph::uses, counted the same).
 struct PipeOutline {

@@ -963,6 +963,107 @@ void pipe_times_into(const NativeContext& ctx, const DesignPoint& p, const Nativ
   }
 }
 
+/// A lower bound of a split schedule's makespan from the stages alone, before the chunk times
+/// (pipe_times_into) and the outline's bound (pipe_fill_bound): O(ranks x chunks). Each
+/// micro-batch through a rank's chunk runs one forward and one whole backward there (an input
+/// pass and its weight pass, a full backward, or its halves of F&B pairs; counted from the
+/// outline, the fewest over the rank's chunks), and pipe_times_into shares the stage's
+/// forward_s and backward_s out over the chunks (an input pass and its weight pass at least
+/// the chunk's share of backward_s): the rank's passes take at least that many times
+/// forward_s + backward_s, less what its F&B pairs hide (overlapped_s: at most each pair's
+/// forward_comm_s and backward_comm_s, bounded here as pipe_times_into bounds them). No rank
+/// finishes before its own passes, so the makespan is at least the busiest rank's; the same
+/// relative 1e-9 margin as pipe_busy_bound's covers the rounding of the shares and sums.
+///
+/// With one chunk per rank (zb-h1, zb-h2: position j on rank j, no F&B pairs), pipe_fill_bound's
+/// fill and drain on the stages too: rank r starts no earlier than the forwards of ranks
+/// 0 .. r - 1 and their sends, and its passes up to its last backward are followed by the
+/// backwards of that micro-batch on ranks r - 1 .. 0 and the sends between; each pass at
+/// least what pipe_times_into makes of the stage (a forward forward_s, an input pass
+/// backward_s - weight_s, a weight pass weight_s, a full backward backward_s).
+double linear_stage_bound(const NativeEstimate& est, const PipeOutline& o) {
+  const auto R = static_cast<std::size_t>(o.layout.ranks);
+  const std::vector<std::uint32_t>& u = o.uses;
+  const bool drain = o.tail.size() == u.size() && o.last_backward.size() == R;
+  double from = 0.0, down = 0.0, latest = 0.0;
+  for (std::size_t r = 0; r < R && r < est.stages.size(); ++r) {
+    const NativeStage& st = est.stages[r];
+    const double d[4] = {st.forward_s, std::max(0.0, st.backward_s - st.weight_s),
+                         st.backward_s, st.weight_s};
+    const std::uint32_t* ur = &u[r * 4];
+    double busy = 0.0;
+    for (std::size_t k = 0; k < 4; ++k) busy += static_cast<double>(ur[k]) * d[k];
+    latest = std::max(latest, from + busy);
+    if (drain && o.last_backward[r].first == 0 &&
+        static_cast<std::size_t>(o.last_backward[r].second) == r) {
+      const std::uint32_t* tr = &o.tail[r * 4];
+      double before_tail = 0.0;
+      for (std::size_t k = 0; k < 4; ++k) before_tail += static_cast<double>(ur[k] - tr[k]) * d[k];
+      latest = std::max(latest, from + before_tail + down);
+    }
+    // The chain to rank r + 1: this rank's forward and send; back from it: its backward (the
+    // shortest kind the order runs) and the send.
+    from += st.forward_s + st.send_s;
+    const double backward = ur[1] > 0 ? (ur[2] > 0 ? std::min(d[1], d[2]) : d[1]) : d[2];
+    down += st.send_s + backward;
+  }
+  return latest * (1.0 - 1e-9);
+}
+
+double split_stage_bound(const DesignPoint& p, const NativeEstimate& est, const PipeShape& shape,
+                         StageLayerTimes& times) {
+  const PipeOutline& o = *shape.outline;
+  const auto R = static_cast<std::size_t>(o.layout.ranks);
+  const auto C = static_cast<std::size_t>(o.layout.chunks_per_rank);
+  if (C == 1 && o.layout.directions == 1) return linear_stage_bound(est, o);
+  const std::vector<std::uint32_t>& u = o.uses;
+  const std::size_t pairs_at = R * C * 4;
+  const double backward_passes = p.recompute == Recompute::full ? 2.0 : 1.0;
+  double latest = 0.0;
+  for (std::size_t r = 0; r < R && r < est.stages.size(); ++r) {
+    std::uint32_t fewest = UINT32_MAX, most_paired = 0;
+    for (std::size_t c = 0; c < C; ++c) {
+      const std::size_t k = (r * C + c) * 4;
+      std::uint32_t forwards = u[k];
+      std::uint32_t backwards = std::min(u[k + 1], u[k + 3]) + u[k + 2];
+      std::uint32_t paired_f = 0, paired_b = 0;
+      for (std::size_t b = 0; b < C; ++b) {
+        paired_f += u[pairs_at + (r * C + c) * C + b]; // chunk c's forward with chunk b's backward
+        paired_b += u[pairs_at + (r * C + b) * C + c]; // chunk b's forward with chunk c's backward
+      }
+      forwards += paired_f;
+      backwards += paired_b;
+      fewest = std::min({fewest, forwards, backwards});
+      most_paired = std::max({most_paired, paired_f, paired_b});
+    }
+    if (fewest == 0 || fewest == UINT32_MAX) continue;
+    const NativeStage& st = est.stages[r];
+    double busy = static_cast<double>(fewest) * (st.forward_s + st.backward_s) * (1.0 - 1e-9);
+    if (busy <= latest) continue; // cannot raise the bound, less what pairs hide either
+    if (most_paired > 0) {
+      // What the pairs can hide, per micro-batch of every chunk: pipe_times_into's
+      // forward_comm_s and backward_comm_s before their min with the pass.
+      const PipeShape::Rank& rk = shape.ranks[r];
+      const AnalyticLayerTimes& t = times(st.gpu);
+      const double a2a_f = st.moe_comm_forward_s - st.moe_layers * t.tp_comm_forward_s / 2.0;
+      const double a2a_b = (st.moe_comm_s - st.moe_comm_forward_s) -
+                           st.moe_layers * backward_passes * t.tp_comm_forward_s / 2.0;
+      double n_sum = 0.0;
+      for (std::size_t c = 0; c < rk.chunks; ++c) n_sum += rk.layers[c];
+      double hidden = 0.0;
+      for (std::size_t c = 0; c < rk.chunks; ++c) {
+        const double n = rk.layers[c];
+        const double share = n_sum > 0.0 ? n / n_sum : 0.0;
+        hidden += n * t.tp_comm_forward_s + share * std::max(0.0, a2a_f) +
+                  n * t.tp_comm_backward_s + share * std::max(0.0, a2a_b);
+      }
+      busy -= static_cast<double>(most_paired) * hidden * (1.0 + 1e-9);
+    }
+    latest = std::max(latest, busy);
+  }
+  return latest;
+}
+
 PipeTimes pipe_times(const NativeContext& ctx, const DesignPoint& p, const NativeEstimate& est,
                      const PipeShape& shape, StageLayerTimes& times) {
   PipeTimes pt;
@@ -1683,8 +1784,9 @@ void stage_core_on(NativeStage& st, const NativeContext& ctx, const DesignPoint&
 
 /// stage_core_on for stage GPU type `gpu_index` whose collectives cross the network of node
 /// type `net_index`: a stage spanning node types runs on its slowest GPU and crosses its nodes
-/// at the slowest of their networks.
-void stage_core(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
+/// at the slowest of their networks. Inlined into estimate_stage's two copies, as it was into
+/// its one.
+[[gnu::always_inline]] inline void stage_core(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
                 const native_steps::StageEntries& e, int gpu_index, int net_index,
                 StageLayerTimes& times, const native_steps::PointConstants& k) {
   const NativeGpu& gpu = ctx.gpus[static_cast<std::size_t>(gpu_index)];
@@ -1698,15 +1800,13 @@ void stage_core(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
   stage_core_on(st, ctx, p, e, gpu_index, spanning, times, k);
 }
 
-/// The rest of stage j (after stage_core): its send to stage j + 1, the micro-batches in
-/// flight, the activations they hold, the memory in GiB.
-void stage_finish(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
-                  const NativePlacement& where, const PipeShape& shape,
-                  const native_steps::PointConstants& k, const native_steps::StageEntries& e,
-                  int j, const double* sends) {
+/// The memory of stage j (after stage_core and its send): the micro-batches in flight, the
+/// activations they hold, the memory in GiB.
+void stage_memory(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
+                  const PipeShape& shape, const native_steps::PointConstants& k,
+                  const native_steps::StageEntries& e, int j) {
   using namespace native_steps;
   const auto ju = static_cast<std::size_t>(j);
-  st.send_s = sends != nullptr ? sends[ju] : send_s(ctx, p, k, where, j);
   st.in_flight =
       in_flight(p, j, shape.split, shape.split ? split_in_flight(shape, ju, k.act) : 0.0);
   add_activations(st.memory, ctx, p, k, e, st.in_flight);
@@ -1744,13 +1844,18 @@ struct SeenStages {
   std::array<StageKey, kMax> key;
   std::array<Slot, kMax> core;
   std::size_t n = 0;
+  /// The slot the last stage matched: the stages of a pipeline come in runs of alike ones, so
+  /// it is looked at first (keys are distinct: any match is the same slot).
+  std::size_t last = 0;
 };
-/// Appends stage j to `stages`.
-void estimate_stage(std::vector<NativeStage>& stages, const NativeContext& ctx,
-                    const DesignPoint& p, const NativePlacement& where,
-                    const std::vector<int>& partition, const PipeShape& shape,
-                    StageLayerTimes& times, const native_steps::PointConstants& k,
-                    SeenStages& seen, int j, const double* sends) {
+/// Appends stage j to `stages` and returns its entries; with `memory`, its memory too
+/// (stage_memory), else all but it. Inlined into estimate_with and bounded_split_stages (a
+/// call per stage costs the default list about 3 %).
+[[gnu::always_inline]] inline native_steps::StageEntries estimate_stage(
+    std::vector<NativeStage>& stages, const NativeContext& ctx, const DesignPoint& p,
+    const NativePlacement& where, const std::vector<int>& partition, const PipeShape& shape,
+    StageLayerTimes& times, const native_steps::PointConstants& k, SeenStages& seen, int j,
+    const double* sends, bool memory) {
   using namespace native_steps;
   const auto ju = static_cast<std::size_t>(j);
   // The ranks holding the embedding and the LM head: the first and the last, but the first
@@ -1761,9 +1866,13 @@ void estimate_stage(std::vector<NativeStage>& stages, const NativeContext& ctx,
                          ? layout_stage_entries(ctx.model, *layout, p.pp, j)
                          : stage_entries(ctx.model, p, partition, j, shape.holds_embedding(j),
                                          shape.holds_head(j))};
-  std::size_t i = 0;
-  while (i < seen.n && !(seen.key[i] == key)) ++i;
+  std::size_t i = seen.last;
+  if (!(i < seen.n && seen.key[i] == key)) {
+    i = 0;
+    while (i < seen.n && !(seen.key[i] == key)) ++i;
+  }
   if (i < seen.n) {
+    seen.last = i;
     stages.push_back(seen.core[i].st);
   } else {
     NativeStage& st = stages.emplace_back();
@@ -1774,7 +1883,9 @@ void estimate_stage(std::vector<NativeStage>& stages, const NativeContext& ctx,
       ++seen.n;
     }
   }
-  stage_finish(stages.back(), ctx, p, where, shape, k, key.e, j, sends);
+  stages.back().send_s = sends != nullptr ? sends[ju] : send_s(ctx, p, k, where, j);
+  if (memory) stage_memory(stages.back(), ctx, p, shape, k, key.e, j);
+  return key.e;
 }
 
 } // namespace
@@ -1845,53 +1956,108 @@ InterleavedTimes layout_chunk_times(const NativeContext& ctx, const DesignPoint&
 /// cores `seen` and the sends `sends` (per stage, or nullptr: computed here) of points that
 /// differ from `p` at most in their schedule and virtual stages (stage_core and send_s depend
 /// on neither: native_estimates shares them between such points).
+/// estimate_with's stages of a split-schedule plan under pruning limits: the stages' times,
+/// the stage bound (split_stage_bound) as the pipeline time, and their memory, only up to the
+/// first stage that does not fit when that bound already puts the step time past both limits
+/// (the plan is pruned whether it fits or not, and only whether it fits is needed; the
+/// stages after it keep only their model states, in bytes: the estimate is OOM and pruned,
+/// its memory figures unused). Kept out of estimate_with, whose other plans do not run it.
+[[gnu::noinline]] void bounded_split_stages(NativeEstimate& out, const NativeContext& ctx,
+                                            const DesignPoint& p, const NativePlacement& where,
+                                            const PipeShape& shape, const NativePruning& prune,
+                                            StageLayerTimes& times, SeenStages& seen,
+                                            const native_steps::PointConstants& k,
+                                            const double* sends) {
+  using namespace native_steps;
+  out.embedding_sync_s = embedding_sync_s(ctx, p, k, where);
+  thread_local std::vector<StageEntries> entries;
+  entries.resize(static_cast<std::size_t>(p.pp));
+  for (int j = 0; j < p.pp; ++j) {
+    entries[static_cast<std::size_t>(j)] =
+        estimate_stage(out.stages, ctx, p, where, out.partition, shape, times, k, seen, j, sends,
+                       false);
+  }
+  out.pipeline_s = split_stage_bound(p, out, shape, times);
+  // The step time on that bound, added as with_totals adds it (none of its terms depends on
+  // memory).
+  double dp = 0.0, opt = 0.0, off = 0.0;
+  for (const NativeStage& st : out.stages) {
+    dp = std::max(dp, st.dp_sync_s);
+    opt = std::max(opt, st.optimizer_s);
+    off = std::max(off, st.offload_s);
+  }
+  const double step = out.pipeline_s + dp + out.embedding_sync_s + opt + off;
+  const bool pruned_anyway = step > prune.fits_above && step > prune.oom_above;
+  for (int j = 0; j < p.pp; ++j) {
+    NativeStage& st = out.stages[static_cast<std::size_t>(j)];
+    stage_memory(st, ctx, p, shape, k, entries[static_cast<std::size_t>(j)], j);
+    if (pruned_anyway && !st.fits()) break;
+  }
+}
+
+/// estimate_with's split-schedule pipeline after with_totals (`out.pipeline_s` a lower bound,
+/// or 0 without limits): the chunk times, pipe_fill_bound under limits, then the simulation
+/// unless a bound leaves the step time past `prune`'s limit (out.pruned).
+[[gnu::noinline]] void split_pipeline(NativeEstimate& out, const NativeContext& ctx,
+                                      const DesignPoint& p, const PipeShape& shape,
+                                      const NativePruning& prune, bool limited,
+                                      StageLayerTimes& times) {
+  thread_local PipeTimes split_times; // buffers reused from one plan to the next
+  const double limit = out.oom ? prune.oom_above : prune.fits_above;
+  out.pruned = out.step_s > limit;
+  if (!out.pruned) {
+    pipe_times_into(ctx, p, out, shape, times, split_times);
+    if (limited) {
+      out.pipeline_s = pipe_fill_bound(*shape.outline, split_times);
+      out.step_s = out.pipeline_s + out.dp_sync_s + out.embedding_sync_s + out.optimizer_s +
+                   out.offload_s;
+      out.pruned = out.step_s > limit;
+    }
+  }
+  if (!out.pruned) {
+    out.pipeline_s = cached_pipe_makespan(p.schedule, p.pp, p.num_micro_batches, split_times);
+    out.step_s = out.pipeline_s + out.dp_sync_s + out.embedding_sync_s + out.optimizer_s +
+                 out.offload_s;
+  }
+}
+
 NativeEstimate estimate_with(const NativeContext& ctx, const DesignPoint& p,
                              const NativePlacement& where, std::vector<int> partition,
                              const NativePruning& prune, StageLayerTimes& times,
-                             SeenStages& seen, const double* sends = nullptr) {
+                             SeenStages& seen, const native_steps::PointConstants& k,
+                             const double* sends = nullptr) {
   using namespace native_steps;
   NativeEstimate out;
   out.partition = std::move(partition);
   const std::vector<int>& part = out.partition;
   const PipeShape shape = pipe_shape(ctx, p, part);
-  const PointConstants k = point_constants(ctx, p);
   out.stages.reserve(static_cast<std::size_t>(p.pp));
-  for (int j = 0; j < p.pp; ++j) {
-    estimate_stage(out.stages, ctx, p, where, part, shape, times, k, seen, j, sends);
-  }
+  // Without limits (every plan simulated: --exhaustive, every row kept) no bound is needed.
+  const bool limited = prune.fits_above != HUGE_VAL || prune.oom_above != HUGE_VAL;
   // The pipeline (docs/native.md §2.2): 1F1B or interleaved; the zero-bubble and DualPipe
-  // orders simulated pass by pass on every rank's chunk times and the links; TeraPipe's
-  // token-level pipeline (§2.3).
-  thread_local PipeTimes split_times; // buffers reused from one plan to the next
-  if (shape.split) {
-    // Each rank's passes end to end, after the forwards that reach it, bound the makespan
-    // from below: the order is simulated (below) only when that bound leaves the step time
-    // within `prune`'s limit.
-    pipe_times_into(ctx, p, out, shape, times, split_times);
-    // Without limits (every plan simulated: --exhaustive, every row kept) no bound is needed.
-    const bool limited = prune.fits_above != HUGE_VAL || prune.oom_above != HUGE_VAL;
-    out.pipeline_s = limited ? pipe_fill_bound(*shape.outline, split_times) : 0.0;
-  } else if (p.schedule == Schedule::terapipe) {
-    TeraPipeRun run = terapipe_run(ctx, p, out);
-    out.slices = std::move(run.slices);
-    out.pipeline_s = run.pipeline_s;
-  } else if (ctx.settings.pipeline_layout != nullptr && p.virtual_stages > 1) {
-    out.pipeline_s = simulate_interleaved(layout_chunk_times(ctx, p, where, out, times, k),
-                                          p.num_micro_batches);
+  // orders simulated pass by pass on every rank's chunk times and the links (lower bounds
+  // first, cheapest first, under pruning limits: bounded_split_stages, split_pipeline);
+  // TeraPipe's token-level pipeline (§2.3).
+  if (shape.split && limited) {
+    bounded_split_stages(out, ctx, p, where, shape, prune, times, seen, k, sends);
   } else {
-    out.pipeline_s = one_f_one_b_s(out.stages, p.virtual_stages, p.num_micro_batches);
-  }
-  out.embedding_sync_s = embedding_sync_s(ctx, p, k, where);
-  out = with_totals(std::move(out), ctx, p);
-  if (shape.split) {
-    out.pruned = out.step_s > (out.oom ? prune.oom_above : prune.fits_above);
-    if (!out.pruned) {
-      out.pipeline_s = pipe_makespan(*cached_pipe_graph(p.schedule, p.pp, p.num_micro_batches),
-                                     split_times);
-      out.step_s = out.pipeline_s + out.dp_sync_s + out.embedding_sync_s + out.optimizer_s +
-                   out.offload_s;
+    for (int j = 0; j < p.pp; ++j) {
+      estimate_stage(out.stages, ctx, p, where, part, shape, times, k, seen, j, sends, true);
     }
+    if (p.schedule == Schedule::terapipe) {
+      TeraPipeRun run = terapipe_run(ctx, p, out);
+      out.slices = std::move(run.slices);
+      out.pipeline_s = run.pipeline_s;
+    } else if (ctx.settings.pipeline_layout != nullptr && p.virtual_stages > 1) {
+      out.pipeline_s = simulate_interleaved(layout_chunk_times(ctx, p, where, out, times, k),
+                                            p.num_micro_batches);
+    } else if (!shape.split) {
+      out.pipeline_s = one_f_one_b_s(out.stages, p.virtual_stages, p.num_micro_batches);
+    }
+    out.embedding_sync_s = embedding_sync_s(ctx, p, k, where);
   }
+  out = with_totals(std::move(out), ctx, p);
+  if (shape.split) split_pipeline(out, ctx, p, shape, prune, limited, times);
   return out;
 }
 
@@ -1914,7 +2080,8 @@ NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
     partition = partition_with(ctx, p, where, times);
   }
   SeenStages seen;
-  return estimate_with(ctx, p, where, std::move(partition), prune, times, seen);
+  return estimate_with(ctx, p, where, std::move(partition), prune, times, seen,
+                       native_steps::point_constants(ctx, p));
 }
 
 bool same_configuration(const DesignPoint& a, const DesignPoint& b) noexcept {
@@ -1935,13 +2102,13 @@ void native_estimates(const NativeContext& ctx, std::span<const DesignPoint* con
   StageLayerTimes times(ctx, *points.front());
   SeenStages seen;
   thread_local std::vector<double> sends;
-  {
-    const DesignPoint& first = *points.front();
-    const native_steps::PointConstants k = native_steps::point_constants(ctx, first);
-    sends.resize(static_cast<std::size_t>(first.pp));
-    for (int j = 0; j < first.pp; ++j) {
-      sends[static_cast<std::size_t>(j)] = native_steps::send_s(ctx, first, k, where, j);
-    }
+  // point_constants depends on the schedule only through whether it splits the backward
+  // (LayerActivations::weight_pass): shared by the points that agree on that.
+  const DesignPoint& first = *points.front();
+  const native_steps::PointConstants k = native_steps::point_constants(ctx, first);
+  sends.resize(static_cast<std::size_t>(first.pp));
+  for (int j = 0; j < first.pp; ++j) {
+    sends[static_cast<std::size_t>(j)] = native_steps::send_s(ctx, first, k, where, j);
   }
   std::array<int, 4> kinds{};
   std::array<std::vector<int>, 4> partitions;
@@ -1962,8 +2129,21 @@ void native_estimates(const NativeContext& ctx, std::span<const DesignPoint* con
         ++n_kinds;
       }
     }
-    out[i] = estimate_with(ctx, p, where, std::move(partition), prune, times, seen, sends.data());
+    if (is_split_schedule(p.schedule) == is_split_schedule(first.schedule)) {
+      out[i] = estimate_with(ctx, p, where, std::move(partition), prune, times, seen, k, sends.data());
+    } else {
+      out[i] = estimate_with(ctx, p, where, std::move(partition), prune, times, seen,
+                             native_steps::point_constants(ctx, p), sends.data());
+    }
   }
+}
+
+double native_split_stage_bound(const NativeContext& ctx, const DesignPoint& p,
+                                const NativeEstimate& est) {
+  const PipeShape shape = pipe_shape(ctx, p, est.partition);
+  if (!shape.split) return 0.0;
+  StageLayerTimes times(ctx, p);
+  return split_stage_bound(p, est, shape, times);
 }
 
 PipeRun native_pipe_run(const NativeContext& ctx, const DesignPoint& p, const NativeEstimate& est) {

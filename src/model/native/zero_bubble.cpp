@@ -9,6 +9,7 @@
 #include "zerosearch/model/zero_bubble.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <array>
 #include <cmath>
 #include <fmt/format.h>
@@ -1027,6 +1028,66 @@ std::shared_ptr<const PipeGraph> cached_pipe_graph(Schedule s, int pp, int m) {
     e->graph = std::move(g);
   }
   return e->graph;
+}
+
+namespace {
+
+/// Makespans already simulated on this thread, by (schedule, pp, micro-batches) and every
+/// figure of the times bit for bit (cached_pipe_makespan). Dropped whole past kBudget doubles
+/// of keys (about 8 MB).
+struct MakespanMemo {
+  static constexpr std::size_t kBudget = std::size_t{1} << 20;
+  /// Keys laid end to end, each [length, schedule, pp, m, figures...] as 64-bit words.
+  std::vector<std::uint64_t> keys;
+  /// Per entry: where its key starts in `keys`, its makespan.
+  std::unordered_multimap<std::uint64_t, std::pair<std::size_t, double>> index;
+  /// The key of the last lookup.
+  std::vector<std::uint64_t> key;
+};
+
+MakespanMemo& makespan_memo() {
+  thread_local MakespanMemo memo;
+  return memo;
+}
+
+} // namespace
+
+double cached_pipe_makespan(Schedule s, int pp, int m, const PipeTimes& times) {
+  MakespanMemo& memo = makespan_memo();
+  std::vector<std::uint64_t>& key = memo.key;
+  key.clear();
+  key.push_back(0); // the length, below
+  key.push_back(static_cast<std::uint64_t>(s));
+  key.push_back(static_cast<std::uint64_t>(static_cast<std::uint32_t>(pp)));
+  key.push_back(static_cast<std::uint64_t>(static_cast<std::uint32_t>(m)));
+  for (const std::vector<PipeChunkTimes>& rank : times.chunks) {
+    key.push_back(rank.size());
+    for (const PipeChunkTimes& c : rank) {
+      for (const double v : {c.forward_s, c.input_s, c.weight_s, c.forward_comm_s, c.backward_comm_s}) {
+        key.push_back(std::bit_cast<std::uint64_t>(v));
+      }
+    }
+  }
+  for (const double v : times.link_s) key.push_back(std::bit_cast<std::uint64_t>(v));
+  key[0] = key.size();
+  std::uint64_t h = 0;
+  for (const std::uint64_t v : key) h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  const auto [lo, hi] = memo.index.equal_range(h);
+  for (auto it = lo; it != hi; ++it) {
+    const std::size_t at = it->second.first;
+    if (memo.keys[at] == key.size() &&
+        std::equal(key.begin(), key.end(), memo.keys.begin() + static_cast<std::ptrdiff_t>(at))) {
+      return it->second.second;
+    }
+  }
+  const double makespan = pipe_makespan(*cached_pipe_graph(s, pp, m), times);
+  if (memo.keys.size() + key.size() > MakespanMemo::kBudget) {
+    memo.keys.clear();
+    memo.index.clear();
+  }
+  memo.index.emplace(h, std::pair{memo.keys.size(), makespan});
+  memo.keys.insert(memo.keys.end(), key.begin(), key.end());
+  return makespan;
 }
 
 std::shared_ptr<const PipeOutline> cached_pipe_outline(Schedule s, int pp, int m) {
