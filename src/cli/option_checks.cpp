@@ -15,6 +15,7 @@
 #include "zerosearch/core/error.hpp"
 #include "zerosearch/model/estimator.hpp"
 #include "zerosearch/model/pipeline_layout.hpp"
+#include "zerosearch/model/recompute_modules.hpp"
 
 namespace zerosearch::cli {
 
@@ -502,7 +503,8 @@ void check_native(const RawOptions& raw, Options& o) {
       {"--ep", &raw.ep}, {"--etp", &raw.etp}, {"--moe_imbalance", &raw.moe_imbalance},
       {"--moe_a2a_overlap", &raw.moe_a2a_overlap},
       {"--cp_comm", &raw.cp_comm}, {"--master_weights", &raw.master_weights},
-      {"--pipeline_layout", &raw.pipeline_layout}};
+      {"--pipeline_layout", &raw.pipeline_layout},
+      {"--recompute_modules", &raw.recompute_modules}};
   const char* given = nullptr;
   for (const auto& [flag, value] : only_native) {
     if (!value->empty() && given == nullptr) given = flag;
@@ -604,6 +606,17 @@ void check_native(const RawOptions& raw, Options& o) {
   }
   if (!raw.moe_a2a_overlap.empty()) {
     o.native.moe_a2a_overlap = parse_on_off("--moe_a2a_overlap", raw.moe_a2a_overlap);
+  }
+  if (!raw.recompute_modules.empty()) {
+    // Megatron's modules apply to its selective recompute only (docs/native.md §3.3).
+    if (o.recompute != std::vector<Recompute>{Recompute::selective}) {
+      throw InputError(fmt::format("--recompute_modules '{}' needs --recompute selective (got "
+                                   "--recompute '{}')",
+                                   raw.recompute_modules,
+                                   raw.recompute.empty() ? "none,selective,full (default)"
+                                                         : raw.recompute));
+    }
+    o.native.recompute_modules = parse_recompute_modules(raw.recompute_modules);
   }
   if (!raw.moe_imbalance.empty()) {
     o.native.moe_imbalance = parse_positive_real("--moe_imbalance", raw.moe_imbalance);

@@ -407,6 +407,10 @@ ParseResult parse_options(int argc, const char* const* argv) {
        "entries, E embedding, t transformer layer, m MTP layer, L loss, '|' between chunks, "
        "(...)*n and x*n repeats, e.g. 'Et*4|(t*4|)*14tmL'; pp x virtual_stages chunks, chunk k "
        "on rank k % pp (default: the even split)"},
+      {"--recompute_modules", &RawOptions::recompute_modules, "M[,M]",
+       "Megatron-Core's modules that --recompute selective reruns (--recompute-modules): "
+       "core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts (default: "
+       "core_attn); with --recompute selective only"},
   };
   add_text_options<RawOptions>(app, o, native, native_flags);
   app.add_option("--list", o.list,

@@ -94,6 +94,7 @@ struct RawOptions {
   std::string cp_comm;                        // --cp_comm ring|a2a, one or a list
   std::string master_weights;                 // --master_weights on|off (issue 23)
   std::string pipeline_layout;                // --pipeline_layout, Megatron's syntax (issue 27)
+  std::string recompute_modules;              // --recompute_modules, Megatron's names (issue 27)
   std::string seed = "0";
   std::string list;                           // `list models|gpus` or --list
   bool no_clobber = false;

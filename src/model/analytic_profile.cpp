@@ -386,6 +386,7 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   // Transformer layer, forward.
   double qkv = gemm_s(tokens, (x.a * x.d + 2 * x.g * x.d) / t, x.h);
   double proj = gemm_s(tokens, x.h, x.a * x.d / t);
+  double up_proj = 0.0; // MLA's up-projections (what mla_up_proj recomputes)
   if (x.mla) {
     // Multi-head latent attention (Megatron-LM's MLASelfAttention): the LoRA down-projections
     // (h -> q_lora, h -> kv_lora + rope) are replicated over tp, the up-projections (q_lora ->
@@ -395,10 +396,13 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
                         : gemm_s(tokens, x.a * qk / t, x.h)) +
           gemm_s(tokens, x.kv_lora + x.rope, x.h) +
           gemm_s(tokens, x.a * (x.nope + x.v) / t, x.kv_lora);
+    up_proj = (x.q_lora > 0 ? gemm_s(tokens, x.a * qk / t, x.q_lora) : 0.0) +
+              gemm_s(tokens, x.a * (x.nope + x.v) / t, x.kv_lora);
     proj = gemm_s(tokens, x.h, x.a * x.v / t);
   }
   double gemm = qkv + proj;
   double mlp = 0.0;
+  double shared_mlp = 0.0; // the shared experts' GEMMs (what shared_experts recomputes)
   const double mats = x.gated ? 3.0 : 2.0;
   if (x.experts > 0 && x.top_k > 0) {
     mlp += gemm_s(tokens, x.experts, x.h); // router
@@ -415,8 +419,9 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
     mlp += x.experts / ep * ((mats - 1) * gemm_s(per_expert_tokens, x.f_expert / etp, x.h) +
                              gemm_s(per_expert_tokens, x.h, x.f_expert / etp));
     if (x.f_shared > 0) {
-      mlp += (mats - 1) * gemm_s(tokens, x.f_shared / t, x.h) +
-             gemm_s(tokens, x.h, x.f_shared / t);
+      shared_mlp = (mats - 1) * gemm_s(tokens, x.f_shared / t, x.h) +
+                   gemm_s(tokens, x.h, x.f_shared / t);
+      mlp += shared_mlp;
     }
   } else {
     mlp += (mats - 1) * gemm_s(tokens, x.f / t, x.h) + gemm_s(tokens, x.h, x.f / t);
@@ -440,6 +445,14 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   // writing the hidden state, two residual adds reading two and writing one, the activation
   // reading its input(s) and writing its output.
   double bytes = elem * tokens * x.h * 10 + elem * tokens * f_act * mats / t;
+  // The parts selective recompute of named modules reruns (fused kernels' bytes): the two
+  // norms (read and write h each), the activation of the routed experts, of the shared ones,
+  // of the whole (dense) MLP.
+  const double norm_bytes = elem * tokens * x.h * 4;
+  const double expert_act_bytes =
+      x.experts > 0 ? elem * tokens * x.top_k * x.f_expert * mats / t : 0.0;
+  const double shared_act_bytes = x.experts > 0 ? elem * tokens * x.f_shared * mats / t : 0.0;
+  double mlp_bytes = elem * tokens * f_act * mats / t;
   if (!st.fused_kernels) {
     bytes += eager_extra_bytes(model, x, st, elem, tokens, f_act);
   }
@@ -455,6 +468,7 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
     const double sorted = st.ep > 1 && x.experts / ep > 1 ? 4.0 : 0.0;
     const double moe_tokens = st.sequence_parallel ? tokens / t : tokens;
     bytes += elem * moe_tokens * x.h * (2.0 + (2.0 + sorted) * x.top_k);
+    mlp_bytes += elem * moe_tokens * x.h * (2.0 + (2.0 + sorted) * x.top_k);
   }
   if (!st.flash_attention) {
     bytes += elem * b * x.a * x.s * x.s * 4 / t / cp; // scores, softmax read/write, read for PV
@@ -493,6 +507,11 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   out.attention_forward_s = attention;
   out.gemm_forward_s = gemm;
   out.elementwise_forward_s = element_wise;
+  out.norm_forward_s = norm_bytes / bw;
+  out.mla_up_proj_forward_s = up_proj;
+  out.moe_act_forward_s = expert_act_bytes / bw;
+  out.shared_experts_forward_s = shared_mlp + shared_act_bytes / bw;
+  out.mlp_forward_s = mlp + mlp_bytes / bw;
   out.tp_comm_forward_s = tp_comm;
   out.tp_comm_backward_s = tp_comm_bwd;
   out.layer.backward_s = 2 * gemm +

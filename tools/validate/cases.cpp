@@ -244,6 +244,11 @@ Case make_case(const Row& r, const HardwareCatalog& catalog) {
     throw BadInput(fmt::format("row {}: recompute '{}' must be none, selective, full or empty",
                                c.id, c.recompute));
   }
+  c.recompute_modules = r.at("recompute_modules");
+  if (!c.recompute_modules.empty() && c.recompute != "selective") {
+    throw BadInput(fmt::format("row {}: recompute_modules '{}' needs recompute selective (got '{}')",
+                               c.id, c.recompute_modules, c.recompute));
+  }
   const std::string& precision = r.at("precision");
   c.dtype = has(precision, "fp8") ? "fp8" : has(precision, "fp16") ? "fp16" : "bf16";
   c.measured_gib = to_real(r.at("memory_gib_per_gpu"), c, "memory_gib_per_gpu");
@@ -451,6 +456,9 @@ std::vector<std::string> contract(const Case& c, const fs::path& exe, const fs::
   // The partition the row states; else the runs split the layers evenly (Megatron-LM's and
   // torchtitan's default): the uniform partition is given when the layers divide, else the
   // native model's own.
+  if (!c.recompute_modules.empty()) {
+    a.insert(a.end(), {"--recompute_modules", c.recompute_modules});
+  }
   if (!c.pipeline_layout.empty()) {
     // Megatron-Core's layout of the row's recipe: every chunk's layers as the run placed them.
     a.insert(a.end(), {"--pipeline_layout", c.pipeline_layout});

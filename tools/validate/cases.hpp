@@ -47,6 +47,10 @@ struct Case {
   /// Megatron-Core's pipeline layout of the run (the pipeline_layout column, passed as
   /// --pipeline_layout; empty: none), from the row's release's recipe or performance config.
   std::string pipeline_layout;
+  /// Megatron-Core's selective recompute modules of the run (the recompute_modules column, a
+  /// comma list passed as --recompute_modules with recompute selective; empty: core_attn),
+  /// from the row's release's performance config.
+  std::string recompute_modules;
   /// The layers per pipeline stage as the source states them (the partition column: the
   /// embedding and the loss counted as a layer each, --partition's notation); empty: even.
   std::string partition;

@@ -227,6 +227,16 @@ struct AnalyticLayerTimes {
   /// The GEMMs' and the element-wise operations' shares of layer.forward_s.
   double gemm_forward_s = 0.0;
   double elementwise_forward_s = 0.0;
+  /// Parts of layer.forward_s that selective recompute of named modules reruns
+  /// (--recompute_modules, docs/native.md §3.3), fused kernels' memory traffic: the two norms;
+  /// MLA's q and kv up-projection GEMMs; the routed experts' activation; the shared experts
+  /// (GEMMs and activation); the whole MLP block (a dense MLP, or the MoE block's router,
+  /// experts, shared experts, activation and token permutation).
+  double norm_forward_s = 0.0;
+  double mla_up_proj_forward_s = 0.0;
+  double moe_act_forward_s = 0.0;
+  double shared_experts_forward_s = 0.0;
+  double mlp_forward_s = 0.0;
   /// The tensor-parallel collectives' exposed share of layer.forward_s.
   double tp_comm_forward_s = 0.0;
   /// The same of layer.backward_s.

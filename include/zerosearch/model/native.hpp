@@ -20,6 +20,7 @@
 #include "zerosearch/model/analytic_profile.hpp"
 #include "zerosearch/model/moe.hpp"
 #include "zerosearch/model/pipeline_layout.hpp"
+#include "zerosearch/model/recompute_modules.hpp"
 #include "zerosearch/model/terapipe.hpp"
 #include "zerosearch/model/zero_bubble.hpp"
 
@@ -88,6 +89,9 @@ struct NativeSettings {
   /// embedding, loss and MTP layers of each (rank, virtual stage). Null: the default split.
   /// Points whose pp x virtual stages is not its chunk count are invalid.
   std::shared_ptr<const PipelineLayout> pipeline_layout;
+  /// The modules --recompute selective reruns on a Megatron-family method (--recompute_modules;
+  /// docs/native.md §3.3); the default, core_attn alone, is the estimator's selective as before.
+  RecomputeModules recompute_modules{};
 };
 
 /// The same, with the settings' gradient-reduction dtype (--grad_reduce_fp32) where given: the

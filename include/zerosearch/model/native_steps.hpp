@@ -56,6 +56,8 @@ struct PointConstants {
   double tensors_per_layer = 0.0;
   /// The optimizer's states per parameter (--master_weights; model/optimizer_states.hpp).
   OptimizerStateBytes opt{};
+  /// Selective recompute's modules (NativeSettings::recompute_modules).
+  RecomputeModules recompute_modules{};
 };
 [[nodiscard]] PointConstants point_constants(const NativeContext& ctx, const DesignPoint& p);
 

@@ -350,14 +350,38 @@ double tensors_per_layer(const ModelSpec& m) noexcept {
   return mats + 2.0 + (biases ? mats + 2.0 : 0.0);
 }
 
+/// The forward time selective recompute of named modules reruns in one layer (Megatron-Core's
+/// recompute_modules; docs/native.md §3.3): each module's part of the layer's forward. "mlp"
+/// reruns a dense layer's MLP only, "moe" an MoE layer's whole block (which holds its shared
+/// experts and activation: they are not counted twice).
+double modules_recompute_s(const AnalyticLayerTimes& t, RecomputeModules mods,
+                           const ModelSpec& m) noexcept {
+  using M = RecomputeModule;
+  const bool moe_layer = m.is_moe();
+  double s = 0.0;
+  if (mods.has(M::core_attn)) s += t.attention_forward_s;
+  if (mods.has(M::layernorm)) s += t.norm_forward_s;
+  if (mods.has(M::mla_up_proj)) s += t.mla_up_proj_forward_s;
+  if (moe_layer && mods.has(M::moe)) {
+    s += t.mlp_forward_s;
+  } else if (moe_layer) {
+    if (mods.has(M::moe_act)) s += t.moe_act_forward_s;
+    if (mods.has(M::shared_experts)) s += t.shared_experts_forward_s;
+  } else if (mods.has(M::mlp)) {
+    s += t.mlp_forward_s;
+  }
+  return s;
+}
+
 double recompute_s(const AnalyticLayerTimes& t, Recompute r, const FrameworkParams& fw,
-                   const ModelSpec& m) {
+                   const ModelSpec& m, RecomputeModules mods) {
   switch (r) {
   case Recompute::none: return 0.0;
   case Recompute::selective:
-    return fw.selective_per_op
-               ? per_op_recomputed_share(m) * t.gemm_forward_s + t.elementwise_forward_s
-               : t.attention_forward_s;
+    if (fw.selective_per_op) {
+      return per_op_recomputed_share(m) * t.gemm_forward_s + t.elementwise_forward_s;
+    }
+    return mods.is_default() ? t.attention_forward_s : modules_recompute_s(t, mods, m);
   case Recompute::full: return t.layer.forward_s;
   }
   return 0.0;
@@ -663,6 +687,43 @@ LayerTokens layer_tokens(const ModelSpec& m, const DesignPoint& p,
 
 } // namespace
 
+namespace {
+
+/// Activation bytes of one layer that selective recompute of `mods` does not keep (Megatron-Core
+/// discards each module's outputs and reruns it in backward; docs/native.md §3.3), in the terms
+/// of layer_activation_bytes: the two norms' outputs (layernorm), MLA's q, k and v (mla_up_proj,
+/// an MLA model only), the routed experts' activation output (moe_act), the shared experts'
+/// internals (shared_experts), a dense layer's MLP internals (mlp) or an MoE layer's whole
+/// block past its input (moe: the internals and the experts' dispatched input). core_attn's
+/// s^2 tensors are the caller's.
+double modules_dropped_bytes(const ModelSpec& m, RecomputeModules mods, const LayerTokens& k,
+                             double moe_input) noexcept {
+  using M = RecomputeModule;
+  const auto [s, b, t, scale, sp] = k;
+  const auto [h, a, g, d, f] = layer_dims(m);
+  const double kf = m.gated_mlp ? 6.0 : 4.0;
+  double per_token = 0.0; // elements x 2 bytes per token
+  if (mods.has(M::layernorm)) per_token += 4.0 * h / sp;
+  if (mods.has(M::mla_up_proj) && m.is_mla()) per_token += (2.0 * a * d + 4.0 * g * d) / t;
+  double extra = 0.0;
+  if (m.is_moe()) {
+    const double f_expert = static_cast<double>(m.experts_per_token * m.moe_ffn_hidden_size);
+    const double f_shared = static_cast<double>(m.shared_expert_ffn_hidden_size);
+    if (mods.has(M::moe)) {
+      per_token += kf * f / t;
+      extra = moe_input;
+    } else {
+      if (mods.has(M::moe_act)) per_token += 2.0 * f_expert / t;
+      if (mods.has(M::shared_experts)) per_token += kf * f_shared / t;
+    }
+  } else if (mods.has(M::mlp)) {
+    per_token += kf * f / t;
+  }
+  return scale * s * b * per_token + extra;
+}
+
+} // namespace
+
 double layer_activation_bytes(const ModelSpec& m, const DesignPoint& p,
                               const NativeSettings& st) noexcept {
   const auto [s, b, t, scale, sp] = layer_tokens(m, p, st);
@@ -694,9 +755,13 @@ double layer_activation_bytes(const ModelSpec& m, const DesignPoint& p,
   const double kf = m.gated_mlp ? 6.0 : 4.0;
   const double split = (2 * a * d + 4 * g * d + 2 * a * d + kf * f) / t;
   double bytes = scale * s * b * (replicated + split) + moe_input;
+  const bool selective = p.recompute == Recompute::selective;
+  if (selective && !st.recompute_modules.is_default()) {
+    bytes -= modules_dropped_bytes(m, st.recompute_modules, {s, b, t, scale, sp}, moe_input);
+  }
   if (st.flash_attention) {
     bytes += 4.0 * s * b * a / t; // softmax statistics, fp32
-  } else if (p.recompute == Recompute::none) {
+  } else if (!(selective && st.recompute_modules.has(RecomputeModule::core_attn))) {
     bytes += (dropout ? 5.0 : 4.0) * a * s * s * b / t * scale;
   }
   return bytes;
@@ -783,7 +848,8 @@ std::vector<int> partition_with(const NativeContext& ctx, const DesignPoint& p,
     for (int j = 0; j < pp; ++j) {
       const AnalyticLayerTimes& t = times(where.stage_gpu[static_cast<std::size_t>(j)]);
       per_layer[static_cast<std::size_t>(j)] = t.layer.forward_s + t.layer.backward_s +
-                                               recompute_s(t, p.recompute, framework_params(p.method), ctx.model);
+                                               recompute_s(t, p.recompute, framework_params(p.method), ctx.model,
+                                                           ctx.settings.recompute_modules);
       if (j == 0) fixed[0] += t.embedding.forward_s + t.embedding.backward_s;
       if (j == pp - 1) fixed[static_cast<std::size_t>(j)] += t.post_process.forward_s + t.post_process.backward_s;
     }
@@ -920,7 +986,7 @@ void pipe_times_into(const NativeContext& ctx, const DesignPoint& p, const Nativ
       continue;
     }
     const AnalyticLayerTimes& t = times(st.gpu);
-    const double rc = recompute_s(t, p.recompute, fw, ctx.model);
+    const double rc = recompute_s(t, p.recompute, fw, ctx.model, ctx.settings.recompute_modules);
     std::array<double, 2> f{}, b{}, w{};
     double sf = 0.0, sb = 0.0, sw = 0.0;
     for (std::size_t c = 0; c < C; ++c) {
@@ -1195,6 +1261,7 @@ PointConstants point_constants(const NativeContext& ctx, const DesignPoint& p) {
   k.act = layer_activations(ctx, p);
   k.tensors_per_layer = tensors_per_layer(ctx.model);
   k.opt = optimizer_state_bytes(k.fw, k.elem_bytes, ctx.settings.master_weights);
+  k.recompute_modules = ctx.settings.recompute_modules;
   return k;
 }
 
@@ -1245,7 +1312,7 @@ void set_compute(NativeStage& c, const ModelSpec& m, const DesignPoint& p,
                  const PointConstants& k, const StageEntries& e, const AnalyticLayerTimes& t,
                  const AnalyticLayerTimes& dense) {
   const FrameworkParams& fw = k.fw;
-  const double rc = recompute_s(t, p.recompute, fw, m);
+  const double rc = recompute_s(t, p.recompute, fw, m, k.recompute_modules);
   c.forward_s = e.main * t.layer.forward_s + (e.embedding ? t.embedding.forward_s : 0.0) +
                 (e.head ? t.post_process.forward_s : 0.0);
   c.recompute_s = e.main * rc;
@@ -1260,7 +1327,7 @@ void set_compute(NativeStage& c, const ModelSpec& m, const DesignPoint& p,
     c.weight_s += e.mtp * t.post_process.weight_s;
   }
   if (e.dense > 0) {
-    const double rcd = recompute_s(dense, p.recompute, fw, dense_variant(m));
+    const double rcd = recompute_s(dense, p.recompute, fw, dense_variant(m), k.recompute_modules);
     c.forward_s += e.dense * dense.layer.forward_s;
     c.recompute_s += e.dense * rcd;
     c.backward_s += e.dense * (dense.layer.backward_s + rcd);
@@ -1288,12 +1355,17 @@ void add_moe_comm(NativeStage& st, const NativeContext& ctx, const DesignPoint& 
       p.etp > 1 ? dp_half_s(spaced_group(ctx, p.etp, 1, gpu, world_size(p)), bytes * p.etp) : 0.0;
   const double pass = 2.0 * (a2a + etp_comm); // dispatch + combine
   const double delta = pass - t.tp_comm_forward_s / 2.0;
-  const double passes = p.recompute == Recompute::full ? 3.0 : 2.0;
+  // Full recompute and selective recompute of the whole MoE block ("moe") dispatch and combine
+  // again.
+  const bool rerun = p.recompute == Recompute::full ||
+                     (p.recompute == Recompute::selective && !k.fw.selective_per_op &&
+                      k.recompute_modules.has(RecomputeModule::moe));
+  const double passes = rerun ? 3.0 : 2.0;
   st.moe_comm_s = moe_layers * passes * pass;
   st.moe_comm_forward_s = moe_layers * pass;
   st.forward_s += moe_layers * delta;
   st.backward_s += moe_layers * delta * (passes - 1.0);
-  if (p.recompute == Recompute::full) st.recompute_s += moe_layers * delta;
+  if (rerun) st.recompute_s += moe_layers * delta;
 }
 
 void add_cp_exchange(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
@@ -1305,7 +1377,8 @@ void add_cp_exchange(NativeStage& st, const NativeContext& ctx, const DesignPoin
   const FrameworkParams& fw = k.fw;
   const CpExchange x = cp_exchange(ctx, p, gpu, t);
   const bool rerun = p.recompute == Recompute::full ||
-                     (p.recompute == Recompute::selective && !fw.selective_per_op);
+                     (p.recompute == Recompute::selective && !fw.selective_per_op &&
+                      k.recompute_modules.has(RecomputeModule::core_attn));
   const double again = rerun ? x.cost.forward_s : 0.0;
   st.forward_s += layers * x.cost.forward_s;
   st.backward_s += layers * (x.cost.backward_s + again);
@@ -2187,7 +2260,7 @@ TokenPipeline native_token_pipeline(const NativeContext& ctx, const DesignPoint&
     // Backward over forward of the whole stage's compute, recomputation included.
     const double forward = n_layers * full.layer.forward_s + (first ? full.embedding.forward_s : 0.0) +
                            (last ? full.post_process.forward_s : 0.0);
-    const double backward = n_layers * (full.layer.backward_s + recompute_s(full, p.recompute, fw, m)) +
+    const double backward = n_layers * (full.layer.backward_s + recompute_s(full, p.recompute, fw, m, ctx.settings.recompute_modules)) +
                             (first ? full.embedding.backward_s : 0.0) +
                             (last ? full.post_process.backward_s : 0.0) +
                             st.grad_accumulation_s;

@@ -1,0 +1,42 @@
+#pragma once
+// Megatron-Core's selective recompute of named modules (--recompute_modules; Megatron-LM
+// --recompute-granularity selective --recompute-modules ...; docs/native.md §3.3).
+
+#include <cstdint>
+#include <string>
+
+namespace zerosearch {
+
+/// One of Megatron-Core's TransformerConfig.recompute_modules names, as a bit.
+enum class RecomputeModule : std::uint8_t {
+  core_attn = 1,       ///< the attention core (QK^T, softmax, PV)
+  moe_act = 2,         ///< the routed experts' activation function
+  layernorm = 4,       ///< the input and pre-MLP norms
+  mla_up_proj = 8,     ///< MLA's q and kv up-projections (and their RoPE)
+  mlp = 16,            ///< a dense layer's whole MLP (not an MoE layer's)
+  moe = 32,            ///< an MoE layer's whole MoE block (router, dispatch, experts, combine)
+  shared_experts = 64, ///< an MoE layer's shared experts
+};
+
+/// A set of modules; Megatron's default is core_attn alone.
+struct RecomputeModules {
+  std::uint8_t bits = static_cast<std::uint8_t>(RecomputeModule::core_attn);
+  [[nodiscard]] bool has(RecomputeModule m) const noexcept {
+    return (bits & static_cast<std::uint8_t>(m)) != 0;
+  }
+  [[nodiscard]] bool is_default() const noexcept {
+    return bits == static_cast<std::uint8_t>(RecomputeModule::core_attn);
+  }
+  friend bool operator==(RecomputeModules a, RecomputeModules b) noexcept {
+    return a.bits == b.bits;
+  }
+};
+
+/// Parses a comma list of Megatron's names (core_attn, moe_act, layernorm, mla_up_proj, mlp,
+/// moe, shared_experts). Throws InputError naming the bad entry and the names allowed.
+[[nodiscard]] RecomputeModules parse_recompute_modules(const std::string& text);
+
+/// The set as Megatron's names, in the order above, separated by `sep`.
+[[nodiscard]] std::string to_string(RecomputeModules m, const char* sep = ",");
+
+} // namespace zerosearch

@@ -1,0 +1,70 @@
+// Megatron-Core's selective recompute of named modules (docs/native.md §3.3).
+#include "zerosearch/model/recompute_modules.hpp"
+
+#include <array>
+#include <string_view>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "zerosearch/core/error.hpp"
+
+namespace zerosearch {
+
+namespace {
+
+constexpr std::array<std::pair<std::string_view, RecomputeModule>, 7> kNames{{
+    {"core_attn", RecomputeModule::core_attn},
+    {"moe_act", RecomputeModule::moe_act},
+    {"layernorm", RecomputeModule::layernorm},
+    {"mla_up_proj", RecomputeModule::mla_up_proj},
+    {"mlp", RecomputeModule::mlp},
+    {"moe", RecomputeModule::moe},
+    {"shared_experts", RecomputeModule::shared_experts},
+}};
+
+constexpr const char* kAllowed =
+    "core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts";
+
+} // namespace
+
+RecomputeModules parse_recompute_modules(const std::string& text) {
+  RecomputeModules out;
+  out.bits = 0;
+  std::size_t at = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', at);
+    const std::string_view item =
+        std::string_view(text).substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    bool found = false;
+    for (const auto& [name, bit] : kNames) {
+      if (item == name) {
+        if (out.has(bit)) {
+          throw InputError(
+              fmt::format("--recompute_modules '{}': '{}' is listed twice", text, item));
+        }
+        out.bits = static_cast<std::uint8_t>(out.bits | static_cast<std::uint8_t>(bit));
+        found = true;
+      }
+    }
+    if (!found) {
+      throw InputError(fmt::format("--recompute_modules '{}': unknown module '{}' (allowed: {})",
+                                   text, item, kAllowed));
+    }
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return out;
+}
+
+std::string to_string(RecomputeModules m, const char* sep) {
+  std::string out;
+  for (const auto& [name, bit] : kNames) {
+    if (!m.has(bit)) continue;
+    if (!out.empty()) out += sep;
+    out += name;
+  }
+  return out;
+}
+
+} // namespace zerosearch
