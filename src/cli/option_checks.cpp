@@ -608,13 +608,13 @@ void check_native(const RawOptions& raw, Options& o) {
     o.native.moe_a2a_overlap = parse_on_off("--moe_a2a_overlap", raw.moe_a2a_overlap);
   }
   if (!raw.recompute_modules.empty()) {
-    // Megatron's modules apply to its selective recompute only (docs/native.md §3.3).
+    // Megatron's modules apply to its selective recompute only (docs/native.md §2.7).
     if (o.recompute != std::vector<Recompute>{Recompute::selective}) {
-      throw InputError(fmt::format("--recompute_modules '{}' needs --recompute selective (got "
-                                   "--recompute '{}')",
+      throw InputError(fmt::format("--recompute_modules '{}' needs --recompute selective ({})",
                                    raw.recompute_modules,
-                                   raw.recompute.empty() ? "none,selective,full (default)"
-                                                         : raw.recompute));
+                                   raw.recompute.empty()
+                                       ? "--recompute not given: none, selective and full are searched"
+                                       : "got --recompute '" + raw.recompute + "'"));
     }
     o.native.recompute_modules = parse_recompute_modules(raw.recompute_modules);
   }

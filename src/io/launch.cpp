@@ -196,6 +196,11 @@ std::string recompute_lines(const Facts& f) {
     return "- Recompute (activation checkpointing): none, as estimated; written explicitly "
            "(torchtitan v0.2.2 would otherwise checkpoint every second layer).\n";
   case Recompute::selective:
+    if (const RecomputeModules* mods = launch::recompute_modules(f)) {
+      return fmt::format("- Recompute: selective of the modules {}, as estimated (Megatron: "
+                         "--recompute-granularity selective --recompute-modules {}).\n",
+                         to_string(*mods, ", "), to_string(*mods, " "));
+    }
     return "- Recompute: selective, as estimated (Megatron: --recompute-granularity selective; "
            "torchtitan: per-op selective checkpointing). DeepSpeed's pipeline engine does not "
            "honour selective recompute when pp > 1.\n";

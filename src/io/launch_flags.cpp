@@ -16,7 +16,7 @@ namespace {
 // DistributedDataParallelConfig.overlap_grad_reduce, default False); --tp-comm-overlap
 // (arguments.py _add_distributed_args: TP communication overlapped with GEMMs through
 // Transformer Engine's userbuffers; needs --sequence-parallel).
-constexpr std::array<const char*, 83> kMegatronLm{
+constexpr std::array<const char*, 84> kMegatronLm{
     "--tensor-model-parallel-size", "--pipeline-model-parallel-size",
     "--pipeline-model-parallel-layout", "--use-distributed-optimizer", "--use-torch-fsdp2",
     "--ckpt-format", "--micro-batch-size", "--global-batch-size", "--num-layers",
@@ -30,6 +30,8 @@ constexpr std::array<const char*, 83> kMegatronLm{
     "--log-interval", "--eval-iters", "--recompute-granularity", "--recompute-method",
     "--recompute-num-layers", "--num-virtual-stages-per-pipeline-rank", "--sequence-parallel",
     "--overlap-grad-reduce", "--tp-comm-overlap",
+    // --recompute_modules (TransformerConfig.recompute_modules, a list: nargs '+').
+    "--recompute-modules",
     // --grad_reduce_fp32 (arguments.py: --accumulate-allreduce-grads-in-fp32, and
     // --grad-reduce-in-bf16 for bf16 reductions).
     "--accumulate-allreduce-grads-in-fp32", "--grad-reduce-in-bf16",

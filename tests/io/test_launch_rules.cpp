@@ -843,3 +843,35 @@ TEST_CASE("pipeline layout: Megatron-LM gets the plan's --pipeline_layout as giv
                     Catch::Contains("no torchtitan files: the plan was estimated with "
                                     "--pipeline_layout"));
 }
+
+TEST_CASE("recompute modules: Megatron-LM gets the plan's --recompute-modules, the other "
+          "frameworks refuse them (issue 27)",
+          "[launch][rules]") {
+  auto t = plan_for("deepseek_v3", DpMethod::dp, 1, 2, "H100-SXM");
+  auto native = std::make_shared<NativeContext>();
+  t->ctx.native = native;
+  t->lp.point.recompute = Recompute::selective;
+  const auto args = [&] { return text_of(launch_files(t->lp), "megatron_lm_args.sh"); };
+  // Megatron's default (core_attn alone) needs no list.
+  CHECK(contains(args(), "--recompute-granularity selective\n"));
+  CHECK_FALSE(contains(args(), "--recompute-modules"));
+  native->settings.recompute_modules = parse_recompute_modules("mla_up_proj,layernorm");
+  // A list argument (nargs '+'): the names space-separated, in Megatron's order.
+  CHECK(contains(args(), "--recompute-granularity selective\n  --recompute-modules layernorm "
+                         "mla_up_proj\n"));
+  CHECK(documented_argument("Megatron-LM", "--recompute-modules"));
+  // Not recomputing selectively: the list is not written.
+  t->lp.point.recompute = Recompute::full;
+  CHECK_FALSE(contains(args(), "--recompute-modules"));
+  t->lp.point.recompute = Recompute::selective;
+  t->lp.point.method = DpMethod::zero1;
+  CHECK_THROWS_WITH(launch_files(t->lp),
+                    Catch::Contains("no DeepSpeed config: the plan was estimated with "
+                                    "--recompute_modules layernorm,mla_up_proj") &&
+                        Catch::Contains("no Megatron-DeepSpeed files: the plan was estimated "
+                                        "with --recompute_modules"));
+  t->lp.point.method = DpMethod::fsdp;
+  CHECK_THROWS_WITH(launch_files(t->lp),
+                    Catch::Contains("no torchtitan files: the plan was estimated with "
+                                    "--recompute_modules"));
+}

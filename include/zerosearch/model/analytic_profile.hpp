@@ -228,7 +228,7 @@ struct AnalyticLayerTimes {
   double gemm_forward_s = 0.0;
   double elementwise_forward_s = 0.0;
   /// Parts of layer.forward_s that selective recompute of named modules reruns
-  /// (--recompute_modules, docs/native.md §3.3), fused kernels' memory traffic: the two norms;
+  /// (--recompute_modules, docs/native.md §2.7), fused kernels' memory traffic: the two norms;
   /// MLA's q and kv up-projection GEMMs; the routed experts' activation; the shared experts
   /// (GEMMs and activation); the whole MLP block (a dense MLP, or the MoE block's router,
   /// experts, shared experts, activation and token permutation).

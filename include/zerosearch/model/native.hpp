@@ -90,7 +90,7 @@ struct NativeSettings {
   /// Points whose pp x virtual stages is not its chunk count are invalid.
   std::shared_ptr<const PipelineLayout> pipeline_layout;
   /// The modules --recompute selective reruns on a Megatron-family method (--recompute_modules;
-  /// docs/native.md §3.3); the default, core_attn alone, is the estimator's selective as before.
+  /// docs/native.md §2.7); the default, core_attn alone, is the estimator's selective as before.
   RecomputeModules recompute_modules{};
 };
 

@@ -1,11 +1,14 @@
 #pragma once
 // Megatron-Core's selective recompute of named modules (--recompute_modules; Megatron-LM
-// --recompute-granularity selective --recompute-modules ...; docs/native.md §3.3).
+// --recompute-granularity selective --recompute-modules ...; docs/native.md §2.7).
 
 #include <cstdint>
 #include <string>
 
 namespace zerosearch {
+
+struct AnalyticLayerTimes;
+struct ModelSpec;
 
 /// One of Megatron-Core's TransformerConfig.recompute_modules names, as a bit.
 enum class RecomputeModule : std::uint8_t {
@@ -35,6 +38,13 @@ struct RecomputeModules {
 /// Parses a comma list of Megatron's names (core_attn, moe_act, layernorm, mla_up_proj, mlp,
 /// moe, shared_experts). Throws InputError naming the bad entry and the names allowed.
 [[nodiscard]] RecomputeModules parse_recompute_modules(const std::string& text);
+
+/// The forward time selective recompute of `mods` reruns in one layer of `m` whose times are
+/// `t` (each module's part of t.layer.forward_s): "mlp" reruns a dense layer's MLP only, "moe"
+/// an MoE layer's whole block (its shared experts and activation included, not counted twice);
+/// mla_up_proj is nothing on a model without MLA.
+[[nodiscard]] double modules_recompute_s(const AnalyticLayerTimes& t, RecomputeModules mods,
+                                         const ModelSpec& m) noexcept;
 
 /// The set as Megatron's names, in the order above, separated by `sep`.
 [[nodiscard]] std::string to_string(RecomputeModules m, const char* sep = ",");

@@ -165,6 +165,26 @@ std::string pipeline_layout_refusal(const Facts& f, const char* what, const char
                      what, layout->text, framework);
 }
 
+const RecomputeModules* recompute_modules(const Facts& f) {
+  const NativeSettings* st = native_settings(f);
+  if (st == nullptr || recompute_of(f) != Recompute::selective || st->recompute_modules.is_default()) {
+    return nullptr;
+  }
+  return &st->recompute_modules;
+}
+
+std::string recompute_modules_refusal(const Facts& f, const char* what, const char* framework) {
+  const RecomputeModules* mods = recompute_modules(f);
+  if (mods == nullptr) {
+    return {};
+  }
+  return fmt::format("{}: the plan was estimated with --recompute_modules {} (Megatron-Core's "
+                     "selective recompute of named modules, Megatron-LM's --recompute-modules), "
+                     "which {} cannot express; estimate it without --recompute_modules or write "
+                     "Megatron-LM files",
+                     what, to_string(*mods), framework);
+}
+
 std::string interleaved_refusal(const Facts& f, const char* what) {
   if (f.p.pp <= 1 || f.p.virtual_stages <= 1) {
     return {};

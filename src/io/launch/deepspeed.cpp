@@ -22,6 +22,12 @@ std::string refusal(const Facts& f) {
       !why.empty()) {
     return why;
   }
+  if (std::string why = recompute_modules_refusal(f, "no DeepSpeed config",
+                                                  "DeepSpeed (activation checkpointing of whole "
+                                                  "layers only)");
+      !why.empty()) {
+    return why;
+  }
   if (std::string why = interleaved_refusal(f, "no DeepSpeed config"); !why.empty()) {
     return why;
   }

@@ -29,6 +29,12 @@ std::string refusal(const Facts& f) {
       !why.empty()) {
     return why;
   }
+  if (std::string why = recompute_modules_refusal(f, "no Megatron-DeepSpeed files",
+                                                  "Megatron-DeepSpeed (its selective recompute "
+                                                  "is core attention's only)");
+      !why.empty()) {
+    return why;
+  }
   if (std::string why = interleaved_refusal(f, "no Megatron-DeepSpeed files"); !why.empty()) {
     return why;
   }

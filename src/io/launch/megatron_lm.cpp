@@ -224,6 +224,10 @@ Args args(const Facts& f) {
   a.add("--data-path", "\"${DATA_PREFIX:?set DATA_PREFIX}\"");
   a.add("--split", "949,50,1");
   recompute_args(a, f, false);
+  if (const RecomputeModules* mods = recompute_modules(f)) {
+    // Megatron-Core's TransformerConfig.recompute_modules (a list argument: space-separated).
+    a.add("--recompute-modules", to_string(*mods, " "));
+  }
   if (f.p.virtual_stages > 1 && pipeline_layout(f) == nullptr) {
     // The estimate's chunks when pp x v divides the layers plus the embedding (and the loss):
     // megatron-core's get_num_layers_to_build counts each as a layer. Otherwise (DeepSeek-V3's

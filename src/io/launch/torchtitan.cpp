@@ -211,6 +211,12 @@ std::string refusal(const Facts& f) {
       !why.empty()) {
     return why;
   }
+  if (std::string why = recompute_modules_refusal(
+          f, "no torchtitan files",
+          "torchtitan v0.2.2 (activation_checkpoint mode selective is per-op or per-layer)");
+      !why.empty()) {
+    return why;
+  }
   if (f.p.pp > 1 && schedule_name(f) == nullptr) {
     return fmt::format("no torchtitan files: torch.distributed.pipelining has no {} schedule "
                        "(get_schedule_class knows 1F1B, Interleaved1F1B, GPipe, LoopedBFS, "

@@ -110,6 +110,13 @@ struct Writer {
 /// --pipeline-model-parallel-layout); empty when it had none.
 [[nodiscard]] std::string pipeline_layout_refusal(const Facts& f, const char* what,
                                                   const char* framework);
+/// The --recompute_modules the plan was estimated with when they are not Megatron's default
+/// (core_attn alone) and the plan recomputes selectively, or null.
+[[nodiscard]] const RecomputeModules* recompute_modules(const Facts& f);
+/// Why `framework` (`what`: "no DeepSpeed config", ...) cannot run a plan estimated with
+/// recompute_modules(f); empty when there are none.
+[[nodiscard]] std::string recompute_modules_refusal(const Facts& f, const char* what,
+                                                    const char* framework);
 /// Why DeepSpeed's pipeline engine cannot run an interleaved plan (`what`: "no DeepSpeed
 /// config", "no Megatron-DeepSpeed files"); empty when the plan is not interleaved.
 [[nodiscard]] std::string interleaved_refusal(const Facts& f, const char* what);

@@ -350,29 +350,6 @@ double tensors_per_layer(const ModelSpec& m) noexcept {
   return mats + 2.0 + (biases ? mats + 2.0 : 0.0);
 }
 
-/// The forward time selective recompute of named modules reruns in one layer (Megatron-Core's
-/// recompute_modules; docs/native.md §3.3): each module's part of the layer's forward. "mlp"
-/// reruns a dense layer's MLP only, "moe" an MoE layer's whole block (which holds its shared
-/// experts and activation: they are not counted twice).
-double modules_recompute_s(const AnalyticLayerTimes& t, RecomputeModules mods,
-                           const ModelSpec& m) noexcept {
-  using M = RecomputeModule;
-  const bool moe_layer = m.is_moe();
-  double s = 0.0;
-  if (mods.has(M::core_attn)) s += t.attention_forward_s;
-  if (mods.has(M::layernorm)) s += t.norm_forward_s;
-  if (mods.has(M::mla_up_proj)) s += t.mla_up_proj_forward_s;
-  if (moe_layer && mods.has(M::moe)) {
-    s += t.mlp_forward_s;
-  } else if (moe_layer) {
-    if (mods.has(M::moe_act)) s += t.moe_act_forward_s;
-    if (mods.has(M::shared_experts)) s += t.shared_experts_forward_s;
-  } else if (mods.has(M::mlp)) {
-    s += t.mlp_forward_s;
-  }
-  return s;
-}
-
 double recompute_s(const AnalyticLayerTimes& t, Recompute r, const FrameworkParams& fw,
                    const ModelSpec& m, RecomputeModules mods) {
   switch (r) {
@@ -690,7 +667,7 @@ LayerTokens layer_tokens(const ModelSpec& m, const DesignPoint& p,
 namespace {
 
 /// Activation bytes of one layer that selective recompute of `mods` does not keep (Megatron-Core
-/// discards each module's outputs and reruns it in backward; docs/native.md §3.3), in the terms
+/// discards each module's outputs and reruns it in backward; docs/native.md §2.7), in the terms
 /// of layer_activation_bytes: the two norms' outputs (layernorm), MLA's q, k and v (mla_up_proj,
 /// an MLA model only), the routed experts' activation output (moe_act), the shared experts'
 /// internals (shared_experts), a dense layer's MLP internals (mlp) or an MoE layer's whole

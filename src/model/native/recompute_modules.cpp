@@ -1,4 +1,4 @@
-// Megatron-Core's selective recompute of named modules (docs/native.md §3.3).
+// Megatron-Core's selective recompute of named modules (docs/native.md §2.7).
 #include "zerosearch/model/recompute_modules.hpp"
 
 #include <array>
@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include "zerosearch/core/error.hpp"
+#include "zerosearch/core/model.hpp"
+#include "zerosearch/model/analytic_profile.hpp"
 
 namespace zerosearch {
 
@@ -55,6 +57,25 @@ RecomputeModules parse_recompute_modules(const std::string& text) {
     at = comma + 1;
   }
   return out;
+}
+
+double modules_recompute_s(const AnalyticLayerTimes& t, RecomputeModules mods,
+                           const ModelSpec& m) noexcept {
+  using M = RecomputeModule;
+  const bool moe_layer = m.is_moe();
+  double s = 0.0;
+  if (mods.has(M::core_attn)) s += t.attention_forward_s;
+  if (mods.has(M::layernorm)) s += t.norm_forward_s;
+  if (mods.has(M::mla_up_proj)) s += t.mla_up_proj_forward_s;
+  if (moe_layer && mods.has(M::moe)) {
+    s += t.mlp_forward_s;
+  } else if (moe_layer) {
+    if (mods.has(M::moe_act)) s += t.moe_act_forward_s;
+    if (mods.has(M::shared_experts)) s += t.shared_experts_forward_s;
+  } else if (mods.has(M::mlp)) {
+    s += t.mlp_forward_s;
+  }
+  return s;
 }
 
 std::string to_string(RecomputeModules m, const char* sep) {
