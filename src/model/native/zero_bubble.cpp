@@ -306,11 +306,20 @@ PipeProgram pipe_program(Schedule s, int pp, int m) {
   PipeProgram prog;
   prog.orders.resize(static_cast<std::size_t>(pp));
   prog.layout = schedule_layout(s, pp, m);
+  // At most a forward, an input backward and a weight pass per chunk and micro-batch. Each
+  // rank's order is written into a per-thread buffer of that size (no capacity check per
+  // pass beyond the bound's) and copied into its vector once.
+  const std::size_t most = static_cast<std::size_t>(3 * m * prog.layout.chunks_per_rank);
+  thread_local std::vector<PipeOp> buffer;
+  if (buffer.size() < most) buffer.resize(most);
+  PipeOp* const out = buffer.data();
   for (int r = 0; r < pp; ++r) {
-    std::vector<PipeOp>& o = prog.orders[static_cast<std::size_t>(r)];
-    // At most a forward, an input backward and a weight pass per chunk and micro-batch.
-    o.reserve(static_cast<std::size_t>(3 * m * prog.layout.chunks_per_rank));
-    rank_order(s, pp, r, m, [&o](const PipeOp& x) { o.push_back(x); });
+    std::size_t n = 0;
+    rank_order(s, pp, r, m, [out, most, &n](const PipeOp& x) {
+      if (n == most) throw std::logic_error("pipeline schedule: more passes than 3 per chunk and micro-batch");
+      out[n++] = x;
+    });
+    prog.orders[static_cast<std::size_t>(r)].assign(out, out + n);
   }
   return prog;
 }
@@ -588,14 +597,20 @@ PipeGraph compile_pipe(const PipeProgram& prog) {
   std::vector<std::int32_t> ready;
   ready.reserve(static_cast<std::size_t>(R));
   for (int r = R - 1; r >= 0; --r) ready.push_back(r);
-  // The compiled arrays are written once each, into uninitialized buffers, and copied into
-  // the graph's vectors at the end (a resize would fill each with zeros first).
-  const auto rank_out = std::make_unique_for_overwrite<std::int32_t[]>(total);
-  const auto duration_out = std::make_unique_for_overwrite<std::int32_t[]>(total);
-  const auto dep_out = std::make_unique_for_overwrite<std::int32_t[]>(total);
-  const auto dep2_out = std::make_unique_for_overwrite<std::int32_t[]>(total);
-  const auto span_out = std::make_unique_for_overwrite<std::uint16_t[]>(total);
-  const auto span2_out = std::make_unique_for_overwrite<std::uint16_t[]>(total);
+  // The compiled arrays are sized without filling (UninitializedAllocator) and each element
+  // written once below.
+  g.rank.resize(total);
+  g.duration.resize(total);
+  g.dep.resize(total);
+  g.dep2.resize(total);
+  g.span.resize(total);
+  g.span2.resize(total);
+  std::int32_t* const rank_out = g.rank.data();
+  std::int32_t* const duration_out = g.duration.data();
+  std::int32_t* const dep_out = g.dep.data();
+  std::int32_t* const dep2_out = g.dep2.data();
+  std::uint16_t* const span_out = g.span.data();
+  std::uint16_t* const span2_out = g.span2.data();
   g.uses.assign(static_cast<std::size_t>(R * C * 4 + R * C * C), 0);
   std::uint32_t* const uses = g.uses.data();
   std::size_t n = 0;
@@ -718,12 +733,6 @@ PipeGraph compile_pipe(const PipeProgram& prog) {
                                          next[r]));
     }
   }
-  g.rank.assign(rank_out.get(), rank_out.get() + n);
-  g.duration.assign(duration_out.get(), duration_out.get() + n);
-  g.dep.assign(dep_out.get(), dep_out.get() + n);
-  g.dep2.assign(dep2_out.get(), dep2_out.get() + n);
-  g.span.assign(span_out.get(), span_out.get() + n);
-  g.span2.assign(span2_out.get(), span2_out.get() + n);
   g.pairs = pairs;
   g.layout = l;
   return g;
