@@ -10,6 +10,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "zerosearch/core/dp_method.hpp"
@@ -135,6 +136,20 @@ struct PipeRun {
 [[nodiscard]] PipeRun simulate_pipe(const PipeProgram& program, const PipeTimes& times,
                                     bool record_events = false);
 
+/// An allocator whose resize leaves scalars uninitialized (default-initialized): PipeGraph's
+/// arrays are sized once and each element written once by compile_pipe.
+template <class T> struct UninitializedAllocator : std::allocator<T> {
+  template <class U> struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <class U> UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  template <class U> void construct(U* p) { ::new (static_cast<void*>(p)) U; }
+  template <class U, class... Args> void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
 /// A program compiled for repeated simulation (the search's fast path): every pass of every
 /// rank in one topological order of the passes' dependencies, each with the pass whose end is
 /// its input and the ranks its input crosses. Built once per (schedule, pp, micro-batches);
@@ -147,8 +162,8 @@ struct PipeGraph {
   /// table (four single passes per rank and chunk, then the F&B pairs); its inputs, each the
   /// 1-based index of the pass whose end it waits for (0: none, an end of 0) and the index of
   /// the span of links that input crosses (0: none). An F&B pair has two inputs, others one.
-  std::vector<std::int32_t> rank, duration, dep, dep2;
-  std::vector<std::uint16_t> span, span2;
+  std::vector<std::int32_t, UninitializedAllocator<std::int32_t>> rank, duration, dep, dep2;
+  std::vector<std::uint16_t, UninitializedAllocator<std::uint16_t>> span, span2;
   /// Spans of links [lo, hi) by index; spans[0] is empty.
   std::vector<std::pair<int, int>> spans{{0, 0}};
   /// Per rank: the index of its first pass, -1 if it has none.

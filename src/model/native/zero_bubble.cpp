@@ -13,6 +13,7 @@
 #include <array>
 #include <cmath>
 #include <fmt/format.h>
+#include <memory>
 #include <stdexcept>
 #include <tuple>
 #include <unordered_map>
@@ -305,11 +306,20 @@ PipeProgram pipe_program(Schedule s, int pp, int m) {
   PipeProgram prog;
   prog.orders.resize(static_cast<std::size_t>(pp));
   prog.layout = schedule_layout(s, pp, m);
+  // At most a forward, an input backward and a weight pass per chunk and micro-batch. Each
+  // rank's order is written into a per-thread buffer of that size (no capacity check per
+  // pass beyond the bound's) and copied into its vector once.
+  const std::size_t most = static_cast<std::size_t>(3 * m * prog.layout.chunks_per_rank);
+  thread_local std::vector<PipeOp> buffer;
+  if (buffer.size() < most) buffer.resize(most);
+  PipeOp* const out = buffer.data();
   for (int r = 0; r < pp; ++r) {
-    std::vector<PipeOp>& o = prog.orders[static_cast<std::size_t>(r)];
-    // At most a forward, an input backward and a weight pass per chunk and micro-batch.
-    o.reserve(static_cast<std::size_t>(3 * m * prog.layout.chunks_per_rank));
-    rank_order(s, pp, r, m, [&o](const PipeOp& x) { o.push_back(x); });
+    std::size_t n = 0;
+    rank_order(s, pp, r, m, [out, most, &n](const PipeOp& x) {
+      if (n == most) throw std::logic_error("pipeline schedule: more passes than 3 per chunk and micro-batch");
+      out[n++] = x;
+    });
+    prog.orders[static_cast<std::size_t>(r)].assign(out, out + n);
   }
   return prog;
 }
@@ -587,33 +597,47 @@ PipeGraph compile_pipe(const PipeProgram& prog) {
   std::vector<std::int32_t> ready;
   ready.reserve(static_cast<std::size_t>(R));
   for (int r = R - 1; r >= 0; --r) ready.push_back(r);
+  // The compiled arrays are sized without filling (UninitializedAllocator) and each element
+  // written once below.
   g.rank.resize(total);
   g.duration.resize(total);
   g.dep.resize(total);
   g.dep2.resize(total);
   g.span.resize(total);
   g.span2.resize(total);
+  std::int32_t* const rank_out = g.rank.data();
+  std::int32_t* const duration_out = g.duration.data();
+  std::int32_t* const dep_out = g.dep.data();
+  std::int32_t* const dep2_out = g.dep2.data();
+  std::uint16_t* const span_out = g.span.data();
+  std::uint16_t* const span2_out = g.span2.data();
+  g.uses.assign(static_cast<std::size_t>(R * C * 4 + R * C * C), 0);
+  std::uint32_t* const uses = g.uses.data();
   std::size_t n = 0;
   const auto span_at = [&span_of](std::int32_t& span, int from, int r) {
     if (span < 0) span = span_of(from, r);
     return static_cast<std::uint16_t>(span);
   };
+  std::int32_t* const f_done = forward_done.data();
+  std::int32_t* const b_done = backward_done.data();
+  std::int32_t* const f_waiter = forward_waiter.data();
+  std::int32_t* const b_waiter = backward_waiter.data();
   // The pass that made the forward input of (rank r, its chunk wiring w, mb), 0 at position 0,
   // or -1 after registering r as its waiter.
   const auto forward_in = [&](Wiring& w, int r, int mb, std::uint16_t& span) -> std::int32_t {
     if (w.forward_from_start) return 0;
     const std::size_t k = w.forward_from + static_cast<std::size_t>(mb);
     span = span_at(w.forward_span, w.forward_rank, r);
-    if (forward_done[k] == 0) {
-      forward_waiter[k] = r;
+    if (f_done[k] == 0) {
+      f_waiter[k] = r;
       return -1;
     }
-    return forward_done[k];
+    return f_done[k];
   };
   const auto backward_in = [&](Wiring& w, int r, int mb, std::uint16_t& span) -> std::int32_t {
     const std::size_t k = w.backward_from + static_cast<std::size_t>(mb);
-    std::vector<std::int32_t>& done = w.backward_from_forward ? forward_done : backward_done;
-    std::vector<std::int32_t>& waiter = w.backward_from_forward ? forward_waiter : backward_waiter;
+    std::int32_t* const done = w.backward_from_forward ? f_done : b_done;
+    std::int32_t* const waiter = w.backward_from_forward ? f_waiter : b_waiter;
     span = w.backward_from_forward ? 0 : span_at(w.backward_span, w.backward_rank, r);
     if (done[k] == 0) {
       waiter[k] = r;
@@ -621,14 +645,26 @@ PipeGraph compile_pipe(const PipeProgram& prog) {
     }
     return done[k];
   };
-  const auto mark = [&](std::vector<std::int32_t>& done, std::vector<std::int32_t>& waiter,
-                        std::size_t k, std::int32_t i) {
+  const auto mark = [&ready](std::int32_t* done, std::int32_t* waiter, std::size_t k,
+                             std::int32_t i) {
     done[k] = i;
     if (waiter[k] >= 0) {
       ready.push_back(waiter[k]);
       waiter[k] = -1;
     }
   };
+  // duration_index's offset of each single pass kind within its (rank, chunk)'s four.
+  constexpr std::array<std::int32_t, 4> kind_offset{
+      0,  // forward
+      1,  // input_backward
+      3,  // weight_backward
+      2}; // full_backward
+  static_assert(static_cast<int>(PipeOpKind::forward) == 0 &&
+                static_cast<int>(PipeOpKind::input_backward) == 1 &&
+                static_cast<int>(PipeOpKind::weight_backward) == 2 &&
+                static_cast<int>(PipeOpKind::full_backward) == 3);
+  const std::int32_t pair_base = R * C * 4;
+  bool pairs = false;
 
   std::vector<std::size_t> next(static_cast<std::size_t>(R), 0);
   while (!ready.empty()) {
@@ -636,49 +672,60 @@ PipeGraph compile_pipe(const PipeProgram& prog) {
     ready.pop_back();
     const auto ru = static_cast<std::size_t>(r);
     const std::vector<PipeOp>& order = prog.orders[ru];
+    const std::size_t count = order.size();
     Wiring* wr = &wiring[ru * static_cast<std::size_t>(C)];
-    while (next[ru] < order.size()) {
-      const PipeOp& o = order[next[ru]];
+    const std::int32_t rc0 = r * C;
+    std::size_t at = next[ru];
+    const std::size_t n_before = n; // this run's passes are n_before .. n - 1
+    for (; at < count; ++at) {
+      const PipeOp& o = order[at];
       Wiring& w = wr[o.chunk];
       std::int32_t a = 0, b = 0;
       std::uint16_t sa = 0, sb = 0;
-      switch (o.kind) {
-      case PipeOpKind::forward: a = forward_in(w, r, o.micro_batch, sa); break;
-      case PipeOpKind::input_backward:
-      case PipeOpKind::full_backward: a = backward_in(w, r, o.micro_batch, sa); break;
-      case PipeOpKind::weight_backward: break;
-      case PipeOpKind::forward_backward:
-        a = forward_in(w, r, o.micro_batch, sa);
-        if (a >= 0) b = backward_in(wr[o.back_chunk], r, o.back_micro_batch, sb);
-        break;
-      }
-      if (a < 0 || b < 0) break; // waits; the pass it waits for puts it back on `ready`
-      const auto i = static_cast<std::int32_t>(n);
-      g.rank[n] = r;
-      g.duration[n] = duration_index(r, o.chunk, o.kind, o.back_chunk, R, C);
-      g.dep[n] = a;
-      g.span[n] = sa;
-      g.dep2[n] = b;
-      g.span2[n] = sb;
-      ++n;
-      if (g.first[ru] < 0) g.first[ru] = i;
-      ++next[ru];
+      std::int32_t d = 0;
+      const auto made = static_cast<std::int32_t>(n + 1);
       switch (o.kind) {
       case PipeOpKind::forward:
-        mark(forward_done, forward_waiter, w.own + static_cast<std::size_t>(o.micro_batch), i + 1);
+        a = forward_in(w, r, o.micro_batch, sa);
+        if (a < 0) goto waits; // the pass it waits for puts it back on `ready`
+        mark(f_done, f_waiter, w.own + static_cast<std::size_t>(o.micro_batch), made);
+        d = (rc0 + o.chunk) * 4;
         break;
       case PipeOpKind::input_backward:
       case PipeOpKind::full_backward:
-        mark(backward_done, backward_waiter, w.own + static_cast<std::size_t>(o.micro_batch), i + 1);
+        a = backward_in(w, r, o.micro_batch, sa);
+        if (a < 0) goto waits;
+        mark(b_done, b_waiter, w.own + static_cast<std::size_t>(o.micro_batch), made);
+        d = (rc0 + o.chunk) * 4 + kind_offset[static_cast<std::size_t>(o.kind)];
         break;
-      case PipeOpKind::weight_backward: break;
-      case PipeOpKind::forward_backward:
-        mark(forward_done, forward_waiter, w.own + static_cast<std::size_t>(o.micro_batch), i + 1);
-        mark(backward_done, backward_waiter,
-             wr[o.back_chunk].own + static_cast<std::size_t>(o.back_micro_batch), i + 1);
+      case PipeOpKind::weight_backward:
+        d = (rc0 + o.chunk) * 4 + 3;
+        break;
+      case PipeOpKind::forward_backward: {
+        a = forward_in(w, r, o.micro_batch, sa);
+        if (a < 0) goto waits;
+        Wiring& wb = wr[o.back_chunk];
+        b = backward_in(wb, r, o.back_micro_batch, sb);
+        if (b < 0) goto waits;
+        mark(f_done, f_waiter, w.own + static_cast<std::size_t>(o.micro_batch), made);
+        mark(b_done, b_waiter, wb.own + static_cast<std::size_t>(o.back_micro_batch), made);
+        d = pair_base + (rc0 + o.chunk) * C + o.back_chunk;
+        pairs = true; // its second input is a pass (dep2 >= 1)
         break;
       }
+      }
+      rank_out[n] = r;
+      duration_out[n] = d;
+      dep_out[n] = a;
+      span_out[n] = sa;
+      dep2_out[n] = b;
+      span2_out[n] = sb;
+      ++uses[static_cast<std::size_t>(d)];
+      ++n;
     }
+  waits:
+    if (n > n_before && g.first[ru] < 0) g.first[ru] = static_cast<std::int32_t>(n_before);
+    next[ru] = at;
   }
   for (std::size_t r = 0; r < next.size(); ++r) {
     if (next[r] != prog.orders[r].size()) {
@@ -686,10 +733,7 @@ PipeGraph compile_pipe(const PipeProgram& prog) {
                                          next[r]));
     }
   }
-  g.uses.assign(static_cast<std::size_t>(R * C * 4 + R * C * C), 0);
-  for (const std::int32_t d : g.duration) ++g.uses[static_cast<std::size_t>(d)];
-  g.pairs = std::any_of(g.dep2.begin(), g.dep2.end(), [](std::int32_t d) { return d != 0; }) ||
-            std::any_of(g.span2.begin(), g.span2.end(), [](std::uint16_t k) { return k != 0; });
+  g.pairs = pairs;
   g.layout = l;
   return g;
 }
