@@ -403,6 +403,7 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   double gemm = qkv + proj;
   double mlp = 0.0;
   double shared_mlp = 0.0; // the shared experts' GEMMs (what shared_experts recomputes)
+  double expert_fc1_in = 0.0; // elements of the routed experts' fc1 input on this GPU
   const double mats = x.gated ? 3.0 : 2.0;
   if (x.experts > 0 && x.top_k > 0) {
     mlp += gemm_s(tokens, x.experts, x.h); // router
@@ -418,6 +419,7 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
         std::max(1.0, st.moe_imbalance);
     mlp += x.experts / ep * ((mats - 1) * gemm_s(per_expert_tokens, x.f_expert / etp, x.h) +
                              gemm_s(per_expert_tokens, x.h, x.f_expert / etp));
+    expert_fc1_in = x.experts / ep * per_expert_tokens * x.h;
     if (x.f_shared > 0) {
       shared_mlp = (mats - 1) * gemm_s(tokens, x.f_shared / t, x.h) +
                    gemm_s(tokens, x.h, x.f_shared / t);
@@ -483,6 +485,14 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
     // group; torchao's Float8ColwiseParallel gathers fp8). docs/native.md §2.
     const double sp = st.sequence_parallel ? t : 1.0;
     bytes += 6.0 * tokens * (2 * x.h / sp + x.a * x.d / t + f_act / t);
+    if (x.experts > 0 && x.top_k > 0) {
+      // An MoE layer's fc1 is the routed experts' grouped GEMM (with the shared experts' fc1
+      // beside it where the model has them): Transformer Engine's GroupedLinear casts its input,
+      // the top-k dispatched copies of each token (E/ep experts x their tokens x h on this
+      // GPU), not the h of a dense fc1, which the line above charges once per token: that h
+      // stays only for the shared experts. docs/moe.md §3, "fp8 casts of the experts' input".
+      bytes += 6.0 * (expert_fc1_in - (x.f_shared > 0 ? 0.0 : tokens * x.h / sp));
+    }
   }
   const double element_wise = bytes / bw;
   double tp_comm = 0.0;

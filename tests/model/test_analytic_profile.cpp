@@ -385,6 +385,52 @@ TEST_CASE("MoE layers: the dispatcher's token permutation, counted by hand", "[a
   CHECK(e1 > 2.0 * 4096 * 4096 * (10 + 2 + 2 * 2) / bw);
 }
 
+TEST_CASE("MoE layers: fp8 casts the experts' input, the top-k dispatched copies of each token",
+          "[analytic][moe]") {
+  // qwen3_30B_A3B: h 2048, 32 query heads of 128 (the output projection's input, 4096 wide),
+  // 128 experts of 768, top-8, no shared expert. One GPU's 4096 tokens, tp 1, ep 8: its 16
+  // experts get 4096 x 8 x 8 / 128 = 2048 tokens each, so their grouped fc1 casts 16 x 2048 =
+  // 32768 rows of h (Transformer Engine's GroupedLinear quantizes the whole permuted input,
+  // fused_multi_quantize over its m_splits), where a dense fc1 casts one row of h per token.
+  // The casts: qkv's input (h), the output projection's (4096), fc2's (8 x 768 per token:
+  // the experts' activations) and the experts' fc1 input, 6 bytes an element each.
+  const ModelSpec& m = models().find("qwen3_30B_A3B");
+  const GpuSpec& h = catalog().gpu("H100-SXM");
+  const AnalyticCalibration c = prior_calibration(h);
+  const double bw = h.memory_GBps * 1e9 * c.memory_efficiency;
+  AnalyticSettings s16;
+  s16.dtype = Dtype::bf16;
+  s16.sequence_length = 4096;
+  s16.sequence_parallel = false;
+  s16.ep = 8;
+  s16.etp = 1;
+  AnalyticSettings s8 = s16;
+  s8.dtype = Dtype::fp8;
+  const double tokens = 4096.0;
+  const double elems = tokens * (2048.0 + 4096.0 + 8 * 768.0) + 16 * 2048.0 * 2048.0;
+  const double e16 = analytic_layer_times(m, h, c, s16).elementwise_forward_s;
+  const double e8 = analytic_layer_times(m, h, c, s8).elementwise_forward_s;
+  CHECK(e8 - e16 == Approx(6.0 * elems / bw).epsilon(1e-9));
+  // The busiest rank (imbalance 1.5) casts 1.5 times the copies; the rest is per token.
+  s16.moe_imbalance = 1.5;
+  s8.moe_imbalance = 1.5;
+  const double busy = tokens * (2048.0 + 4096.0 + 8 * 768.0) + 1.5 * 16 * 2048.0 * 2048.0;
+  CHECK(analytic_layer_times(m, h, c, s8).elementwise_forward_s -
+            analytic_layer_times(m, h, c, s16).elementwise_forward_s ==
+        Approx(6.0 * busy / bw).epsilon(1e-9));
+  // A shared expert (here 1536 wide) has its own fc1 on each token's h, and its activation
+  // (1536) is fc2's input beside the routed experts'.
+  ModelSpec shared = m;
+  shared.shared_expert_ffn_hidden_size = 1536;
+  s16.moe_imbalance = 1.0;
+  s8.moe_imbalance = 1.0;
+  const double with_shared =
+      tokens * (2048.0 + 4096.0 + 8 * 768.0 + 2048.0 + 1536.0) + 16 * 2048.0 * 2048.0;
+  CHECK(analytic_layer_times(shared, h, c, s8).elementwise_forward_s -
+            analytic_layer_times(shared, h, c, s16).elementwise_forward_s ==
+        Approx(6.0 * with_shared / bw).epsilon(1e-9));
+}
+
 // The native estimator's costs (docs/native.md §2.2), worked by hand.
 
 TEST_CASE("a layer's kernels follow the framework's fused or eager path", "[analytic][kernels]") {
