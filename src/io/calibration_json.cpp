@@ -33,7 +33,8 @@ std::map<int, CollectiveFit> parse_collectives(const Json& j, const std::string&
       throw InputError(fmt::format("{}: key '{}' must be a group size >= 2", where, n));
     }
     require_object(given, w);
-    const Json c = with_renamed_key(given, "bus_GBps", kOldBusKey, w);
+    Json renamed;
+    const Json& c = with_renamed_key(given, "bus_GBps", kOldBusKey, w, renamed);
     reject_unknown_keys(c, {"alpha_s", "bus_GBps"}, w);
     out[gpus] = CollectiveFit{get_positive_number(c, "alpha_s", w),
                               get_positive_number(c, "bus_GBps", w) * 1e9};

@@ -35,7 +35,8 @@ std::string optional_string(const Json& j, const std::string& key, const std::st
 
 GpuBenchmark parse_benchmark(const Json& given, const std::string& where) {
   using namespace json_util;
-  const Json b = with_renamed_key(given, "allreduce_bus_GBps", kOldAllreduceKey, where);
+  Json renamed;
+  const Json& b = with_renamed_key(given, "allreduce_bus_GBps", kOldAllreduceKey, where, renamed);
   require_object(b, where);
   reject_unknown_keys(b, {"gemm_e_max", "gemm_x0_flops", "memory_efficiency",
                           "allreduce_bus_GBps", "source", "gemm_points", "dtype", "device"},
@@ -135,8 +136,9 @@ void parse_specs(const Json& g, GpuSpec& spec, const std::string& where) {
   spec.peak_tflops.fp8 = optional_positive(peak, "fp8", pw);
   spec.memory_GBps = get_positive_number(g, "memory_GBps", where);
   const std::string iw = where + ": intra_node";
-  const Json intra =
-      with_renamed_key(field(g, "intra_node", where), "GBps_per_dir", kOldPerDirKey, iw);
+  Json renamed;
+  const Json& intra =
+      with_renamed_key(field(g, "intra_node", where), "GBps_per_dir", kOldPerDirKey, iw, renamed);
   require_object(intra, iw);
   reject_unknown_keys(intra, {"link", "p2p", "GBps_per_dir"}, iw);
   spec.intra_node.link = get_string(intra, "link", iw);
@@ -207,7 +209,8 @@ HardwareCatalog parse_hardware_catalog(const std::string& text, const std::strin
   for (const auto& [name, given] : gpus.items()) {
     const std::string where = fmt::format("{}: gpu '{}'", origin, name);
     require_object(given, where);
-    const Json g = with_renamed_key(given, "memory_GBps", kOldMemoryKey, where);
+    Json renamed;
+    const Json& g = with_renamed_key(given, "memory_GBps", kOldMemoryKey, where, renamed);
     reject_unknown_keys(g, {"memory_gib", "price_per_gpu_hour_usd", "comment", "class",
                             "peak_tflops", "memory_GBps", "intra_node", "gpus_per_node",
                             "inter_node_gbit_per_node", "flash_attention_efficiency",

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "zerosearch/core/error.hpp"
+#include "zerosearch/io/json_fast.hpp"
 
 namespace zerosearch::json_util {
 
@@ -29,6 +30,11 @@ std::string read_file(const std::filesystem::path& file, std::string_view what) 
 }
 
 Json parse(const std::string& text, const std::string& origin) {
+  // The fast reader gives nlohmann's value; what it leaves (every error among it) nlohmann
+  // parses again, for its value or its error message.
+  if (Json fast; json_fast::parse(text, fast)) {
+    return fast;
+  }
   try {
     return Json::parse(text);
   } catch (const Json::parse_error& e) {
@@ -136,8 +142,8 @@ double number_value(const Json& j, const std::string& where) {
   return x;
 }
 
-Json with_renamed_key(const Json& j, const std::string& key, const std::string& old_key,
-                      const std::string& where) {
+const Json& with_renamed_key(const Json& j, const std::string& key, const std::string& old_key,
+                             const std::string& where, Json& renamed) {
   if (!j.is_object() || !j.contains(old_key)) {
     return j;
   }
@@ -145,10 +151,10 @@ Json with_renamed_key(const Json& j, const std::string& key, const std::string& 
     throw InputError(fmt::format("{}: give '{}' or its old name '{}', not both", where, key,
                                  old_key));
   }
-  Json out = j;
-  out[key] = out.at(old_key);
-  out.erase(old_key);
-  return out;
+  renamed = j;
+  renamed[key] = renamed.at(old_key);
+  renamed.erase(old_key);
+  return renamed;
 }
 
 } // namespace zerosearch::json_util

@@ -2,10 +2,12 @@
 
 #include <cmath>
 #include <fstream>
+#include <sstream>
 
 #include <fmt/format.h>
 
 #include "zerosearch/core/error.hpp"
+#include "zerosearch/io/json_fast.hpp"
 
 namespace zerosearch {
 
@@ -136,10 +138,17 @@ nlohmann::ordered_json to_json(const UncertaintyTable& t) {
 
 UncertaintyTable load_uncertainty(const std::filesystem::path& file) {
   UncertaintyTable t;
-  std::ifstream in(file);
+  std::ifstream in(file, std::ios::binary);
   if (!in) return t;
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
   try {
-    const auto j = nlohmann::json::parse(in);
+    // The fast reader, else nlohmann for the value or its error (json_fast.hpp).
+    nlohmann::json j;
+    if (!json_fast::parse(text, j)) {
+      j = nlohmann::json::parse(text);
+    }
     t.coverage = j.at("coverage").get<double>();
     t.min_runs = j.at("min_runs").get<int>();
     for (const auto& e : j.at("regimes")) {

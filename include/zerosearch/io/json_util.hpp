@@ -38,9 +38,11 @@ void reject_unknown_keys(const Json& j, std::initializer_list<std::string_view> 
 [[nodiscard]] double number_value(const Json& j, const std::string& where);
 
 /// `j` with its key `old_key` renamed to `key`: a catalog key renamed (docs/hardware.md, "Old key
-/// names") is still read under its old name. Throws InputError when `j` has both. `j` unchanged
-/// when it is not an object or lacks `old_key`.
-[[nodiscard]] Json with_renamed_key(const Json& j, const std::string& key,
-                                    const std::string& old_key, const std::string& where);
+/// names") is still read under its old name. Throws InputError when `j` has both. `j` itself
+/// (not a copy) when it is not an object or lacks `old_key`; else the renamed copy, kept in
+/// `renamed`.
+[[nodiscard]] const Json& with_renamed_key(const Json& j, const std::string& key,
+                                           const std::string& old_key, const std::string& where,
+                                           Json& renamed);
 
 } // namespace zerosearch::json_util
