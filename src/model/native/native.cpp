@@ -10,6 +10,7 @@
 #include <optional>
 #include <queue>
 #include <type_traits>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -921,6 +922,44 @@ PipeShape pipe_shape(const NativeContext& ctx, const DesignPoint& p, const std::
   return sh;
 }
 
+/// pipe_shape(ctx, p, partition), remembered per thread by what it reads (the schedule, pp,
+/// micro-batches, the model's layers and the partition): plans that differ in the
+/// data-parallel method, ZeRO stage, recompute or dp share it. The reference stays valid until
+/// the thread's next call. Only for plans that split the backward (is_split_schedule, pp > 1).
+const PipeShape& cached_pipe_shape(const NativeContext& ctx, const DesignPoint& p,
+                                   const std::vector<int>& partition) {
+  struct Entry {
+    Schedule schedule;
+    int pp = 0;
+    int m = 0;
+    long long layers = 0;
+    std::vector<int> partition;
+    PipeShape shape;
+  };
+  struct Cache {
+    std::unordered_multimap<std::uint64_t, std::unique_ptr<Entry>> entries;
+  };
+  thread_local Cache cache;
+  std::uint64_t h = (static_cast<std::uint64_t>(p.schedule) << 56) ^
+                    (static_cast<std::uint64_t>(static_cast<std::uint32_t>(p.pp)) << 40) ^
+                    (static_cast<std::uint64_t>(static_cast<std::uint32_t>(p.num_micro_batches)) << 8) ^
+                    static_cast<std::uint64_t>(ctx.model.num_layers);
+  for (const int x : partition) h = h * 0x100000001b3ULL ^ static_cast<std::uint32_t>(x);
+  const auto [lo, hi] = cache.entries.equal_range(h);
+  for (auto it = lo; it != hi; ++it) {
+    const Entry& e = *it->second;
+    if (e.schedule == p.schedule && e.pp == p.pp && e.m == p.num_micro_batches &&
+        e.layers == ctx.model.num_layers && e.partition == partition) {
+      return e.shape;
+    }
+  }
+  if (cache.entries.size() >= 4096) cache.entries.clear(); // a few MB at most
+  auto e = std::make_unique<Entry>(
+      Entry{p.schedule, p.pp, p.num_micro_batches, ctx.model.num_layers, partition,
+            pipe_shape(ctx, p, partition)});
+  return cache.entries.emplace(h, std::move(e))->second->shape;
+}
+
 /// A split schedule's peak along rank r's order, in micro-batches of its activations, a
 /// deferred weight pass holding M_W / M_B of one (Qi et al.'s Table 1; docs/native.md §2.3).
 [[gnu::noinline]] double split_in_flight(const PipeShape& shape, std::size_t r,
@@ -1053,17 +1092,21 @@ double linear_stage_bound(const NativeEstimate& est, const PipeOutline& o) {
   return latest * (1.0 - 1e-9);
 }
 
-double split_stage_bound(const DesignPoint& p, const NativeEstimate& est, const PipeShape& shape,
-                         StageLayerTimes& times) {
-  const PipeOutline& o = *shape.outline;
+/// What split_stage_bound reads of an outline with several chunks per rank or directions, per
+/// rank: the fewest forwards or whole backwards of its chunks (0: the rank is skipped) and the
+/// most F&B pairs any of its chunks takes part in, counted as split_stage_bound counted them.
+struct RankPasses {
+  std::uint32_t fewest = 0;
+  std::uint32_t most_paired = 0;
+};
+
+std::vector<RankPasses> rank_passes(const PipeOutline& o) {
   const auto R = static_cast<std::size_t>(o.layout.ranks);
   const auto C = static_cast<std::size_t>(o.layout.chunks_per_rank);
-  if (C == 1 && o.layout.directions == 1) return linear_stage_bound(est, o);
   const std::vector<std::uint32_t>& u = o.uses;
   const std::size_t pairs_at = R * C * 4;
-  const double backward_passes = p.recompute == Recompute::full ? 2.0 : 1.0;
-  double latest = 0.0;
-  for (std::size_t r = 0; r < R && r < est.stages.size(); ++r) {
+  std::vector<RankPasses> out(R);
+  for (std::size_t r = 0; r < R; ++r) {
     std::uint32_t fewest = UINT32_MAX, most_paired = 0;
     for (std::size_t c = 0; c < C; ++c) {
       const std::size_t k = (r * C + c) * 4;
@@ -1079,7 +1122,42 @@ double split_stage_bound(const DesignPoint& p, const NativeEstimate& est, const 
       fewest = std::min({fewest, forwards, backwards});
       most_paired = std::max({most_paired, paired_f, paired_b});
     }
-    if (fewest == 0 || fewest == UINT32_MAX) continue;
+    out[r] = {fewest == UINT32_MAX ? 0 : fewest, most_paired};
+  }
+  return out;
+}
+
+/// rank_passes of `o`, remembered per thread for the last few outlines (held, so that an
+/// address is not reused while it is remembered).
+const std::vector<RankPasses>& cached_rank_passes(const std::shared_ptr<const PipeOutline>& o) {
+  struct Slot {
+    std::shared_ptr<const PipeOutline> outline;
+    std::vector<RankPasses> passes;
+  };
+  thread_local std::array<Slot, 8> slots;
+  thread_local std::size_t next = 0;
+  for (Slot& s : slots) {
+    if (s.outline == o) return s.passes;
+  }
+  Slot& s = slots[next];
+  next = (next + 1) % slots.size();
+  s.outline = o;
+  s.passes = rank_passes(*o);
+  return s.passes;
+}
+
+double split_stage_bound(const DesignPoint& p, const NativeEstimate& est, const PipeShape& shape,
+                         StageLayerTimes& times) {
+  const PipeOutline& o = *shape.outline;
+  const auto R = static_cast<std::size_t>(o.layout.ranks);
+  const auto C = static_cast<std::size_t>(o.layout.chunks_per_rank);
+  if (C == 1 && o.layout.directions == 1) return linear_stage_bound(est, o);
+  const std::vector<RankPasses>& passes = cached_rank_passes(shape.outline);
+  const double backward_passes = p.recompute == Recompute::full ? 2.0 : 1.0;
+  double latest = 0.0;
+  for (std::size_t r = 0; r < R && r < est.stages.size(); ++r) {
+    const std::uint32_t fewest = passes[r].fewest, most_paired = passes[r].most_paired;
+    if (fewest == 0) continue;
     const NativeStage& st = est.stages[r];
     double busy = static_cast<double>(fewest) * (st.forward_s + st.backward_s) * (1.0 - 1e-9);
     if (busy <= latest) continue; // cannot raise the bound, less what pairs hide either
@@ -2080,7 +2158,11 @@ NativeEstimate estimate_with(const NativeContext& ctx, const DesignPoint& p,
   NativeEstimate out;
   out.partition = std::move(partition);
   const std::vector<int>& part = out.partition;
-  const PipeShape shape = pipe_shape(ctx, p, part);
+  // A split plan's shape is remembered (cached_pipe_shape); the others' is a few fields.
+  PipeShape plain;
+  const bool split = is_split_schedule(p.schedule) && p.pp > 1;
+  if (!split) plain = pipe_shape(ctx, p, part);
+  const PipeShape& shape = split ? cached_pipe_shape(ctx, p, part) : plain;
   out.stages.reserve(static_cast<std::size_t>(p.pp));
   // Without limits (every plan simulated: --exhaustive, every row kept) no bound is needed.
   const bool limited = prune.fits_above != HUGE_VAL || prune.oom_above != HUGE_VAL;
