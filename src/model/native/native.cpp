@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -789,6 +790,37 @@ namespace {
 
 /// native_partition with the point's layer times (shared with native_estimate, which needs
 /// them again for the stages).
+/// native_steps::minmax_layers(fixed, per_layer, layers), remembered per thread by its inputs
+/// bit for bit (a few thousand at most): the points that differ only in what leaves the
+/// stages' costs alike (dp method, ZeRO stage, the schedules of one chunk per rank) split
+/// their layers the same way.
+std::vector<int> remembered_minmax_layers(const std::vector<double>& fixed,
+                                          const std::vector<double>& per_layer, int layers) {
+  struct Entry {
+    int layers = -1;
+    std::vector<double> fixed, per_layer;
+    std::vector<int> result;
+  };
+  thread_local std::unordered_multimap<std::uint64_t, Entry> memo;
+  const auto bits = [](double x) { return std::bit_cast<std::uint64_t>(x); };
+  const auto same = [&bits](const std::vector<double>& a, const std::vector<double>& b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [&bits](double x, double y) {
+             return bits(x) == bits(y);
+           });
+  };
+  std::uint64_t h = static_cast<std::uint32_t>(layers);
+  for (const double x : fixed) h = (h ^ bits(x)) * 0x100000001b3ULL;
+  for (const double x : per_layer) h = (h ^ bits(x)) * 0x100000001b3ULL;
+  const auto [lo, hi] = memo.equal_range(h);
+  for (auto it = lo; it != hi; ++it) {
+    const Entry& e = it->second;
+    if (e.layers == layers && same(e.per_layer, per_layer) && same(e.fixed, fixed)) return e.result;
+  }
+  if (memo.size() >= 4096) memo.clear();
+  return memo.emplace(h, Entry{layers, fixed, per_layer, native_steps::minmax_layers(fixed, per_layer, layers)})
+      ->second.result;
+}
+
 std::vector<int> partition_with(const NativeContext& ctx, const DesignPoint& p,
                                 const NativePlacement& where, StageLayerTimes& times) {
   const int L = static_cast<int>(ctx.model.num_layers);
@@ -823,15 +855,22 @@ std::vector<int> partition_with(const NativeContext& ctx, const DesignPoint& p,
     // Min-max: give each layer to the stage whose time grows least (optimal for stage times
     // a_i + n_i c_i); the embedding and post-process are fixed on the first and last stage.
     std::vector<double> per_layer(static_cast<std::size_t>(pp)), fixed(static_cast<std::size_t>(pp), 0.0);
+    const FrameworkParams& fw = framework_params(p.method);
+    int last_gpu = -1; // the stage before's GPU type and per-layer time: runs of alike stages
+    double last_per_layer = 0.0;
     for (int j = 0; j < pp; ++j) {
-      const AnalyticLayerTimes& t = times(where.stage_gpu[static_cast<std::size_t>(j)]);
-      per_layer[static_cast<std::size_t>(j)] = t.layer.forward_s + t.layer.backward_s +
-                                               recompute_s(t, p.recompute, framework_params(p.method), ctx.model,
-                                                           ctx.settings.recompute_modules);
+      const int g = where.stage_gpu[static_cast<std::size_t>(j)];
+      const AnalyticLayerTimes& t = times(g);
+      if (g != last_gpu) {
+        last_gpu = g;
+        last_per_layer = t.layer.forward_s + t.layer.backward_s +
+                         recompute_s(t, p.recompute, fw, ctx.model, ctx.settings.recompute_modules);
+      }
+      per_layer[static_cast<std::size_t>(j)] = last_per_layer;
       if (j == 0) fixed[0] += t.embedding.forward_s + t.embedding.backward_s;
       if (j == pp - 1) fixed[static_cast<std::size_t>(j)] += t.post_process.forward_s + t.post_process.backward_s;
     }
-    layers = native_steps::minmax_layers(fixed, per_layer, L);
+    layers = remembered_minmax_layers(fixed, per_layer, L);
   }
   layers.front() += 1; // embedding
   layers.back() += 1;  // post_process
