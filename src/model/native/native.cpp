@@ -2129,7 +2129,9 @@ InterleavedTimes layout_chunk_times(const NativeContext& ctx, const DesignPoint&
 /// (the plan is pruned whether it fits or not, and only whether it fits is needed; the
 /// stages after it keep only their model states, in bytes: the estimate is OOM and pruned,
 /// its memory figures unused). Kept out of estimate_with, whose other plans do not run it.
-[[gnu::noinline]] void bounded_split_stages(NativeEstimate& out, const NativeContext& ctx,
+/// Returns true when that happened: `out` is then pruned and OOM with that step time, all that
+/// the search reads of it, and with_totals and the pipeline are skipped.
+[[gnu::noinline]] bool bounded_split_stages(NativeEstimate& out, const NativeContext& ctx,
                                             const DesignPoint& p, const NativePlacement& where,
                                             const PipeShape& shape, const NativePruning& prune,
                                             StageLayerTimes& times, SeenStages& seen,
@@ -2158,8 +2160,16 @@ InterleavedTimes layout_chunk_times(const NativeContext& ctx, const DesignPoint&
   for (int j = 0; j < p.pp; ++j) {
     NativeStage& st = out.stages[static_cast<std::size_t>(j)];
     stage_memory(st, ctx, p, shape, k, entries[static_cast<std::size_t>(j)], j);
-    if (pruned_anyway && !st.fits()) break;
+    if (pruned_anyway && !st.fits()) {
+      // OOM and pruned: with_totals would find the same (the step time above, a stage that
+      // does not fit), and nothing else of the estimate is read.
+      out.step_s = step;
+      out.oom = true;
+      out.pruned = true;
+      return true;
+    }
   }
+  return false;
 }
 
 /// estimate_with's split-schedule pipeline after with_totals (`out.pipeline_s` a lower bound,
@@ -2210,7 +2220,8 @@ NativeEstimate estimate_with(const NativeContext& ctx, const DesignPoint& p,
   // first, cheapest first, under pruning limits: bounded_split_stages, split_pipeline);
   // TeraPipe's token-level pipeline (§2.3).
   if (shape.split && limited) {
-    bounded_split_stages(out, ctx, p, where, shape, prune, times, seen, k, sends);
+    // True: pruned and OOM (a stage that does not fit), all the search reads of it.
+    if (bounded_split_stages(out, ctx, p, where, shape, prune, times, seen, k, sends)) return out;
   } else {
     for (int j = 0; j < p.pp; ++j) {
       estimate_stage(out.stages, ctx, p, where, part, shape, times, k, seen, j, sends, true);
