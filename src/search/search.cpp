@@ -587,8 +587,12 @@ void RowKeeper::take(unsigned worker, std::size_t i, const DesignPoint& p,
   }
 }
 
+bool RowKeeper::can_prune() const noexcept {
+  return !(keep_all_ || keep_.top == 0 || keep_.front || keep_.points);
+}
+
 NativePruning RowKeeper::prune_limits(unsigned worker) const {
-  if (keep_all_ || keep_.top == 0 || keep_.front || keep_.points) {
+  if (!can_prune()) {
     return {};
   }
   const Worker& mine = workers_[worker];
@@ -772,7 +776,7 @@ SearchResult search(const EstimateContext& ctx, const std::vector<DesignPoint>& 
   // limits of prune_limits are tight before most of them run. The result does not depend on
   // the order.
   std::size_t split_from = units.size();
-  if (options.prune) {
+  if (options.prune && keeper.can_prune()) {
     while (split_from > 0 && simulated_unit(points, units[split_from - 1])) --split_from;
   }
   const bool two_phases = split_from > 0 && split_from < units.size();
