@@ -904,6 +904,14 @@ struct PipeShape {
     std::array<double, 2> share{};
   };
   std::vector<Rank> ranks;
+  /// Per rank, the last split_in_flight: its w_ratio's bits and the peak (a shape remembered
+  /// by cached_pipe_shape serves plans whose w_ratio is often the same). Scratch, per thread.
+  struct Peak {
+    bool known = false;
+    std::uint64_t w_ratio_bits = 0;
+    double value = 0.0;
+  };
+  mutable std::vector<Peak> last_peak;
   [[nodiscard]] bool holds_embedding(int j) const {
     if (!split) return j == 0;
     const Rank& r = ranks[static_cast<std::size_t>(j)];
@@ -1005,7 +1013,17 @@ const PipeShape& cached_pipe_shape(const NativeContext& ctx, const DesignPoint& 
                                          const native_steps::LayerActivations& act) {
   const double w_ratio = act.layer > 0.0 ? act.weight_pass / act.layer : 0.0;
   const PipeShape::Rank& rk = shape.ranks[r];
-  return held_peak((*shape.peaks)[r], std::span<const double>(rk.share.data(), rk.chunks), w_ratio);
+  // held_peak depends on the rank's peaks and shares (the shape's) and w_ratio only.
+  if (shape.last_peak.size() != shape.ranks.size()) shape.last_peak.assign(shape.ranks.size(), {});
+  PipeShape::Peak& last = shape.last_peak[r];
+  const auto bits = std::bit_cast<std::uint64_t>(w_ratio);
+  if (!last.known || last.w_ratio_bits != bits) {
+    last.known = true;
+    last.w_ratio_bits = bits;
+    last.value =
+        held_peak((*shape.peaks)[r], std::span<const double>(rk.share.data(), rk.chunks), w_ratio);
+  }
+  return last.value;
 }
 
 /// Whether pipe_times_into computes the same chunk times for two ranks: every figure of the
