@@ -348,14 +348,26 @@ std::vector<std::vector<std::size_t>> work_units(const EstimateContext& ctx,
     const DesignPoint& p = points[unit.front()];
     return std::tuple(p.pp, p.num_micro_batches, static_cast<int>(p.schedule));
   };
-  std::stable_sort(units.begin(), units.end(),
-                   [&](const std::vector<std::size_t>& a, const std::vector<std::size_t>& b) {
-                     const bool sa = simulated(a), sb = simulated(b);
-                     if (sa != sb) return sb;
-                     const std::uint64_t ca = cost(a), cb = cost(b);
-                     return ca != cb ? ca > cb : order(a) < order(b);
-                   });
-  return units;
+  // Sorted by these keys, computed once per unit (the same stable order as comparing the units).
+  struct Key {
+    bool simulated;
+    std::uint64_t cost;
+    std::tuple<int, int, int> order;
+    std::size_t unit;
+  };
+  std::vector<Key> keys;
+  keys.reserve(units.size());
+  for (std::size_t u = 0; u < units.size(); ++u) {
+    keys.push_back(Key{simulated(units[u]), cost(units[u]), order(units[u]), u});
+  }
+  std::stable_sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    if (a.simulated != b.simulated) return b.simulated;
+    return a.cost != b.cost ? a.cost > b.cost : a.order < b.order;
+  });
+  std::vector<std::vector<std::size_t>> sorted;
+  sorted.reserve(units.size());
+  for (const Key& k : keys) sorted.push_back(std::move(units[k.unit]));
+  return sorted;
 }
 
 namespace {
