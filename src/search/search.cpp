@@ -719,12 +719,17 @@ SearchResult RowKeeper::finish() {
 } // namespace search_steps
 
 namespace search_steps {
+namespace {
 
+/// Whether `unit` holds split-schedule points (work_units puts them last).
 bool simulated_unit(const std::vector<DesignPoint>& points, const std::vector<std::size_t>& unit) {
   const DesignPoint& p = points[unit.front()];
   return is_split_schedule(p.schedule) && p.pp > 1;
 }
 
+/// Sorts units[from, end) (split-schedule units) by the fastest row of their configuration's
+/// other points, `fastest` per point (HUGE_VAL: none, last); stable, so equal keys keep
+/// work_units' order.
 void order_simulated_units(const std::vector<DesignPoint>& points,
                            std::vector<std::vector<std::size_t>>& units, std::size_t from,
                            const std::vector<double>& fastest) {
@@ -766,6 +771,7 @@ void order_simulated_units(const std::vector<DesignPoint>& points,
   std::move(sorted.begin(), sorted.end(), units.begin() + static_cast<std::ptrdiff_t>(from));
 }
 
+} // namespace
 } // namespace search_steps
 
 SearchResult search(const EstimateContext& ctx, const std::vector<DesignPoint>& points,
