@@ -1000,7 +1000,7 @@ const PipeShape& cached_pipe_shape(const NativeContext& ctx, const DesignPoint& 
       return e.shape;
     }
   }
-  if (cache.entries.size() >= 4096) cache.entries.clear(); // a few MB at most
+  if (cache.entries.size() >= 1024) cache.entries.clear(); // a few MB at most
   auto e = std::make_unique<Entry>(
       Entry{p.schedule, p.pp, p.num_micro_batches, ctx.model.num_layers, partition,
             pipe_shape(ctx, p, partition)});
