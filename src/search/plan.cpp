@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <limits>
 #include <memory>
 #include <optional>
 
@@ -11,6 +12,7 @@
 #include "zerosearch/model/estimator.hpp"
 #include "zerosearch/model/estimator_ops.hpp"
 #include "zerosearch/model/network.hpp"
+#include "zerosearch/model/zero_bubble.hpp"
 
 namespace zerosearch {
 
@@ -69,6 +71,14 @@ void SearchPlan::add_native_points(const DesignPoint& base, int cp_degree,
   // and context-parallel exchange that the model accepts for the point (docs/native.md §5).
   for (const Dtype dtype : dtypes) {
     for (const Schedule schedule : schedules) {
+      // A split schedule that cannot run this pp and micro-batches, whatever the layers,
+      // rules out every point below (native_invalid_reason would give its reason): skipped
+      // before the checks.
+      if (is_split_schedule(schedule) &&
+          !split_schedule_runs(schedule, base.pp, base.num_micro_batches,
+                               std::numeric_limits<long long>::max())) {
+        continue;
+      }
       for (const int v : virtual_stages) {
         // 1F1B and TeraPipe do not interleave; interleaved needs v > 1.
         if (info(schedule).interleaves != (v > 1)) continue;

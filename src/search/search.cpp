@@ -247,6 +247,11 @@ void offer_rows(const RowFilter& keep, const DesignPoint& p, std::uint64_t base_
 void merge_same_estimates(std::vector<PlacementGroup>& groups,
                           std::vector<PlacementGroup>& distinct) {
   distinct.clear();
+  if (groups.size() == 1) {
+    // One group (a point whose placements all give one estimate): nothing to merge.
+    distinct.push_back(std::move(groups.front()));
+    return;
+  }
   std::unordered_multimap<std::size_t, std::uint32_t> by_hash;
   for (PlacementGroup& g : groups) {
     const std::size_t h = estimate_hash(g.estimate);
@@ -343,14 +348,26 @@ std::vector<std::vector<std::size_t>> work_units(const EstimateContext& ctx,
     const DesignPoint& p = points[unit.front()];
     return std::tuple(p.pp, p.num_micro_batches, static_cast<int>(p.schedule));
   };
-  std::stable_sort(units.begin(), units.end(),
-                   [&](const std::vector<std::size_t>& a, const std::vector<std::size_t>& b) {
-                     const bool sa = simulated(a), sb = simulated(b);
-                     if (sa != sb) return sb;
-                     const std::uint64_t ca = cost(a), cb = cost(b);
-                     return ca != cb ? ca > cb : order(a) < order(b);
-                   });
-  return units;
+  // Sorted by these keys, computed once per unit (the same stable order as comparing the units).
+  struct Key {
+    bool simulated;
+    std::uint64_t cost;
+    std::tuple<int, int, int> order;
+    std::size_t unit;
+  };
+  std::vector<Key> keys;
+  keys.reserve(units.size());
+  for (std::size_t u = 0; u < units.size(); ++u) {
+    keys.push_back(Key{simulated(units[u]), cost(units[u]), order(units[u]), u});
+  }
+  std::stable_sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    if (a.simulated != b.simulated) return b.simulated;
+    return a.cost != b.cost ? a.cost > b.cost : a.order < b.order;
+  });
+  std::vector<std::vector<std::size_t>> sorted;
+  sorted.reserve(units.size());
+  for (const Key& k : keys) sorted.push_back(std::move(units[k.unit]));
+  return sorted;
 }
 
 namespace {
@@ -398,6 +415,14 @@ void estimate_unit(NativeEstimator e, const EstimateContext& ctx,
       estimates_at(e, ctx, out.unit_points, where, out.prune, out.native);
       for (std::size_t j = 0; j < unit.size(); ++j) {
         const NativeEstimate& est = out.native[j];
+        if (est.pruned) {
+          // Only its OOM flag counts (offer_rows): the rest of the row is not made.
+          Estimate bare;
+          bare.oom = est.oom;
+          bare.step_s = est.step_s;
+          out.groups[j].push_back(PlacementGroup{std::move(bare), static_cast<int>(k), 1, true});
+          continue;
+        }
         out.groups[j].push_back(
             PlacementGroup{to_estimate(ctx, est), static_cast<int>(k), 1, est.pruned});
       }
@@ -574,8 +599,12 @@ void RowKeeper::take(unsigned worker, std::size_t i, const DesignPoint& p,
   }
 }
 
+bool RowKeeper::can_prune() const noexcept {
+  return !(keep_all_ || keep_.top == 0 || keep_.front || keep_.points);
+}
+
 NativePruning RowKeeper::prune_limits(unsigned worker) const {
-  if (keep_all_ || keep_.top == 0 || keep_.front || keep_.points) {
+  if (!can_prune()) {
     return {};
   }
   const Worker& mine = workers_[worker];
@@ -689,13 +718,69 @@ SearchResult RowKeeper::finish() {
 
 } // namespace search_steps
 
+namespace search_steps {
+namespace {
+
+/// Whether `unit` holds split-schedule points (work_units puts them last).
+bool simulated_unit(const std::vector<DesignPoint>& points, const std::vector<std::size_t>& unit) {
+  const DesignPoint& p = points[unit.front()];
+  return is_split_schedule(p.schedule) && p.pp > 1;
+}
+
+/// Sorts units[from, end) (split-schedule units) by the fastest row of their configuration's
+/// other points, `fastest` per point (HUGE_VAL: none, last); stable, so equal keys keep
+/// work_units' order.
+void order_simulated_units(const std::vector<DesignPoint>& points,
+                           std::vector<std::vector<std::size_t>>& units, std::size_t from,
+                           const std::vector<double>& fastest) {
+  if (from >= units.size()) return;
+  // The fastest row of each configuration's other points (1F1B, interleaved), by a hash of
+  // the fields same_configuration compares, then checked in full.
+  const auto hash = [](const DesignPoint& p) {
+    return (static_cast<std::uint64_t>(p.tp) * 0x9e3779b1U) ^
+           (static_cast<std::uint64_t>(p.dp) << 16) ^ (static_cast<std::uint64_t>(p.pp) << 28) ^
+           (static_cast<std::uint64_t>(p.mbs) << 40) ^
+           (static_cast<std::uint64_t>(p.method) << 52) ^
+           (static_cast<std::uint64_t>(p.recompute) << 56) ^
+           (static_cast<std::uint64_t>(p.offload) << 60) ^
+           (static_cast<std::uint64_t>(p.cp) * 0x85ebca6bU) ^
+           (static_cast<std::uint64_t>(p.ep) * 0xc2b2ae35U) ^ (static_cast<std::uint64_t>(p.etp) << 8);
+  };
+  std::unordered_multimap<std::uint64_t, std::size_t> others;
+  for (std::size_t u = 0; u < from; ++u) {
+    for (const std::size_t i : units[u]) {
+      if (fastest[i] != HUGE_VAL) others.emplace(hash(points[i]), i);
+    }
+  }
+  std::vector<std::pair<double, std::size_t>> keyed;
+  keyed.reserve(units.size() - from);
+  for (std::size_t u = from; u < units.size(); ++u) {
+    const DesignPoint& p = points[units[u].front()];
+    double key = HUGE_VAL;
+    const auto [lo, hi] = others.equal_range(hash(p));
+    for (auto it = lo; it != hi; ++it) {
+      if (same_configuration(points[it->second], p)) key = std::min(key, fastest[it->second]);
+    }
+    keyed.emplace_back(key, u - from);
+  }
+  std::stable_sort(keyed.begin(), keyed.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::vector<std::size_t>> sorted;
+  sorted.reserve(keyed.size());
+  for (const auto& k : keyed) sorted.push_back(std::move(units[from + k.second]));
+  std::move(sorted.begin(), sorted.end(), units.begin() + static_cast<std::ptrdiff_t>(from));
+}
+
+} // namespace
+} // namespace search_steps
+
 SearchResult search(const EstimateContext& ctx, const std::vector<DesignPoint>& points,
                     const PlacementSet& placements, const SearchOptions& options) {
   using namespace search_steps;
   const std::size_t per_point = placements.size();
   const std::size_t total = points.size() * per_point;
   // 1. The work units: points whose pipeline the estimator shares go together.
-  const std::vector<std::vector<std::size_t>> units = work_units(ctx, points);
+  std::vector<std::vector<std::size_t>> units = work_units(ctx, points);
   const unsigned threads = search_threads(options.threads, units.size(), total);
   // 4. The row policy, fed by the workers.
   RowKeeper keeper(options.keep, points.size(), per_point, threads);
@@ -704,21 +789,57 @@ SearchResult search(const EstimateContext& ctx, const std::vector<DesignPoint>& 
   OptimalMemo optimal_memo;
   OptimalMemo* const shared_optimal =
       ctx.partition_method == PartitionMethod::optimal ? &optimal_memo : nullptr;
+  // Under pruning, the split schedules' units (work_units puts them last) run after the
+  // others have finished, fastest configuration first (order_simulated_units), so that the
+  // limits of prune_limits are tight before most of them run. The result does not depend on
+  // the order.
+  std::size_t split_from = units.size();
+  if (options.prune && keeper.can_prune()) {
+    while (split_from > 0 && simulated_unit(points, units[split_from - 1])) --split_from;
+  }
+  const bool two_phases = split_from > 0 && split_from < units.size();
+  // Per point of the first phase: its fastest row (the key of order_simulated_units).
+  std::vector<double> fastest(two_phases ? points.size() : 0, HUGE_VAL);
   // 2 and 3. Each unit's estimates, by the estimator's own code (chosen once here), on the
   // worker threads.
   visit_estimator(ctx.estimator, [&](auto estimator) {
     std::vector<UnitEstimates> scratch(threads);
-    run_parallel(units.size(), threads, total, options.on_progress,
-                 [&](std::size_t u, unsigned w) -> std::size_t {
-                   const std::vector<std::size_t>& unit = units[u];
-                   UnitEstimates& mine = scratch[w];
-                   mine.prune = options.prune ? keeper.prune_limits(w) : NativePruning{};
-                   estimate_unit(estimator, ctx, points, unit, placements, shared_optimal, mine);
-                   for (std::size_t j = 0; j < unit.size(); ++j) {
-                     keeper.take(w, unit[j], points[unit[j]], mine.groups[j], mine.group_of);
-                   }
-                   return per_point * unit.size();
-                 });
+    std::size_t offset = 0; // the units of the phases before, into `units`
+    std::size_t done_before = 0;
+    const auto phase = [&](std::size_t n) {
+      std::function<void(const SearchProgress&)> progress;
+      if (options.on_progress) {
+        progress = [&](const SearchProgress& at) {
+          options.on_progress(SearchProgress{done_before + at.done, total});
+        };
+      }
+      run_parallel(n, threads, total, progress,
+                   [&](std::size_t u, unsigned w) -> std::size_t {
+                     const std::vector<std::size_t>& unit = units[offset + u];
+                     UnitEstimates& mine = scratch[w];
+                     mine.prune = options.prune ? keeper.prune_limits(w) : NativePruning{};
+                     estimate_unit(estimator, ctx, points, unit, placements, shared_optimal, mine);
+                     for (std::size_t j = 0; j < unit.size(); ++j) {
+                       if (!fastest.empty()) {
+                         for (const PlacementGroup& g : mine.groups[j]) {
+                           fastest[unit[j]] = std::min(fastest[unit[j]], g.estimate.step_s);
+                         }
+                       }
+                       keeper.take(w, unit[j], points[unit[j]], mine.groups[j], mine.group_of);
+                     }
+                     return per_point * unit.size();
+                   });
+      offset += n;
+      for (std::size_t u = offset - n; u < offset; ++u) done_before += per_point * units[u].size();
+    };
+    if (two_phases) {
+      phase(split_from);
+      order_simulated_units(points, units, split_from, fastest);
+      fastest.clear();
+      phase(units.size() - split_from);
+    } else {
+      phase(units.size());
+    }
   });
   SearchResult result = keeper.finish();
   if (options.on_progress) {

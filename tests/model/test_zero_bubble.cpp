@@ -314,6 +314,24 @@ TEST_CASE("schedule conditions are one-line reasons", "[zb]") {
   CHECK(split_schedule_invalid_reason(Schedule::dualpipe, 4, 8, 80).empty());
 }
 
+TEST_CASE("split_schedule_runs is split_schedule_invalid_reason's emptiness", "[zb]") {
+  int runs = 0, not_runs = 0;
+  for (const Schedule s : {Schedule::zb_h1, Schedule::zb_h2, Schedule::zbv, Schedule::dualpipe,
+                           Schedule::dualpipev}) {
+    for (int pp = 0; pp <= 9; ++pp) {
+      for (int m = 0; m <= 20; ++m) {
+        for (const long long layers : {1LL, 7LL, 8LL, 16LL, 80LL}) {
+          const bool ok = split_schedule_runs(s, pp, m, layers);
+          CHECK(ok == split_schedule_invalid_reason(s, pp, m, layers).empty());
+          (ok ? runs : not_runs) += 1;
+        }
+      }
+    }
+  }
+  CHECK(runs > 0);
+  CHECK(not_runs > 0);
+}
+
 TEST_CASE("the closed forms of the peaks and outlines equal the orders'", "[zb]") {
   // The per-thread cache counts its outline and peaks as the passes are made, or takes them
   // from closed forms (ZB-H1 with m >= pp, ZB-H2 with m >= 2 pp - 1) or from the start of the

@@ -80,6 +80,10 @@ struct PipeHeld {
 /// DualPipeV at least 2 pp; every chunk at least one layer), or an empty string.
 [[nodiscard]] std::string split_schedule_invalid_reason(Schedule s, int pp, int micro_batches,
                                                         long long layers);
+/// Whether split_schedule_invalid_reason is empty, without making the reason (the search's
+/// enumeration skips the points that fail it before their other checks).
+[[nodiscard]] bool split_schedule_runs(Schedule s, int pp, int micro_batches,
+                                       long long layers) noexcept;
 /// Each rank's order of passes. Precondition: is_split_schedule(s) or s == one_f_one_b, and
 /// split_schedule_invalid_reason is empty.
 [[nodiscard]] PipeProgram pipe_program(Schedule s, int pp, int micro_batches);

@@ -118,6 +118,9 @@ public:
   /// strictly past its limit ranks after `top` rows the search keeps, so leaving its estimate
   /// unfinished changes no output; only its OOM flag must be exact (the totals count it).
   [[nodiscard]] NativePruning prune_limits(unsigned worker) const;
+  /// Whether prune_limits can ever give a limit (a filtered search that keeps a top that is
+  /// neither a front nor every point).
+  [[nodiscard]] bool can_prune() const noexcept;
 
   struct Worker; // one worker's kept rows (search.cpp)
 

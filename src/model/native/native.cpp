@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <memory>
 #include <optional>
 #include <queue>
 #include <type_traits>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -788,6 +790,37 @@ namespace {
 
 /// native_partition with the point's layer times (shared with native_estimate, which needs
 /// them again for the stages).
+/// native_steps::minmax_layers(fixed, per_layer, layers), remembered per thread by its inputs
+/// bit for bit (a few thousand at most): the points that differ only in what leaves the
+/// stages' costs alike (dp method, ZeRO stage, the schedules of one chunk per rank) split
+/// their layers the same way.
+std::vector<int> remembered_minmax_layers(const std::vector<double>& fixed,
+                                          const std::vector<double>& per_layer, int layers) {
+  struct Entry {
+    int layers = -1;
+    std::vector<double> fixed, per_layer;
+    std::vector<int> result;
+  };
+  thread_local std::unordered_multimap<std::uint64_t, Entry> memo;
+  const auto bits = [](double x) { return std::bit_cast<std::uint64_t>(x); };
+  const auto same = [&bits](const std::vector<double>& a, const std::vector<double>& b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [&bits](double x, double y) {
+             return bits(x) == bits(y);
+           });
+  };
+  std::uint64_t h = static_cast<std::uint32_t>(layers);
+  for (const double x : fixed) h = (h ^ bits(x)) * 0x100000001b3ULL;
+  for (const double x : per_layer) h = (h ^ bits(x)) * 0x100000001b3ULL;
+  const auto [lo, hi] = memo.equal_range(h);
+  for (auto it = lo; it != hi; ++it) {
+    const Entry& e = it->second;
+    if (e.layers == layers && same(e.per_layer, per_layer) && same(e.fixed, fixed)) return e.result;
+  }
+  if (memo.size() >= 4096) memo.clear();
+  return memo.emplace(h, Entry{layers, fixed, per_layer, native_steps::minmax_layers(fixed, per_layer, layers)})
+      ->second.result;
+}
+
 std::vector<int> partition_with(const NativeContext& ctx, const DesignPoint& p,
                                 const NativePlacement& where, StageLayerTimes& times) {
   const int L = static_cast<int>(ctx.model.num_layers);
@@ -822,15 +855,22 @@ std::vector<int> partition_with(const NativeContext& ctx, const DesignPoint& p,
     // Min-max: give each layer to the stage whose time grows least (optimal for stage times
     // a_i + n_i c_i); the embedding and post-process are fixed on the first and last stage.
     std::vector<double> per_layer(static_cast<std::size_t>(pp)), fixed(static_cast<std::size_t>(pp), 0.0);
+    const FrameworkParams& fw = framework_params(p.method);
+    int last_gpu = -1; // the stage before's GPU type and per-layer time: runs of alike stages
+    double last_per_layer = 0.0;
     for (int j = 0; j < pp; ++j) {
-      const AnalyticLayerTimes& t = times(where.stage_gpu[static_cast<std::size_t>(j)]);
-      per_layer[static_cast<std::size_t>(j)] = t.layer.forward_s + t.layer.backward_s +
-                                               recompute_s(t, p.recompute, framework_params(p.method), ctx.model,
-                                                           ctx.settings.recompute_modules);
+      const int g = where.stage_gpu[static_cast<std::size_t>(j)];
+      const AnalyticLayerTimes& t = times(g);
+      if (g != last_gpu) {
+        last_gpu = g;
+        last_per_layer = t.layer.forward_s + t.layer.backward_s +
+                         recompute_s(t, p.recompute, fw, ctx.model, ctx.settings.recompute_modules);
+      }
+      per_layer[static_cast<std::size_t>(j)] = last_per_layer;
       if (j == 0) fixed[0] += t.embedding.forward_s + t.embedding.backward_s;
       if (j == pp - 1) fixed[static_cast<std::size_t>(j)] += t.post_process.forward_s + t.post_process.backward_s;
     }
-    layers = native_steps::minmax_layers(fixed, per_layer, L);
+    layers = remembered_minmax_layers(fixed, per_layer, L);
   }
   layers.front() += 1; // embedding
   layers.back() += 1;  // post_process
@@ -864,6 +904,14 @@ struct PipeShape {
     std::array<double, 2> share{};
   };
   std::vector<Rank> ranks;
+  /// Per rank, the last split_in_flight: its w_ratio's bits and the peak (a shape remembered
+  /// by cached_pipe_shape serves plans whose w_ratio is often the same). Scratch, per thread.
+  struct Peak {
+    bool known = false;
+    std::uint64_t w_ratio_bits = 0;
+    double value = 0.0;
+  };
+  mutable std::vector<Peak> last_peak;
   [[nodiscard]] bool holds_embedding(int j) const {
     if (!split) return j == 0;
     const Rank& r = ranks[static_cast<std::size_t>(j)];
@@ -921,13 +969,61 @@ PipeShape pipe_shape(const NativeContext& ctx, const DesignPoint& p, const std::
   return sh;
 }
 
+/// pipe_shape(ctx, p, partition), remembered per thread by what it reads (the schedule, pp,
+/// micro-batches, the model's layers and the partition): plans that differ in the
+/// data-parallel method, ZeRO stage, recompute or dp share it. The reference stays valid until
+/// the thread's next call. Only for plans that split the backward (is_split_schedule, pp > 1).
+const PipeShape& cached_pipe_shape(const NativeContext& ctx, const DesignPoint& p,
+                                   const std::vector<int>& partition) {
+  struct Entry {
+    Schedule schedule;
+    int pp = 0;
+    int m = 0;
+    long long layers = 0;
+    std::vector<int> partition;
+    PipeShape shape;
+  };
+  struct Cache {
+    std::unordered_multimap<std::uint64_t, std::unique_ptr<Entry>> entries;
+  };
+  thread_local Cache cache;
+  std::uint64_t h = (static_cast<std::uint64_t>(p.schedule) << 56) ^
+                    (static_cast<std::uint64_t>(static_cast<std::uint32_t>(p.pp)) << 40) ^
+                    (static_cast<std::uint64_t>(static_cast<std::uint32_t>(p.num_micro_batches)) << 8) ^
+                    static_cast<std::uint64_t>(ctx.model.num_layers);
+  for (const int x : partition) h = h * 0x100000001b3ULL ^ static_cast<std::uint32_t>(x);
+  const auto [lo, hi] = cache.entries.equal_range(h);
+  for (auto it = lo; it != hi; ++it) {
+    const Entry& e = *it->second;
+    if (e.schedule == p.schedule && e.pp == p.pp && e.m == p.num_micro_batches &&
+        e.layers == ctx.model.num_layers && e.partition == partition) {
+      return e.shape;
+    }
+  }
+  if (cache.entries.size() >= 1024) cache.entries.clear(); // a few MB at most
+  auto e = std::make_unique<Entry>(
+      Entry{p.schedule, p.pp, p.num_micro_batches, ctx.model.num_layers, partition,
+            pipe_shape(ctx, p, partition)});
+  return cache.entries.emplace(h, std::move(e))->second->shape;
+}
+
 /// A split schedule's peak along rank r's order, in micro-batches of its activations, a
 /// deferred weight pass holding M_W / M_B of one (Qi et al.'s Table 1; docs/native.md §2.3).
 [[gnu::noinline]] double split_in_flight(const PipeShape& shape, std::size_t r,
                                          const native_steps::LayerActivations& act) {
   const double w_ratio = act.layer > 0.0 ? act.weight_pass / act.layer : 0.0;
   const PipeShape::Rank& rk = shape.ranks[r];
-  return held_peak((*shape.peaks)[r], std::span<const double>(rk.share.data(), rk.chunks), w_ratio);
+  // held_peak depends on the rank's peaks and shares (the shape's) and w_ratio only.
+  if (shape.last_peak.size() != shape.ranks.size()) shape.last_peak.assign(shape.ranks.size(), {});
+  PipeShape::Peak& last = shape.last_peak[r];
+  const auto bits = std::bit_cast<std::uint64_t>(w_ratio);
+  if (!last.known || last.w_ratio_bits != bits) {
+    last.known = true;
+    last.w_ratio_bits = bits;
+    last.value =
+        held_peak((*shape.peaks)[r], std::span<const double>(rk.share.data(), rk.chunks), w_ratio);
+  }
+  return last.value;
 }
 
 /// Whether pipe_times_into computes the same chunk times for two ranks: every figure of the
@@ -1053,17 +1149,21 @@ double linear_stage_bound(const NativeEstimate& est, const PipeOutline& o) {
   return latest * (1.0 - 1e-9);
 }
 
-double split_stage_bound(const DesignPoint& p, const NativeEstimate& est, const PipeShape& shape,
-                         StageLayerTimes& times) {
-  const PipeOutline& o = *shape.outline;
+/// What split_stage_bound reads of an outline with several chunks per rank or directions, per
+/// rank: the fewest forwards or whole backwards of its chunks (0: the rank is skipped) and the
+/// most F&B pairs any of its chunks takes part in, counted as split_stage_bound counted them.
+struct RankPasses {
+  std::uint32_t fewest = 0;
+  std::uint32_t most_paired = 0;
+};
+
+std::vector<RankPasses> rank_passes(const PipeOutline& o) {
   const auto R = static_cast<std::size_t>(o.layout.ranks);
   const auto C = static_cast<std::size_t>(o.layout.chunks_per_rank);
-  if (C == 1 && o.layout.directions == 1) return linear_stage_bound(est, o);
   const std::vector<std::uint32_t>& u = o.uses;
   const std::size_t pairs_at = R * C * 4;
-  const double backward_passes = p.recompute == Recompute::full ? 2.0 : 1.0;
-  double latest = 0.0;
-  for (std::size_t r = 0; r < R && r < est.stages.size(); ++r) {
+  std::vector<RankPasses> out(R);
+  for (std::size_t r = 0; r < R; ++r) {
     std::uint32_t fewest = UINT32_MAX, most_paired = 0;
     for (std::size_t c = 0; c < C; ++c) {
       const std::size_t k = (r * C + c) * 4;
@@ -1079,7 +1179,42 @@ double split_stage_bound(const DesignPoint& p, const NativeEstimate& est, const 
       fewest = std::min({fewest, forwards, backwards});
       most_paired = std::max({most_paired, paired_f, paired_b});
     }
-    if (fewest == 0 || fewest == UINT32_MAX) continue;
+    out[r] = {fewest == UINT32_MAX ? 0 : fewest, most_paired};
+  }
+  return out;
+}
+
+/// rank_passes of `o`, remembered per thread for the last few outlines (held, so that an
+/// address is not reused while it is remembered).
+const std::vector<RankPasses>& cached_rank_passes(const std::shared_ptr<const PipeOutline>& o) {
+  struct Slot {
+    std::shared_ptr<const PipeOutline> outline;
+    std::vector<RankPasses> passes;
+  };
+  thread_local std::array<Slot, 8> slots;
+  thread_local std::size_t next = 0;
+  for (Slot& s : slots) {
+    if (s.outline == o) return s.passes;
+  }
+  Slot& s = slots[next];
+  next = (next + 1) % slots.size();
+  s.outline = o;
+  s.passes = rank_passes(*o);
+  return s.passes;
+}
+
+double split_stage_bound(const DesignPoint& p, const NativeEstimate& est, const PipeShape& shape,
+                         StageLayerTimes& times) {
+  const PipeOutline& o = *shape.outline;
+  const auto R = static_cast<std::size_t>(o.layout.ranks);
+  const auto C = static_cast<std::size_t>(o.layout.chunks_per_rank);
+  if (C == 1 && o.layout.directions == 1) return linear_stage_bound(est, o);
+  const std::vector<RankPasses>& passes = cached_rank_passes(shape.outline);
+  const double backward_passes = p.recompute == Recompute::full ? 2.0 : 1.0;
+  double latest = 0.0;
+  for (std::size_t r = 0; r < R && r < est.stages.size(); ++r) {
+    const std::uint32_t fewest = passes[r].fewest, most_paired = passes[r].most_paired;
+    if (fewest == 0) continue;
     const NativeStage& st = est.stages[r];
     double busy = static_cast<double>(fewest) * (st.forward_s + st.backward_s) * (1.0 - 1e-9);
     if (busy <= latest) continue; // cannot raise the bound, less what pairs hide either
@@ -2012,7 +2147,9 @@ InterleavedTimes layout_chunk_times(const NativeContext& ctx, const DesignPoint&
 /// (the plan is pruned whether it fits or not, and only whether it fits is needed; the
 /// stages after it keep only their model states, in bytes: the estimate is OOM and pruned,
 /// its memory figures unused). Kept out of estimate_with, whose other plans do not run it.
-[[gnu::noinline]] void bounded_split_stages(NativeEstimate& out, const NativeContext& ctx,
+/// Returns true when that happened: `out` is then pruned and OOM with that step time, all that
+/// the search reads of it, and with_totals and the pipeline are skipped.
+[[gnu::noinline]] bool bounded_split_stages(NativeEstimate& out, const NativeContext& ctx,
                                             const DesignPoint& p, const NativePlacement& where,
                                             const PipeShape& shape, const NativePruning& prune,
                                             StageLayerTimes& times, SeenStages& seen,
@@ -2041,8 +2178,16 @@ InterleavedTimes layout_chunk_times(const NativeContext& ctx, const DesignPoint&
   for (int j = 0; j < p.pp; ++j) {
     NativeStage& st = out.stages[static_cast<std::size_t>(j)];
     stage_memory(st, ctx, p, shape, k, entries[static_cast<std::size_t>(j)], j);
-    if (pruned_anyway && !st.fits()) break;
+    if (pruned_anyway && !st.fits()) {
+      // OOM and pruned: with_totals would find the same (the step time above, a stage that
+      // does not fit), and nothing else of the estimate is read.
+      out.step_s = step;
+      out.oom = true;
+      out.pruned = true;
+      return true;
+    }
   }
+  return false;
 }
 
 /// estimate_with's split-schedule pipeline after with_totals (`out.pipeline_s` a lower bound,
@@ -2080,7 +2225,11 @@ NativeEstimate estimate_with(const NativeContext& ctx, const DesignPoint& p,
   NativeEstimate out;
   out.partition = std::move(partition);
   const std::vector<int>& part = out.partition;
-  const PipeShape shape = pipe_shape(ctx, p, part);
+  // A split plan's shape is remembered (cached_pipe_shape); the others' is a few fields.
+  PipeShape plain;
+  const bool split = is_split_schedule(p.schedule) && p.pp > 1;
+  if (!split) plain = pipe_shape(ctx, p, part);
+  const PipeShape& shape = split ? cached_pipe_shape(ctx, p, part) : plain;
   out.stages.reserve(static_cast<std::size_t>(p.pp));
   // Without limits (every plan simulated: --exhaustive, every row kept) no bound is needed.
   const bool limited = prune.fits_above != HUGE_VAL || prune.oom_above != HUGE_VAL;
@@ -2089,7 +2238,8 @@ NativeEstimate estimate_with(const NativeContext& ctx, const DesignPoint& p,
   // first, cheapest first, under pruning limits: bounded_split_stages, split_pipeline);
   // TeraPipe's token-level pipeline (§2.3).
   if (shape.split && limited) {
-    bounded_split_stages(out, ctx, p, where, shape, prune, times, seen, k, sends);
+    // True: pruned and OOM (a stage that does not fit), all the search reads of it.
+    if (bounded_split_stages(out, ctx, p, where, shape, prune, times, seen, k, sends)) return out;
   } else {
     for (int j = 0; j < p.pp; ++j) {
       estimate_stage(out.stages, ctx, p, where, part, shape, times, k, seen, j, sends, true);

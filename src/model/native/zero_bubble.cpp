@@ -24,6 +24,13 @@ bool is_split_schedule(Schedule s) noexcept { return info(s).splits_backward; }
 
 int schedule_chunks_per_rank(Schedule s) noexcept { return info(s).chunks_per_rank; }
 
+bool split_schedule_runs(Schedule s, int pp, int m, long long layers) noexcept {
+  if (pp < 2) return false;
+  if (s == Schedule::dualpipe && (pp % 2 != 0 || m % 2 != 0 || m < 2 * pp)) return false;
+  if (s == Schedule::dualpipev && m < 2 * pp) return false;
+  return layers >= schedule_model_chunks(s, pp);
+}
+
 std::string split_schedule_invalid_reason(Schedule s, int pp, int m, long long layers) {
   const char* name = to_string(s);
   if (pp < 2) {
