@@ -1769,7 +1769,12 @@ double embedding_sync_s(const NativeContext& ctx, const DesignPoint& p, const Po
   // Over the network when the first and last stage are on different nodes.
   const FrameworkParams& fw = k.fw;
   const NativeGpu& gpu = ctx.gpus[static_cast<std::size_t>(where.stage_gpu.front())];
-  const double bytes = fw.grad_reduce_bytes * static_cast<double>(m.vocab_size) *
+  // The tied copies' gradients are all-reduced as the framework keeps them (`grad_bytes`), not
+  // in the data-parallel reduction's dtype: DeepSpeed's PipelineModule.allreduce_tied_weight_
+  // gradients runs dist.all_reduce(weight.grad) on the 16-bit .grad (its fp32_allreduce applies
+  // only to the engine's data-parallel buckets, engine.py allreduce_bucket); Megatron-LM's
+  // _allreduce_word_embedding_grads reduces weight.main_grad.
+  const double bytes = fw.grad_bytes * static_cast<double>(m.vocab_size) *
                        static_cast<double>(m.hidden_size) / p.tp;
   const NetworkTiers tiers = network_tiers(gpu.spec, ctx.gpus_per_node);
   const bool one_domain = tiers.multi_node_domain() &&
@@ -2310,6 +2315,7 @@ AnalyticSettings native_layer_settings(const ModelSpec& model, const DesignPoint
   // Megatron-DeepSpeed fused kernels), the gathers' copies, overlapped tp collectives.
   const FrameworkParams& fw = framework_params(p.method);
   st.gemm_shapes = true;
+  st.attention_dropout_bytes = true;
   st.host_per_kernel_s = kHostPerKernel_s;
   st.host_per_linear_s = kHostPerLinear_s;
   st.host_sync_s = kHostSync_s;
