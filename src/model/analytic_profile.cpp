@@ -474,6 +474,11 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   }
   if (!st.flash_attention) {
     bytes += elem * b * x.a * x.s * x.s * 4 / t / cp; // scores, softmax read/write, read for PV
+    if (st.attention_dropout_bytes && model.is_gpt_family()) {
+      // Megatron-LM's attention_dropout on the probabilities (ParallelSelfAttention.forward,
+      // --attention-dropout 0.1 by default): read them, write them and a 1-byte mask.
+      bytes += (2 * elem + 1) * b * x.a * x.s * x.s / t / cp;
+    }
   }
   if (st.dtype == Dtype::fp8) {
     // Casts of the GEMM inputs (qkv, fc1: h; out projection: a d / tp; fc2: ffn / tp) with

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
@@ -372,6 +373,20 @@ double ring_half(double bytes, int n, bool network) {
                            nccl_latency(network ? Transport::net : Transport::nvlink));
 }
 
+/// A reduce-scatter / all-gather of `bytes` over dp 16 on two nodes of 8 (docs/native.md §2):
+/// the faster of one NCCL ring over the 16 ranks (15 steps, one of them over the network, at the
+/// slower of the NVLink bus and the 8 ranks' network share, 8 x 50 GB/s) and the hierarchical
+/// form (8 in a node over NVLink, then 2 nodes over the network).
+double dp16_half(double bytes) {
+  const auto& fits = gpu().calibration.tp_allreduce;
+  auto it = fits.upper_bound(8);
+  --it;
+  const double bus = std::min(it->second.bus_bytes_per_s, 8 * 50e9);
+  const double ring = nccl_ring_s(15.0 / 16 * bytes, 15, 1, bus, nccl_latency(Transport::nvlink),
+                                  nccl_latency(Transport::net));
+  return std::min(ring, ring_half(bytes, 8, false) + ring_half(bytes / 8, 2, true));
+}
+
 } // namespace
 
 TEST_CASE("expert parallelism under FSDP: the experts sharded and gathered over edp, the rest "
@@ -402,13 +417,11 @@ TEST_CASE("expert parallelism under FSDP: the experts sharded and gathered over 
   const NativeEstimate whole = estimate(c, point(DpMethod::fsdp, 1, 1, 16, 1, 1, 256));
   CHECK(whole.stages[0].memory.weights == Approx(4.0 * all / 16 / gib));
   // Time: the dense part gathered (bf16) and its gradients reduce-scattered (fp32) over dp 16
-  // (8 in a node over NVLink, then 2 nodes over the network), the experts over edp 2 (one rank
+  // (dp16_half: one ring over both nodes, bound by NVLink here), the experts over edp 2 (one rank
   // per node: the network only); prefetching hides all but the first layer's gather and the
   // last layer's reduce-scatter, and FSDP2's copy-out of the gathered parameters (read and
   // write them, forward and backward) does not overlap.
-  const auto dp16 = [&](double bytes) {
-    return ring_half(bytes, 8, false) + ring_half(bytes / 8, 2, true);
-  };
+  const auto dp16 = [&](double bytes) { return dp16_half(bytes); };
   const double gather = dp16(2.0 * dense) + ring_half(2.0 * expert, 2, true);
   const double reduce = dp16(4.0 * dense) + ring_half(4.0 * expert, 2, true);
   REQUIRE(gather + reduce < 0.5 * st.backward_s); // hidden behind compute
@@ -440,9 +453,7 @@ TEST_CASE("expert parallelism under ZeRO-3: experts over edp, with edp 1 nothing
   CHECK(st.memory.optimizer == Approx(12.0 * (dense / 16 + expert) / gib));
   // Only the dense part is gathered and reduce-scattered (DeepSpeed gathers into the
   // parameters' own storage: no copy-out)
-  const auto dp16 = [&](double bytes) {
-    return ring_half(bytes, 8, false) + ring_half(bytes / 8, 2, true);
-  };
+  const auto dp16 = [&](double bytes) { return dp16_half(bytes); };
   const double gather = dp16(2.0 * dense), reduce = dp16(2.0 * dense);
   REQUIRE(gather + reduce < 0.5 * st.backward_s);
   CHECK(st.sharded_comm_s == Approx(gather / 10.0 + reduce / 10.0));

@@ -194,21 +194,31 @@ TEST_CASE("inside an NVL72 domain, groups across trays cost the scale-up link", 
 }
 
 TEST_CASE("oversubscription 2 doubles what crosses domains, not what stays inside", "[network]") {
-  // The dp all-reduce of tp 4 x dp 36 spans two racks of 72, 18 ranks in each: reduce-scatter
-  // in the rack, a ring between the racks on 1/18 of the gradients at the network share of a
-  // GPU over the oversubscription r, all-gather in the rack. Its time is A + B r: the part in
-  // the racks and the latencies (A), the bytes between racks (B r).
+  // The dp all-reduce of tp 4 x dp 36 spans two racks of 72, 18 ranks in each. Two forms, the
+  // faster charged (docs/native.md §2): one NCCL ring over the 36 ranks at the slower of the
+  // rack's NVLink bus (0.8 x 900 GB/s) and the 18 ranks' network share (18 x 50 GB/s / r), or
+  // the hierarchical form: reduce-scatter in the rack, a ring between the racks on 1/18 of the
+  // gradients at the network share of a GPU over the oversubscription r, all-gather in the
+  // rack, whose time is A + B r (A: the rack part and the latencies; B r: the bytes between
+  // racks).
   const auto sync = [](const DesignPoint& p, int domain, double r) {
     return estimate(context(dense_model(), tray_gpu(domain, r)), p).stages[0].dp_sync_s;
   };
   const DesignPoint across = point(DpMethod::dp, 4, 1, 36);
-  const double t1 = sync(across, 72, 1.0), t2 = sync(across, 72, 2.0), t4 = sync(across, 72, 4.0);
-  const double scale_out = t2 - t1; // B: the scale-out part at r = 1
-  CHECK(scale_out > 0.0);
-  CHECK(t1 - scale_out > 0.0); // A: the rack part
-  // r = 2 doubles the scale-out part, r = 4 doubles it again; A stays.
-  CHECK(t2 - (t1 - scale_out) == Approx(2.0 * scale_out).epsilon(1e-9));
-  CHECK(t4 - (t1 - scale_out) == Approx(4.0 * scale_out).epsilon(1e-9));
+  // r = 1 and 1.2: the ring, bound by NVLink (720 GB/s < 900 / 1.2 = 750): r does not touch it.
+  const double t1 = sync(across, 72, 1.0);
+  CHECK(sync(across, 72, 1.2) == Approx(t1).epsilon(1e-12));
+  // r = 2: the ring is bound by the network (450 GB/s) and slower; still the faster form
+  // (2 x 35/36 / 450 against 2 x 17/18 / 720 + 1/18 / 25 per gradient byte).
+  const double t2 = sync(across, 72, 2.0);
+  CHECK(t2 > 1.5 * t1);
+  // r = 4, 6, 8: the hierarchical form, A + B r: equal steps of r add equal times.
+  const double t4 = sync(across, 72, 4.0), t6 = sync(across, 72, 6.0), t8 = sync(across, 72, 8.0);
+  CHECK(t4 > t2);
+  const double step = t6 - t4;
+  CHECK(step > 0.0);
+  CHECK(t8 - t6 == Approx(step).epsilon(1e-9));
+  CHECK(t4 - 2.0 * step > 0.0); // A: the rack part
   // tp 4 x dp 16 = 64 GPUs inside one rack: the oversubscription does not touch it.
   const DesignPoint inside = point(DpMethod::dp, 4, 1, 16);
   CHECK(sync(inside, 72, 1.0) == sync(inside, 72, 2.0));

@@ -126,6 +126,8 @@ struct AnalyticSettings {
   /// The framework's kernels: fused (Megatron-LM, Megatron-DeepSpeed: one kernel per norm,
   /// RoPE, bias-activation, bias-dropout-add) or eager PyTorch modules (torchtitan).
   bool fused_kernels = true;
+  /// Unfused attention of GPT-style layers: the attention-probability dropout's traffic.
+  bool attention_dropout_bytes = false;
   /// Parameters gathered per layer (ZeRO-3, FSDP): the gather's and reduce-scatter's copy
   /// kernels count as the layer's.
   bool sharded_parameters = false;

@@ -149,6 +149,17 @@ enum class Transport : std::uint8_t { nvlink, pci, net };
 [[nodiscard]] double nccl_collective_s(double bytes_on_wire, int steps, double bus,
                                        const NcclLatency& lat, int tree_nodes = 0) noexcept;
 
+/// A ring collective over ranks on several nodes as NCCL's tuning model prices it
+/// (NVIDIA/nccl src/graph/tuning.cc, v2.10.3-1 to 2.2x): chunks move round the ring on every
+/// hop at once, so the ring has one bus bandwidth `bus` (its slowest hop's, the caller's), and
+/// its latency is the base plus `steps` - `net_steps` steps at the intra-node link's latency and
+/// `net_steps` at the network's (an all-reduce crosses the network 2 (nodes - 1) times, a
+/// reduce-scatter or all-gather nodes - 1). With `tree_nodes` > 1, the tree's latency
+/// (2 log2(nodes) network steps) where it is shorter, as nccl_collective_s.
+[[nodiscard]] double nccl_ring_s(double bytes_on_wire, int steps, int net_steps, double bus,
+                                 const NcclLatency& intra, const NcclLatency& net,
+                                 int tree_nodes = 0) noexcept;
+
 /// Optimizer step kernels: a multi-tensor apply (Apex FusedAdam, PyTorch's fused and foreach
 /// Adam) handles at most 36 tensors and 320 chunks of 65,536 elements per launch (depth 4:
 /// gradient, parameter, m, v; csrc/multi_tensor_apply.cuh).

@@ -128,17 +128,44 @@ DpGroup dp_group(const NativeContext& ctx, const DesignPoint& p, const NativeGpu
   return spaced_group(ctx, p.dp * p.cp, p.tp, g, world_size(p));
 }
 
-double dp_allreduce_s(const DpGroup& d, double bytes) noexcept {
-  if (d.inter <= 1) return ring_allreduce_s(bytes, d.intra, d.intra_bus, d.intra_lat);
-  return 2 * ring_half_s(bytes, d.intra, d.intra_bus, d.intra_lat) +
-         ring_allreduce_s(bytes / d.intra, d.inter, d.inter_bus, d.inter_lat, d.inter);
+/// The bus bandwidth of one NCCL ring over a group spanning nodes: its hops all move at once,
+/// so it runs at its slowest: the intra-node bus, or the network share of the group's members
+/// on a node (the node's other GPUs reduce their own groups at the same time, each with its
+/// share; a group with one member per node has one GPU's share).
+double dp_ring_bus(const DpGroup& d) noexcept {
+  const double net = d.inter_bus * d.intra;
+  return d.intra > 1 ? std::min(d.intra_bus, net) : net;
 }
 
-/// Reduce-scatter (or all-gather) of `bytes` (the full, unsharded size on one GPU).
+/// All-reduce of `bytes` per GPU over the group: inside a node, a ring on the intra-node bus;
+/// across nodes, the faster (NCCL's tuner picks the algorithm its model prices lowest) of one
+/// ring over all the group's ranks (nccl_ring_s: the intra-node and network hops pipelined, each
+/// node's network carrying 2 (n - 1) / n of the bytes) and the hierarchical form (intra-node
+/// reduce-scatter, a ring over the nodes on 1/intra of the bytes, intra-node all-gather, one
+/// after the other: 2 (nodes - 1) / nodes of the bytes on each node's network).
+double dp_allreduce_s(const DpGroup& d, double bytes) noexcept {
+  if (d.inter <= 1) return ring_allreduce_s(bytes, d.intra, d.intra_bus, d.intra_lat);
+  if (bytes <= 0) return 0.0;
+  const int n = d.intra * d.inter;
+  const double ring = nccl_ring_s(2.0 * (n - 1) / n * bytes, 2 * (n - 1), 2 * (d.inter - 1),
+                                  dp_ring_bus(d), d.intra_lat, d.inter_lat, d.inter);
+  const double hierarchical =
+      2 * ring_half_s(bytes, d.intra, d.intra_bus, d.intra_lat) +
+      ring_allreduce_s(bytes / d.intra, d.inter, d.inter_bus, d.inter_lat, d.inter);
+  return std::min(ring, hierarchical);
+}
+
+/// Reduce-scatter (or all-gather) of `bytes` (the full, unsharded size on one GPU), the faster
+/// of the two forms as dp_allreduce_s.
 double dp_half_s(const DpGroup& d, double bytes) noexcept {
   if (d.inter <= 1) return ring_half_s(bytes, d.intra, d.intra_bus, d.intra_lat);
-  return ring_half_s(bytes, d.intra, d.intra_bus, d.intra_lat) +
-         ring_half_s(bytes / d.intra, d.inter, d.inter_bus, d.inter_lat);
+  if (bytes <= 0) return 0.0;
+  const int n = d.intra * d.inter;
+  const double ring = nccl_ring_s(static_cast<double>(n - 1) / n * bytes, n - 1, d.inter - 1,
+                                  dp_ring_bus(d), d.intra_lat, d.inter_lat);
+  const double hierarchical = ring_half_s(bytes, d.intra, d.intra_bus, d.intra_lat) +
+                              ring_half_s(bytes / d.intra, d.inter, d.inter_bus, d.inter_lat);
+  return std::min(ring, hierarchical);
 }
 
 /// Bandwidth of the activation send from stage j to stage j + 1, bytes/s: the intra-node link
@@ -420,6 +447,23 @@ double nccl_collective_s(double bytes_on_wire, int steps, double bus, const Nccl
     const double depth = 2.0 * std::ceil(std::log2(static_cast<double>(tree_nodes)));
     simple_lat = std::min(simple_lat, lat.simple_base_s + depth * lat.simple_step_s);
     ll_lat = std::min(ll_lat, lat.ll_base_s + depth * lat.ll_step_s);
+  }
+  const double simple = simple_lat + bytes_on_wire / bus;
+  const double ll = ll_lat + bytes_on_wire / (0.25 * bus);
+  return std::min(simple, ll);
+}
+
+double nccl_ring_s(double bytes_on_wire, int steps, int net_steps, double bus,
+                   const NcclLatency& intra, const NcclLatency& net, int tree_nodes) noexcept {
+  if (steps <= 0 || bytes_on_wire <= 0) return 0.0;
+  const double hops = std::clamp(net_steps, 0, steps);
+  const double local = steps - hops;
+  double simple_lat = net.simple_base_s + local * intra.simple_step_s + hops * net.simple_step_s;
+  double ll_lat = net.ll_base_s + local * intra.ll_step_s + hops * net.ll_step_s;
+  if (tree_nodes > 1) {
+    const double depth = 2.0 * std::ceil(std::log2(static_cast<double>(tree_nodes)));
+    simple_lat = std::min(simple_lat, net.simple_base_s + depth * net.simple_step_s);
+    ll_lat = std::min(ll_lat, net.ll_base_s + depth * net.ll_step_s);
   }
   const double simple = simple_lat + bytes_on_wire / bus;
   const double ll = ll_lat + bytes_on_wire / (0.25 * bus);
@@ -1860,7 +1904,12 @@ double embedding_sync_s(const NativeContext& ctx, const DesignPoint& p, const Po
   // Over the network when the first and last stage are on different nodes.
   const FrameworkParams& fw = k.fw;
   const NativeGpu& gpu = ctx.gpus[static_cast<std::size_t>(where.stage_gpu.front())];
-  const double bytes = fw.grad_reduce_bytes * static_cast<double>(m.vocab_size) *
+  // The tied copies' gradients are all-reduced as the framework keeps them (`grad_bytes`), not
+  // in the data-parallel reduction's dtype: DeepSpeed's PipelineModule.allreduce_tied_weight_
+  // gradients runs dist.all_reduce(weight.grad) on the 16-bit .grad (its fp32_allreduce applies
+  // only to the engine's data-parallel buckets, engine.py allreduce_bucket); Megatron-LM's
+  // _allreduce_word_embedding_grads reduces weight.main_grad.
+  const double bytes = fw.grad_bytes * static_cast<double>(m.vocab_size) *
                        static_cast<double>(m.hidden_size) / p.tp;
   const NetworkTiers tiers = network_tiers(gpu.spec, ctx.gpus_per_node);
   const bool one_domain = tiers.multi_node_domain() &&
@@ -2416,6 +2465,7 @@ AnalyticSettings native_layer_settings(const ModelSpec& model, const DesignPoint
   // Megatron-DeepSpeed fused kernels), the gathers' copies, overlapped tp collectives.
   const FrameworkParams& fw = framework_params(p.method);
   st.gemm_shapes = true;
+  st.attention_dropout_bytes = true;
   st.host_per_kernel_s = kHostPerKernel_s;
   st.host_per_linear_s = kHostPerLinear_s;
   st.host_sync_s = kHostSync_s;
