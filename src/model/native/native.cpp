@@ -1619,13 +1619,51 @@ LayerActivations layer_activations(const NativeContext& ctx, const DesignPoint& 
   return a;
 }
 
+LayoutHeld layout_held(const NativeContext& ctx, const DesignPoint& p, const PointConstants& k,
+                       int j) {
+  const ModelSpec& m = ctx.model;
+  const PipelineLayout& layout = *ctx.settings.pipeline_layout;
+  const LayerActivations& act = k.act;
+  const int v = p.virtual_stages;
+  const auto vu = static_cast<std::size_t>(v);
+  // One micro-batch's embedding output, as add_activations counts it.
+  const double s = static_cast<double>(m.sequence_length) / p.cp;
+  const double h = static_cast<double>(m.hidden_size);
+  const double sp = ctx.settings.sequence_parallel && p.tp > 1 ? p.tp : 1.0;
+  const double embedding = k.elem_bytes * s * p.mbs * h / sp;
+  std::vector<double> layer_bytes(vu, 0.0), bytes(vu, 0.0);
+  std::size_t embedding_chunk = vu;
+  for (std::size_t c = 0; c < vu; ++c) {
+    const StageEntries e = layout_chunk_entries(m, layout.at(p.pp, j, static_cast<int>(c)));
+    layer_bytes[c] = e.dense > 0 ? e.main * act.layer + e.dense * act.dense_layer
+                                 : e.layers * act.layer;
+    bytes[c] = layer_bytes[c] + (e.embedding ? embedding : 0.0);
+    if (e.embedding) embedding_chunk = c;
+  }
+  const std::vector<int> held = interleaved_held_peak(p.pp, v, p.num_micro_batches, j, bytes);
+  LayoutHeld out;
+  double held_bytes = 0.0, stage_bytes = 0.0;
+  int forwards = 0;
+  for (std::size_t c = 0; c < vu; ++c) {
+    out.layers_bytes += held[c] * layer_bytes[c];
+    held_bytes += held[c] * bytes[c];
+    stage_bytes += bytes[c];
+    forwards += held[c];
+  }
+  out.embedding_held = embedding_chunk < vu ? held[embedding_chunk] : 0.0;
+  out.in_flight = stage_bytes > 0.0 ? held_bytes / stage_bytes : static_cast<double>(forwards) / v;
+  return out;
+}
+
 void add_activations(NativeMemory& mem, const NativeContext& ctx, const DesignPoint& p,
-                     const PointConstants& k, const StageEntries& e, double held) {
+                     const PointConstants& k, const StageEntries& e, double held,
+                     const LayoutHeld* layout) {
   const ModelSpec& m = ctx.model;
   const LayerActivations& act = k.act;
   const double wb = k.elem_bytes;
-  mem.activations = e.dense > 0 ? held * (e.main * act.layer + e.dense * act.dense_layer)
-                                : held * e.layers * act.layer;
+  mem.activations = layout != nullptr ? layout->layers_bytes
+                    : e.dense > 0     ? held * (e.main * act.layer + e.dense * act.dense_layer)
+                                      : held * e.layers * act.layer;
   if (e.moe > 0) {
     // The all-to-all's send and receive buffers of the layer being computed (the permuted
     // tokens and the combine's output), on the busiest rank.
@@ -1651,7 +1689,8 @@ void add_activations(NativeMemory& mem, const NativeContext& ctx, const DesignPo
   const double h = static_cast<double>(m.hidden_size);
   if (e.embedding) {
     const double sp = ctx.settings.sequence_parallel && p.tp > 1 ? p.tp : 1.0;
-    mem.buffers += held * wb * s * p.mbs * h / sp; // embedding output
+    // embedding output
+    mem.buffers += (layout != nullptr ? layout->embedding_held : held) * wb * s * p.mbs * h / sp;
   }
   if ((e.head || e.mtp > 0) && !(recomputed && act.full_layer > logits_bytes)) {
     mem.buffers += logits_bytes;
@@ -1857,6 +1896,14 @@ void stage_memory(NativeStage& st, const NativeContext& ctx, const DesignPoint& 
                   const native_steps::StageEntries& e, int j) {
   using namespace native_steps;
   const auto ju = static_cast<std::size_t>(j);
+  if (ctx.settings.pipeline_layout != nullptr && p.virtual_stages > 1) {
+    // A layout's chunks, each held as Megatron-Core's interleaved order holds it (§2.6).
+    const LayoutHeld held = layout_held(ctx, p, k, j);
+    st.in_flight = held.in_flight;
+    add_activations(st.memory, ctx, p, k, e, st.in_flight, &held);
+    to_gib(st.memory, ctx.settings.framework_overhead_gib);
+    return;
+  }
   st.in_flight =
       in_flight(p, j, shape.split, shape.split ? split_in_flight(shape, ju, k.act) : 0.0);
   add_activations(st.memory, ctx, p, k, e, st.in_flight);
