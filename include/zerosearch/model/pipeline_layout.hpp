@@ -62,6 +62,11 @@ struct InterleavedTimes {
   std::vector<double> backward_s;
   std::vector<double> link_s;
   std::vector<double> pair_hidden_s;
+  /// Per chunk [r * v + c], for the timeline (the simulation does not read them): one
+  /// micro-batch's MoE all-to-all and context-parallel exchange inside the chunk's forward and
+  /// backward, seconds (add_moe_comm and add_cp_exchange on the chunk's entries; a rank's
+  /// chunks add up to its stage's).
+  std::vector<double> a2a_forward_s, a2a_backward_s, cp_forward_s, cp_backward_s;
 };
 
 /// One pass of a rank's interleaved order.

@@ -2010,6 +2010,10 @@ InterleavedTimes layout_chunk_times(const NativeContext& ctx, const DesignPoint&
   out.forward_s.assign(n, 0.0);
   out.backward_s.assign(n, 0.0);
   out.pair_hidden_s.assign(n, 0.0);
+  out.a2a_forward_s.assign(n, 0.0);
+  out.a2a_backward_s.assign(n, 0.0);
+  out.cp_forward_s.assign(n, 0.0);
+  out.cp_backward_s.assign(n, 0.0);
   double slowest_send = 0.0;
   for (int r = 0; r < pp; ++r) {
     const NativeStage& st = est.stages[static_cast<std::size_t>(r)];
@@ -2027,6 +2031,11 @@ InterleavedTimes layout_chunk_times(const NativeContext& ctx, const DesignPoint&
       add_moe_comm(chunk, ctx, p, k, gpu, t, e.moe);
       add_cp_exchange(chunk, ctx, p, k, gpu, t, e.layers);
       const auto cu = static_cast<std::size_t>(c);
+      const std::size_t i = static_cast<std::size_t>(r * v + c);
+      out.a2a_forward_s[i] = chunk.moe_comm_forward_s;
+      out.a2a_backward_s[i] = chunk.moe_comm_s - chunk.moe_comm_forward_s;
+      out.cp_forward_s[i] = chunk.cp_comm_forward_s;
+      out.cp_backward_s[i] = chunk.cp_comm_s - chunk.cp_comm_forward_s;
       f[cu] = chunk.forward_s;
       b[cu] = chunk.backward_s;
       moe[cu] = e.moe;
@@ -2241,6 +2250,17 @@ double native_split_stage_bound(const NativeContext& ctx, const DesignPoint& p,
   if (!shape.split) return 0.0;
   StageLayerTimes times(ctx, p);
   return split_stage_bound(p, est, shape, times);
+}
+
+InterleavedRun native_interleaved_run(const NativeContext& ctx, const DesignPoint& p,
+                                      const NativePlacement& where, const NativeEstimate& est) {
+  InterleavedRun run;
+  if (ctx.settings.pipeline_layout == nullptr || p.virtual_stages < 2) return run;
+  // The calls estimate_with makes for est.pipeline_s, the passes recorded.
+  StageLayerTimes times(ctx, p);
+  run.times = layout_chunk_times(ctx, p, where, est, times, native_steps::point_constants(ctx, p));
+  run.makespan_s = simulate_interleaved(run.times, p.num_micro_batches, &run.passes);
+  return run;
 }
 
 PipeRun native_pipe_run(const NativeContext& ctx, const DesignPoint& p, const NativeEstimate& est) {
