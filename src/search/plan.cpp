@@ -4,6 +4,7 @@
 #include <initializer_list>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -11,6 +12,8 @@
 #include "zerosearch/model/estimator.hpp"
 #include "zerosearch/model/estimator_ops.hpp"
 #include "zerosearch/model/network.hpp"
+#include "zerosearch/model/pipeline_layout.hpp"
+#include "zerosearch/model/recompute_modules.hpp"
 
 namespace zerosearch {
 
@@ -610,6 +613,14 @@ void make_native_plan(const PlanInput& in, SearchPlan& plan, const std::vector<G
         }
       }
     }
+  }
+  // Megatron-LM's refusals that depend on the model (docs/native.md §2.6, §2.7).
+  for (const std::string& why :
+       {recompute_modules_model_reason(in.native.recompute_modules, m),
+        in.native.pipeline_layout != nullptr
+            ? pipeline_layout_model_reason(*in.native.pipeline_layout, m)
+            : std::string()}) {
+    if (!why.empty()) throw InputError(why);
   }
 }
 

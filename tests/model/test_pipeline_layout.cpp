@@ -107,6 +107,21 @@ TEST_CASE("pipeline layout: invalid layouts for the point and the model", "[pipe
   CHECK(why("Et|tmL", 2, 1, 2).empty());
 }
 
+TEST_CASE("pipeline layout: MTP layers need rotary positions, as Megatron-LM's arguments",
+          "[pipeline_layout]") {
+  ModelSpec m = test::test_llama(2);
+  const PipelineLayout with_mtp = parse_pipeline_layout("Et|tmL");
+  CHECK(pipeline_layout_model_reason(with_mtp, m).empty());
+  CHECK(pipeline_layout_model_reason(parse_pipeline_layout("Et|tL"), m).empty());
+  m.learned_position_embeddings = true;
+  m.name = "learned";
+  CHECK(pipeline_layout_model_reason(with_mtp, m) ==
+        "--pipeline_layout 'Et|tmL': MTP layers (m) on learned, whose positions are learned "
+        "absolute embeddings; Megatron-LM takes multi-token prediction only with rotary "
+        "positions (or none): leave the m out");
+  CHECK(pipeline_layout_model_reason(parse_pipeline_layout("Et|tL"), m).empty());
+}
+
 TEST_CASE("pipeline layout: interleaved 1F1B order of Megatron-Core", "[pipeline_layout]") {
   // pp 2, v 2, 4 micro-batches, rank 0: warm-up (2 - 0 - 1) x 2 + (2 - 1) x 2 = 4 forwards,
   // chunk (k mod 4) / 2, micro-batch (k / 4) x 2 + k mod 2; backwards chunk 1 - that.

@@ -50,6 +50,14 @@ struct PipelineLayout {
 [[nodiscard]] std::string pipeline_layout_invalid_reason(const PipelineLayout& layout, int pp,
                                                          int virtual_stages, long long layers);
 
+struct ModelSpec;
+
+/// Why Megatron-LM refuses `layout` on model `m` whatever the point, or an empty string: MTP
+/// layers on a model with learned absolute positions (megatron/training/arguments.py at
+/// d98e8a64, validate_args: with --mtp-num-layers the position embedding must be rope or none).
+[[nodiscard]] std::string pipeline_layout_model_reason(const PipelineLayout& layout,
+                                                       const ModelSpec& m);
+
 /// Per-chunk times of interleaved 1F1B, seconds: forward_s[r * v + c], backward_s[r * v + c]
 /// for rank r's virtual stage c; link_s[r], the transfer from rank r to rank (r + 1) % pp
 /// (the last entry: the last rank back to the first, where the next virtual stage begins);

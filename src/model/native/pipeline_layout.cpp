@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "zerosearch/core/error.hpp"
+#include "zerosearch/core/model.hpp"
 
 namespace zerosearch {
 
@@ -190,6 +191,16 @@ std::string pipeline_layout_invalid_reason(const PipelineLayout& l, int pp, int 
                            l.text, mtp);
       }
     }
+  }
+  return {};
+}
+
+std::string pipeline_layout_model_reason(const PipelineLayout& l, const ModelSpec& m) {
+  if (l.mtp_layers() > 0 && m.learned_position_embeddings) {
+    return fmt::format("--pipeline_layout '{}': MTP layers (m) on {}, whose positions are "
+                       "learned absolute embeddings; Megatron-LM takes multi-token prediction "
+                       "only with rotary positions (or none): leave the m out",
+                       l.text, m.name);
   }
   return {};
 }
