@@ -92,8 +92,8 @@ TimelineInput timeline_input(NativeEstimator, const EstimateContext& ctx, const 
   const Estimate again = estimate_native(ctx, p, placement, e.partition, &n);
   // A --pipeline_layout: its stages are the layout's; interleaved, every chunk pass as the
   // estimate simulated it on that chunk's own times (native_interleaved_run).
-  const PipelineLayout* layout =
-      ctx.native != nullptr ? ctx.native->settings.pipeline_layout.get() : nullptr;
+  const NativeSettings* settings = plan_settings(NativeEstimator{}, ctx);
+  const PipelineLayout* layout = settings != nullptr ? settings->pipeline_layout.get() : nullptr;
   const InterleavedRun layout_run = layout != nullptr && p.virtual_stages > 1
                                         ? interleaved_run(NativeEstimator{}, ctx, p, placement, n)
                                         : InterleavedRun{};
