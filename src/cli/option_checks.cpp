@@ -618,6 +618,23 @@ void check_native(const RawOptions& raw, Options& o) {
     }
     o.native.recompute_modules = parse_recompute_modules(raw.recompute_modules);
   }
+  if (o.native.moe_a2a_overlap) {
+    // Megatron-Core's checks of overlap_moe_expert_parallel_comm (transformer_config.py at
+    // d98e8a64): no "moe" in recompute_modules, at most one MTP layer.
+    if (o.native.recompute_modules.has(RecomputeModule::moe)) {
+      throw InputError(fmt::format("--moe_a2a_overlap on with --recompute_modules '{}': "
+                                   "Megatron-LM refuses the EP all-to-all overlap beside the "
+                                   "whole MoE block's recompute (drop moe, or --moe_a2a_overlap "
+                                   "off)",
+                                   raw.recompute_modules));
+    }
+    if (o.native.pipeline_layout != nullptr && o.native.pipeline_layout->mtp_layers() > 1) {
+      throw InputError(fmt::format("--moe_a2a_overlap on with --pipeline_layout '{}': {} MTP "
+                                   "layers (m); Megatron-LM's EP all-to-all overlap takes at most "
+                                   "one",
+                                   raw.pipeline_layout, o.native.pipeline_layout->mtp_layers()));
+    }
+  }
   if (!raw.moe_imbalance.empty()) {
     o.native.moe_imbalance = parse_positive_real("--moe_imbalance", raw.moe_imbalance);
     if (o.native.moe_imbalance < 1.0) {

@@ -39,10 +39,15 @@ bool is_compute(ScheduleEventKind k) {
          k == ScheduleEventKind::weight || k == ScheduleEventKind::overlapped;
 }
 
-/// A pass's label: its micro-batch, with a prime on a rank's second model chunk; an F&B pair
-/// names both.
+/// A pass's label: its micro-batch, with a prime on a rank's second model chunk and "cN" on its
+/// chunk N from the third on (a --pipeline_layout's interleaved chunks); an F&B pair names both.
 std::string pass_label(const ScheduleEvent& ev) {
-  const auto one = [](int mb, int chunk) { return fmt::format("{}{}", mb, chunk == 1 ? "\'" : ""); };
+  const auto one = [](int mb, int chunk) {
+    return fmt::format("{}{}", mb,
+                       chunk == 1 ? std::string("\'")
+                       : chunk > 1 ? fmt::format("c{}", chunk)
+                                   : std::string());
+  };
   if (ev.kind == ScheduleEventKind::overlapped) {
     return one(ev.micro_batch, ev.chunk) + "|" + one(ev.back_micro_batch, ev.back_chunk);
   }
@@ -85,6 +90,13 @@ TimelineInput timeline_input(NativeEstimator, const EstimateContext& ctx, const 
                              const Placement& placement, const Estimate& e) {
   NativeEstimate n;
   const Estimate again = estimate_native(ctx, p, placement, e.partition, &n);
+  // A --pipeline_layout: its stages are the layout's; interleaved, every chunk pass as the
+  // estimate simulated it on that chunk's own times (native_interleaved_run).
+  const NativeSettings* settings = plan_settings(NativeEstimator{}, ctx);
+  const PipelineLayout* layout = settings != nullptr ? settings->pipeline_layout.get() : nullptr;
+  const InterleavedRun layout_run = layout != nullptr && p.virtual_stages > 1
+                                        ? interleaved_run(NativeEstimator{}, ctx, p, placement, n)
+                                        : InterleavedRun{};
   TimelineInput in;
   in.title = fmt::format("{}: {} tp {} pp {} dp {} micro-batch {} ({} micro-batches), recompute "
                          "{}, offload {}, virtual stages {}, {}{}",
@@ -112,6 +124,13 @@ TimelineInput timeline_input(NativeEstimator, const EstimateContext& ctx, const 
                                               schedule_chunks_per_rank(p.schedule) > 1
                                                   ? ", a prime marks a rank's second model chunk"
                                                   : "")
+                            : !layout_run.passes.empty()
+                                ? fmt::format("; pipeline layout '{}': interleaved 1F1B as "
+                                              "simulated on each chunk's own times, {} x {} "
+                                              "chunk passes; a prime marks a rank's second "
+                                              "model chunk, cN its chunk N",
+                                              layout->text, p.num_micro_batches,
+                                              p.virtual_stages)
                             : p.virtual_stages > 1
                                 ? fmt::format("; interleaved: each stage's {} model chunks drawn "
                                               "as {} x {} chunk passes",
@@ -120,6 +139,10 @@ TimelineInput timeline_input(NativeEstimator, const EstimateContext& ctx, const 
                             : p.schedule == Schedule::terapipe
                                 ? fmt::format("; TeraPipe: {} micro-batches x {} token slices",
                                               p.num_micro_batches, again.native.slices.size())
+                            : layout != nullptr
+                                ? fmt::format("; pipeline layout '{}': each stage holds its rank's "
+                                              "layers",
+                                              layout->text)
                                 : "");
   StageTimes times;
   const std::size_t stages = n.stages.size();
@@ -175,6 +198,30 @@ TimelineInput timeline_input(NativeEstimator, const EstimateContext& ctx, const 
     }
     in.schedule.stage_end_s = run.rank_end_s;
   }
+  if (!layout_run.passes.empty()) {
+    // The layout's interleaved 1F1B: each pass at the time the estimate's simulation ran it,
+    // its send after it (the rank is busy until the send ends).
+    in.schedule = PipelineSchedule{};
+    in.schedule.stage_end_s.assign(stages, 0.0);
+    for (const InterleavedPass& ip : layout_run.passes) {
+      ScheduleEvent ev;
+      ev.kind = ip.forward ? ScheduleEventKind::forward : ScheduleEventKind::backward;
+      ev.stage = ip.rank;
+      ev.micro_batch = ip.micro_batch;
+      ev.chunk = ip.chunk;
+      ev.start_s = ip.start_s;
+      ev.end_s = ip.compute_end_s;
+      in.schedule.events.push_back(ev);
+      if (ip.end_s > ip.compute_end_s) {
+        ev.kind = ip.forward ? ScheduleEventKind::send_forward : ScheduleEventKind::send_backward;
+        ev.start_s = ip.compute_end_s;
+        ev.end_s = ip.end_s;
+        in.schedule.events.push_back(ev);
+      }
+      double& end = in.schedule.stage_end_s[static_cast<std::size_t>(ip.rank)];
+      end = std::max(end, ip.end_s);
+    }
+  }
   if (p.schedule == Schedule::terapipe && !again.native.slices.empty()) {
     // TeraPipe as estimated: its token slices through the stages (token_pipeline).
     in.schedule = token_pipeline_schedule(token_pipeline(NativeEstimator{}, ctx, p, n),
@@ -205,6 +252,18 @@ TimelineInput timeline_input(NativeEstimator, const EstimateContext& ctx, const 
     in.chunks = is_split_schedule(p.schedule) && p.pp > 1 ? schedule_chunks_per_rank(p.schedule)
                                                           : std::max(1, static_cast<int>(v));
     in.cp_ring = p.cp_comm == CpComm::ring;
+    if (!layout_run.passes.empty()) {
+      // Each chunk's own all-to-all and exchange, as the estimate charged them.
+      const InterleavedTimes& t = layout_run.times;
+      if (moe) {
+        in.chunk_a2a_forward_s = t.a2a_forward_s;
+        in.chunk_a2a_backward_s = t.a2a_backward_s;
+      }
+      if (cp) {
+        in.chunk_cp_forward_s = t.cp_forward_s;
+        in.chunk_cp_backward_s = t.cp_backward_s;
+      }
+    }
   }
   in.dp_sync_s = again.dp_sync_s + static_cast<double>(again.native.optimizer_s) +
                  static_cast<double>(again.native.offload_s);
@@ -257,7 +316,12 @@ PassComm timeline_comm(const TimelineInput& in, const ScheduleEvent& ev) {
   PassComm c;
   const auto s = static_cast<std::size_t>(ev.stage);
   const double chunks = std::max(1, in.chunks);
-  const auto part = [&](const std::vector<double>& v) {
+  const auto part = [&](const std::vector<double>& v, const std::vector<double>& per_chunk) {
+    if (ev.chunk >= 0 && !per_chunk.empty()) {
+      const std::size_t i =
+          s * static_cast<std::size_t>(std::max(1, in.chunks)) + static_cast<std::size_t>(ev.chunk);
+      return i < per_chunk.size() ? per_chunk[i] : 0.0;
+    }
     return s < v.size() ? v[s] / chunks : 0.0;
   };
   const bool forward =
@@ -265,12 +329,12 @@ PassComm timeline_comm(const TimelineInput& in, const ScheduleEvent& ev) {
   const bool backward =
       ev.kind == ScheduleEventKind::backward || ev.kind == ScheduleEventKind::overlapped;
   if (forward) {
-    c.a2a_s += part(in.a2a_forward_s);
-    c.cp_s += part(in.cp_forward_s);
+    c.a2a_s += part(in.a2a_forward_s, in.chunk_a2a_forward_s);
+    c.cp_s += part(in.cp_forward_s, in.chunk_cp_forward_s);
   }
   if (backward) {
-    c.a2a_s += part(in.a2a_backward_s);
-    c.cp_s += part(in.cp_backward_s);
+    c.a2a_s += part(in.a2a_backward_s, in.chunk_a2a_backward_s);
+    c.cp_s += part(in.cp_backward_s, in.chunk_cp_backward_s);
   }
   return c;
 }

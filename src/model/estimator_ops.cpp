@@ -111,4 +111,9 @@ PipeRun pipe_run(NativeEstimator, const EstimateContext& ctx, const DesignPoint&
   return native_pipe_run(*ctx.native, p, est);
 }
 
+InterleavedRun interleaved_run(NativeEstimator, const EstimateContext& ctx, const DesignPoint& p,
+                               const Placement& placement, const NativeEstimate& est) {
+  return native_interleaved_run(*ctx.native, p, native_placement(*ctx.native, p, placement), est);
+}
+
 } // namespace zerosearch

@@ -5,6 +5,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -12,6 +13,8 @@
 #include "zerosearch/model/estimator.hpp"
 #include "zerosearch/model/estimator_ops.hpp"
 #include "zerosearch/model/network.hpp"
+#include "zerosearch/model/pipeline_layout.hpp"
+#include "zerosearch/model/recompute_modules.hpp"
 #include "zerosearch/model/zero_bubble.hpp"
 
 namespace zerosearch {
@@ -620,6 +623,14 @@ void make_native_plan(const PlanInput& in, SearchPlan& plan, const std::vector<G
         }
       }
     }
+  }
+  // Megatron-LM's refusals that depend on the model (docs/native.md §2.6, §2.7).
+  for (const std::string& why :
+       {recompute_modules_model_reason(in.native.recompute_modules, m),
+        in.native.pipeline_layout != nullptr
+            ? pipeline_layout_model_reason(*in.native.pipeline_layout, m)
+            : std::string()}) {
+    if (!why.empty()) throw InputError(why);
   }
 }
 

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <memory>
 #include <regex>
 
 #include "fixtures.hpp"
@@ -343,4 +344,59 @@ TEST_CASE("a context-parallel plan's timeline draws the exposed exchange inside 
   CHECK(count(svg, "class=\"cp\"") == 0);
   CHECK(count(svg, "all-to-all") == 0);
   CHECK(count(svg, "cp K/V") == 0);
+}
+
+TEST_CASE("a --pipeline_layout's interleaved plan is drawn pass by pass as its estimate "
+          "simulated it, each chunk at its own time and all-to-all",
+          "[timeline][pipeline_layout]") {
+  PlanInput in;
+  in.model = "mixtral_8x7B";
+  in.cluster = Cluster{{{"H100-SXM", 8}}, 8, {}};
+  in.global_batch = 128;
+  in.estimator = Estimator::native;
+  // pp 4 x v 2: rank 0 holds E + 6 layers in its first chunk and 2 in its second.
+  const std::string text = "Et*6|t*4|t*4|t*4|t*2|t*4|t*4|t*4L";
+  in.native.pipeline_layout = std::make_shared<const PipelineLayout>(parse_pipeline_layout(text));
+  const SearchPlan plan = make_plan(in, test::shipped_catalogs());
+  const Placement placement = placements(plan.context.cluster)[0];
+  DesignPoint p{DpMethod::dp, 2, 8, 4, 1, 16}; // tp 2, dp 8, pp 4
+  p.ep = 8;
+  p.etp = 2;
+  p.schedule = Schedule::interleaved;
+  p.virtual_stages = 2;
+  NativeEstimate n;
+  const Estimate e = estimate_native(plan.context, p, placement, {}, &n);
+  const InterleavedRun run = interleaved_run(NativeEstimator{}, plan.context, p, placement, n);
+  REQUIRE_FALSE(run.passes.empty());
+  CHECK(run.makespan_s == n.pipeline_s); // the estimate's own simulation
+  const TimelineInput t = timeline_input(plan.context, p, placement, e);
+  CHECK(t.subtitle.find("pipeline layout '" + text + "'") != std::string::npos);
+  // The drawn pipeline ends exactly where the estimate's does.
+  CHECK(*std::max_element(t.schedule.stage_end_s.begin(), t.schedule.stage_end_s.end()) ==
+        n.pipeline_s);
+  std::vector<int> forwards(4, 0);
+  std::vector<double> a2a_forward(4, 0.0);
+  for (const ScheduleEvent& ev : t.schedule.events) {
+    if (ev.kind != ScheduleEventKind::forward) continue;
+    const auto s = static_cast<std::size_t>(ev.stage);
+    REQUIRE(ev.chunk >= 0);
+    REQUIRE(ev.chunk < 2);
+    ++forwards[s];
+    const std::size_t i = s * 2 + static_cast<std::size_t>(ev.chunk);
+    // Each forward box lasts its chunk's own time (a steady pair shortens only backwards).
+    CHECK(ev.end_s - ev.start_s == Approx(run.times.forward_s[i]).epsilon(1e-12));
+    const PassComm c = timeline_comm(t, ev);
+    CHECK(c.a2a_s == run.times.a2a_forward_s[i]);
+    if (ev.micro_batch == 0) a2a_forward[s] += c.a2a_s;
+  }
+  for (std::size_t s = 0; s < 4; ++s) {
+    CHECK(forwards[s] == 16 * 2);
+    // A micro-batch's chunk passes draw the stage's all-to-all, split by each chunk's layers.
+    CHECK(a2a_forward[s] == Approx(n.stages[s].moe_comm_forward_s).epsilon(1e-12));
+  }
+  // Rank 0: 6 MoE layers in its first chunk, 2 in its second; the even drawing gave each half.
+  CHECK(run.times.forward_s[0] > 2.0 * run.times.forward_s[1]);
+  CHECK(run.times.a2a_forward_s[0] == Approx(3.0 * run.times.a2a_forward_s[1]));
+  const std::string svg = timeline_svg(t);
+  CHECK(svg.find("forward micro-batch 0 chunk 1") != std::string::npos);
 }

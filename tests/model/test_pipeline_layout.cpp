@@ -107,6 +107,21 @@ TEST_CASE("pipeline layout: invalid layouts for the point and the model", "[pipe
   CHECK(why("Et|tmL", 2, 1, 2).empty());
 }
 
+TEST_CASE("pipeline layout: MTP layers need rotary positions, as Megatron-LM's arguments",
+          "[pipeline_layout]") {
+  ModelSpec m = test::test_llama(2);
+  const PipelineLayout with_mtp = parse_pipeline_layout("Et|tmL");
+  CHECK(pipeline_layout_model_reason(with_mtp, m).empty());
+  CHECK(pipeline_layout_model_reason(parse_pipeline_layout("Et|tL"), m).empty());
+  m.learned_position_embeddings = true;
+  m.name = "learned";
+  CHECK(pipeline_layout_model_reason(with_mtp, m) ==
+        "--pipeline_layout 'Et|tmL': MTP layers (m) on learned, whose positions are learned "
+        "absolute embeddings; Megatron-LM takes multi-token prediction only with rotary "
+        "positions (or none): leave the m out");
+  CHECK(pipeline_layout_model_reason(parse_pipeline_layout("Et|tL"), m).empty());
+}
+
 TEST_CASE("pipeline layout: interleaved 1F1B order of Megatron-Core", "[pipeline_layout]") {
   // pp 2, v 2, 4 micro-batches, rank 0: warm-up (2 - 0 - 1) x 2 + (2 - 1) x 2 = 4 forwards,
   // chunk (k mod 4) / 2, micro-batch (k / 4) x 2 + k mod 2; backwards chunk 1 - that.
@@ -182,6 +197,41 @@ TEST_CASE("pipeline layout: interleaved 1F1B simulated on uneven chunks", "[pipe
   }
 }
 
+TEST_CASE("pipeline layout: the forwards a rank holds at its peak, chunk by chunk",
+          "[pipeline_layout]") {
+  // pp 2, v 2, 4 micro-batches (the order of the test above). Rank 0 holds, after its four
+  // warm-up forwards, 2 of each chunk; the steady pairs then run F c0, B c1, F c0, B c1, F c1,
+  // B c0, F c1, B c0: held (3, 2), (3, 1), (4, 1), (4, 0), (4, 1), (3, 1), (3, 2), (2, 2).
+  SECTION("rank 0, a heavy first chunk: 4 of it and 1 of the second") {
+    const std::vector<double> bytes = {8.0, 1.0}; // (4, 1): 33 beats (3, 2): 26
+    CHECK(interleaved_held_peak(2, 2, 4, 0, bytes) == std::vector<int>{4, 1});
+  }
+  SECTION("rank 0, a heavy second chunk: 3 of the first and 2 of it") {
+    const std::vector<double> bytes = {1.0, 8.0}; // (3, 2): 19 beats (4, 1): 12, (2, 2): 18
+    CHECK(interleaved_held_peak(2, 2, 4, 0, bytes) == std::vector<int>{3, 2});
+  }
+  SECTION("even chunks on rank 0: Megatron-LM's pp (1 + (pp - 1) / (pp v)) micro-batches") {
+    // pp 4, v 2, 8 micro-batches: (v - 1) pp + 2 (pp - 1) + 1 = 11 chunk forwards, 5.5
+    // micro-batches of the stage = 4 x (1 + 3/8).
+    const std::vector<double> bytes = {1.0, 1.0};
+    const std::vector<int> held = interleaved_held_peak(4, 2, 8, 0, bytes);
+    CHECK(held[0] + held[1] == 11);
+    CHECK(held == std::vector<int>{7, 4});
+  }
+  SECTION("the last rank warms up with (v - 1) pp forwards of its first chunk") {
+    // pp 2, v 2, rank 1: F c0, F c0, then F c1, B c1 twice, then F c0, B c0: held (2, 0),
+    // (2, 1), (2, 0), (2, 1), (2, 0), (3, 0), (2, 0)...
+    CHECK(interleaved_held_peak(2, 2, 4, 1, std::vector<double>{1.0, 1.0}) ==
+          std::vector<int>{2, 1});
+    CHECK(interleaved_held_peak(2, 2, 4, 1, std::vector<double>{4.0, 1.0}) ==
+          std::vector<int>{3, 0});
+  }
+  SECTION("m = pp: every forward first") {
+    CHECK(interleaved_held_peak(2, 2, 2, 1, std::vector<double>{1.0, 3.0}) ==
+          std::vector<int>{2, 2});
+  }
+}
+
 TEST_CASE("pipeline layout: the native estimator's stages and chunks follow the layout",
           "[pipeline_layout][native]") {
   NativeContext c;
@@ -238,6 +288,44 @@ TEST_CASE("pipeline layout: the native estimator's stages and chunks follow the 
     CHECK(uneven.partition == even.partition);
     CHECK(uneven.stages[0].forward_s == even.stages[0].forward_s);
     CHECK(uneven.pipeline_s > even.pipeline_s);
+  }
+  SECTION("interleaved: each chunk's activations held as the schedule holds them") {
+    p.schedule = Schedule::interleaved;
+    p.virtual_stages = 2;
+    p.num_micro_batches = 4; // pp 2 x dp 4 x 4 = 32 sequences
+    const double gib = 1024.0 * 1024.0 * 1024.0;
+    const native_steps::LayerActivations act = native_steps::layer_activations(c, p);
+    // One micro-batch's embedding output (no sequence parallelism at tp 1), bytes.
+    const double embedding = 2.0 * static_cast<double>(c.model.sequence_length) *
+                             static_cast<double>(c.model.hidden_size);
+    const NativeEstimate plain = native_estimate(c, p, where, {9, 9}); // the closed form
+    // Even chunks: rank 0 (E + 4 | 4) peaks at 4 of chunk 0 and 1 of chunk 1 (worked in the
+    // test above): 20 layers, Megatron-LM's 2 x (1 + 1/4) x 8, as the closed form; the
+    // embedding output 4 times, where the closed form takes 2.5.
+    c.settings.pipeline_layout =
+        std::make_shared<const PipelineLayout>(parse_pipeline_layout("Et*4|t*4|t*4|t*4L"));
+    const NativeEstimate even = native_estimate(c, p, where);
+    CHECK(even.stages[0].memory.activations == Approx(20.0 * act.layer / gib));
+    CHECK(even.stages[0].memory.activations == Approx(plain.stages[0].memory.activations));
+    CHECK(even.stages[0].memory.buffers - plain.stages[0].memory.buffers ==
+          Approx((4.0 - 2.5) * embedding / gib));
+    // Rank 1 (4 | 4 + L) peaks at 2 of its first chunk and 1 of its second: 12 layers (the
+    // closed form's 1 x 1.25 x 8 = 10 is Megatron-LM's first-stage factor carried over).
+    CHECK(even.stages[1].memory.activations == Approx(12.0 * act.layer / gib));
+    CHECK(even.stages[1].in_flight == Approx(1.5));
+    // Rank 0 with 7 layers in its first chunk and 1 in its second (E + 7 | 1): 4 x 7 + 1 x 1
+    // = 29 layers held, and the embedding output 4 times; rank 1 (4 | 4 + L) as before.
+    c.settings.pipeline_layout =
+        std::make_shared<const PipelineLayout>(parse_pipeline_layout("Et*7|t*4|t|t*4L"));
+    const NativeEstimate uneven = native_estimate(c, p, where);
+    CHECK(uneven.stages[0].memory.activations == Approx(29.0 * act.layer / gib));
+    CHECK(uneven.stages[0].memory.buffers == Approx(even.stages[0].memory.buffers));
+    CHECK(uneven.stages[0].in_flight ==
+          Approx((4.0 * (7.0 * act.layer + embedding) + act.layer) /
+                 (8.0 * act.layer + embedding)));
+    CHECK(uneven.stages[1].memory.activations == Approx(12.0 * act.layer / gib));
+    CHECK(uneven.stages[0].memory.total() > even.stages[0].memory.total());
+    CHECK(uneven.peak_memory_gib > even.peak_memory_gib);
   }
   SECTION("the layout must fit the point") {
     c.settings.pipeline_layout =

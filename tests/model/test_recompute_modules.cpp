@@ -69,6 +69,32 @@ TEST_CASE("Megatron's module names parse, print and refuse what Megatron refuses
   CHECK_THROWS_AS(parse_recompute_modules(""), InputError);
 }
 
+TEST_CASE("what Megatron-LM refuses for the model: mla_up_proj without MLA, moe_act dense",
+          "[recompute_modules]") {
+  const ModelSpec& dense = models().find("llama2_13B");
+  const ModelSpec& gqa_moe = models().find("mixtral_8x7B");
+  const ModelSpec& mla = models().find("deepseek_v3");
+  const RecomputeModules up = parse_recompute_modules("core_attn,mla_up_proj");
+  CHECK(recompute_modules_model_reason(up, mla).empty());
+  CHECK(recompute_modules_model_reason(up, dense) ==
+        "--recompute_modules 'core_attn,mla_up_proj': mla_up_proj needs multi-head latent "
+        "attention, which llama2_13B has not (Megatron-LM: only supported with "
+        "multi_latent_attention); allowed for llama2_13B: core_attn, layernorm, mlp, moe, "
+        "shared_experts");
+  // An MoE model without MLA: moe_act is allowed, mla_up_proj is not.
+  CHECK(recompute_modules_model_reason(up, gqa_moe).find(
+            "allowed for mixtral_8x7B: core_attn, moe_act, layernorm, mlp, moe, shared_experts") !=
+        std::string::npos);
+  const RecomputeModules act = parse_recompute_modules("moe_act");
+  CHECK(recompute_modules_model_reason(act, gqa_moe).empty());
+  CHECK(recompute_modules_model_reason(act, dense).find("moe_act needs an MoE model's grouped "
+                                                        "GEMM") != std::string::npos);
+  // Megatron-LM accepts moe and shared_experts on a dense model (they recompute nothing there).
+  CHECK(recompute_modules_model_reason(parse_recompute_modules("mlp,moe,shared_experts"), dense)
+            .empty());
+  CHECK(recompute_modules_model_reason(RecomputeModules{}, dense).empty());
+}
+
 TEST_CASE("the recompute time of a module list is those modules' forward, by hand",
           "[recompute_modules]") {
   const ModelSpec m = tiny();

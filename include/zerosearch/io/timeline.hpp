@@ -36,6 +36,11 @@ struct TimelineInput {
   /// Model chunks a stage holds (interleaved: the virtual stages; zbv, dualpipe, dualpipev: 2):
   /// each chunk pass draws 1/chunks of the stage's parts above.
   int chunks = 1;
+  /// A --pipeline_layout's interleaved plan: the same parts per chunk, [stage x chunks +
+  /// chunk] (each chunk's own layers: InterleavedTimes), drawn inside the passes of that chunk
+  /// in place of 1/chunks of the stage's. Empty otherwise.
+  std::vector<double> chunk_a2a_forward_s, chunk_a2a_backward_s, chunk_cp_forward_s,
+      chunk_cp_backward_s;
   /// The cp exchange is ring attention, partly hidden behind attention (the exposed part is
   /// drawn), or all-to-all (Ulysses: nothing hidden).
   bool cp_ring = true;

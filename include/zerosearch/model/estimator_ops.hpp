@@ -144,5 +144,10 @@ inline void estimates_at(NativeEstimator, const EstimateContext& ctx,
 /// The pass-by-pass run of a split-schedule estimate `est` of `p` (native_pipe_run).
 [[nodiscard]] PipeRun pipe_run(NativeEstimator, const EstimateContext& ctx, const DesignPoint& p,
                                const NativeEstimate& est);
+/// The pass-by-pass run of a --pipeline_layout's interleaved estimate `est` of `p` on
+/// `placement` (native_interleaved_run).
+[[nodiscard]] InterleavedRun interleaved_run(NativeEstimator, const EstimateContext& ctx,
+                                             const DesignPoint& p, const Placement& placement,
+                                             const NativeEstimate& est);
 
 } // namespace zerosearch

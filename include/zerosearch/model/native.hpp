@@ -354,6 +354,20 @@ struct NativePruning {
 [[nodiscard]] PipeRun native_pipe_run(const NativeContext& ctx, const DesignPoint& p,
                                       const NativeEstimate& est);
 
+/// The pass-by-pass run of a --pipeline_layout's interleaved plan (virtual stages > 1) behind
+/// est.pipeline_s: the per-chunk times layout_chunk_times gave the estimate and every pass
+/// simulate_interleaved ran on them (what the timeline draws); makespan_s == est.pipeline_s.
+/// Empty (no passes) for any other plan.
+struct InterleavedRun {
+  InterleavedTimes times;
+  std::vector<InterleavedPass> passes;
+  double makespan_s = 0.0;
+};
+[[nodiscard]] InterleavedRun native_interleaved_run(const NativeContext& ctx,
+                                                    const DesignPoint& p,
+                                                    const NativePlacement& where,
+                                                    const NativeEstimate& est);
+
 /// The lower bound of a split-schedule plan's makespan that the pruning search tries first,
 /// from `est`'s stages alone (each rank's passes end to end; with one chunk per rank also the
 /// forwards that reach it and the backwards after it): never above est.pipeline_s of the

@@ -204,11 +204,29 @@ struct ModelStates {
 [[nodiscard]] double in_flight(const DesignPoint& p, int j, bool split,
                                double split_in_flight) noexcept;
 
+/// Rank j's activations in flight under a --pipeline_layout with virtual stages (docs/native.md
+/// §2.6): per chunk, the forwards interleaved_held_peak finds at the rank's peak in
+/// Megatron-Core's interleaved order, each holding its own chunk's layers (layout_chunk_entries:
+/// dense, MoE and MTP layers) and, on the chunk with the embedding, the embedding's output.
+struct LayoutHeld {
+  /// The held forwards' layer activations, bytes.
+  double layers_bytes = 0.0;
+  /// Forwards of the chunk holding the embedding held at the peak (0: no embedding here).
+  double embedding_held = 0.0;
+  /// The same in micro-batches of the whole stage's activations (NativeStage::in_flight).
+  double in_flight = 0.0;
+};
+[[nodiscard]] LayoutHeld layout_held(const NativeContext& ctx, const DesignPoint& p,
+                                     const PointConstants& k, int j);
+
 /// Sets `mem`'s activations (bytes) and adds the activation-side buffers: the
 /// MoE all-to-all buffers, the layer being recomputed (full), the embedding output (first
-/// stage), the logits and their gradient (last stage).
+/// stage), the logits and their gradient (last stage). `held` micro-batches of every layer and
+/// of the embedding output, or with `layout` (a layout's interleaved stage) its layers_bytes
+/// and embedding_held.
 void add_activations(NativeMemory& mem, const NativeContext& ctx, const DesignPoint& p,
-                     const PointConstants& k, const StageEntries& e, double held);
+                     const PointConstants& k, const StageEntries& e, double held,
+                     const LayoutHeld* layout = nullptr);
 
 /// Converts `mem` from bytes to GiB and sets the framework overhead (GiB).
 void to_gib(NativeMemory& mem, double overhead_gib) noexcept;

@@ -2,6 +2,7 @@
 // Megatron-Core's pipeline layout (--pipeline_layout; docs/native.md §2.5): which layers each
 // (pipeline rank, virtual chunk) holds, in Megatron's own string syntax, and the interleaved
 // 1F1B schedule simulated on each chunk's own times. Pure functions.
+#include <span>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,14 @@ struct PipelineLayout {
 [[nodiscard]] std::string pipeline_layout_invalid_reason(const PipelineLayout& layout, int pp,
                                                          int virtual_stages, long long layers);
 
+struct ModelSpec;
+
+/// Why Megatron-LM refuses `layout` on model `m` whatever the point, or an empty string: MTP
+/// layers on a model with learned absolute positions (megatron/training/arguments.py at
+/// d98e8a64, validate_args: with --mtp-num-layers the position embedding must be rope or none).
+[[nodiscard]] std::string pipeline_layout_model_reason(const PipelineLayout& layout,
+                                                       const ModelSpec& m);
+
 /// Per-chunk times of interleaved 1F1B, seconds: forward_s[r * v + c], backward_s[r * v + c]
 /// for rank r's virtual stage c; link_s[r], the transfer from rank r to rank (r + 1) % pp
 /// (the last entry: the last rank back to the first, where the next virtual stage begins);
@@ -61,6 +70,11 @@ struct InterleavedTimes {
   std::vector<double> backward_s;
   std::vector<double> link_s;
   std::vector<double> pair_hidden_s;
+  /// Per chunk [r * v + c], for the timeline (the simulation does not read them): one
+  /// micro-batch's MoE all-to-all and context-parallel exchange inside the chunk's forward and
+  /// backward, seconds (add_moe_comm and add_cp_exchange on the chunk's entries; a rank's
+  /// chunks add up to its stage's).
+  std::vector<double> a2a_forward_s, a2a_backward_s, cp_forward_s, cp_backward_s;
 };
 
 /// One pass of a rank's interleaved order.
@@ -80,11 +94,38 @@ struct InterleavedOp {
 [[nodiscard]] std::vector<InterleavedOp> interleaved_order(int pp, int virtual_stages,
                                                            int micro_batches, int rank);
 
+/// Per chunk, the forwards rank `rank` holds at its activation peak in interleaved_order(pp,
+/// virtual_stages, micro_batches, rank): a chunk's forward of a micro-batch is held from the
+/// forward to its backward, and the peak is the first point of the order where the held
+/// forwards' bytes, sum over chunks of held[c] x chunk_bytes[c], are largest (reached in the
+/// warm-up or the first pp x virtual_stages steady pairs: the steady phase repeats after
+/// that). With even chunks rank 0 holds (v - 1) pp + 2 pp - 1 = pp v (1 + (pp - 1) / (pp v))
+/// chunk forwards, Megatron-LM's interleaved memory factor. Precondition: micro_batches %
+/// pp == 0, chunk_bytes.size() == virtual_stages.
+[[nodiscard]] std::vector<int> interleaved_held_peak(int pp, int virtual_stages,
+                                                     int micro_batches, int rank,
+                                                     std::span<const double> chunk_bytes);
+
+/// One pass of a simulated interleaved 1F1B (simulate_interleaved's record): rank `rank` runs
+/// chunk `chunk`'s forward (or backward) of micro-batch `micro_batch` from start_s to
+/// compute_end_s, then sends its output until end_s (end_s == compute_end_s without a send).
+struct InterleavedPass {
+  int rank = 0;
+  int chunk = 0;
+  int micro_batch = 0;
+  bool forward = true;
+  double start_s = 0.0;
+  double compute_end_s = 0.0;
+  double end_s = 0.0;
+};
+
 /// Makespan of interleaved 1F1B on per-chunk times: each rank runs its order; a pass starts
 /// when the rank is free and its input has arrived (the previous chunk's forward, the next
 /// chunk's backward; the last chunk's backward its own forward). A rank is busy for the pass
 /// and its send (Megatron's p2p exchange blocks without --overlap-p2p-communication); a
-/// steady backward is shortened by pair_hidden_s (at most to nothing).
-[[nodiscard]] double simulate_interleaved(const InterleavedTimes& times, int micro_batches);
+/// steady backward is shortened by pair_hidden_s (at most to nothing). With `passes`, every
+/// pass is appended to it as it is simulated (what the timeline draws).
+[[nodiscard]] double simulate_interleaved(const InterleavedTimes& times, int micro_batches,
+                                          std::vector<InterleavedPass>* passes = nullptr);
 
 } // namespace zerosearch

@@ -46,6 +46,13 @@ struct RecomputeModules {
 [[nodiscard]] double modules_recompute_s(const AnalyticLayerTimes& t, RecomputeModules mods,
                                          const ModelSpec& m) noexcept;
 
+/// Why Megatron-LM refuses `mods` on model `m` (TransformerConfig.__post_init__ at NVIDIA/
+/// Megatron-LM d98e8a64, megatron/core/transformer/transformer_config.py): mla_up_proj "is only
+/// supported with multi_latent_attention", moe_act "only with moe_grouped_gemm" (an MoE
+/// model's experts; its launch files set --moe-grouped-gemm for MoE models only), naming the
+/// module and the names allowed for `m`; or an empty string.
+[[nodiscard]] std::string recompute_modules_model_reason(RecomputeModules mods, const ModelSpec& m);
+
 /// The set as Megatron's names, in the order above, separated by `sep`.
 [[nodiscard]] std::string to_string(RecomputeModules m, const char* sep = ",");
 

@@ -1798,13 +1798,51 @@ LayerActivations layer_activations(const NativeContext& ctx, const DesignPoint& 
   return a;
 }
 
+LayoutHeld layout_held(const NativeContext& ctx, const DesignPoint& p, const PointConstants& k,
+                       int j) {
+  const ModelSpec& m = ctx.model;
+  const PipelineLayout& layout = *ctx.settings.pipeline_layout;
+  const LayerActivations& act = k.act;
+  const int v = p.virtual_stages;
+  const auto vu = static_cast<std::size_t>(v);
+  // One micro-batch's embedding output, as add_activations counts it.
+  const double s = static_cast<double>(m.sequence_length) / p.cp;
+  const double h = static_cast<double>(m.hidden_size);
+  const double sp = ctx.settings.sequence_parallel && p.tp > 1 ? p.tp : 1.0;
+  const double embedding = k.elem_bytes * s * p.mbs * h / sp;
+  std::vector<double> layer_bytes(vu, 0.0), bytes(vu, 0.0);
+  std::size_t embedding_chunk = vu;
+  for (std::size_t c = 0; c < vu; ++c) {
+    const StageEntries e = layout_chunk_entries(m, layout.at(p.pp, j, static_cast<int>(c)));
+    layer_bytes[c] = e.dense > 0 ? e.main * act.layer + e.dense * act.dense_layer
+                                 : e.layers * act.layer;
+    bytes[c] = layer_bytes[c] + (e.embedding ? embedding : 0.0);
+    if (e.embedding) embedding_chunk = c;
+  }
+  const std::vector<int> held = interleaved_held_peak(p.pp, v, p.num_micro_batches, j, bytes);
+  LayoutHeld out;
+  double held_bytes = 0.0, stage_bytes = 0.0;
+  int forwards = 0;
+  for (std::size_t c = 0; c < vu; ++c) {
+    out.layers_bytes += held[c] * layer_bytes[c];
+    held_bytes += held[c] * bytes[c];
+    stage_bytes += bytes[c];
+    forwards += held[c];
+  }
+  out.embedding_held = embedding_chunk < vu ? held[embedding_chunk] : 0.0;
+  out.in_flight = stage_bytes > 0.0 ? held_bytes / stage_bytes : static_cast<double>(forwards) / v;
+  return out;
+}
+
 void add_activations(NativeMemory& mem, const NativeContext& ctx, const DesignPoint& p,
-                     const PointConstants& k, const StageEntries& e, double held) {
+                     const PointConstants& k, const StageEntries& e, double held,
+                     const LayoutHeld* layout) {
   const ModelSpec& m = ctx.model;
   const LayerActivations& act = k.act;
   const double wb = k.elem_bytes;
-  mem.activations = e.dense > 0 ? held * (e.main * act.layer + e.dense * act.dense_layer)
-                                : held * e.layers * act.layer;
+  mem.activations = layout != nullptr ? layout->layers_bytes
+                    : e.dense > 0     ? held * (e.main * act.layer + e.dense * act.dense_layer)
+                                      : held * e.layers * act.layer;
   if (e.moe > 0) {
     // The all-to-all's send and receive buffers of the layer being computed (the permuted
     // tokens and the combine's output), on the busiest rank.
@@ -1830,7 +1868,8 @@ void add_activations(NativeMemory& mem, const NativeContext& ctx, const DesignPo
   const double h = static_cast<double>(m.hidden_size);
   if (e.embedding) {
     const double sp = ctx.settings.sequence_parallel && p.tp > 1 ? p.tp : 1.0;
-    mem.buffers += held * wb * s * p.mbs * h / sp; // embedding output
+    // embedding output
+    mem.buffers += (layout != nullptr ? layout->embedding_held : held) * wb * s * p.mbs * h / sp;
   }
   if ((e.head || e.mtp > 0) && !(recomputed && act.full_layer > logits_bytes)) {
     mem.buffers += logits_bytes;
@@ -2041,6 +2080,14 @@ void stage_memory(NativeStage& st, const NativeContext& ctx, const DesignPoint& 
                   const native_steps::StageEntries& e, int j) {
   using namespace native_steps;
   const auto ju = static_cast<std::size_t>(j);
+  if (ctx.settings.pipeline_layout != nullptr && p.virtual_stages > 1) {
+    // A layout's chunks, each held as Megatron-Core's interleaved order holds it (§2.6).
+    const LayoutHeld held = layout_held(ctx, p, k, j);
+    st.in_flight = held.in_flight;
+    add_activations(st.memory, ctx, p, k, e, st.in_flight, &held);
+    to_gib(st.memory, ctx.settings.framework_overhead_gib);
+    return;
+  }
   st.in_flight =
       in_flight(p, j, shape.split, shape.split ? split_in_flight(shape, ju, k.act) : 0.0);
   add_activations(st.memory, ctx, p, k, e, st.in_flight);
@@ -2147,6 +2194,10 @@ InterleavedTimes layout_chunk_times(const NativeContext& ctx, const DesignPoint&
   out.forward_s.assign(n, 0.0);
   out.backward_s.assign(n, 0.0);
   out.pair_hidden_s.assign(n, 0.0);
+  out.a2a_forward_s.assign(n, 0.0);
+  out.a2a_backward_s.assign(n, 0.0);
+  out.cp_forward_s.assign(n, 0.0);
+  out.cp_backward_s.assign(n, 0.0);
   double slowest_send = 0.0;
   for (int r = 0; r < pp; ++r) {
     const NativeStage& st = est.stages[static_cast<std::size_t>(r)];
@@ -2164,6 +2215,11 @@ InterleavedTimes layout_chunk_times(const NativeContext& ctx, const DesignPoint&
       add_moe_comm(chunk, ctx, p, k, gpu, t, e.moe);
       add_cp_exchange(chunk, ctx, p, k, gpu, t, e.layers);
       const auto cu = static_cast<std::size_t>(c);
+      const std::size_t i = static_cast<std::size_t>(r * v + c);
+      out.a2a_forward_s[i] = chunk.moe_comm_forward_s;
+      out.a2a_backward_s[i] = chunk.moe_comm_s - chunk.moe_comm_forward_s;
+      out.cp_forward_s[i] = chunk.cp_comm_forward_s;
+      out.cp_backward_s[i] = chunk.cp_comm_s - chunk.cp_comm_forward_s;
       f[cu] = chunk.forward_s;
       b[cu] = chunk.backward_s;
       moe[cu] = e.moe;
@@ -2393,6 +2449,17 @@ double native_split_stage_bound(const NativeContext& ctx, const DesignPoint& p,
   if (!shape.split) return 0.0;
   StageLayerTimes times(ctx, p);
   return split_stage_bound(p, est, shape, times);
+}
+
+InterleavedRun native_interleaved_run(const NativeContext& ctx, const DesignPoint& p,
+                                      const NativePlacement& where, const NativeEstimate& est) {
+  InterleavedRun run;
+  if (ctx.settings.pipeline_layout == nullptr || p.virtual_stages < 2) return run;
+  // The calls estimate_with makes for est.pipeline_s, the passes recorded.
+  StageLayerTimes times(ctx, p);
+  run.times = layout_chunk_times(ctx, p, where, est, times, native_steps::point_constants(ctx, p));
+  run.makespan_s = simulate_interleaved(run.times, p.num_micro_batches, &run.passes);
+  return run;
 }
 
 PipeRun native_pipe_run(const NativeContext& ctx, const DesignPoint& p, const NativeEstimate& est) {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "zerosearch/core/error.hpp"
+#include "zerosearch/core/model.hpp"
 
 namespace zerosearch {
 
@@ -194,6 +195,16 @@ std::string pipeline_layout_invalid_reason(const PipelineLayout& l, int pp, int 
   return {};
 }
 
+std::string pipeline_layout_model_reason(const PipelineLayout& l, const ModelSpec& m) {
+  if (l.mtp_layers() > 0 && m.learned_position_embeddings) {
+    return fmt::format("--pipeline_layout '{}': MTP layers (m) on {}, whose positions are "
+                       "learned absolute embeddings; Megatron-LM takes multi-token prediction "
+                       "only with rotary positions (or none): leave the m out",
+                       l.text, m.name);
+  }
+  return {};
+}
+
 std::vector<InterleavedOp> interleaved_order(int pp, int v, int m, int rank) {
   const int total = m * v;
   int warm = (pp - rank - 1) * 2 + (v - 1) * pp;
@@ -220,7 +231,39 @@ std::vector<InterleavedOp> interleaved_order(int pp, int v, int m, int rank) {
   return order;
 }
 
-double simulate_interleaved(const InterleavedTimes& t, int m) {
+std::vector<int> interleaved_held_peak(int pp, int v, int m, int rank,
+                                       std::span<const double> bytes) {
+  const int total = m * v;
+  int warm = (pp - rank - 1) * 2 + (v - 1) * pp;
+  if (m == pp || warm > total) warm = total;
+  const int group = pp * v;
+  // The chunks of the k-th forward and the k-th backward, as interleaved_order takes them.
+  const auto forward_chunk = [&](int k) { return (k % group) / pp; };
+  const auto backward_chunk = [&](int k) { return v - 1 - (k % group) / pp; };
+  const auto vu = static_cast<std::size_t>(v);
+  std::vector<int> held(vu, 0), best(vu, 0);
+  double peak = -1.0;
+  const auto record = [&] {
+    double now = 0.0;
+    for (std::size_t c = 0; c < vu; ++c) now += held[c] * bytes[c];
+    if (now > peak) {
+      peak = now;
+      best = held;
+    }
+  };
+  for (int k = 0; k < warm; ++k) ++held[static_cast<std::size_t>(forward_chunk(k))];
+  record();
+  // One forward then one backward per steady step; after `group` steps the held forwards
+  // repeat (pp of each chunk added and removed), and the cool-down only removes.
+  for (int k = 0; k < total - warm && k < group; ++k) {
+    ++held[static_cast<std::size_t>(forward_chunk(warm + k))];
+    record();
+    --held[static_cast<std::size_t>(backward_chunk(k))];
+  }
+  return best;
+}
+
+double simulate_interleaved(const InterleavedTimes& t, int m, std::vector<InterleavedPass>* passes) {
   const int pp = t.pp;
   const int v = t.virtual_stages;
   const int positions = pp * v;
@@ -246,19 +289,25 @@ double simulate_interleaved(const InterleavedTimes& t, int m) {
         const InterleavedOp& o = orders[ru][next[ru]];
         const int pos = o.chunk * pp + r;
         const std::size_t ci = ru * static_cast<std::size_t>(v) + static_cast<std::size_t>(o.chunk);
-        double input = 0.0, busy = 0.0;
+        double input = 0.0, busy = 0.0, send = 0.0;
         if (o.forward) {
           if (pos > 0) input = forward_done[at(pos - 1, o.micro_batch)];
-          busy = t.forward_s[ci] + (pos + 1 < positions ? link(r) : 0.0);
+          send = pos + 1 < positions ? link(r) : 0.0;
+          busy = t.forward_s[ci] + send;
         } else {
           input = pos + 1 < positions ? backward_done[at(pos + 1, o.micro_batch)]
                                       : forward_done[at(pos, o.micro_batch)];
           const double hidden = o.steady && !t.pair_hidden_s.empty() ? t.pair_hidden_s[ci] : 0.0;
-          busy = std::max(0.0, t.backward_s[ci] - hidden) +
-                 (pos > 0 ? link(r == 0 ? pp - 1 : r - 1) : 0.0);
+          send = pos > 0 ? link(r == 0 ? pp - 1 : r - 1) : 0.0;
+          busy = std::max(0.0, t.backward_s[ci] - hidden) + send;
         }
         if (input < 0.0) break; // waits for another rank
-        const double end = std::max(free_at[ru], input) + busy;
+        const double start = std::max(free_at[ru], input);
+        const double end = start + busy;
+        if (passes != nullptr) {
+          passes->push_back(
+              InterleavedPass{r, o.chunk, o.micro_batch, o.forward, start, end - send, end});
+        }
         free_at[ru] = end;
         (o.forward ? forward_done : backward_done)[at(pos, o.micro_batch)] = end;
         ++next[ru];

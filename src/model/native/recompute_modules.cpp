@@ -78,6 +78,32 @@ double modules_recompute_s(const AnalyticLayerTimes& t, RecomputeModules mods,
   return s;
 }
 
+std::string recompute_modules_model_reason(RecomputeModules mods, const ModelSpec& m) {
+  using M = RecomputeModule;
+  const auto allowed = [&] {
+    std::string out;
+    for (const auto& [name, bit] : kNames) {
+      if ((bit == M::mla_up_proj && !m.is_mla()) || (bit == M::moe_act && !m.is_moe())) continue;
+      if (!out.empty()) out += ", ";
+      out += name;
+    }
+    return out;
+  };
+  if (mods.has(M::mla_up_proj) && !m.is_mla()) {
+    return fmt::format("--recompute_modules '{}': mla_up_proj needs multi-head latent attention, "
+                       "which {} has not (Megatron-LM: only supported with "
+                       "multi_latent_attention); allowed for {}: {}",
+                       to_string(mods), m.name, m.name, allowed());
+  }
+  if (mods.has(M::moe_act) && !m.is_moe()) {
+    return fmt::format("--recompute_modules '{}': moe_act needs an MoE model's grouped GEMM, which "
+                       "{} (dense) has not (Megatron-LM: only supported with moe_grouped_gemm); "
+                       "allowed for {}: {}",
+                       to_string(mods), m.name, m.name, allowed());
+  }
+  return {};
+}
+
 std::string to_string(RecomputeModules m, const char* sep) {
   std::string out;
   for (const auto& [name, bit] : kNames) {
