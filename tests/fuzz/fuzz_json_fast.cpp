@@ -8,52 +8,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "zerosearch/io/json_fast.hpp"
 
-namespace {
+#include "json_same.hpp"
 
 using Json = nlohmann::json;
-
-bool same(const Json& a, const Json& b) {
-  if (a.type() != b.type()) {
-    return false;
-  }
-  if (a.is_object()) {
-    if (a.size() != b.size()) {
-      return false;
-    }
-    for (auto i = a.begin(), j = b.begin(); i != a.end(); ++i, ++j) {
-      if (i.key() != j.key() || !same(i.value(), j.value())) {
-        return false;
-      }
-    }
-    return true;
-  }
-  if (a.is_array()) {
-    if (a.size() != b.size()) {
-      return false;
-    }
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      if (!same(a[i], b[i])) {
-        return false;
-      }
-    }
-    return true;
-  }
-  if (a.is_number_float()) {
-    const double x = a.get<double>();
-    const double y = b.get<double>();
-    return std::memcmp(&x, &y, sizeof x) == 0;
-  }
-  return a == b;
-}
-
-} // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
@@ -67,7 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const Json::exception&) {
     std::abort(); // accepted what nlohmann rejects
   }
-  if (!same(fast, ref)) {
+  if (!zerosearch::testing::same_json(fast, ref)) {
     std::abort(); // read another value
   }
   return 0;

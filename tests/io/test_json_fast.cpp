@@ -1,7 +1,6 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
-#include <cstring>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -11,46 +10,12 @@
 #include "zerosearch/io/json_fast.hpp"
 #include "zerosearch/io/json_util.hpp"
 
+#include "json_same.hpp"
+
 using namespace zerosearch;
 using Json = nlohmann::json;
 
 namespace {
-
-/// Equal values of equal types: unsigned 5, signed 5 and 5.0 differ, as do 0.0 and -0.0, and
-/// object members must come in the same order.
-bool same(const Json& a, const Json& b) {
-  if (a.type() != b.type()) {
-    return false;
-  }
-  if (a.is_object()) {
-    if (a.size() != b.size()) {
-      return false;
-    }
-    for (auto i = a.begin(), j = b.begin(); i != a.end(); ++i, ++j) {
-      if (i.key() != j.key() || !same(i.value(), j.value())) {
-        return false;
-      }
-    }
-    return true;
-  }
-  if (a.is_array()) {
-    if (a.size() != b.size()) {
-      return false;
-    }
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      if (!same(a[i], b[i])) {
-        return false;
-      }
-    }
-    return true;
-  }
-  if (a.is_number_float()) {
-    const double x = a.get<double>();
-    const double y = b.get<double>();
-    return std::memcmp(&x, &y, sizeof x) == 0;
-  }
-  return a == b;
-}
 
 /// What the fast reader must never do: accept a text nlohmann rejects, or read a value other
 /// than nlohmann's. Returns whether the fast reader read it.
@@ -67,7 +32,7 @@ bool fast_agrees(const std::string& text) {
     FAIL_CHECK("fast reader accepted what nlohmann rejects (" << e.what() << "): " << text);
     return true;
   }
-  if (!same(fast, ref)) {
+  if (!zerosearch::testing::same_json(fast, ref)) {
     FAIL_CHECK("fast reader read " << fast.dump() << ", nlohmann " << ref.dump() << ": "
                                    << text);
   }
@@ -203,7 +168,7 @@ TEST_CASE("json_fast reads random numbers to the same double as nlohmann", "[jso
     Json fast;
     if (json_fast::parse(t, fast)) {
       const Json ref = Json::parse(t);
-      CHECK(same(fast, ref));
+      CHECK(zerosearch::testing::same_json(fast, ref));
     } else {
       // Only overflow is left to nlohmann here.
       CHECK_THROWS_AS(Json::parse(t), Json::out_of_range);
