@@ -436,23 +436,6 @@ NcclLatency nccl_latency(Transport transport) noexcept {
   return l;
 }
 
-double nccl_collective_s(double bytes_on_wire, int steps, double bus, const NcclLatency& lat,
-                         int tree_nodes) noexcept {
-  if (steps <= 0 || bytes_on_wire <= 0) return 0.0;
-  const double n = steps;
-  double simple_lat = lat.simple_base_s + n * lat.simple_step_s;
-  double ll_lat = lat.ll_base_s + n * lat.ll_step_s;
-  if (tree_nodes > 1) {
-    // NCCL's tree all-reduce: up and down a binary tree over the nodes.
-    const double depth = 2.0 * std::ceil(std::log2(static_cast<double>(tree_nodes)));
-    simple_lat = std::min(simple_lat, lat.simple_base_s + depth * lat.simple_step_s);
-    ll_lat = std::min(ll_lat, lat.ll_base_s + depth * lat.ll_step_s);
-  }
-  const double simple = simple_lat + bytes_on_wire / bus;
-  const double ll = ll_lat + bytes_on_wire / (0.25 * bus);
-  return std::min(simple, ll);
-}
-
 double nccl_ring_s(double bytes_on_wire, int steps, int net_steps, double bus,
                    const NcclLatency& intra, const NcclLatency& net, int tree_nodes) noexcept {
   if (steps <= 0 || bytes_on_wire <= 0) return 0.0;
@@ -461,6 +444,7 @@ double nccl_ring_s(double bytes_on_wire, int steps, int net_steps, double bus,
   double simple_lat = net.simple_base_s + local * intra.simple_step_s + hops * net.simple_step_s;
   double ll_lat = net.ll_base_s + local * intra.ll_step_s + hops * net.ll_step_s;
   if (tree_nodes > 1) {
+    // NCCL's tree all-reduce: up and down a binary tree over the nodes.
     const double depth = 2.0 * std::ceil(std::log2(static_cast<double>(tree_nodes)));
     simple_lat = std::min(simple_lat, net.simple_base_s + depth * net.simple_step_s);
     ll_lat = std::min(ll_lat, net.ll_base_s + depth * net.ll_step_s);
@@ -468,6 +452,12 @@ double nccl_ring_s(double bytes_on_wire, int steps, int net_steps, double bus,
   const double simple = simple_lat + bytes_on_wire / bus;
   const double ll = ll_lat + bytes_on_wire / (0.25 * bus);
   return std::min(simple, ll);
+}
+
+double nccl_collective_s(double bytes_on_wire, int steps, double bus, const NcclLatency& lat,
+                         int tree_nodes) noexcept {
+  // One transport for every step: the ring with no network steps.
+  return nccl_ring_s(bytes_on_wire, steps, 0, bus, lat, lat, tree_nodes);
 }
 
 double optimizer_launches(double parameters, double tensors) noexcept {
