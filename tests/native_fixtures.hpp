@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "zerosearch/core/model.hpp"
+#include "zerosearch/model/analytic_profile.hpp"
 #include "zerosearch/model/native.hpp"
 
 namespace zerosearch::test {
@@ -66,6 +67,43 @@ inline ModelSpec test_small_moe() {
   m.experts_per_token = 2;
   m.moe_ffn_hidden_size = 1024;
   return m;
+}
+
+/// The hand-worked layer of the analytic tests: hidden 4, sequence 8, 2 heads, ffn 8, a GPT-style
+/// (ungated) MLP, vocabulary 16, one layer.
+inline ModelSpec hand_worked_layer_model() {
+  ModelSpec m;
+  m.name = "tiny";
+  m.hidden_size = 4;
+  m.sequence_length = 8;
+  m.num_layers = 1;
+  m.num_attention_heads = 2;
+  m.ffn_hidden_size = 8;
+  m.vocab_size = 16;
+  m.gated_mlp = false;
+  return m;
+}
+
+/// A GPU of 1 TFLOP/s (fp32 and bf16) and 1 TB/s, for hand-worked figures.
+inline GpuSpec unit_gpu() {
+  GpuSpec g;
+  g.name = "unit";
+  g.has_specs = true;
+  g.peak_tflops.fp32 = 1.0;
+  g.peak_tflops.bf16 = 1.0;
+  g.memory_GBps = 1000.0;
+  return g;
+}
+
+/// Full efficiency everywhere and no per-layer overhead: times are FLOPs and bytes at the peaks.
+inline AnalyticCalibration ideal_calibration() {
+  AnalyticCalibration c;
+  c.gemm_e_max = 1.0;
+  c.gemm_x0_flops = 1e-3;
+  c.attention_efficiency = 1.0;
+  c.memory_efficiency = 1.0;
+  c.layer_overhead_s = 0.0;
+  return c;
 }
 
 } // namespace zerosearch::test

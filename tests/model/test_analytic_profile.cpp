@@ -6,6 +6,8 @@
 #include "zerosearch/io/model_json.hpp"
 #include "zerosearch/model/analytic_profile.hpp"
 
+#include "native_fixtures.hpp"
+
 using namespace zerosearch;
 
 namespace {
@@ -53,27 +55,9 @@ TEST_CASE("forward FLOPs follow Megatron-LM's formula", "[analytic]") {
 }
 
 TEST_CASE("a hand-worked layer at full efficiency", "[analytic]") {
-  ModelSpec m;
-  m.name = "tiny";
-  m.hidden_size = 4;
-  m.sequence_length = 8;
-  m.num_layers = 1;
-  m.num_attention_heads = 2;
-  m.ffn_hidden_size = 8;
-  m.vocab_size = 16;
-  m.gated_mlp = false;
-  GpuSpec g;
-  g.name = "unit";
-  g.has_specs = true;
-  g.peak_tflops.fp32 = 1.0;
-  g.peak_tflops.bf16 = 1.0;
-  g.memory_GBps = 1000.0;
-  AnalyticCalibration c;
-  c.gemm_e_max = 1.0;
-  c.gemm_x0_flops = 1e-3;
-  c.attention_efficiency = 1.0;
-  c.memory_efficiency = 1.0;
-  c.layer_overhead_s = 0.0;
+  const ModelSpec m = test::hand_worked_layer_model();
+  const GpuSpec g = test::unit_gpu();
+  const AnalyticCalibration c = test::ideal_calibration();
   AnalyticSettings st;
   // GEMMs 768 (qkv) + 256 (o) + 2 x 512 (MLP) = 2048 FLOP, attention 4*8*8*4 = 1024 FLOP,
   // at 1 TFLOP/s; bytes 2*8*4*10 + 2*8*8*2 + 2*2*64*4 = 1920 at 1 TB/s.
@@ -554,27 +538,9 @@ TEST_CASE("a GeForce GPU's measured matmul rate lifts the gddr prior (RTX 4090)"
 TEST_CASE("backward splits into its input-gradient part and W, the weight GEMMs", "[analytic][zb]") {
   // The hand-worked layer above: W is the forward's 2048 GEMM FLOP again (dW = X^T dY);
   // the input gradient keeps the other GEMM, attention and the element-wise traffic.
-  ModelSpec m;
-  m.name = "tiny";
-  m.hidden_size = 4;
-  m.sequence_length = 8;
-  m.num_layers = 1;
-  m.num_attention_heads = 2;
-  m.ffn_hidden_size = 8;
-  m.vocab_size = 16;
-  m.gated_mlp = false;
-  GpuSpec g;
-  g.name = "unit";
-  g.has_specs = true;
-  g.peak_tflops.fp32 = 1.0;
-  g.peak_tflops.bf16 = 1.0;
-  g.memory_GBps = 1000.0;
-  AnalyticCalibration c;
-  c.gemm_e_max = 1.0;
-  c.gemm_x0_flops = 1e-3;
-  c.attention_efficiency = 1.0;
-  c.memory_efficiency = 1.0;
-  c.layer_overhead_s = 0.0;
+  const ModelSpec m = test::hand_worked_layer_model();
+  const GpuSpec g = test::unit_gpu();
+  const AnalyticCalibration c = test::ideal_calibration();
   AnalyticSettings st;
   st.flash_attention = false;
   const AnalyticLayerTimes t = analytic_layer_times(m, g, c, st);

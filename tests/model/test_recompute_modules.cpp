@@ -1,56 +1,14 @@
 #include <catch2/catch.hpp>
 
 #include "zerosearch/core/error.hpp"
-#include "zerosearch/io/model_json.hpp"
 #include "zerosearch/model/analytic_profile.hpp"
 #include "zerosearch/model/native.hpp"
 #include "zerosearch/model/recompute_modules.hpp"
 
+#include "fixtures.hpp"
+#include "native_fixtures.hpp"
+
 using namespace zerosearch;
-
-namespace {
-
-const ModelCatalog& models() {
-  static const ModelCatalog m = load_model_catalog(ZEROSEARCH_TEST_PROFILEDB "/models.json");
-  return m;
-}
-
-// The hand-worked layer of test_analytic_profile.cpp: h 4, s 8, 2 heads, ffn 8, GPT-style MLP,
-// 1 TFLOP/s and 1 TB/s at full efficiency.
-ModelSpec tiny() {
-  ModelSpec m;
-  m.name = "tiny";
-  m.hidden_size = 4;
-  m.sequence_length = 8;
-  m.num_layers = 1;
-  m.num_attention_heads = 2;
-  m.ffn_hidden_size = 8;
-  m.vocab_size = 16;
-  m.gated_mlp = false;
-  return m;
-}
-
-GpuSpec unit_gpu() {
-  GpuSpec g;
-  g.name = "unit";
-  g.has_specs = true;
-  g.peak_tflops.fp32 = 1.0;
-  g.peak_tflops.bf16 = 1.0;
-  g.memory_GBps = 1000.0;
-  return g;
-}
-
-AnalyticCalibration ideal() {
-  AnalyticCalibration c;
-  c.gemm_e_max = 1.0;
-  c.gemm_x0_flops = 1e-3;
-  c.attention_efficiency = 1.0;
-  c.memory_efficiency = 1.0;
-  c.layer_overhead_s = 0.0;
-  return c;
-}
-
-} // namespace
 
 TEST_CASE("Megatron's module names parse, print and refuse what Megatron refuses",
           "[recompute_modules]") {
@@ -71,9 +29,9 @@ TEST_CASE("Megatron's module names parse, print and refuse what Megatron refuses
 
 TEST_CASE("what Megatron-LM refuses for the model: mla_up_proj without MLA, moe_act dense",
           "[recompute_modules]") {
-  const ModelSpec& dense = models().find("llama2_13B");
-  const ModelSpec& gqa_moe = models().find("mixtral_8x7B");
-  const ModelSpec& mla = models().find("deepseek_v3");
+  const ModelSpec& dense = test::shipped_catalogs().models.find("llama2_13B");
+  const ModelSpec& gqa_moe = test::shipped_catalogs().models.find("mixtral_8x7B");
+  const ModelSpec& mla = test::shipped_catalogs().models.find("deepseek_v3");
   const RecomputeModules up = parse_recompute_modules("core_attn,mla_up_proj");
   CHECK(recompute_modules_model_reason(up, mla).empty());
   CHECK(recompute_modules_model_reason(up, dense) ==
@@ -97,8 +55,8 @@ TEST_CASE("what Megatron-LM refuses for the model: mla_up_proj without MLA, moe_
 
 TEST_CASE("the recompute time of a module list is those modules' forward, by hand",
           "[recompute_modules]") {
-  const ModelSpec m = tiny();
-  const AnalyticLayerTimes t = analytic_layer_times(m, unit_gpu(), ideal(), AnalyticSettings{});
+  const ModelSpec m = test::hand_worked_layer_model();
+  const AnalyticLayerTimes t = analytic_layer_times(m, test::unit_gpu(), test::ideal_calibration(), AnalyticSettings{});
   // Norms: 2 norms x (read + write) x 8 tokens x h 4 x 2 bytes = 256 B at 1 TB/s.
   CHECK(t.norm_forward_s == Approx(256e-12));
   // MLP: two GEMMs of 2 x 8 x 8 x 4 = 512 FLOP at 1 TFLOP/s, and the GeLU reading and writing
@@ -120,12 +78,12 @@ TEST_CASE("the recompute time of a module list is those modules' forward, by han
 
 TEST_CASE("MLA's up-projections by hand, and the MoE names on an MoE layer",
           "[recompute_modules]") {
-  const ModelSpec& m = models().find("deepseek_v3");
+  const ModelSpec& m = test::shipped_catalogs().models.find("deepseek_v3");
   REQUIRE(m.is_mla());
   REQUIRE(m.is_moe());
   AnalyticSettings st;
   st.sequence_length = 4096;
-  const AnalyticLayerTimes t = analytic_layer_times(m, unit_gpu(), ideal(), st);
+  const AnalyticLayerTimes t = analytic_layer_times(m, test::unit_gpu(), test::ideal_calibration(), st);
   // q: 4096 tokens x (128 heads x 192) x q_lora 1536; kv: 4096 x (128 x (128 + 128)) x 512;
   // 2 FLOP each multiply-add at 1 TFLOP/s.
   CHECK(m.q_lora_rank == 1536);
@@ -178,7 +136,7 @@ TEST_CASE("the activation memory drops the tensors the modules would save",
 }
 
 TEST_CASE("mla_up_proj drops q, k and v of an MLA layer", "[recompute_modules]") {
-  const ModelSpec& m = models().find("deepseek_v3");
+  const ModelSpec& m = test::shipped_catalogs().models.find("deepseek_v3");
   NativeSettings st;
   DesignPoint p;
   p.method = DpMethod::zero1;
