@@ -210,6 +210,18 @@ TEST_CASE("a corpus row's four columns: catalog GPU, network, framework, archite
   const Case e = make_case(corpus_row({{"num_gpus", "2"}, {"dp", "2"}}), catalog);
   CHECK(e.gpn == 2);
   CHECK(e.not_modelled.empty());
+  // A measured bus bandwidth (achieved) goes to --inter_node_gbps as it is, in place of the
+  // nominal figure through the 60 % rule: BigScience's 55 Gbit/s on Jean Zay, not 0.6 x 800.
+  const auto measured = contract(
+      make_case(corpus_row({{"inter_node_busbw_gbit", "55"}}), catalog), "zs", "m.json");
+  const auto bw = std::find(measured.begin(), measured.end(), "--inter_node_gbps");
+  REQUIRE(bw != measured.end());
+  CHECK(*(bw + 1) == "55");
+  CHECK(std::count(measured.begin(), measured.end(), "--inter_node_gbps") == 1);
+  CHECK_THROWS_WITH(make_case(corpus_row({{"inter_node_busbw_gbit", "0"}}), catalog),
+                    Catch::Contains("inter_node_busbw_gbit '0' must be positive"));
+  CHECK_THROWS_WITH(make_case(corpus_row({{"inter_node_busbw_gbit", "fast"}}), catalog),
+                    Catch::Contains("inter_node_busbw_gbit 'fast'"));
   // Bad values are one-line errors naming them.
   CHECK_THROWS_WITH(make_case(corpus_row({{"catalog_gpu", "Z9"}}), catalog),
                     Catch::Contains("catalog_gpu 'Z9'"));
@@ -320,6 +332,12 @@ TEST_CASE("a corpus row's mixed cluster and stated partition", "[validate]") {
   CHECK(values_of(args, "--placement") ==
         std::vector<std::string>{"V100-16GB,V100-16GB,V100-16GB,T4"});
   CHECK(values_of(args, "--inter_node_gbps") == std::vector<std::string>{"6", "30"});
+  // Measured bus bandwidths, one per node type, pass as they are.
+  CHECK(values_of(contract(make_case(mixed({{"inter_node_busbw_gbit", "9+29"}}), catalog), "zs",
+                           "m.json"),
+                  "--inter_node_gbps") == std::vector<std::string>{"9", "29"});
+  CHECK_THROWS_WITH(make_case(mixed({{"inter_node_busbw_gbit", "9+29+1"}}), catalog),
+                    Catch::Contains("inter_node_busbw_gbit '9+29+1'"));
   CHECK(values_of(args, "--partition") == std::vector<std::string>{"9,8,8,9"});
   CHECK(values_of(args, "--num_node").empty());
   // One GPU type: --node_type and --num_node, no placement; without the column, the even split.

@@ -180,6 +180,14 @@ Case make_case(const Row& r, const HardwareCatalog& catalog) {
     c.inter_node_Gbitps = inter.front();
   }
   c.intra_node_Gbitps = per_type("intra_node_gbit_per_node");
+  c.inter_node_busbw_Gbitps = per_type("inter_node_busbw_gbit");
+  for (long long g : c.inter_node_busbw_Gbitps) {
+    if (g <= 0) {
+      throw BadInput(fmt::format("row {}: inter_node_busbw_gbit '{}' must be positive Gbit/s "
+                                 "(a measured NCCL all-reduce bus bandwidth) or empty",
+                                 c.id, r.at("inter_node_busbw_gbit")));
+    }
+  }
   c.pipeline_layout = r.at("pipeline_layout");
   if (!c.pipeline_layout.empty() && !r.at("partition").empty()) {
     throw BadInput(fmt::format("row {}: partition '{}' and pipeline_layout '{}': give one", c.id,
@@ -423,7 +431,13 @@ std::vector<std::string> contract(const Case& c, const fs::path& exe, const fs::
     }
     a.insert(a.end(), {"--placement", placement});
   }
-  if (!c.node_type_Gbitps.empty()) {
+  if (!c.inter_node_busbw_Gbitps.empty()) {
+    // A measured bus bandwidth is what the link sets hold (achieved): no 60 % rule. NCCL's ring
+    // over nodes moves 2(n-1)/n of the bytes through each node's network, so its bus bandwidth
+    // is the node's achieved network rate (nccl-tests' busBw, doc/PERFORMANCE.md).
+    a.emplace_back("--inter_node_gbps");
+    for (long long g : c.inter_node_busbw_Gbitps) a.push_back(std::to_string(g));
+  } else if (!c.node_type_Gbitps.empty()) {
     a.emplace_back("--inter_node_gbps");
     for (long long g : c.node_type_Gbitps) a.push_back(effective_Gbitps(g));
   } else if (c.inter_node_Gbitps > 0) {

@@ -44,6 +44,11 @@ struct Case {
   /// Intra-node bandwidth in Gbit/s when the row states its own (intra_node_gbit_per_node: one
   /// figure, or one per node type of a mixed cluster "x+y"; empty: the catalog's links).
   std::vector<long long> intra_node_Gbitps;
+  /// A measured NCCL all-reduce bus bandwidth across the row's nodes in Gbit/s
+  /// (inter_node_busbw_gbit: one figure, or one per node type "x+y"; empty: none). An achieved
+  /// figure: passed to --inter_node_gbps as it is, not through the 60 % rule, and in place of
+  /// inter_node_gbit_per_node (which then only documents the line rate).
+  std::vector<long long> inter_node_busbw_Gbitps;
   /// Megatron-Core's pipeline layout of the run (the pipeline_layout column, passed as
   /// --pipeline_layout; empty: none), from the row's release's recipe or performance config.
   std::string pipeline_layout;
