@@ -114,8 +114,9 @@ InterleavedTimes even_chunk_times(const NativeEstimate& n, int v) {
 double chunk_weight_s(const NativeEstimate& n, const InterleavedTimes& t, int rank, int chunk) {
   const NativeStage& st = n.stages[static_cast<std::size_t>(rank)];
   if (st.backward_s <= 0.0 || st.weight_s <= 0.0) return 0.0;
-  const std::size_t i = static_cast<std::size_t>(rank) * static_cast<std::size_t>(t.virtual_stages) +
-                        static_cast<std::size_t>(chunk);
+  const std::size_t i =
+      static_cast<std::size_t>(rank) * static_cast<std::size_t>(t.virtual_stages) +
+      static_cast<std::size_t>(chunk);
   return std::min(t.backward_s[i], st.weight_s * t.backward_s[i] / st.backward_s);
 }
 

@@ -505,8 +505,8 @@ TEST_CASE("a native 1F1B or interleaved plan's timeline draws each stage's own F
       // The drawn makespan: the simulation's, at most the closed form's, which charges the
       // stages' whole fill and drain and every send per chunk pass (the hand-worked case
       // above); here within 2 % (1F1B 0.6 and 0.7 % below it, interleaved 0.9 and 1.1 %).
-      const double drawn = *std::max_element(t.schedule.stage_end_s.begin(),
-                                             t.schedule.stage_end_s.end());
+      const double drawn =
+          *std::max_element(t.schedule.stage_end_s.begin(), t.schedule.stage_end_s.end());
       CHECK(drawn == end);
       CHECK(drawn <= e.pipeline_s * (1.0 + 1e-12));
       CHECK(drawn == Approx(e.pipeline_s).epsilon(0.02));
