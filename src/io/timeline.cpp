@@ -1,6 +1,7 @@
 #include "zerosearch/io/timeline.hpp"
 #include "zerosearch/model/estimator.hpp"
 #include "zerosearch/model/estimator_ops.hpp"
+#include "zerosearch/model/pipeline_layout.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -81,11 +82,51 @@ PipelineSchedule token_pipeline_schedule(const TokenPipeline& pipe, const Slicin
   return out;
 }
 
+/// A native 1F1B or interleaved plan's stages as the chunk times simulate_interleaved runs:
+/// each stage's forward and backward (recompute, gathers and its exposed collectives
+/// included) split evenly over its v chunks, as one_f_one_b_s's closed form takes them (1/v of
+/// the rank's passes per chunk pass); links the stages' sends, the last rank's back to the
+/// first the slowest send; a steady pair hiding 1/v of the stage's MoE all-to-all overlap.
+InterleavedTimes even_chunk_times(const NativeEstimate& n, int v) {
+  InterleavedTimes t;
+  t.pp = static_cast<int>(n.stages.size());
+  t.virtual_stages = std::max(1, v);
+  const double chunks = t.virtual_stages;
+  double slowest_send = 0.0;
+  bool hides = false;
+  for (const NativeStage& st : n.stages) {
+    for (int c = 0; c < t.virtual_stages; ++c) {
+      t.forward_s.push_back(st.forward_s / chunks);
+      t.backward_s.push_back(st.backward_s / chunks);
+      t.pair_hidden_s.push_back(st.moe_a2a_overlap_s / chunks);
+    }
+    hides = hides || st.moe_a2a_overlap_s > 0.0;
+    t.link_s.push_back(st.send_s);
+    slowest_send = std::max(slowest_send, st.send_s);
+  }
+  t.link_s.back() = slowest_send;
+  if (!hides) t.pair_hidden_s.clear();
+  return t;
+}
+
+/// The weight-gradient part of chunk `chunk` of rank `rank`'s backward in `t`: the stage's
+/// weight_s in the proportion of the chunk's backward to the stage's.
+double chunk_weight_s(const NativeEstimate& n, const InterleavedTimes& t, int rank, int chunk) {
+  const NativeStage& st = n.stages[static_cast<std::size_t>(rank)];
+  if (st.backward_s <= 0.0 || st.weight_s <= 0.0) return 0.0;
+  const std::size_t i =
+      static_cast<std::size_t>(rank) * static_cast<std::size_t>(t.virtual_stages) +
+      static_cast<std::size_t>(chunk);
+  return std::min(t.backward_s[i], st.weight_s * t.backward_s[i] / st.backward_s);
+}
+
 namespace {
 
-/// The timeline of a native estimate: its per-stage forward + backward times and sends in the
-/// 1F1B order, interleaved plans as m x v chunk passes, TeraPipe plans as their token slices
-/// (token_pipeline_schedule); the step time is the estimate's.
+/// The timeline of a native estimate: 1F1B and interleaved plans as simulate_interleaved runs
+/// their stages' own forward and backward times (even_chunk_times; a --pipeline_layout's
+/// interleaved plan on its chunk times, as estimated), the split schedules as simulated,
+/// TeraPipe plans as their token slices (token_pipeline_schedule); the step time is the
+/// estimate's.
 TimelineInput timeline_input(NativeEstimator, const EstimateContext& ctx, const DesignPoint& p,
                              const Placement& placement, const Estimate& e) {
   NativeEstimate n;
@@ -94,9 +135,18 @@ TimelineInput timeline_input(NativeEstimator, const EstimateContext& ctx, const 
   // estimate simulated it on that chunk's own times (native_interleaved_run).
   const NativeSettings* settings = plan_settings(NativeEstimator{}, ctx);
   const PipelineLayout* layout = settings != nullptr ? settings->pipeline_layout.get() : nullptr;
-  const InterleavedRun layout_run = layout != nullptr && p.virtual_stages > 1
-                                        ? interleaved_run(NativeEstimator{}, ctx, p, placement, n)
-                                        : InterleavedRun{};
+  InterleavedRun layout_run = layout != nullptr && p.virtual_stages > 1
+                                  ? interleaved_run(NativeEstimator{}, ctx, p, placement, n)
+                                  : InterleavedRun{};
+  // Any other 1F1B or interleaved plan: the same simulation on the stages' own forward and
+  // backward times, each split evenly over the rank's chunks (even_chunk_times).
+  const bool own_passes = layout_run.passes.empty() && !is_split_schedule(p.schedule) &&
+                          p.schedule != Schedule::terapipe && !n.stages.empty();
+  if (own_passes) {
+    layout_run.times = even_chunk_times(n, p.virtual_stages);
+    layout_run.makespan_s =
+        simulate_interleaved(layout_run.times, p.num_micro_batches, &layout_run.passes);
+  }
   TimelineInput in;
   in.title = fmt::format("{}: {} tp {} pp {} dp {} micro-batch {} ({} micro-batches), recompute "
                          "{}, offload {}, virtual stages {}, {}{}",
@@ -124,18 +174,30 @@ TimelineInput timeline_input(NativeEstimator, const EstimateContext& ctx, const 
                                               schedule_chunks_per_rank(p.schedule) > 1
                                                   ? ", a prime marks a rank's second model chunk"
                                                   : "")
-                            : !layout_run.passes.empty()
+                            : !layout_run.passes.empty() && !own_passes
                                 ? fmt::format("; pipeline layout '{}': interleaved 1F1B as "
                                               "simulated on each chunk's own times, {} x {} "
                                               "chunk passes; a prime marks a rank's second "
-                                              "model chunk, cN its chunk N",
+                                              "model chunk, cN its chunk N; W: each "
+                                              "backward's weight-gradient part, at its end",
                                               layout->text, p.num_micro_batches,
                                               p.virtual_stages)
                             : p.virtual_stages > 1
-                                ? fmt::format("; interleaved: each stage's {} model chunks drawn "
-                                              "as {} x {} chunk passes",
+                                ? fmt::format("; interleaved 1F1B as simulated on each stage's "
+                                              "forward and backward, split evenly over its {} "
+                                              "model chunks ({} x {} chunk passes; a prime "
+                                              "marks a rank's second chunk); W: each "
+                                              "backward's weight-gradient part, at its end",
                                               p.virtual_stages, p.num_micro_batches,
                                               p.virtual_stages)
+                            : own_passes && p.pp > 1
+                                ? fmt::format("; 1F1B as simulated on each stage's forward and "
+                                              "backward{}; W: each backward's weight-gradient "
+                                              "part, at its end",
+                                              layout != nullptr
+                                                  ? fmt::format(" (pipeline layout '{}')",
+                                                                layout->text)
+                                                  : "")
                             : p.schedule == Schedule::terapipe
                                 ? fmt::format("; TeraPipe: {} micro-batches x {} token slices",
                                               p.num_micro_batches, again.native.slices.size())
@@ -171,8 +233,10 @@ TimelineInput timeline_input(NativeEstimator, const EstimateContext& ctx, const 
   }
   // Drawn as 1F1B over m x v chunk passes: the compute of the estimate's closed form,
   // m max_t + (sum_t - max_t) / v.
-  in.schedule = pipeline_schedule(p.num_micro_batches * std::max(1, static_cast<int>(v)), times,
-                                  ForwardShare::third);
+  if (!own_passes) {
+    in.schedule = pipeline_schedule(p.num_micro_batches * std::max(1, static_cast<int>(v)), times,
+                                    ForwardShare::third);
+  }
   if (is_split_schedule(p.schedule) && p.pp > 1) {
     // Zero-bubble and DualPipe plans: the passes of the simulation that gave the estimate.
     const PipeRun run = pipe_run(NativeEstimator{}, ctx, p, n);
@@ -199,8 +263,10 @@ TimelineInput timeline_input(NativeEstimator, const EstimateContext& ctx, const 
     in.schedule.stage_end_s = run.rank_end_s;
   }
   if (!layout_run.passes.empty()) {
-    // The layout's interleaved 1F1B: each pass at the time the estimate's simulation ran it,
-    // its send after it (the rank is busy until the send ends).
+    // 1F1B and interleaved 1F1B: each pass at the time the simulation ran it (the estimate's
+    // own with a layout), its send after it (the rank is busy until the send ends); each
+    // backward's weight-gradient part (NativeStage::weight_s, the chunk's share of it) drawn
+    // as a W box at its end, as the split schedules draw theirs.
     in.schedule = PipelineSchedule{};
     in.schedule.stage_end_s.assign(stages, 0.0);
     for (const InterleavedPass& ip : layout_run.passes) {
@@ -208,9 +274,17 @@ TimelineInput timeline_input(NativeEstimator, const EstimateContext& ctx, const 
       ev.kind = ip.forward ? ScheduleEventKind::forward : ScheduleEventKind::backward;
       ev.stage = ip.rank;
       ev.micro_batch = ip.micro_batch;
-      ev.chunk = ip.chunk;
+      ev.chunk = v > 1 ? ip.chunk : -1;
       ev.start_s = ip.start_s;
       ev.end_s = ip.compute_end_s;
+      const double w = ip.forward ? 0.0 : chunk_weight_s(n, layout_run.times, ip.rank, ip.chunk);
+      if (w > 0.0) {
+        ev.end_s = std::max(ev.start_s, ip.compute_end_s - w);
+        in.schedule.events.push_back(ev);
+        ev.kind = ScheduleEventKind::weight;
+        ev.start_s = ev.end_s;
+        ev.end_s = ip.compute_end_s;
+      }
       in.schedule.events.push_back(ev);
       if (ip.end_s > ip.compute_end_s) {
         ev.kind = ip.forward ? ScheduleEventKind::send_forward : ScheduleEventKind::send_backward;
@@ -252,7 +326,7 @@ TimelineInput timeline_input(NativeEstimator, const EstimateContext& ctx, const 
     in.chunks = is_split_schedule(p.schedule) && p.pp > 1 ? schedule_chunks_per_rank(p.schedule)
                                                           : std::max(1, static_cast<int>(v));
     in.cp_ring = p.cp_comm == CpComm::ring;
-    if (!layout_run.passes.empty()) {
+    if (!layout_run.passes.empty() && !own_passes) {
       // Each chunk's own all-to-all and exchange, as the estimate charged them.
       const InterleavedTimes& t = layout_run.times;
       if (moe) {

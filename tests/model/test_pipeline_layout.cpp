@@ -168,10 +168,25 @@ TEST_CASE("pipeline layout: interleaved 1F1B simulated on uneven chunks", "[pipe
     t.link_s = {0.0, 0.0};
     CHECK(simulate_interleaved(t, 2) == Approx(9.0));
     CHECK(simulate_interleaved(t, 4) == Approx(15.0));
-    // Each paired backward (rank 0: its second steady one; rank 1: all but its first) hides
-    // 0.5 s (worked by hand, pass by pass): 13.5 s.
+    // One chunk per rank is Megatron-Core's plain 1F1B: rank 0 warms up with pp - 0 - 1 = 1
+    // forward (F0 F1 B0 F2 B1 F3 B2 B3), rank 1 with none (F0 B0 F1 B1 ...). Each paired
+    // backward (all steady ones but the first: rank 0's B1 and B2, rank 1's B1 to B3) hides
+    // 0.5 s. By hand, pass by pass: rank 0 F0 [0,1] F1 [1,2]; rank 1 F0 [1,2] B0 [2,4]; rank 0
+    // B0 [4,6]; rank 1 F1 [4,5] B1 [5,6.5]; rank 0 F2 [6,7] B1 [7,8.5]; rank 1 F2 [7,8] B2
+    // [8,9.5]; rank 0 F3 [8.5,9.5] B2 [9.5,11]; rank 1 F3 [9.5,10.5] B3 [10.5,12]; rank 0 B3
+    // (cool-down, unpaired) [12,14].
     t.pair_hidden_s = {0.5, 0.5};
-    CHECK(simulate_interleaved(t, 4) == Approx(13.5));
+    CHECK(simulate_interleaved(t, 4) == Approx(14.0));
+    const std::vector<InterleavedOp> r0 = interleaved_order(2, 1, 4, 0);
+    REQUIRE(r0.size() == 8);
+    CHECK(r0[0].forward);
+    CHECK(r0[1].forward);
+    CHECK_FALSE(r0[2].forward);
+    CHECK(r0[3].forward);
+    CHECK(interleaved_order(2, 1, 4, 1)[1].forward == false);
+    // Any number of micro-batches (no multiple of pp needed): 3 on 2 ranks, (3 + 1) x 3 s.
+    t.pair_hidden_s.clear();
+    CHECK(simulate_interleaved(t, 3) == Approx(12.0));
   }
   SECTION("pp 2, v 2, rank 0's second chunk twice as slow") {
     // Chunk (rank, virtual stage): (0,0) 1+2 s, (1,0) 1+2, (0,1) 2+4, (1,1) 1+2; m = pp = 2,

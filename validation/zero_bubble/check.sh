@@ -8,6 +8,8 @@
 # layer fewer than the others, as in the paper (--partition, which counts the embedding and
 # the LM head as entries). Bubble rate as Table 5 defines it: (pipeline time - m x (F + B) of
 # a middle stage) / pipeline time. docs/native.md §2.3 shows the output.
+# The last two columns put Table 4's throughputs as seconds per step (micro-batch x m / (p x
+# samples per GPU per second)) and the seconds ZB saves, modelled and measured.
 #   validation/zero_bubble/check.sh [ZEROSEARCH]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,8 +26,8 @@ even() { # entries per stage: the layers spread evenly, plus the embedding and L
   for ((j = 0; j < pp; ++j)); do out+="${out:+,}$(( (layers + 2) / pp ))"; done
   echo "$out"
 }
-printf '| model | p | micro-batch | m | 1F1B s/step | ZB-H1 s/step | bubble 1F1B / ZB-H1 | Table 5 | gain | Table 5 gain | measured (Table 4) |\n'
-printf '|---|---|---|---|---|---|---|---|---|---|---|\n'
+printf '| model | p | micro-batch | m | 1F1B s/step | ZB-H1 s/step | bubble 1F1B / ZB-H1 | Table 5 | gain | Table 5 gain | measured (Table 4) | Table 4 s/step 1F1B / ZB-1p | saved s/step, model / Table 4 |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
 # model, layers, pp, micro-batch size, then per m:
 # m:ZB-1p samples/GPU/s:1F1B samples/GPU/s:1F1B bubble rate:ZB-H1 bubble rate (Tables 4, 5).
 while read -r model layers pp mbs rest; do
@@ -36,9 +38,10 @@ while read -r model layers pp mbs rest; do
     read -r b pb tb <<<"$(run "$model" "$pp" "$mbs" "$m" "$part" zb-h1)"
     awk -v M="$model" -v p="$pp" -v s="$mbs" -v m="$m" -v a="$a" -v b="$b" -v pa="$pa" -v pb="$pb" \
       -v ta="$ta" -v tb="$tb" -v zb="$zb" -v one="$one" -v r1="$r1" -v rz="$rz" 'BEGIN {
-        printf "| %s | %d | %d | %d | %.4f | %.4f | %.3f / %.3f | %.3f / %.3f | %.1f %% | %.1f %% | %.1f %% |\n",
+        s1 = s * m / (p * one); sz = s * m / (p * zb)   # samples per GPU per second -> s/step
+        printf "| %s | %d | %d | %d | %.4f | %.4f | %.3f / %.3f | %.3f / %.3f | %.1f %% | %.1f %% | %.1f %% | %.3f / %.3f | %.3f / %.3f |\n",
           M, p, s, m, a, b, (pa - m * ta) / pa, (pb - m * tb) / pb, r1, rz, 100 * (a / b - 1),
-          100 * ((1 - rz) / (1 - r1) - 1), 100 * (zb / one - 1) }'
+          100 * ((1 - rz) / (1 - r1) - 1), 100 * (zb / one - 1), s1, sz, a - b, s1 - sz }'
   done
 done <<'TABLE'
 1.5B 22 8 6 24:12.9:11.8:0.2431:0.1585 32:13.4:12.5:0.1985:0.1242 64:14.2:13.6:0.1240:0.0674

@@ -9,6 +9,8 @@
 
 #include "zerosearch/core/cluster.hpp"
 #include "zerosearch/model/estimate.hpp"
+#include "zerosearch/model/native.hpp"
+#include "zerosearch/model/pipeline_layout.hpp"
 #include "zerosearch/model/schedule.hpp"
 #include "zerosearch/model/terapipe.hpp"
 
@@ -57,9 +59,24 @@ struct PassComm {
 [[nodiscard]] PassComm timeline_comm(const TimelineInput& in, const ScheduleEvent& ev);
 
 /// The timeline of design point `p` on `placement` with the partition of `e` (re-estimated with
-/// detail; the schedule comes from pipeline_schedule on the same stage times).
+/// detail). The zerosearch estimator: pipeline_schedule on its stage times (its forward share).
+/// The native one: 1F1B and interleaved plans simulated on the stages' own forward and backward
+/// times (even_chunk_times; a layout's interleaved plan on its chunk times), F, B and W boxes;
+/// the split schedules as simulated; TeraPipe as its token slices.
 [[nodiscard]] TimelineInput timeline_input(const EstimateContext& ctx, const DesignPoint& p,
                                            const Placement& placement, const Estimate& e);
+
+/// A native 1F1B or interleaved plan's stages as the chunk times simulate_interleaved runs for
+/// its timeline: each stage's forward and backward split evenly over its v chunks (as
+/// one_f_one_b_s takes them), links the stages' sends (the last rank's back to the first: the
+/// slowest), a steady pair hiding 1/v of the stage's MoE all-to-all overlap.
+[[nodiscard]] InterleavedTimes even_chunk_times(const NativeEstimate& n, int v);
+
+/// The weight-gradient part (W) of chunk `chunk` of rank `rank`'s backward in `t`: the stage's
+/// weight_s in the proportion of the chunk's backward to the stage's, at most the chunk's
+/// backward.
+[[nodiscard]] double chunk_weight_s(const NativeEstimate& n, const InterleavedTimes& t, int rank,
+                                    int chunk);
 
 /// The SVG document.
 [[nodiscard]] std::string timeline_svg(const TimelineInput& in);

@@ -91,6 +91,9 @@ struct InterleavedOp {
 /// (forward_backward_pipelining_with_interleaving, micro-batch groups of pp): warm-up
 /// forwards (pp - rank - 1) x 2 + (v - 1) x pp (all when m = pp), then one forward and one
 /// backward at a time, then the remaining backwards. Precondition: micro_batches % pp == 0.
+/// With one virtual stage, Megatron-Core's plain 1F1B (forward_backward_pipelining_without_
+/// interleaving): min(pp - rank - 1, m) warm-up forwards, any m (what the timeline draws for
+/// 1F1B plans).
 [[nodiscard]] std::vector<InterleavedOp> interleaved_order(int pp, int virtual_stages,
                                                            int micro_batches, int rank);
 

@@ -209,6 +209,10 @@ std::vector<InterleavedOp> interleaved_order(int pp, int v, int m, int rank) {
   const int total = m * v;
   int warm = (pp - rank - 1) * 2 + (v - 1) * pp;
   if (m == pp || warm > total) warm = total;
+  // One chunk per rank: Megatron-Core runs forward_backward_pipelining_without_interleaving
+  // (megatron/core/pipeline_parallel/schedules.py, d98e8a64): min(pp - rank - 1, m) warm-up
+  // forwards, plain 1F1B.
+  if (v == 1) warm = std::min(pp - rank - 1, m);
   const int group = pp * v;
   const auto chunk_of = [&](int k, bool forward) {
     const int c = (k % group) / pp;
