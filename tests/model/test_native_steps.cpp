@@ -462,12 +462,53 @@ TEST_CASE("in_flight: 1F1B, interleaved, TeraPipe's GPipe order", "[native][step
   p.virtual_stages = 2;
   p.schedule = Schedule::interleaved;
   CHECK(in_flight(p, 0, false, 0.0) == Approx(4.0 * (1.0 + 3.0 / 8.0)));
+  // The last rank: (v - 1) pp + 1 = 5 chunk forwards, 2.5 micro-batches of the stage (the
+  // first stage's factor carried over would give 1.375).
+  CHECK(in_flight(p, 3, false, 0.0) == 2.5);
   p.virtual_stages = 1;
   p.schedule = Schedule::terapipe;
   CHECK(in_flight(p, 3, false, 0.0) == 8.0);
   p.schedule = Schedule::zb_h1;
   CHECK(in_flight(p, 1, true, 2.5) == 2.5);
   CHECK(in_flight(point(DpMethod::dp, 1, 1, 1, 8), 0, false, 0.0) == 1.0);
+}
+
+TEST_CASE("interleaved_held_forwards: Megatron-Core's warm-up plus one forward, rank by rank",
+          "[native][steps]") {
+  // pp 4, v 2, 8 micro-batches (16 chunk passes a rank): warm-up (4 - r - 1) 2 + (2 - 1) 4 =
+  // 10, 8, 6, 4 chunk forwards, then the steady phase's first forward before any backward.
+  CHECK(interleaved_held_forwards(4, 2, 8, 0) == 11);
+  CHECK(interleaved_held_forwards(4, 2, 8, 1) == 9);
+  CHECK(interleaved_held_forwards(4, 2, 8, 2) == 7);
+  CHECK(interleaved_held_forwards(4, 2, 8, 3) == 5);
+  // In micro-batches of the stage (each chunk half its layers): 5.5, 4.5, 3.5, 2.5, where
+  // the first stage's 1.375 carried over gave 5.5, 4.125, 2.75, 1.375.
+  DesignPoint p = point(DpMethod::dp, 1, 4, 1, 8);
+  p.virtual_stages = 2;
+  p.schedule = Schedule::interleaved;
+  const double expected[] = {5.5, 4.5, 3.5, 2.5};
+  for (int j = 0; j < 4; ++j) CHECK(in_flight(p, j, false, 0.0) == expected[j]);
+  // m == pp (4): ranks 0 and 1 warm up with all 8 chunk forwards (10 and 8 >= 8); ranks 2
+  // and 3 with 6 and 4, then one more (Megatron-Core has no "m == pp: all in warm-up" rule
+  // since NVIDIA/Megatron-LM 4295be1a6c).
+  CHECK(interleaved_held_forwards(4, 2, 4, 0) == 8);
+  CHECK(interleaved_held_forwards(4, 2, 4, 1) == 8);
+  CHECK(interleaved_held_forwards(4, 2, 4, 2) == 7);
+  CHECK(interleaved_held_forwards(4, 2, 4, 3) == 5);
+  // pp 4, v 3, 8 micro-batches: rank 0 6 + 8 + 1 = 15 (5 micro-batches of the stage, the
+  // closed form 4 (1 + 3/12)), the last rank 8 + 1 = 9 (3 micro-batches).
+  CHECK(interleaved_held_forwards(4, 3, 8, 0) == 15);
+  CHECK(interleaved_held_forwards(4, 3, 8, 3) == 9);
+  // pp 2, v 2, 4 micro-batches: 2 + 2 + 1 = 5 and 0 + 2 + 1 = 3 (interleaved_held_peak's
+  // walk in test_pipeline_layout.cpp: (4, 1) and (2, 1)).
+  CHECK(interleaved_held_forwards(2, 2, 4, 0) == 5);
+  CHECK(interleaved_held_forwards(2, 2, 4, 1) == 3);
+  // Rank 0's first chunk (the embedding's): pp 4, v 2, 8 micro-batches: 4 + 2 in the warm-up
+  // (forwards 0-3 and 8-9), the steady forwards 10 and 11 add two more before a backward of
+  // the first chunk (backward 4): 8 = 2 pp. pp 2, v 2, 4: 4; m == pp: every one, pp.
+  CHECK(interleaved_first_chunk_held(4, 8) == 8);
+  CHECK(interleaved_first_chunk_held(2, 4) == 4);
+  CHECK(interleaved_first_chunk_held(4, 4) == 4);
 }
 
 TEST_CASE("add_activations: in-flight layers, the recomputed layer, embedding output and logits",

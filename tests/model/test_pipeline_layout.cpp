@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <memory>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -189,17 +190,19 @@ TEST_CASE("pipeline layout: interleaved 1F1B simulated on uneven chunks", "[pipe
     CHECK(simulate_interleaved(t, 3) == Approx(12.0));
   }
   SECTION("pp 2, v 2, rank 0's second chunk twice as slow") {
-    // Chunk (rank, virtual stage): (0,0) 1+2 s, (1,0) 1+2, (0,1) 2+4, (1,1) 1+2; m = pp = 2,
-    // so every forward warms up first. By hand: rank 0 forwards end 1, 2, 4, 6; rank 1's
-    // 2, 3, 5, 7; rank 1's backwards of its second chunk 9, 11; rank 0's of its second 13,
-    // 17; rank 1's first chunk 15, 19; rank 0's first chunk 19, 21.
+    // Chunk (rank, virtual stage): (0,0) 1+2 s, (1,0) 1+2, (0,1) 2+4, (1,1) 1+2; m = pp = 2:
+    // rank 0 warms up with all 4 forwards, rank 1 with (v - 1) pp = 2 (Megatron-Core since
+    // 4295be1a6c), then F c1, B c1, F c1, B c1. By hand: rank 0 forwards end 1, 2, 4, 6; rank
+    // 1's first chunk 2, 3; rank 1 F c1 4-5, B c1 5-7, F c1 7-8, B c1 8-10; rank 0's backwards
+    // of its second chunk 7-11, 11-15; rank 1's first chunk 11-13, 15-17; rank 0's first
+    // chunk 15-17, 17-19.
     InterleavedTimes t;
     t.pp = 2;
     t.virtual_stages = 2;
     t.forward_s = {1.0, 2.0, 1.0, 1.0};   // [r * v + c]
     t.backward_s = {2.0, 4.0, 2.0, 2.0};
     t.link_s = {0.0, 0.0};
-    CHECK(simulate_interleaved(t, 2) == Approx(21.0));
+    CHECK(simulate_interleaved(t, 2) == Approx(19.0));
     // The same chunks made even (rank 0's second chunk as fast as the others) finish sooner.
     InterleavedTimes even = t;
     even.forward_s[1] = 1.0;
@@ -241,9 +244,32 @@ TEST_CASE("pipeline layout: the forwards a rank holds at its peak, chunk by chun
     CHECK(interleaved_held_peak(2, 2, 4, 1, std::vector<double>{4.0, 1.0}) ==
           std::vector<int>{3, 0});
   }
-  SECTION("m = pp: every forward first") {
-    CHECK(interleaved_held_peak(2, 2, 2, 1, std::vector<double>{1.0, 3.0}) ==
+  SECTION("m = pp: rank 0 runs every forward first, the last rank still (v - 1) pp + 1") {
+    // pp 2, v 2, 2 micro-batches: rank 0's warm-up 2 + 2 = 4 = m v; rank 1's 0 + 2, then F c1,
+    // B c1, F c1, B c1, B c0, B c0: held (2, 1) at most (Megatron-Core since 4295be1a6c).
+    CHECK(interleaved_held_peak(2, 2, 2, 0, std::vector<double>{1.0, 3.0}) ==
           std::vector<int>{2, 2});
+    CHECK(interleaved_held_peak(2, 2, 2, 1, std::vector<double>{1.0, 3.0}) ==
+          std::vector<int>{2, 1});
+  }
+  SECTION("even chunks: the closed form's forwards on every rank, the first chunk's on rank 0") {
+    for (const int pp : {2, 4, 8}) {
+      for (const int v : {2, 3, 4}) {
+        for (const int m : {pp, 2 * pp, 4 * pp}) {
+          for (int r = 0; r < pp; ++r) {
+            const std::vector<double> even(static_cast<std::size_t>(v), 1.0);
+            const std::vector<int> held = interleaved_held_peak(pp, v, m, r, even);
+            CHECK(std::accumulate(held.begin(), held.end(), 0) ==
+                  native_steps::interleaved_held_forwards(pp, v, m, r));
+          }
+          // A first chunk heavier by the embedding's output: the peak with most of it.
+          std::vector<double> first(static_cast<std::size_t>(v), 1.0);
+          first[0] = 1.01;
+          CHECK(interleaved_held_peak(pp, v, m, 0, first)[0] ==
+                native_steps::interleaved_first_chunk_held(pp, m));
+        }
+      }
+    }
   }
 }
 
@@ -316,18 +342,19 @@ TEST_CASE("pipeline layout: the native estimator's stages and chunks follow the 
     const NativeEstimate plain = native_estimate(c, p, where, {9, 9}); // the closed form
     // Even chunks: rank 0 (E + 4 | 4) peaks at 4 of chunk 0 and 1 of chunk 1 (worked in the
     // test above): 20 layers, Megatron-LM's 2 x (1 + 1/4) x 8, as the closed form; the
-    // embedding output 4 times, where the closed form takes 2.5.
+    // embedding output 4 times, as the closed form's first-chunk count.
     c.settings.pipeline_layout =
         std::make_shared<const PipelineLayout>(parse_pipeline_layout("Et*4|t*4|t*4|t*4L"));
     const NativeEstimate even = native_estimate(c, p, where);
     CHECK(even.stages[0].memory.activations == Approx(20.0 * act.layer / gib));
     CHECK(even.stages[0].memory.activations == Approx(plain.stages[0].memory.activations));
-    CHECK(even.stages[0].memory.buffers - plain.stages[0].memory.buffers ==
-          Approx((4.0 - 2.5) * embedding / gib));
-    // Rank 1 (4 | 4 + L) peaks at 2 of its first chunk and 1 of its second: 12 layers (the
-    // closed form's 1 x 1.25 x 8 = 10 is Megatron-LM's first-stage factor carried over).
+    CHECK(even.stages[0].memory.buffers == Approx(plain.stages[0].memory.buffers));
+    // Rank 1 (4 | 4 + L) peaks at 2 of its first chunk and 1 of its second: 12 layers, as the
+    // closed form's (v - 1) pp + 1 = 3 chunk forwards of the last rank.
     CHECK(even.stages[1].memory.activations == Approx(12.0 * act.layer / gib));
+    CHECK(even.stages[1].memory.activations == Approx(plain.stages[1].memory.activations));
     CHECK(even.stages[1].in_flight == Approx(1.5));
+    CHECK(plain.stages[1].in_flight == Approx(1.5));
     // Rank 0 with 7 layers in its first chunk and 1 in its second (E + 7 | 1): 4 x 7 + 1 x 1
     // = 29 layers held, and the embedding output 4 times; rank 1 (4 | 4 + L) as before.
     c.settings.pipeline_layout =

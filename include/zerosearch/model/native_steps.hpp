@@ -198,9 +198,24 @@ struct ModelStates {
                                        const PointConstants& k, const NativeGpu& gpu,
                                        const StageParams& params);
 
+/// Chunk forwards rank j of pp holds at its peak under Megatron-Core's interleaved 1F1B with v
+/// chunks per rank and m micro-batches (schedules.py get_num_warmup_microbatches and
+/// forward_backward_pipelining_with_interleaving): its (pp - j - 1) 2 + (v - 1) pp warm-up
+/// forwards and the steady phase's first, or all m v when the warm-up takes them all.
+/// Rank 0: pp v + pp - 1 (Megatron-LM's pp (1 + (pp - 1) / (pp v)) micro-batches of the stage);
+/// the last rank (v - 1) pp + 1. Precondition: pp > 1, v > 1, m % pp == 0.
+[[nodiscard]] int interleaved_held_forwards(int pp, int v, int m, int j) noexcept;
+
+/// Rank 0's forwards of its first chunk (the one with the embedding) held at the most of them
+/// in its interleaved order (v > 1 chunks, m micro-batches a multiple of pp): 2 pp - 2 in the
+/// warm-up, 2 pp after the first two steady forwards (m >= 2 pp); m when m = pp (all forwards
+/// warm up). Independent of v.
+[[nodiscard]] int interleaved_first_chunk_held(int pp, int m) noexcept;
+
 /// Micro-batches whose activations stage j holds at its peak: pp - j under 1F1B (at most the
-/// micro-batches), Megatron-LM's 1 + (pp - 1) / (pp v) more when interleaved, all of them under
-/// TeraPipe (GPipe order), `split_in_flight` (the simulated peak) for the split schedules.
+/// micro-batches), interleaved_held_forwards / v under interleaved 1F1B (each chunk 1/v of the
+/// stage's layers), all of them under TeraPipe (GPipe order), `split_in_flight` (the simulated
+/// peak) for the split schedules.
 [[nodiscard]] double in_flight(const DesignPoint& p, int j, bool split,
                                double split_in_flight) noexcept;
 

@@ -89,7 +89,8 @@ struct InterleavedOp {
 
 /// Rank `rank`'s order of passes in Megatron-Core's interleaved 1F1B
 /// (forward_backward_pipelining_with_interleaving, micro-batch groups of pp): warm-up
-/// forwards (pp - rank - 1) x 2 + (v - 1) x pp (all when m = pp), then one forward and one
+/// forwards (pp - rank - 1) x 2 + (v - 1) x pp (all m v when that is as many: Megatron-LM
+/// dropped its "m = pp: all in warm-up" rule in 4295be1a6c), then one forward and one
 /// backward at a time, then the remaining backwards. Precondition: micro_batches % pp == 0.
 /// With one virtual stage, Megatron-Core's plain 1F1B (forward_backward_pipelining_without_
 /// interleaving): min(pp - rank - 1, m) warm-up forwards, any m (what the timeline draws for

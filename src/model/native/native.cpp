@@ -1760,18 +1760,40 @@ ModelStates model_states(const NativeContext& ctx, const DesignPoint& p, const P
   return ms;
 }
 
+int interleaved_held_forwards(int pp, int v, int m, int j) noexcept {
+  // Megatron-Core's get_pp_rank_microbatches (megatron/core/pipeline_parallel/schedules.py,
+  // NVIDIA/Megatron-LM@d98e8a6): (pp - j - 1) 2 + (v - 1) pp chunk forwards of warm-up
+  // (microbatch_group_size_per_vp_stage = pp), all m v of them when that is as many (the
+  // older "m == pp: all in warm-up" rule went with 4295be1a6c, 2024-11); then the steady
+  // phase's first forward runs before the first backward frees one, and each later forward
+  // follows a backward. torch.distributed.pipelining's ScheduleInterleaved1F1B warms up as many.
+  const int total = m * v;
+  const int warm = (pp - j - 1) * 2 + (v - 1) * pp;
+  if (warm >= total) return total;
+  return warm + 1;
+}
+
+int interleaved_first_chunk_held(int pp, int m) noexcept {
+  // Rank 0's order as interleaved_order walks it: forward k is chunk (k mod pp v) / pp, so its
+  // (v - 1) pp + 2 (pp - 1) warm-up forwards hold pp + pp - 2 of the first chunk; the first two
+  // steady forwards (pp v + pp - 2 and pp v + pp - 1, m >= 2 pp) are of the first chunk too,
+  // while the backwards between them are of the last chunk: 2 pp. Later steady steps trade a
+  // first-chunk backward for a later chunk's forward. With m = pp every forward warms up: pp
+  // of the first chunk, all of them.
+  return m <= pp ? m : 2 * pp;
+}
+
 double in_flight(const DesignPoint& p, int j, bool split, double split_in_flight) noexcept {
   const int pp = p.pp;
   const int v = p.virtual_stages;
   const double mb = p.num_micro_batches;
-  double n = info(p.schedule).in_flight == InFlight::all ? mb
-             : split                                    ? split_in_flight
-             : pp > 1                                   ? std::min<double>(pp - j, mb)
-                                                        : 1.0;
-  if (v > 1) {
-    n = std::min(mb, n * (1.0 + (pp - 1.0) / (pp * v)));
+  const bool all = info(p.schedule).in_flight == InFlight::all;
+  if (v > 1 && !all && !split) {
+    // Interleaved 1F1B (v > 1 needs pp > 1): rank j's chunk forwards held at its peak
+    // (docs/native.md §3), each 1/v of the stage's layers.
+    return static_cast<double>(interleaved_held_forwards(pp, v, p.num_micro_batches, j)) / v;
   }
-  return n;
+  return all ? mb : split ? split_in_flight : pp > 1 ? std::min<double>(pp - j, mb) : 1.0;
 }
 
 LayerActivations layer_activations(const NativeContext& ctx, const DesignPoint& p) {
@@ -2070,13 +2092,29 @@ void stage_memory(NativeStage& st, const NativeContext& ctx, const DesignPoint& 
                   const native_steps::StageEntries& e, int j) {
   using namespace native_steps;
   const auto ju = static_cast<std::size_t>(j);
-  if (ctx.settings.pipeline_layout != nullptr && p.virtual_stages > 1) {
-    // A layout's chunks, each held as Megatron-Core's interleaved order holds it (§2.6).
-    const LayoutHeld held = layout_held(ctx, p, k, j);
-    st.in_flight = held.in_flight;
-    add_activations(st.memory, ctx, p, k, e, st.in_flight, &held);
-    to_gib(st.memory, ctx.settings.framework_overhead_gib);
-    return;
+  if (p.virtual_stages > 1) {
+    if (ctx.settings.pipeline_layout != nullptr) {
+      // A layout's chunks, each held as Megatron-Core's interleaved order holds it (§2.6).
+      const LayoutHeld held = layout_held(ctx, p, k, j);
+      st.in_flight = held.in_flight;
+      add_activations(st.memory, ctx, p, k, e, st.in_flight, &held);
+      to_gib(st.memory, ctx.settings.framework_overhead_gib);
+      return;
+    }
+    if (e.embedding && info(p.schedule).in_flight != InFlight::all) {
+      // Interleaved 1F1B's first rank: its layers as in_flight counts them, the embedding's
+      // output held by its first chunk's forwards only (§3).
+      st.in_flight = in_flight(p, j, false, 0.0);
+      const LayerActivations& act = k.act;
+      LayoutHeld held;
+      held.layers_bytes = st.in_flight * (e.dense > 0 ? e.main * act.layer + e.dense * act.dense_layer
+                                                      : e.layers * act.layer);
+      held.embedding_held = interleaved_first_chunk_held(p.pp, p.num_micro_batches);
+      held.in_flight = st.in_flight;
+      add_activations(st.memory, ctx, p, k, e, st.in_flight, &held);
+      to_gib(st.memory, ctx.settings.framework_overhead_gib);
+      return;
+    }
   }
   st.in_flight =
       in_flight(p, j, shape.split, shape.split ? split_in_flight(shape, ju, k.act) : 0.0);
