@@ -496,7 +496,7 @@ void check_native(const RawOptions& raw, Options& o) {
       {"--flash_attention", &raw.flash_attention},
       {"--attention_kernel", &raw.attention_kernel},
       {"--overlap_grad_reduce", &raw.overlap_grad_reduce},
-      {"--fused_loss", &raw.fused_loss},
+      {"--fused_loss", &raw.fused_loss}, {"--cp_kv_repeat", &raw.cp_kv_repeat},
       {"--fused_layers", &raw.fused_layers},
       {"--grad_reduce_fp32", &raw.grad_reduce_fp32},
       {"--tp_comm_overlap", &raw.tp_comm_overlap},
@@ -579,6 +579,9 @@ void check_native(const RawOptions& raw, Options& o) {
   }
   if (!raw.fused_loss.empty()) {
     o.native.fused_loss = parse_on_off("--fused_loss", raw.fused_loss);
+  }
+  if (!raw.cp_kv_repeat.empty()) {
+    o.native.cp_kv_repeat = parse_on_off("--cp_kv_repeat", raw.cp_kv_repeat);
   }
   if (!raw.fused_layers.empty()) {
     o.native.fused_layers = parse_on_off("--fused_layers", raw.fused_layers);

@@ -383,6 +383,11 @@ ParseResult parse_options(int argc, const char* const* argv) {
        "Overlap the gradient reduction of dp and zero0-2 with backward (Megatron-LM "
        "--overlap-grad-reduce, DeepSpeed overlap_comm): on or off (default: off, both "
        "frameworks' default; zero3 and fsdp always overlap)"},
+      {"--cp_kv_repeat", &RawOptions::cp_kv_repeat, "on|off",
+       "With --cp > 1: the context-parallel exchange moves keys and values repeated to every "
+       "query head (torchtitan's Llama at 9dec370 calls repeat_kv before "
+       "scaled_dot_product_attention, whose K/V PyTorch's context_parallel exchanges) instead "
+       "of the key/value heads alone; on or off (default)"},
       {"--fused_loss", &RawOptions::fused_loss, "on|off",
        "The loss compiled into fused kernels (torchtitan's [compile], fsdp only): the logits "
        "and their gradient stay in 16 bits; on or off (default)"},
@@ -447,8 +452,10 @@ ParseResult parse_options(int argc, const char* const* argv) {
   app.add_option("--cp_comm", o.cp_comm,
                  "Context-parallel exchange: ring (ring attention, K/V passed round the cp "
                  "ranks), a2a (DeepSpeed-Ulysses all-to-alls) or allgather (Llama 3's "
-                 "all-gathered K/V), or a list (default: ring,a2a)")
-      ->type_name("ring|a2a|allgather")->group(native);
+                 "all-gathered K/V), torch_allgather (PyTorch's context_parallel with its "
+                 "all-gather rotater, torchtitan's default: the gather hides behind the first "
+                 "attention block only), or a list (default: ring,a2a)")
+      ->type_name("ring|a2a|allgather|torch_allgather")->group(native);
   app.add_flag("--search_space", o.search_space,
                "Print the size of the search space and exit")
       ->group(modes);

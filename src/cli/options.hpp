@@ -83,6 +83,7 @@ struct RawOptions {
   std::string attention_kernel;
   std::string overlap_grad_reduce;
   std::string fused_loss;
+  std::string cp_kv_repeat;
   std::string fused_layers;
   std::string grad_reduce_fp32;
   std::string tp_comm_overlap;

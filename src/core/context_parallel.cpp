@@ -11,6 +11,7 @@ const char* to_string(CpComm c) noexcept {
   case CpComm::ring: return "ring";
   case CpComm::a2a: return "a2a";
   case CpComm::allgather: return "allgather";
+  case CpComm::torch_allgather: return "torch_allgather";
   }
   return "ring";
 }
@@ -20,6 +21,7 @@ const char* megatron_cp_comm_type(CpComm c) noexcept {
   case CpComm::ring: return "p2p";
   case CpComm::a2a: return "a2a";
   case CpComm::allgather: return "all_gather";
+  case CpComm::torch_allgather: return "all_gather"; // Megatron-LM's nearest; its launch refuses
   }
   return "p2p";
 }
@@ -29,6 +31,8 @@ const char* cp_comm_description(CpComm c) noexcept {
   case CpComm::ring: return "ring attention, causal load balance";
   case CpComm::a2a: return "all-to-all, DeepSpeed-Ulysses";
   case CpComm::allgather: return "all-gathered keys and values, Llama 3";
+  case CpComm::torch_allgather:
+    return "all-gathered keys and values, PyTorch context_parallel";
   }
   return "ring attention, causal load balance";
 }
@@ -37,7 +41,9 @@ CpComm parse_cp_comm(const std::string& text) {
   if (text == "ring") return CpComm::ring;
   if (text == "a2a") return CpComm::a2a;
   if (text == "allgather") return CpComm::allgather;
-  throw InputError(fmt::format("--cp_comm '{}' must be ring, a2a or allgather", text));
+  if (text == "torch_allgather") return CpComm::torch_allgather;
+  throw InputError(
+      fmt::format("--cp_comm '{}' must be ring, a2a, allgather or torch_allgather", text));
 }
 
 std::vector<int> default_cp_degrees(long long seq_len) {

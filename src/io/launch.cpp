@@ -404,7 +404,9 @@ std::vector<LaunchFile> launch_files(const LaunchPlan& plan) {
         static_cast<int>(f.p.cp),
         f.p.cp_comm == CpComm::ring  ? "ring attention with causal load balance"
         : f.p.cp_comm == CpComm::a2a ? "DeepSpeed-Ulysses all-to-alls"
-                                     : "keys and values all-gathered, Llama 3's variant",
+        : f.p.cp_comm == CpComm::torch_allgather
+            ? "keys and values all-gathered, PyTorch context_parallel's variant"
+            : "keys and values all-gathered, Llama 3's variant",
         T, static_cast<int>(f.p.cp), megatron_cp_comm_type(f.p.cp_comm));
   }
   if (f.p.virtual_stages > 1) {

@@ -10,7 +10,8 @@ TEST_CASE("cp_comm names parse and print", "[cp]") {
   CHECK(parse_cp_comm("a2a") == CpComm::a2a);
   CHECK(std::string(to_string(CpComm::a2a)) == "a2a");
   CHECK_THROWS_AS(parse_cp_comm("ulysses"), InputError);
-  CHECK_THROWS_WITH(parse_cp_comm("p2p"), "--cp_comm 'p2p' must be ring, a2a or allgather");
+  CHECK_THROWS_WITH(parse_cp_comm("p2p"),
+                    "--cp_comm 'p2p' must be ring, a2a, allgather or torch_allgather");
   // Llama 3's all-gather variant; Megatron-LM's names for the three (cp_comm_type).
   CHECK(parse_cp_comm("allgather") == CpComm::allgather);
   CHECK(std::string(to_string(CpComm::allgather)) == "allgather");
@@ -18,7 +19,10 @@ TEST_CASE("cp_comm names parse and print", "[cp]") {
   CHECK(std::string(megatron_cp_comm_type(CpComm::a2a)) == "a2a");
   CHECK(std::string(megatron_cp_comm_type(CpComm::allgather)) == "all_gather");
   CHECK_THROWS_WITH(parse_cp_comm("all_gather"),
-                    "--cp_comm 'all_gather' must be ring, a2a or allgather");
+                    "--cp_comm 'all_gather' must be ring, a2a, allgather or torch_allgather");
+  // PyTorch's context_parallel with its all-gather rotater (torchtitan's default).
+  CHECK(parse_cp_comm("torch_allgather") == CpComm::torch_allgather);
+  CHECK(std::string(to_string(CpComm::torch_allgather)) == "torch_allgather");
 }
 
 TEST_CASE("default cp degrees: 1 for short sequences, powers of two to seq / 4096 for long",

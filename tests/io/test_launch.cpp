@@ -615,6 +615,20 @@ TEST_CASE("context parallelism reaches the frameworks that run it", "[launch][cp
   lp.point.cp_comm = CpComm::allgather;
   CHECK(has(file(launch_files(lp), "torchtitan.toml").text,
             "context_parallel_rotate_method = \"allgather\"\n"));
+  // PyTorch's all-gather rotater as torch overlaps it: the same torchtitan setting; Megatron-LM
+  // has no such method and refuses it.
+  lp.point.cp_comm = CpComm::torch_allgather;
+  CHECK(has(file(launch_files(lp), "torchtitan.toml").text,
+            "context_parallel_rotate_method = \"allgather\"\n"));
+  lp.point.method = DpMethod::dp;
+  c = launch_choice(lp);
+  CHECK(std::find(c.written.begin(), c.written.end(), "megatron_lm") == c.written.end());
+  said = false;
+  for (const auto& [target, why] : c.refused) {
+    said = said || (target == "megatron_lm" && has(why, "PyTorch's context_parallel"));
+  }
+  CHECK(said);
+  lp.point.method = DpMethod::fsdp;
   lp.point.cp_comm = CpComm::a2a;
   c = launch_choice(lp);
   CHECK(std::find(c.written.begin(), c.written.end(), "torchtitan") == c.written.end());

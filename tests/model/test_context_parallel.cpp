@@ -242,3 +242,47 @@ TEST_CASE("context parallelism needs fused attention and no token slicing", "[cp
   c.model.sequence_length = 32768; // 32768 / 6 is not whole
   CHECK(native_invalid_reason(c, odd, where).find("2 x cp = 6") != std::string::npos);
 }
+
+TEST_CASE("PyTorch's all-gather rotater hides its gather behind the first block only", "[cp]") {
+  // cp 4 in one node (1 GB/s, no latency), K and V of one rank 1 MB: the gather is 3 ring
+  // steps of 1 ms = 3 ms. Forward attention 4 ms (blocks of 1 ms): 3 - 1 = 2 ms exposed.
+  // Backward 8 ms (blocks of 2 ms): the gather again, 3 - 2 = 1 ms; fp32 gradients of 2 MB,
+  // 2 ms a hop, each hidden behind the next 2 ms block (3 x 0), the last one exposed: 2 ms.
+  const CpLayerCost c = cp_torch_allgather_cost(4, 1e6, 2e6, 4e-3, 8e-3, links(4));
+  CHECK(c.forward_s == Approx(2e-3));
+  CHECK(c.backward_s == Approx(3e-3));
+  CHECK(c.forward_total_s == Approx(3e-3));
+  CHECK(c.backward_total_s == Approx(3e-3 + 4 * 2e-3));
+  // Across nodes (0.1 GB/s): gather 30 ms - 1 ms; backward 30 - 2 + 3 x (20 - 2) + 20 ms.
+  const CpLayerCost x = cp_torch_allgather_cost(4, 1e6, 2e6, 4e-3, 8e-3, links(2));
+  CHECK(x.forward_s == Approx(29e-3));
+  CHECK(x.backward_s == Approx(28e-3 + 54e-3 + 20e-3));
+  // A block longer than the gather hides all of it; the last gradient hop stays.
+  const CpLayerCost hidden = cp_torch_allgather_cost(4, 1e6, 2e6, 40e-3, 80e-3, links(4));
+  CHECK(hidden.forward_s == 0.0);
+  CHECK(hidden.backward_s == Approx(2e-3));
+  // Never more than Transformer Engine's all-gather, which hides nothing, on the same bytes.
+  CHECK(c.forward_s < cp_allgather_cost(4, 1e6, links(4)).forward_s);
+  CHECK(cp_torch_allgather_cost(1, 1e6, 2e6, 4e-3, 8e-3, links(4)).backward_s == 0.0);
+  // Buffers: the gathered K/V (cp kv) and the fp32 gradients sent and received (4 kv).
+  CHECK(cp_buffer_bytes(4, CpComm::torch_allgather, 1e6, 4e6) == 8e6);
+  CHECK(cp_buffer_bytes(1, CpComm::torch_allgather, 1e6, 4e6) == 0.0);
+}
+
+TEST_CASE("cp_kv_repeat: the exchange moves K/V of every query head", "[cp]") {
+  // Llama-3 8B at 256k, tp 1 x cp 8 in one node: K and V of a rank are 2 x 32768 tokens x 8
+  // heads x 128 x 2 bytes = 134 MB; repeated to the 32 query heads, 4x: 537 MB. Buffers of
+  // torch_allgather: (8 + 4) x kv = 1.5 GiB (grouped) and 6 GiB (repeated).
+  NativeContext c = context(llama8b(262144));
+  DesignPoint p = point(1, 8, 1, 1, 1);
+  p.cp_comm = CpComm::torch_allgather;
+  const NativeEstimate grouped = run(c, p);
+  c.settings.cp_kv_repeat = true;
+  const NativeEstimate repeated = run(c, p);
+  const double kv = 2.0 * 32768 * 8 * 128 * 2;
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  CHECK(repeated.stages[0].memory.buffers - grouped.stages[0].memory.buffers ==
+        Approx(12 * 3 * kv / gib));
+  CHECK(repeated.stages[0].cp_comm_s >= grouped.stages[0].cp_comm_s);
+  CHECK(repeated.step_s >= grouped.step_s);
+}

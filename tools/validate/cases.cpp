@@ -449,9 +449,17 @@ std::vector<std::string> contract(const Case& c, const fs::path& exe, const fs::
   }
   if (c.cp > 1) {
     // Context parallelism as the row's framework runs it: Megatron-LM/NeMo (cp_comm_type p2p,
-    // the default) and torchtitan pass keys and values round a ring; DeepSpeed has Ulysses.
+    // the default) pass keys and values round a ring; DeepSpeed has Ulysses; torchtitan runs
+    // PyTorch's context_parallel with its default rotate method, "allgather" (its
+    // config_manager.py at 9dec370, the commit of every torchtitan cp row: the 2024-12
+    // benchmark), on keys and values its Llama repeats to every query head before
+    // scaled_dot_product_attention (models/llama/model.py at 9dec370).
+    const bool torchtitan = c.framework == "torchtitan";
     a.insert(a.end(), {"--cp", std::to_string(c.cp), "--cp_comm",
-                       framework_family(c.framework) == "deepspeed" ? "a2a" : "ring"});
+                       framework_family(c.framework) == "deepspeed" ? "a2a"
+                       : torchtitan                                 ? "torch_allgather"
+                                                                    : "ring"});
+    if (torchtitan) a.insert(a.end(), {"--cp_kv_repeat", "on"});
   }
   if (c.ep > 1) a.insert(a.end(), {"--ep", std::to_string(c.ep)});
   if (c.etp > 0) a.insert(a.end(), {"--etp", std::to_string(c.etp)});

@@ -20,15 +20,23 @@ namespace zerosearch {
 /// allgather: Llama 3's all-gather context parallelism (Dubey et al. 2024, sec. 3.3.2;
 /// Transformer Engine cp_comm_type all_gather, AttnFuncWithCPAndKVAllGather): each rank
 /// all-gathers the keys and values of the whole sequence before attention (again in backward)
-/// and reduce-scatters their gradients; nothing overlaps.
-enum class CpComm : std::uint8_t { ring, a2a, allgather };
+/// and reduce-scatters their gradients; nothing overlaps;
+/// torch_allgather: PyTorch's context_parallel with its all-gather rotater
+/// (torch.distributed.tensor.experimental._attention, _AllGatherRotater; the default
+/// rotate_method of torchtitan's context_parallel_rotate_method, "allgather", at 9dec370, the
+/// commit of its 2024-12 benchmark): one all-gather of the keys and values, issued before the
+/// first of the cp attention blocks and waited for before the second, so only that block hides
+/// it; backward gathers them again the same way and passes the key/value gradients round the
+/// ring in fp32 (_cp_options.convert_to_f32), each hidden behind the next block, the last one
+/// exposed.
+enum class CpComm : std::uint8_t { ring, a2a, allgather, torch_allgather };
 [[nodiscard]] const char* to_string(CpComm c) noexcept;
 /// The value of Megatron-LM's --cp-comm-type (TransformerConfig.cp_comm_type): p2p, a2a,
 /// all_gather.
 [[nodiscard]] const char* megatron_cp_comm_type(CpComm c) noexcept;
 /// A few words for reports: "ring attention, causal load balance", ...
 [[nodiscard]] const char* cp_comm_description(CpComm c) noexcept;
-/// Throws InputError listing ring, a2a, allgather.
+/// Throws InputError listing ring, a2a, allgather, torch_allgather.
 [[nodiscard]] CpComm parse_cp_comm(const std::string& text);
 
 /// The default --cp list for a sequence of `seq_len` tokens (docs/native.md §5): {1} below

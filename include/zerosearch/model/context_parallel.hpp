@@ -68,10 +68,28 @@ struct CpLayerCost {
 /// (cp_ring_step_s); attention waits for them: nothing is hidden.
 [[nodiscard]] CpLayerCost cp_allgather_cost(int cp, double kv_bytes, const CpLinks& links) noexcept;
 
+/// PyTorch's context_parallel with the all-gather rotater (torch
+/// distributed/tensor/experimental/_attention.py at torch 1963fc8, the torch of torchtitan's
+/// 2024-12 benchmark: _templated_ring_attention and _templated_ring_attention_backward with
+/// _AllGatherRotater; torchtitan's default rotate method at 9dec370). Forward: one all-gather of
+/// the keys and values (cp - 1 ring steps of `kv_bytes` at the slowest hop, as
+/// cp_allgather_cost) issued before the first of the cp attention blocks and waited for before
+/// the second: exposed max(0, gather - one block). Backward: the same gather behind the first
+/// backward block, and the key/value gradients (`grad_bytes` a rank: fp32, convert_to_f32) sent
+/// to the next rank after each block (an all-to-all rotater whatever the rotate method), each
+/// hidden behind the block after it, the last one waited for after the loop: exposed
+/// max(0, gather - block) + (cp - 1) max(0, transfer - block) + transfer.
+[[nodiscard]] CpLayerCost cp_torch_allgather_cost(int cp, double kv_bytes, double grad_bytes,
+                                                  double attention_forward_s,
+                                                  double attention_backward_s,
+                                                  const CpLinks& links) noexcept;
+
 /// Receive buffers of one layer's exchange at its peak, bytes: ring: in backward, the keys and
 /// values and their gradients, each being sent and received (4 kv_bytes; Transformer Engine
 /// double-buffers them); a2a: the head-split q, k and v (qkv_bytes); allgather: in backward,
-/// the gathered keys and values and their full-length gradients (2 cp kv_bytes).
+/// the gathered keys and values and their full-length gradients (2 cp kv_bytes);
+/// torch_allgather: in backward, the gathered keys and values (cp kv_bytes) and their fp32
+/// gradients being sent and received (2 x 2 kv_bytes for 16-bit K/V): (cp + 4) kv_bytes.
 [[nodiscard]] double cp_buffer_bytes(int cp, CpComm comm, double kv_bytes,
                                      double qkv_bytes) noexcept;
 

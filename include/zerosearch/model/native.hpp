@@ -50,6 +50,11 @@ struct NativeSettings {
   /// The loss is compiled into fused kernels (--fused_loss): torchtitan compiles its loss with
   /// [compile] enable since bbb1b61 (2025-04-02). Only the fsdp method (torchtitan) has it.
   bool fused_loss = false;
+  /// The context-parallel exchange moves keys and values repeated to every query head
+  /// (--cp_kv_repeat): torchtitan's Llama at 9dec370 (torchtitan/models/llama/model.py,
+  /// Attention.forward) calls repeat_kv before F.scaled_dot_product_attention, and PyTorch's
+  /// context_parallel exchanges the K/V that SDPA receives. Off: the key/value heads alone.
+  bool cp_kv_repeat = false;
   /// The layers' element-wise ops are fused (--fused_layers: torch.compile, torchtitan's
   /// [compile] with the model among its components; or hand-fused kernels such as
   /// TinyLlama's): the norms, RoPE, SwiGLU and residual adds cost what Megatron-LM's fused

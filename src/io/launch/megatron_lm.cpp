@@ -24,6 +24,11 @@ std::string interleaved_layout(const Facts& f) {
 }
 
 std::string refusal(const Facts& f) {
+  if (f.p.cp > 1 && f.p.cp_comm == CpComm::torch_allgather) {
+    return fmt::format("no Megatron-LM files: cp {} torch_allgather is PyTorch's context_parallel "
+                       "(torchtitan); Megatron-LM's all-gather is --cp_comm allgather",
+                       f.p.cp);
+  }
   if (f.p.pp > 1 && is_split_schedule(f.p.schedule)) {
     return fmt::format("no Megatron-LM files: the {} schedule splits the backward into input and weight gradients, which the Megatron-LM read here (d98e8a64) does not schedule (its pipeline schedules are 1F1B and interleaved 1F1B; sail-sg/zero-bubble-pipeline-parallelism is a fork with ZB-H1/H2)",
                        to_string(f.p.schedule));

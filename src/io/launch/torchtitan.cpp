@@ -309,10 +309,12 @@ std::vector<int> model_parts(const Facts& f) {
 /// torchtitan's key/value exchange for the estimate's cp variant
 /// (parallelism.context_parallel_rotate_method, default "allgather"): the ring passes K/V
 /// shard by shard ("alltoall"), the all-gather variant gathers them after the first block
-/// ("allgather"; torch overlaps that gather with the first block, which the estimate charges
-/// exposed). Ulysses plans are refused before this.
+/// ("allgather": torch_allgather is that gather as torch overlaps it with the first block;
+/// allgather, Llama 3's, charges it exposed). Ulysses plans are refused before this.
 const char* rotate_method(const Facts& f) {
-  return f.p.cp_comm == CpComm::allgather ? "allgather" : "alltoall";
+  return f.p.cp_comm == CpComm::allgather || f.p.cp_comm == CpComm::torch_allgather
+             ? "allgather"
+             : "alltoall";
 }
 
 std::string toml(const Facts& f) {

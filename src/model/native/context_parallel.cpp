@@ -62,12 +62,30 @@ CpLayerCost cp_allgather_cost(int cp, double kv_bytes, const CpLinks& links) noe
   return c;
 }
 
+CpLayerCost cp_torch_allgather_cost(int cp, double kv_bytes, double grad_bytes,
+                                    double attention_forward_s, double attention_backward_s,
+                                    const CpLinks& links) noexcept {
+  CpLayerCost c;
+  if (cp <= 1) return c;
+  const double gather = (cp - 1) * cp_ring_step_s(kv_bytes, cp, links);
+  const double fwd_block = attention_forward_s / cp;
+  const double bwd_block = attention_backward_s / cp;
+  const double grads = cp_ring_step_s(grad_bytes, cp, links);
+  c.forward_total_s = gather;
+  c.forward_s = std::max(0.0, gather - fwd_block);
+  c.backward_total_s = gather + cp * grads;
+  c.backward_s = std::max(0.0, gather - bwd_block) +
+                 (cp - 1) * std::max(0.0, grads - bwd_block) + grads;
+  return c;
+}
+
 double cp_buffer_bytes(int cp, CpComm comm, double kv_bytes, double qkv_bytes) noexcept {
   if (cp <= 1) return 0.0;
   switch (comm) {
   case CpComm::ring: return 4.0 * kv_bytes;
   case CpComm::a2a: return qkv_bytes;
   case CpComm::allgather: return 2.0 * cp * kv_bytes;
+  case CpComm::torch_allgather: return (cp + 4.0) * kv_bytes;
   }
   return 4.0 * kv_bytes;
 }

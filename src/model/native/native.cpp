@@ -266,7 +266,10 @@ CpExchange cp_exchange(const NativeContext& ctx, const DesignPoint& p, const Nat
                                   : static_cast<double>(m.hidden_size) / a;
   // Key/value heads of one tp rank (replicated when tp exceeds them, as Megatron-LM does).
   const double g_rank = std::max(1.0, g / p.tp);
-  const double kv_bytes = 2.0 * tokens * g_rank * d * wb;
+  // What the exchange moves: those heads, or (--cp_kv_repeat) K/V repeated to the rank's query
+  // heads, as torchtitan's Llama hands them to scaled_dot_product_attention at 9dec370.
+  const double kv_heads_moved = ctx.settings.cp_kv_repeat ? std::max(g_rank, a / p.tp) : g_rank;
+  const double kv_bytes = 2.0 * tokens * kv_heads_moved * d * wb;
   const double qkv_bytes = tokens * (a / p.tp * d + 2.0 * g_rank * d) * wb;
   const double out_bytes = tokens * a / p.tp * d * wb;
   CpLinks links;
@@ -284,6 +287,10 @@ CpExchange cp_exchange(const NativeContext& ctx, const DesignPoint& p, const Nat
                           kFlashBackwardRatio * t.attention_forward_s, links);
   } else if (p.cp_comm == CpComm::allgather) {
     x.cost = cp_allgather_cost(p.cp, kv_bytes, links);
+  } else if (p.cp_comm == CpComm::torch_allgather) {
+    // The gradients accumulate and travel in fp32 (_cp_options.convert_to_f32).
+    x.cost = cp_torch_allgather_cost(p.cp, kv_bytes, kv_bytes * 4.0 / wb, t.attention_forward_s,
+                                     kFlashBackwardRatio * t.attention_forward_s, links);
   } else {
     x.cost = cp_a2a_cost(p.cp, qkv_bytes, out_bytes, links);
   }
