@@ -84,6 +84,7 @@ struct RawOptions {
   std::string overlap_grad_reduce;
   std::string fused_loss;
   std::string fused_layers;
+  std::string layer_impl;
   std::string grad_reduce_fp32;
   std::string tp_comm_overlap;
   std::string ep;                             // issue 27: expert parallelism

@@ -56,6 +56,9 @@ struct NativeSettings {
   /// kernels cost instead of eager PyTorch's op-by-op traffic. Only the fsdp method (torchtitan,
   /// eager by default) has it; Megatron-LM and DeepSpeed fuse already.
   bool fused_layers = false;
+  /// Whose code runs the layers (--layer_impl): the framework's own, or Hugging Face's eager
+  /// GPT-2 (in 16 bits, or fp32 under autocast), whatever the dp method (docs/native.md §2.2).
+  LayerImpl layer_impl = LayerImpl::framework;
   /// Gradients reduced in fp32 with 16-bit training (--grad_reduce_fp32): Megatron-LM's
   /// --accumulate-allreduce-grads-in-fp32 (megatron-core grad_reduce_in_fp32; its gradient
   /// buffer takes that dtype), DeepSpeed's "fp32_allreduce" (an fp32 copy for the all-reduce

@@ -659,6 +659,25 @@ std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p
   if (std::string why = moe_invalid_reason(ctx.model, p); !why.empty()) {
     return why;
   }
+  if (ctx.settings.layer_impl != LayerImpl::framework) {
+    const char* impl = kLayerImplNames[static_cast<std::size_t>(ctx.settings.layer_impl)];
+    if (!ctx.model.is_gpt_family()) {
+      return fmt::format("--layer_impl {} needs a GPT-2-style model (LayerNorm, learned "
+                         "positions, GELU MLP); {} is not",
+                         impl, ctx.model.name);
+    }
+    if (p.tp > 1 || p.pp > 1 || p.cp > 1) {
+      return fmt::format("--layer_impl {} with tp {}, pp {}, cp {}: Hugging Face's "
+                         "GPT2LMHeadModel has no tensor, pipeline or context parallelism "
+                         "(tp, pp and cp 1)",
+                         impl, p.tp, p.pp, p.cp);
+    }
+    if (p.dtype == Dtype::fp8) {
+      return fmt::format("--layer_impl {} with --dtype fp8: Hugging Face's GPT-2 runs its "
+                         "linears in 16 bits",
+                         impl);
+    }
+  }
   if (ctx.settings.fused_layers && !framework_params(p.method).torch_loss) {
     return fmt::format("--fused_layers on with {}: only torchtitan (fsdp) runs eager layers; "
                        "Megatron-LM and DeepSpeed run fused kernels already",
@@ -2527,6 +2546,10 @@ AnalyticSettings native_layer_settings(const ModelSpec& model, const DesignPoint
   st.host_per_linear_s = kHostPerLinear_s;
   st.host_sync_s = kHostSync_s;
   st.fused_kernels = !fw.torch_loss || settings.fused_layers;
+  st.layer_impl = settings.layer_impl;
+  if (settings.layer_impl != LayerImpl::framework) {
+    st.fused_kernels = false; // Hugging Face's eager ops (hf_gpt2_extra)
+  }
   // With expert parallelism the experts are gathered over edp even where dp x cp is 1.
   st.sharded_parameters = fw.shard_level >= 3 &&
                           (p.dp * p.cp > 1 ||
