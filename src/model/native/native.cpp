@@ -415,6 +415,12 @@ FrameworkParams framework_params(DpMethod m, Dtype d, const NativeSettings& sett
     fw.grad_bytes = 2.0;
     if (!fw.fp32_sharded_params) fw.grad_reduce_bytes = 2.0;
   }
+  if (settings.layer_impl == LayerImpl::hf_gpt2_amp && sixteen_bit) {
+    // torch.cuda.amp autocast keeps the module in fp32: its .grad tensors are fp32 and torch
+    // DDP all-reduces them as they are (docs/native.md §2.2).
+    fw.grad_bytes = 4.0;
+    fw.grad_reduce_bytes = 4.0;
+  }
   if (settings.grad_reduce_fp32 && sixteen_bit) {
     fw.grad_reduce_bytes = *settings.grad_reduce_fp32 ? 4.0 : 2.0;
     if (std::string_view(fw.framework) != "deepspeed" && !(pure && fw.fp32_sharded_params)) {
@@ -1427,6 +1433,7 @@ PointConstants point_constants(const NativeContext& ctx, const DesignPoint& p) {
   k.tensors_per_layer = tensors_per_layer(ctx.model);
   k.opt = optimizer_state_bytes(k.fw, k.elem_bytes, ctx.settings.master_weights);
   k.recompute_modules = ctx.settings.recompute_modules;
+  k.layer_impl = ctx.settings.layer_impl;
   return k;
 }
 
@@ -1900,11 +1907,18 @@ double optimizer_step_s(const DesignPoint& p, const PointConstants& k, const Nat
   const FrameworkParams& fw = k.fw;
   const double wb = k.elem_bytes;
   const double updated = fw.shard_level >= 1 ? params.zero_shard(1.0) : params.local;
+  const double tensors = layers * k.tensors_per_layer + 2.0;
+  const double bw = gpu.spec.memory_GBps * 1e9 * gpu.calibration.memory_efficiency;
+  if (k.layer_impl == LayerImpl::hf_gpt2_amp && fw.shard_level == 0) {
+    // The fp32 module under autocast, stepped tensor by tensor (kAmpEagerAdamBytes) with one
+    // launch per op and tensor.
+    return std::max(updated * kAmpEagerAdamBytes / bw,
+                    tensors * kAmpEagerAdamOps * kHostPerKernel_s);
+  }
   const double bytes = updated * optimizer_step_bytes(fw.grad_bytes, wb, k.opt);
-  const double memory_s = bytes / (gpu.spec.memory_GBps * 1e9 * gpu.calibration.memory_efficiency);
+  const double memory_s = bytes / bw;
   // The host issues the multi-tensor launches over the stage's parameter tensors (the GEMM
   // weights, norms and biases of each layer, the embedding and LM head).
-  const double tensors = layers * k.tensors_per_layer + 2.0;
   return std::max(memory_s, optimizer_launches(updated, tensors) * kHostPerKernel_s);
 }
 
