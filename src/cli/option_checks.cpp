@@ -498,6 +498,7 @@ void check_native(const RawOptions& raw, Options& o) {
       {"--overlap_grad_reduce", &raw.overlap_grad_reduce},
       {"--fused_loss", &raw.fused_loss}, {"--cp_kv_repeat", &raw.cp_kv_repeat},
       {"--fused_layers", &raw.fused_layers},
+      {"--layer_impl", &raw.layer_impl},
       {"--grad_reduce_fp32", &raw.grad_reduce_fp32},
       {"--tp_comm_overlap", &raw.tp_comm_overlap},
       {"--ep", &raw.ep}, {"--etp", &raw.etp}, {"--moe_imbalance", &raw.moe_imbalance},
@@ -585,6 +586,28 @@ void check_native(const RawOptions& raw, Options& o) {
   }
   if (!raw.fused_layers.empty()) {
     o.native.fused_layers = parse_on_off("--fused_layers", raw.fused_layers);
+  }
+  if (!raw.layer_impl.empty()) {
+    const std::optional<LayerImpl> impl = layer_impl_named(raw.layer_impl);
+    if (!impl) {
+      throw InputError(fmt::format("--layer_impl '{}' must be framework, hf_gpt2 or hf_gpt2_amp",
+                                   raw.layer_impl));
+    }
+    o.native.layer_impl = *impl;
+    if (*impl != LayerImpl::framework) {
+      // Hugging Face's GPT-2 of 2021-22 has only its eager attention (modeling_gpt2.py _attn).
+      if (!raw.flash_attention.empty() && o.native.flash_attention) {
+        throw InputError(fmt::format("--layer_impl {} runs Hugging Face's eager attention: "
+                                     "--flash_attention on does not go with it",
+                                     raw.layer_impl));
+      }
+      if (o.native.fused_layers) {
+        throw InputError(fmt::format("--layer_impl {} runs eager op by op: --fused_layers on "
+                                     "does not go with it",
+                                     raw.layer_impl));
+      }
+      o.native.flash_attention = false;
+    }
   }
   if (!raw.grad_reduce_fp32.empty()) {
     o.native.grad_reduce_fp32 = parse_on_off("--grad_reduce_fp32", raw.grad_reduce_fp32);

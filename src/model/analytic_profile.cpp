@@ -129,6 +129,60 @@ double eager_extra_bytes(const ModelSpec& model, const Shape& x, const AnalyticS
 
 } // namespace
 
+HfGpt2Extra hf_gpt2_extra(LayerImpl impl, double h, double f) noexcept {
+  // Hugging Face transformers' eager GPT2Block (src/transformers/models/gpt2/modeling_gpt2.py
+  // and activations.py at v4.12.0, the version of the DeepSpeedExamples autotuning runs;
+  // unchanged in these parts through 2022): the ops it launches and the bytes they move, each
+  // op reading its inputs and writing its output, beyond the fused layer's (two norms and two
+  // residual adds on h, the activation reading and writing f, the scores written, softmaxed
+  // and read by PV, the probabilities' dropout). Counted with 16-bit e = 2 bytes.
+  //  - Conv1D (c_attn, c_proj, c_fc, mlp.c_proj) is torch.addmm(bias, x, W): the output is
+  //    first filled with the broadcast bias, which the GEMM reads back (beta = 1): 2e per
+  //    output element, one copy kernel per Conv1D: 2e (3h + h + f + h) per token.
+  //  - _split_heads views q, k, v as (b, heads, s, d) permutes; torch.matmul folds them into
+  //    3-D bmm operands, which needs contiguous copies of q, k^T and v: 2e 3h; _merge_heads
+  //    copies the output back to (b, s, h): 2e h.
+  //  - attn_dropout is the fused layer's; resid_dropout and mlp.dropout are not (fused
+  //    bias-dropout-add): two dropouts of (2e + 1) h (output and a 1-byte mask).
+  //  - gelu_new = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): pow, mul, add, mul, tanh,
+  //    add, mul, mul, reading 10 and writing 8 elements per element: 18e f against a fused
+  //    bias-GeLU's 2e f.
+  //  - _attn on the (b, heads, s, s) scores beside the matmuls, softmax and dropout: the
+  //    division by sqrt(d) (2e), torch.where with the causal mask (2e + 1 byte of mask), the
+  //    attention-mask add (2e; the DeepSpeedExamples and ColossalAI benchmarks pass
+  //    attention_mask): 6e + 1.
+  // Kernels (forward): ln_1, c_attn (copy, GEMM), three operand copies, QK^T, division, the
+  // mask's .bool() copy, where, mask add, softmax, dropout, PV, merge copy, c_proj (copy,
+  // GEMM), dropout, add, ln_2, c_fc (copy, GEMM), gelu_new's 8, mlp.c_proj (copy, GEMM),
+  // dropout, add: 34.
+  // Under torch.cuda.amp.autocast the module is fp32 and autocast casts per op (the fp32
+  // list: layer_norm, softmax, pow): the norms read and write the fp32 residual stream (8 h
+  // against 4 h each) and the GEMMs after them cast their fp32 output (read 4, write 2: 6 h
+  // each); the residual adds add fp16 to fp32 into fp32 (10 h against 6 h each); gelu_new
+  // casts x to fp32 for pow and runs in fp32 but for 0.5 x (76 bytes per element with the
+  // cast of its fp32 output before mlp.c_proj, against 4); the attention-mask add promotes the
+  // fp16 scores to fp32 (the extended mask has the module's dtype), softmax and dropout run in
+  // fp32 and PV's autocast casts the probabilities back: 42 bytes per score against the fused
+  // 13; each Conv1D weight and bias cast once per forward (read 4, write 2; autocast's cache
+  // holds them for the forward). Kernels: + 2 norm-output casts, 8 weight and bias casts,
+  // pow's input cast and gelu's output cast, the fill value's and the probabilities' casts: 48.
+  HfGpt2Extra x;
+  if (impl == LayerImpl::framework) return x;
+  constexpr double e = 2.0;
+  const double common = 2 * e * (5 * h + f) + 2 * e * 3 * h + 2 * e * h + 2 * (2 * e + 1) * h;
+  if (impl == LayerImpl::hf_gpt2) {
+    x.kernels = 34;
+    x.per_token = common + (18 * e - 2 * e) * f;
+    x.per_score = 6 * e + 1;
+    return x;
+  }
+  x.kernels = 48;
+  x.per_token = common + 2 * (8 - 4) * h + 2 * 6 * h + 2 * (10 - 6) * h + (76 - 2 * e) * f;
+  x.per_score = 42 - (4 * e + 2 * e + 1);
+  x.per_weight = 6;
+  return x;
+}
+
 double peak_flops(const GpuSpec& gpu, Dtype dtype) noexcept {
   const PeakTflops& p = gpu.peak_tflops;
   std::optional<double> v = p.of(dtype);
@@ -301,6 +355,18 @@ double tp_overlap_exposed_s(double comm_s, double gemm_s, int t) noexcept {
 }
 
 LayerKernels layer_kernels(const ModelSpec& model, const AnalyticSettings& st) noexcept {
+  if (st.layer_impl != LayerImpl::framework) {
+    // Hugging Face's GPT2Block (hf_gpt2_extra): one GPU's whole layer, four Conv1D GEMMs.
+    LayerKernels out;
+    out.forward = hf_gpt2_extra(st.layer_impl, 0.0, 0.0).kernels;
+    out.forward_gemms = 4;
+    out.backward = 2 * out.forward;
+    if (st.sharded_parameters) {
+      out.forward += 3;
+      out.backward += 6;
+    }
+    return out;
+  }
   const bool fused = st.fused_kernels;
   const bool rotary = !model.is_gpt_family();
   const bool dropout = !rotary;
@@ -455,7 +521,12 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
       x.experts > 0 ? elem * tokens * x.top_k * x.f_expert * mats / t : 0.0;
   const double shared_act_bytes = x.experts > 0 ? elem * tokens * x.f_shared * mats / t : 0.0;
   double mlp_bytes = elem * tokens * f_act * mats / t;
-  if (!st.fused_kernels) {
+  if (st.layer_impl != LayerImpl::framework) {
+    const HfGpt2Extra hf = hf_gpt2_extra(st.layer_impl, x.h, x.f);
+    const double weights = 4 * x.h * x.h + 2 * x.h * x.f + 5 * x.h + x.f; // Conv1D W and b
+    bytes += hf.per_token * tokens + hf.per_weight * weights +
+             (st.flash_attention ? 0.0 : hf.per_score * b * x.a * x.s * x.s / cp);
+  } else if (!st.fused_kernels) {
     bytes += eager_extra_bytes(model, x, st, elem, tokens, f_act);
   }
   if (x.experts > 0 && x.top_k > 0) {

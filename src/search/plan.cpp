@@ -577,6 +577,12 @@ void make_native_plan(const PlanInput& in, SearchPlan& plan, const std::vector<G
     throw InputError("--fused_layers on: only torchtitan (fsdp) runs eager layers, and this "
                      "search has no fsdp (-f m or -f both includes it)");
   }
+  if (in.native.layer_impl != LayerImpl::framework && !ctx.model.is_gpt_family()) {
+    throw InputError(fmt::format(
+        "--layer_impl {} needs a GPT-2-style model (LayerNorm, learned positions, GELU MLP); "
+        "{} is not",
+        kLayerImplNames[static_cast<std::size_t>(in.native.layer_impl)], ctx.model.name));
+  }
   // Expert parallelism (docs/moe.md): for an MoE model every power of two dividing the
   // experts up to the cluster's GPUs, and etp 1 (fine-grained experts whole on a GPU, as
   // Megatron-LM's DeepSeek-V3 and Qwen3 recipes run them) and tp (Megatron-LM's default,

@@ -568,3 +568,73 @@ TEST_CASE("backward splits into its input-gradient part and W, the weight GEMMs"
     }
   }
 }
+
+TEST_CASE("Hugging Face's eager GPT-2: its ops' kernels and bytes, counted by hand",
+          "[analytic][kernels]") {
+  // GPT-2 small (h 768, 12 heads, ffn 3072) at micro-batch 8, sequence 1024, fp16, unfused
+  // attention, on the unit GPU (1 TB/s at full efficiency).
+  ModelSpec m = test::hand_worked_layer_model();
+  m.architecture = "gpt2";
+  m.hidden_size = 768;
+  m.num_attention_heads = 12;
+  m.ffn_hidden_size = 3072;
+  m.sequence_length = 1024;
+  const GpuSpec g = test::unit_gpu();
+  const AnalyticCalibration c = test::ideal_calibration();
+  AnalyticSettings fused;
+  fused.dtype = Dtype::bf16;
+  fused.micro_batch = 8;
+  fused.attention_dropout_bytes = true;
+  AnalyticSettings hf = fused;
+  hf.layer_impl = LayerImpl::hf_gpt2;
+  hf.fused_kernels = false;
+  AnalyticSettings amp = hf;
+  amp.layer_impl = LayerImpl::hf_gpt2_amp;
+  const double h = 768, f = 3072, tokens = 8 * 1024.0, scores = 8 * 12 * 1024.0 * 1024.0;
+  // 16 bits, per token: addmm's bias fill written and read back on the four Conv1D outputs
+  // (4 bytes x (3h + h + f + h)), q, k, v copied for the bmm (4 x 3h), the merge copy (4h), the
+  // two residual dropouts (5h each: 2 read, 2 written, a 1-byte mask), gelu_new's 8 ops (36
+  // bytes per element) against a fused bias-GeLU's 4: 4 (5h + f) + 12h + 4h + 10h + 32f.
+  const double per_token = 4 * (3 * h + h + f + h) + 4 * 3 * h + 4 * h + 2 * 5 * h + (36 - 4) * f;
+  CHECK(per_token == 145920.0);
+  // Per score: the division (4), torch.where with its 1-byte mask (5), the mask add (4).
+  const double per_score = 4 + 5 + 4;
+  const double base = analytic_layer_times(m, g, c, fused).elementwise_forward_s;
+  CHECK(analytic_layer_times(m, g, c, hf).elementwise_forward_s ==
+        Approx(base + (per_token * tokens + per_score * scores) / 1e12).epsilon(1e-12));
+  CHECK(per_token * tokens + per_score * scores == 2503999488.0);
+  // autocast (fp32 module): the norms read and write fp32 (8h against 4h each), the GEMMs
+  // after them cast their output (6h each), the residual adds write fp32 (10h against 6h
+  // each), gelu_new in fp32 with pow's input cast and the output's cast back (76 bytes per
+  // element); per score: where and division in fp16 (4 + 5), the mask add into fp32 (2 + 4),
+  // softmax (8) and dropout (9) in fp32, PV's cast back (6), the scores written and read (4),
+  // against the fused 13; each Conv1D weight and bias cast per forward (6 bytes).
+  const double amp_token = 4 * (5 * h + f) + 12 * h + 4 * h + 10 * h + 2 * 4 * h + 2 * 6 * h +
+                           2 * 4 * h + (76 - 4) * f;
+  CHECK(amp_token == 290304.0);
+  const double amp_score = 4 + 5 + 6 + 8 + 9 + 6 + 4 - 13;
+  const double weights = 3 * h * h + 3 * h + h * h + h + h * f + f + f * h + h;
+  CHECK(analytic_layer_times(m, g, c, amp).elementwise_forward_s ==
+        Approx(base + (amp_token * tokens + amp_score * scores + 6 * weights) / 1e12)
+            .epsilon(1e-12));
+  // Kernels: ln_1, c_attn (fill, GEMM), q/k/v copies (3), QK^T, division, the mask's .bool(),
+  // where, mask add, softmax, dropout, PV, merge, c_proj (2), dropout, add, ln_2, c_fc (2),
+  // gelu_new (8), mlp.c_proj (2), dropout, add.
+  LayerKernels k = layer_kernels(m, hf);
+  CHECK(k.forward == 1 + 2 + 3 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 2 + 1 + 1 + 1 + 2 + 8 + 2 +
+                         1 + 1);
+  CHECK(k.forward == 34);
+  CHECK(k.forward_gemms == 4);
+  CHECK(k.backward == 68);
+  // autocast adds the two norm-output casts, 8 weight and bias casts, gelu's two casts, the
+  // fill value's and the probabilities' casts.
+  k = layer_kernels(m, amp);
+  CHECK(k.forward == 34 + 2 + 8 + 2 + 2);
+  CHECK(k.backward == 96);
+  // The framework's own layer is untouched by the helper.
+  const HfGpt2Extra none = hf_gpt2_extra(LayerImpl::framework, h, f);
+  CHECK(none.kernels == 0);
+  CHECK(none.per_token == 0.0);
+  CHECK(layer_impl_named("hf_gpt2_amp") == LayerImpl::hf_gpt2_amp);
+  CHECK_FALSE(layer_impl_named("hf"));
+}

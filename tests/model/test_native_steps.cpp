@@ -595,6 +595,35 @@ TEST_CASE("optimizer_step_s: memory bound over the states it updates, the host s
   CHECK(optimizer_step_s(p, point_constants(c, p), c.gpus[0], sp, 32) == 0.0);
 }
 
+TEST_CASE("optimizer_step_s: an fp32 module under autocast steps an eager per-tensor Adam",
+          "[native][steps]") {
+  NativeContext c = context(llama(32));
+  c.settings.layer_impl = LayerImpl::hf_gpt2_amp;
+  StageEntries e;
+  e.embedding = e.head = true;
+  e.layers = e.main = 32;
+  DesignPoint p = point(DpMethod::dp, 1, 1, 4, 4);
+  p.dtype = Dtype::fp16;
+  const StageParams sp = params_of(c.model, p, e);
+  const PointConstants k = point_constants(c, p);
+  // GradScaler's unscale (read and write the fp32 gradient: 8), then per tensor exp_avg.mul_
+  // (8), .add_(grad) (12), exp_avg_sq.mul_ (8), .addcmul_(grad, grad) (16), sqrt (8),
+  // .add_(eps) (8), p.addcdiv_(m, denom) (16): 84 bytes per parameter; 7 launches per tensor.
+  const double bytes = 8.0 + 8 + 12 + 8 + 16 + 8 + 8 + 16;
+  CHECK(bytes == 84.0);
+  const double memory_s = sp.local * bytes / (3000e9 * c.gpus[0].calibration.memory_efficiency);
+  const double host_s = (32 * k.tensors_per_layer + 2) * 7 * kHostPerKernel_s;
+  CHECK(optimizer_step_s(p, k, c.gpus[0], sp, 32) == Approx(std::max(memory_s, host_s)));
+  // The fp32 module's gradients: kept and all-reduced in 4 bytes (torch DDP reduces .grad).
+  CHECK(k.fw.grad_bytes == 4.0);
+  CHECK(k.fw.grad_reduce_bytes == 4.0);
+  CHECK(framework_params(DpMethod::dp, Dtype::fp16, NativeSettings{}).grad_reduce_bytes == 2.0);
+  // In 16 bits (DeepSpeed's fp16 engine) the framework's own step and gradients stay.
+  c.settings.layer_impl = LayerImpl::hf_gpt2;
+  const FrameworkParams fw = framework_params(p.method, p.dtype, c.settings);
+  CHECK(fw.grad_bytes == 2.0);
+}
+
 TEST_CASE("one_f_one_b_s: slowest stage x micro-batches, fill and drain over v, sends",
           "[native][steps]") {
   std::vector<NativeStage> st(3);

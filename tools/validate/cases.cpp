@@ -284,6 +284,12 @@ Case make_case(const Row& r, const HardwareCatalog& catalog) {
     throw BadInput(fmt::format("row {}: attention_kernel '{}' must be auto, fa2, triton or empty",
                                c.id, c.attention_kernel));
   }
+  c.layer_impl = r.at("layer_impl");
+  if (!c.layer_impl.empty() && !layer_impl_named(c.layer_impl)) {
+    throw BadInput(fmt::format("row {}: layer_impl '{}' must be framework, hf_gpt2, hf_gpt2_amp "
+                               "or empty",
+                               c.id, c.layer_impl));
+  }
   const std::string& sched = r.at("schedule");
   if (sched.rfind("interleaved", 0) == 0) {
     const auto colon = sched.find(':');
@@ -472,6 +478,7 @@ std::vector<std::string> contract(const Case& c, const fs::path& exe, const fs::
                                     std::pair{"--grad_reduce_fp32", &c.grad_reduce_fp32},
                                     std::pair{"--moe_a2a_overlap", &c.moe_a2a_overlap},
                                     std::pair{"--attention_kernel", &c.attention_kernel},
+                                    std::pair{"--layer_impl", &c.layer_impl},
                                     std::pair{"--master_weights", &c.master_weights}}) {
     if (!value->empty()) a.insert(a.end(), {flag, *value});
   }

@@ -30,6 +30,9 @@ struct Case {
   /// "on", "off" or empty (the estimator's default); "yes", "no" or empty (by architecture).
   std::string sequence_parallel, flash_attention, tied_embeddings, overlap_grad_reduce, fused_loss,
       fused_layers, grad_reduce_fp32, attention_kernel, moe_a2a_overlap;
+  /// Whose code ran the layers (--layer_impl): framework, hf_gpt2, hf_gpt2_amp or empty (the
+  /// framework's).
+  std::string layer_impl;
   /// "on", "off" or empty (the estimator's default, on: fp32 master weights and Adam moments).
   std::string master_weights;
   long long layers = 0, hidden = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0, seq = 0;

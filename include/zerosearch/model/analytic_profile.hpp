@@ -88,6 +88,43 @@ inline constexpr std::array<const char*, 3> kAttentionKernelNames{"auto", "fa2",
 /// sec. 4.1). Not fitted to the validation rows (docs/validation.md).
 inline constexpr double kTritonAttentionShare = 0.5;
 
+/// Whose code runs the transformer layers (--layer_impl, docs/native.md §2.2). `framework`: the
+/// dp method's framework's own layers (Megatron-LM's and Megatron-DeepSpeed's fused kernels,
+/// torchtitan's eager modules). `hf_gpt2`: Hugging Face transformers' eager GPT2Block
+/// (modeling_gpt2.py of 2021-22, e.g. v4.12.0: Conv1D as addmm, unfused attention with a
+/// division, a causal torch.where and an attention-mask add, gelu_new as eight element-wise
+/// ops, separate dropouts) with the module in 16 bits (DeepSpeed's and ColossalAI's fp16
+/// engines convert it); `hf_gpt2_amp`: the same code, the module in fp32 under
+/// torch.cuda.amp.autocast (HF Trainer --fp16 without DeepSpeed, Lightning precision 16 with
+/// DDP): layer norms, softmax and pow in fp32, weights cast per forward.
+enum class LayerImpl : std::uint8_t { framework, hf_gpt2, hf_gpt2_amp };
+
+/// The flag's names, in the enum's order.
+inline constexpr std::array<const char*, 3> kLayerImplNames{"framework", "hf_gpt2",
+                                                            "hf_gpt2_amp"};
+
+/// The layer code named `text` (one of kLayerImplNames), or nullopt.
+[[nodiscard]] inline std::optional<LayerImpl> layer_impl_named(std::string_view text) {
+  for (std::size_t i = 0; i < kLayerImplNames.size(); ++i) {
+    if (text == kLayerImplNames[i]) return static_cast<LayerImpl>(i);
+  }
+  return std::nullopt;
+}
+
+/// Forward kernels and bytes of Hugging Face's eager GPT2Block beyond the fused layer's
+/// (docs/native.md §2.2), for one layer on one GPU (no tensor parallelism).
+struct HfGpt2Extra {
+  /// Kernels one forward launches (the whole layer, not the difference).
+  int kernels = 0;
+  /// Bytes moved per token (b s tokens), per attention score (b heads s s) and per weight
+  /// parameter, beyond the fused layer's (analytic_layer_times' fused bytes).
+  double per_token = 0.0;
+  double per_score = 0.0;
+  double per_weight = 0.0;
+};
+/// `impl` hf_gpt2 or hf_gpt2_amp; for `framework` all zero.
+[[nodiscard]] HfGpt2Extra hf_gpt2_extra(LayerImpl impl, double hidden, double ffn) noexcept;
+
 /// What one analytic evaluation is for.
 struct AnalyticSettings {
   int tp = 1;
@@ -128,6 +165,9 @@ struct AnalyticSettings {
   bool fused_kernels = true;
   /// Unfused attention of GPT-style layers: the attention-probability dropout's traffic.
   bool attention_dropout_bytes = false;
+  /// Whose layer code runs (Hugging Face's eager GPT-2: its own kernels and traffic in place of
+  /// fused_kernels' accounting).
+  LayerImpl layer_impl = LayerImpl::framework;
   /// Parameters gathered per layer (ZeRO-3, FSDP): the gather's and reduce-scatter's copy
   /// kernels count as the layer's.
   bool sharded_parameters = false;

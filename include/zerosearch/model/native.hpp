@@ -61,6 +61,9 @@ struct NativeSettings {
   /// kernels cost instead of eager PyTorch's op-by-op traffic. Only the fsdp method (torchtitan,
   /// eager by default) has it; Megatron-LM and DeepSpeed fuse already.
   bool fused_layers = false;
+  /// Whose code runs the layers (--layer_impl): the framework's own, or Hugging Face's eager
+  /// GPT-2 (in 16 bits, or fp32 under autocast), whatever the dp method (docs/native.md §2.2).
+  LayerImpl layer_impl = LayerImpl::framework;
   /// Gradients reduced in fp32 with 16-bit training (--grad_reduce_fp32): Megatron-LM's
   /// --accumulate-allreduce-grads-in-fp32 (megatron-core grad_reduce_in_fp32; its gradient
   /// buffer takes that dtype), DeepSpeed's "fp32_allreduce" (an fp32 copy for the all-reduce
@@ -129,6 +132,18 @@ inline constexpr double kHostPerKernel_s = 3.8e-6 + 4.5e-6;
 /// Host time of one forward torch.nn.Linear call on an H100 DGX (Xeon 8480C), bf16, 2048
 /// wide, 8192 tokens: 13.48 us (NVIDIA/TransformerEngine#2053, measured CPU runtime).
 inline constexpr double kHostPerLinear_s = 13.48e-6;
+
+/// The optimizer step of an fp32 module trained under torch.cuda.amp autocast with an eager
+/// per-tensor Adam (--layer_impl hf_gpt2_amp with DDP: HF Trainer 4.12's transformers.AdamW,
+/// Lightning's torch.optim.Adam of torch 1.1x, whose default is the single-tensor loop), bytes
+/// per parameter: GradScaler's unscale reads and writes the fp32 gradient (8; scaler.step
+/// unscales when the loop has not), then per tensor exp_avg.mul_ (8), .add_(grad) (12),
+/// exp_avg_sq.mul_ (8), .addcmul_(grad, grad) (16), sqrt (8), .add_(eps) (8), p.addcdiv_ (16)
+/// (transformers/optimization.py AdamW.step at v4.12.0; weight decay 0, the Trainer's
+/// default): 84. Gradient clipping is not counted (Lightning's default has none).
+inline constexpr double kAmpEagerAdamBytes = 8.0 + 8 + 12 + 8 + 16 + 8 + 8 + 16;
+/// Its kernels per parameter tensor: the seven Adam ops (the unscale is one foreach launch).
+inline constexpr double kAmpEagerAdamOps = 7.0;
 
 /// NCCL's latency model (NVIDIA/nccl src/graph/tuning.cc, 2.12 to 2.2x): a collective costs
 /// a base latency per call plus a hardware latency per step of its algorithm, per protocol.

@@ -58,6 +58,9 @@ struct PointConstants {
   OptimizerStateBytes opt{};
   /// Selective recompute's modules (NativeSettings::recompute_modules).
   RecomputeModules recompute_modules{};
+  /// Whose code runs the layers (NativeSettings::layer_impl): with hf_gpt2_amp the optimizer
+  /// steps the fp32 module's parameters tensor by tensor (optimizer_step_s).
+  LayerImpl layer_impl = LayerImpl::framework;
 };
 [[nodiscard]] PointConstants point_constants(const NativeContext& ctx, const DesignPoint& p);
 

@@ -422,6 +422,12 @@ FrameworkParams framework_params(DpMethod m, Dtype d, const NativeSettings& sett
     fw.grad_bytes = 2.0;
     if (!fw.fp32_sharded_params) fw.grad_reduce_bytes = 2.0;
   }
+  if (settings.layer_impl == LayerImpl::hf_gpt2_amp && sixteen_bit) {
+    // torch.cuda.amp autocast keeps the module in fp32: its .grad tensors are fp32 and torch
+    // DDP all-reduces them as they are (docs/native.md §2.2).
+    fw.grad_bytes = 4.0;
+    fw.grad_reduce_bytes = 4.0;
+  }
   if (settings.grad_reduce_fp32 && sixteen_bit) {
     fw.grad_reduce_bytes = *settings.grad_reduce_fp32 ? 4.0 : 2.0;
     if (std::string_view(fw.framework) != "deepspeed" && !(pure && fw.fp32_sharded_params)) {
@@ -665,6 +671,25 @@ std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p
   }
   if (std::string why = moe_invalid_reason(ctx.model, p); !why.empty()) {
     return why;
+  }
+  if (ctx.settings.layer_impl != LayerImpl::framework) {
+    const char* impl = kLayerImplNames[static_cast<std::size_t>(ctx.settings.layer_impl)];
+    if (!ctx.model.is_gpt_family()) {
+      return fmt::format("--layer_impl {} needs a GPT-2-style model (LayerNorm, learned "
+                         "positions, GELU MLP); {} is not",
+                         impl, ctx.model.name);
+    }
+    if (p.tp > 1 || p.pp > 1 || p.cp > 1) {
+      return fmt::format("--layer_impl {} with tp {}, pp {}, cp {}: Hugging Face's "
+                         "GPT2LMHeadModel has no tensor, pipeline or context parallelism "
+                         "(tp, pp and cp 1)",
+                         impl, p.tp, p.pp, p.cp);
+    }
+    if (p.dtype == Dtype::fp8) {
+      return fmt::format("--layer_impl {} with --dtype fp8: Hugging Face's GPT-2 runs its "
+                         "linears in 16 bits",
+                         impl);
+    }
   }
   if (ctx.settings.fused_layers && !framework_params(p.method).torch_loss) {
     return fmt::format("--fused_layers on with {}: only torchtitan (fsdp) runs eager layers; "
@@ -1415,6 +1440,7 @@ PointConstants point_constants(const NativeContext& ctx, const DesignPoint& p) {
   k.tensors_per_layer = tensors_per_layer(ctx.model);
   k.opt = optimizer_state_bytes(k.fw, k.elem_bytes, ctx.settings.master_weights);
   k.recompute_modules = ctx.settings.recompute_modules;
+  k.layer_impl = ctx.settings.layer_impl;
   return k;
 }
 
@@ -1910,11 +1936,18 @@ double optimizer_step_s(const DesignPoint& p, const PointConstants& k, const Nat
   const FrameworkParams& fw = k.fw;
   const double wb = k.elem_bytes;
   const double updated = fw.shard_level >= 1 ? params.zero_shard(1.0) : params.local;
+  const double tensors = layers * k.tensors_per_layer + 2.0;
+  const double bw = gpu.spec.memory_GBps * 1e9 * gpu.calibration.memory_efficiency;
+  if (k.layer_impl == LayerImpl::hf_gpt2_amp && fw.shard_level == 0) {
+    // The fp32 module under autocast, stepped tensor by tensor (kAmpEagerAdamBytes) with one
+    // launch per op and tensor.
+    return std::max(updated * kAmpEagerAdamBytes / bw,
+                    tensors * kAmpEagerAdamOps * kHostPerKernel_s);
+  }
   const double bytes = updated * optimizer_step_bytes(fw.grad_bytes, wb, k.opt);
-  const double memory_s = bytes / (gpu.spec.memory_GBps * 1e9 * gpu.calibration.memory_efficiency);
+  const double memory_s = bytes / bw;
   // The host issues the multi-tensor launches over the stage's parameter tensors (the GEMM
   // weights, norms and biases of each layer, the embedding and LM head).
-  const double tensors = layers * k.tensors_per_layer + 2.0;
   return std::max(memory_s, optimizer_launches(updated, tensors) * kHostPerKernel_s);
 }
 
@@ -2572,6 +2605,10 @@ AnalyticSettings native_layer_settings(const ModelSpec& model, const DesignPoint
   st.host_per_linear_s = kHostPerLinear_s;
   st.host_sync_s = kHostSync_s;
   st.fused_kernels = !fw.torch_loss || settings.fused_layers;
+  st.layer_impl = settings.layer_impl;
+  if (settings.layer_impl != LayerImpl::framework) {
+    st.fused_kernels = false; // Hugging Face's eager ops (hf_gpt2_extra)
+  }
   // With expert parallelism the experts are gathered over edp even where dp x cp is 1.
   st.sharded_parameters = fw.shard_level >= 3 &&
                           (p.dp * p.cp > 1 ||
