@@ -1154,13 +1154,32 @@ void pipe_times_into(const NativeContext& ctx, const DesignPoint& p, const Nativ
 /// backwards of that micro-batch on ranks r - 1 .. 0 and the sends between; each pass at
 /// least what pipe_times_into makes of the stage (a forward forward_s, an input pass
 /// backward_s - weight_s, a weight pass weight_s, a full backward backward_s).
-double linear_stage_bound(const NativeEstimate& est, const PipeOutline& o) {
+/// The stages a stage bound reads, by rank: a plan's own (EstimateStages) or, in
+/// bounded_split_stages, its configuration's distinct stage cores and the stages' sends
+/// (CoreStages), so that a plan pruned on the bound copies no stage it does not need.
+struct EstimateStages {
+  const std::vector<NativeStage>& stages;
+  [[nodiscard]] std::size_t size() const noexcept { return stages.size(); }
+  [[nodiscard]] const NativeStage& at(std::size_t r) const noexcept { return stages[r]; }
+  [[nodiscard]] double send(std::size_t r) const noexcept { return stages[r].send_s; }
+};
+struct CoreStages {
+  const NativeStage* const* cores; // stage r's core (stage_core's fields; its send_s unused)
+  const double* sends;
+  std::size_t n;
+  [[nodiscard]] std::size_t size() const noexcept { return n; }
+  [[nodiscard]] const NativeStage& at(std::size_t r) const noexcept { return *cores[r]; }
+  [[nodiscard]] double send(std::size_t r) const noexcept { return sends[r]; }
+};
+
+template <class Stages>
+double linear_stage_bound(const Stages& stages, const PipeOutline& o) {
   const auto R = static_cast<std::size_t>(o.layout.ranks);
   const std::vector<std::uint32_t>& u = o.uses;
   const bool drain = o.tail.size() == u.size() && o.last_backward.size() == R;
   double from = 0.0, down = 0.0, latest = 0.0;
-  for (std::size_t r = 0; r < R && r < est.stages.size(); ++r) {
-    const NativeStage& st = est.stages[r];
+  for (std::size_t r = 0; r < R && r < stages.size(); ++r) {
+    const NativeStage& st = stages.at(r);
     const double d[4] = {st.forward_s, std::max(0.0, st.backward_s - st.weight_s),
                          st.backward_s, st.weight_s};
     const std::uint32_t* ur = &u[r * 4];
@@ -1176,9 +1195,10 @@ double linear_stage_bound(const NativeEstimate& est, const PipeOutline& o) {
     }
     // The chain to rank r + 1: this rank's forward and send; back from it: its backward (the
     // shortest kind the order runs) and the send.
-    from += st.forward_s + st.send_s;
+    const double send = stages.send(r);
+    from += st.forward_s + send;
     const double backward = ur[1] > 0 ? (ur[2] > 0 ? std::min(d[1], d[2]) : d[1]) : d[2];
-    down += st.send_s + backward;
+    down += send + backward;
   }
   return latest * (1.0 - 1e-9);
 }
@@ -1237,19 +1257,20 @@ const std::vector<RankPasses>& cached_rank_passes(const std::shared_ptr<const Pi
   return s.passes;
 }
 
-double split_stage_bound(const DesignPoint& p, const NativeEstimate& est, const PipeShape& shape,
+template <class Stages>
+double split_stage_bound(const DesignPoint& p, const Stages& stages, const PipeShape& shape,
                          StageLayerTimes& times) {
   const PipeOutline& o = *shape.outline;
   const auto R = static_cast<std::size_t>(o.layout.ranks);
   const auto C = static_cast<std::size_t>(o.layout.chunks_per_rank);
-  if (C == 1 && o.layout.directions == 1) return linear_stage_bound(est, o);
+  if (C == 1 && o.layout.directions == 1) return linear_stage_bound(stages, o);
   const std::vector<RankPasses>& passes = cached_rank_passes(shape.outline);
   const double backward_passes = p.recompute == Recompute::full ? 2.0 : 1.0;
   double latest = 0.0;
-  for (std::size_t r = 0; r < R && r < est.stages.size(); ++r) {
+  for (std::size_t r = 0; r < R && r < stages.size(); ++r) {
     const std::uint32_t fewest = passes[r].fewest, most_paired = passes[r].most_paired;
     if (fewest == 0) continue;
-    const NativeStage& st = est.stages[r];
+    const NativeStage& st = stages.at(r);
     double busy = static_cast<double>(fewest) * (st.forward_s + st.backward_s) * (1.0 - 1e-9);
     if (busy <= latest) continue; // cannot raise the bound, less what pairs hide either
     if (most_paired > 0) {
@@ -2239,9 +2260,9 @@ InterleavedTimes layout_chunk_times(const NativeContext& ctx, const DesignPoint&
 /// estimate_with's stages of a split-schedule plan under pruning limits: the stages' times,
 /// the stage bound (split_stage_bound) as the pipeline time, and their memory, only up to the
 /// first stage that does not fit when that bound already puts the step time past both limits
-/// (the plan is pruned whether it fits or not, and only whether it fits is needed; the
-/// stages after it keep only their model states, in bytes: the estimate is OOM and pruned,
-/// its memory figures unused). Kept out of estimate_with, whose other plans do not run it.
+/// (the plan is pruned whether it fits or not, and only whether it fits is needed; its
+/// stages end at that one: the estimate is OOM and pruned, its stages unused). The bound
+/// reads the stages' cores where `seen` holds them, uncopied. Kept out of estimate_with, whose other plans do not run it.
 /// Returns true when that happened: `out` is then pruned and OOM with that step time, all that
 /// the search reads of it, and with_totals and the pipeline are skipped.
 [[gnu::noinline]] bool bounded_split_stages(NativeEstimate& out, const NativeContext& ctx,
@@ -2252,30 +2273,73 @@ InterleavedTimes layout_chunk_times(const NativeContext& ctx, const DesignPoint&
                                             const double* sends) {
   using namespace native_steps;
   out.embedding_sync_s = embedding_sync_s(ctx, p, k, where);
+  const auto P = static_cast<std::size_t>(p.pp);
+  // Each stage's core (estimate_stage's lookup in `seen`, stage_core where new) by pointer:
+  // the bound and the step time read the cores, and a stage is copied into out.stages only
+  // when its memory is needed (for a plan pruned and OOM, up to its first stage that does
+  // not fit). `unseen` holds the cores `seen` has no room for (reserved: stable addresses).
   thread_local std::vector<StageEntries> entries;
-  entries.resize(static_cast<std::size_t>(p.pp));
-  for (int j = 0; j < p.pp; ++j) {
-    entries[static_cast<std::size_t>(j)] =
-        estimate_stage(out.stages, ctx, p, where, out.partition, shape, times, k, seen, j, sends,
-                       false);
+  thread_local std::vector<const NativeStage*> cores;
+  thread_local std::vector<NativeStage> unseen;
+  thread_local std::vector<double> own_sends;
+  entries.resize(P);
+  cores.resize(P);
+  unseen.clear();
+  unseen.reserve(P);
+  if (sends == nullptr) {
+    own_sends.resize(P);
+    for (int j = 0; j < p.pp; ++j) own_sends[static_cast<std::size_t>(j)] = send_s(ctx, p, k, where, j);
+    sends = own_sends.data();
   }
-  out.pipeline_s = split_stage_bound(p, out, shape, times);
+  const PipelineLayout* layout = ctx.settings.pipeline_layout.get();
+  for (int j = 0; j < p.pp; ++j) {
+    const auto ju = static_cast<std::size_t>(j);
+    const StageKey key{where.stage_gpu[ju], where.net_gpu(j),
+                       layout != nullptr
+                           ? layout_stage_entries(ctx.model, *layout, p.pp, j)
+                           : stage_entries(ctx.model, p, out.partition, j, shape.holds_embedding(j),
+                                           shape.holds_head(j))};
+    std::size_t i = seen.last;
+    if (!(i < seen.n && seen.key[i] == key)) {
+      i = 0;
+      while (i < seen.n && !(seen.key[i] == key)) ++i;
+    }
+    if (i < seen.n) {
+      seen.last = i;
+      cores[ju] = &seen.core[i].st;
+    } else if (seen.n < SeenStages::kMax) {
+      NativeStage& st = seen.core[seen.n].st;
+      st = NativeStage{};
+      stage_core(st, ctx, p, key.e, key.gpu, key.net, times, k);
+      seen.key[seen.n] = key;
+      ++seen.n;
+      cores[ju] = &st;
+    } else {
+      NativeStage& st = unseen.emplace_back();
+      stage_core(st, ctx, p, key.e, key.gpu, key.net, times, k);
+      cores[ju] = &st;
+    }
+    entries[ju] = key.e;
+  }
+  out.pipeline_s = split_stage_bound(p, CoreStages{cores.data(), sends, P}, shape, times);
   // The step time on that bound, added as with_totals adds it (none of its terms depends on
   // memory).
   double dp = 0.0, opt = 0.0, off = 0.0;
-  for (const NativeStage& st : out.stages) {
+  for (std::size_t j = 0; j < P; ++j) {
+    const NativeStage& st = *cores[j];
     dp = std::max(dp, st.dp_sync_s);
     opt = std::max(opt, st.optimizer_s);
     off = std::max(off, st.offload_s);
   }
   const double step = out.pipeline_s + dp + out.embedding_sync_s + opt + off;
   const bool pruned_anyway = step > prune.fits_above && step > prune.oom_above;
-  for (int j = 0; j < p.pp; ++j) {
-    NativeStage& st = out.stages[static_cast<std::size_t>(j)];
-    stage_memory(st, ctx, p, shape, k, entries[static_cast<std::size_t>(j)], j);
+  for (std::size_t j = 0; j < P; ++j) {
+    NativeStage& st = out.stages.emplace_back(*cores[j]);
+    st.send_s = sends[j];
+    stage_memory(st, ctx, p, shape, k, entries[j], static_cast<int>(j));
     if (pruned_anyway && !st.fits()) {
       // OOM and pruned: with_totals would find the same (the step time above, a stage that
-      // does not fit), and nothing else of the estimate is read.
+      // does not fit), and nothing else of the estimate is read (its stages stop here).
       out.step_s = step;
       out.oom = true;
       out.pruned = true;
@@ -2315,10 +2379,14 @@ NativeEstimate estimate_with(const NativeContext& ctx, const DesignPoint& p,
                              const NativePlacement& where, std::vector<int> partition,
                              const NativePruning& prune, StageLayerTimes& times,
                              SeenStages& seen, const native_steps::PointConstants& k,
-                             const double* sends = nullptr) {
+                             const double* sends = nullptr,
+                             std::vector<NativeStage> spare_stages = {}) {
   using namespace native_steps;
   NativeEstimate out;
   out.partition = std::move(partition);
+  // A previous estimate's stages' buffer (native_estimates), emptied: no allocation.
+  out.stages = std::move(spare_stages);
+  out.stages.clear();
   const std::vector<int>& part = out.partition;
   // A split plan's shape is remembered (cached_pipe_shape); the others' is a few fields.
   PipeShape plain;
@@ -2413,9 +2481,12 @@ void native_estimates(const NativeContext& ctx, std::span<const DesignPoint* con
     const int kind = partition_kind(p);
     std::size_t at = 0;
     while (at < n_kinds && kinds[at] != kind) ++at;
-    std::vector<int> partition;
+    // The buffers of out[i]'s previous estimate (the search reuses `out` from one placement
+    // and configuration to the next) are reused: a copy into them allocates nothing.
+    std::vector<int> partition = std::move(out[i].partition);
+    std::vector<NativeStage> spare_stages = std::move(out[i].stages);
     if (at < n_kinds) {
-      partition = partitions[at];
+      partition.assign(partitions[at].begin(), partitions[at].end());
     } else {
       partition = partition_with(ctx, p, where, times);
       if (n_kinds < kinds.size()) {
@@ -2425,10 +2496,12 @@ void native_estimates(const NativeContext& ctx, std::span<const DesignPoint* con
       }
     }
     if (is_split_schedule(p.schedule) == is_split_schedule(first.schedule)) {
-      out[i] = estimate_with(ctx, p, where, std::move(partition), prune, times, seen, k, sends.data());
+      out[i] = estimate_with(ctx, p, where, std::move(partition), prune, times, seen, k,
+                             sends.data(), std::move(spare_stages));
     } else {
       out[i] = estimate_with(ctx, p, where, std::move(partition), prune, times, seen,
-                             native_steps::point_constants(ctx, p), sends.data());
+                             native_steps::point_constants(ctx, p), sends.data(),
+                             std::move(spare_stages));
     }
   }
 }
@@ -2438,7 +2511,7 @@ double native_split_stage_bound(const NativeContext& ctx, const DesignPoint& p,
   const PipeShape shape = pipe_shape(ctx, p, est.partition);
   if (!shape.split) return 0.0;
   StageLayerTimes times(ctx, p);
-  return split_stage_bound(p, est, shape, times);
+  return split_stage_bound(p, EstimateStages{est.stages}, shape, times);
 }
 
 InterleavedRun native_interleaved_run(const NativeContext& ctx, const DesignPoint& p,
