@@ -1172,8 +1172,20 @@ struct CoreStages {
   [[nodiscard]] double send(std::size_t r) const noexcept { return sends[r]; }
 };
 
+/// Where a stage bound may stop (bounded_split_stages): once the bound, with the step time's
+/// other terms added as with_totals adds them, is past `limit` (both pruning limits), the
+/// plan is pruned whatever the remaining ranks add; the bound so far (a maximum over fewer
+/// ranks) is still a lower bound of the makespan. The default never stops.
+struct BoundStop {
+  double dp = 0.0, embedding = 0.0, optimizer = 0.0, offload = 0.0;
+  double limit = HUGE_VAL;
+  [[nodiscard]] bool past(double pipeline) const noexcept {
+    return pipeline + dp + embedding + optimizer + offload > limit;
+  }
+};
+
 template <class Stages>
-double linear_stage_bound(const Stages& stages, const PipeOutline& o) {
+double linear_stage_bound(const Stages& stages, const PipeOutline& o, const BoundStop& stop = {}) {
   const auto R = static_cast<std::size_t>(o.layout.ranks);
   const std::vector<std::uint32_t>& u = o.uses;
   const bool drain = o.tail.size() == u.size() && o.last_backward.size() == R;
@@ -1185,6 +1197,7 @@ double linear_stage_bound(const Stages& stages, const PipeOutline& o) {
     const std::uint32_t* ur = &u[r * 4];
     double busy = 0.0;
     for (std::size_t k = 0; k < 4; ++k) busy += static_cast<double>(ur[k]) * d[k];
+    const double before = latest;
     latest = std::max(latest, from + busy);
     if (drain && o.last_backward[r].first == 0 &&
         static_cast<std::size_t>(o.last_backward[r].second) == r) {
@@ -1193,6 +1206,7 @@ double linear_stage_bound(const Stages& stages, const PipeOutline& o) {
       for (std::size_t k = 0; k < 4; ++k) before_tail += static_cast<double>(ur[k] - tr[k]) * d[k];
       latest = std::max(latest, from + before_tail + down);
     }
+    if (latest > before && stop.past(latest * (1.0 - 1e-9))) break;
     // The chain to rank r + 1: this rank's forward and send; back from it: its backward (the
     // shortest kind the order runs) and the send.
     const double send = stages.send(r);
@@ -1238,32 +1252,36 @@ std::vector<RankPasses> rank_passes(const PipeOutline& o) {
   return out;
 }
 
-/// rank_passes of `o`, remembered per thread for the last few outlines (held, so that an
-/// address is not reused while it is remembered).
+/// rank_passes of `o`, remembered per thread by outline (held, so that an address is not
+/// reused while it is remembered; dropped whole past 1,024 outlines). The search visits the
+/// configurations fastest first, so consecutive plans rarely share their (pp, m): eight
+/// recent slots missed on about a fifth of the split plans.
 const std::vector<RankPasses>& cached_rank_passes(const std::shared_ptr<const PipeOutline>& o) {
   struct Slot {
     std::shared_ptr<const PipeOutline> outline;
     std::vector<RankPasses> passes;
   };
-  thread_local std::array<Slot, 8> slots;
-  thread_local std::size_t next = 0;
-  for (Slot& s : slots) {
-    if (s.outline == o) return s.passes;
+  thread_local std::unordered_map<const PipeOutline*, Slot> slots;
+  thread_local const PipeOutline* last = nullptr;
+  thread_local const std::vector<RankPasses>* last_passes = nullptr;
+  if (o.get() == last) return *last_passes;
+  auto it = slots.find(o.get());
+  if (it == slots.end()) {
+    if (slots.size() >= 1024) slots.clear();
+    it = slots.emplace(o.get(), Slot{o, rank_passes(*o)}).first;
   }
-  Slot& s = slots[next];
-  next = (next + 1) % slots.size();
-  s.outline = o;
-  s.passes = rank_passes(*o);
-  return s.passes;
+  last = o.get();
+  last_passes = &it->second.passes;
+  return it->second.passes;
 }
 
 template <class Stages>
 double split_stage_bound(const DesignPoint& p, const Stages& stages, const PipeShape& shape,
-                         StageLayerTimes& times) {
+                         StageLayerTimes& times, const BoundStop& stop = {}) {
   const PipeOutline& o = *shape.outline;
   const auto R = static_cast<std::size_t>(o.layout.ranks);
   const auto C = static_cast<std::size_t>(o.layout.chunks_per_rank);
-  if (C == 1 && o.layout.directions == 1) return linear_stage_bound(stages, o);
+  if (C == 1 && o.layout.directions == 1) return linear_stage_bound(stages, o, stop);
   const std::vector<RankPasses>& passes = cached_rank_passes(shape.outline);
   const double backward_passes = p.recompute == Recompute::full ? 2.0 : 1.0;
   double latest = 0.0;
@@ -1292,7 +1310,10 @@ double split_stage_bound(const DesignPoint& p, const Stages& stages, const PipeS
       }
       busy -= static_cast<double>(most_paired) * hidden * (1.0 + 1e-9);
     }
-    latest = std::max(latest, busy);
+    if (busy > latest) {
+      latest = busy;
+      if (stop.past(latest)) break;
+    }
   }
   return latest;
 }
@@ -2321,9 +2342,8 @@ InterleavedTimes layout_chunk_times(const NativeContext& ctx, const DesignPoint&
     }
     entries[ju] = key.e;
   }
-  out.pipeline_s = split_stage_bound(p, CoreStages{cores.data(), sends, P}, shape, times);
-  // The step time on that bound, added as with_totals adds it (none of its terms depends on
-  // memory).
+  // The step time on the stage bound, added as with_totals adds it (none of its terms depends
+  // on memory); the bound stops at the first rank that puts it past both limits (BoundStop).
   double dp = 0.0, opt = 0.0, off = 0.0;
   for (std::size_t j = 0; j < P; ++j) {
     const NativeStage& st = *cores[j];
@@ -2331,6 +2351,9 @@ InterleavedTimes layout_chunk_times(const NativeContext& ctx, const DesignPoint&
     opt = std::max(opt, st.optimizer_s);
     off = std::max(off, st.offload_s);
   }
+  const BoundStop stop{dp, out.embedding_sync_s, opt, off,
+                       std::max(prune.fits_above, prune.oom_above)};
+  out.pipeline_s = split_stage_bound(p, CoreStages{cores.data(), sends, P}, shape, times, stop);
   const double step = out.pipeline_s + dp + out.embedding_sync_s + opt + off;
   const bool pruned_anyway = step > prune.fits_above && step > prune.oom_above;
   for (std::size_t j = 0; j < P; ++j) {
