@@ -2530,11 +2530,13 @@ void native_estimates(const NativeContext& ctx, std::span<const DesignPoint* con
 }
 
 double native_split_stage_bound(const NativeContext& ctx, const DesignPoint& p,
-                                const NativeEstimate& est) {
+                                const NativeEstimate& est, double stop_above) {
   const PipeShape shape = pipe_shape(ctx, p, est.partition);
   if (!shape.split) return 0.0;
   StageLayerTimes times(ctx, p);
-  return split_stage_bound(p, EstimateStages{est.stages}, shape, times);
+  const BoundStop stop{est.dp_sync_s, est.embedding_sync_s, est.optimizer_s, est.offload_s,
+                       stop_above};
+  return split_stage_bound(p, EstimateStages{est.stages}, shape, times, stop);
 }
 
 InterleavedRun native_interleaved_run(const NativeContext& ctx, const DesignPoint& p,
