@@ -1154,6 +1154,28 @@ void pipe_times_into(const NativeContext& ctx, const DesignPoint& p, const Nativ
 /// backwards of that micro-batch on ranks r - 1 .. 0 and the sends between; each pass at
 /// least what pipe_times_into makes of the stage (a forward forward_s, an input pass
 /// backward_s - weight_s, a weight pass weight_s, a full backward backward_s).
+/// A configuration's sends per stage (send_s of `p`), each computed when first read: a
+/// split plan pruned on its stage bound reads few or none (native_estimates).
+struct LazySends {
+  const NativeContext& ctx;
+  const DesignPoint& p;
+  const native_steps::PointConstants& k;
+  const NativePlacement& where;
+  std::vector<double>& value;
+  std::vector<char>& known; // sized pp, all 0 to start
+  double at(std::size_t j) {
+    if (known[j] == 0) {
+      value[j] = native_steps::send_s(ctx, p, k, where, static_cast<int>(j));
+      known[j] = 1;
+    }
+    return value[j];
+  }
+  const double* all() {
+    for (std::size_t j = 0; j < known.size(); ++j) at(j);
+    return value.data();
+  }
+};
+
 /// The stages a stage bound reads, by rank: a plan's own (EstimateStages) or, in
 /// bounded_split_stages, its configuration's distinct stage cores and the stages' sends
 /// (CoreStages), so that a plan pruned on the bound copies no stage it does not need.
@@ -1165,11 +1187,11 @@ struct EstimateStages {
 };
 struct CoreStages {
   const NativeStage* const* cores; // stage r's core (stage_core's fields; its send_s unused)
-  const double* sends;
+  LazySends& sends;
   std::size_t n;
   [[nodiscard]] std::size_t size() const noexcept { return n; }
   [[nodiscard]] const NativeStage& at(std::size_t r) const noexcept { return *cores[r]; }
-  [[nodiscard]] double send(std::size_t r) const noexcept { return sends[r]; }
+  [[nodiscard]] double send(std::size_t r) const { return sends.at(r); }
 };
 
 /// Where a stage bound may stop (bounded_split_stages): once the bound, with the step time's
@@ -2291,7 +2313,7 @@ InterleavedTimes layout_chunk_times(const NativeContext& ctx, const DesignPoint&
                                             const PipeShape& shape, const NativePruning& prune,
                                             StageLayerTimes& times, SeenStages& seen,
                                             const native_steps::PointConstants& k,
-                                            const double* sends) {
+                                            LazySends* sends) {
   using namespace native_steps;
   out.embedding_sync_s = embedding_sync_s(ctx, p, k, where);
   const auto P = static_cast<std::size_t>(p.pp);
@@ -2303,14 +2325,17 @@ InterleavedTimes layout_chunk_times(const NativeContext& ctx, const DesignPoint&
   thread_local std::vector<const NativeStage*> cores;
   thread_local std::vector<NativeStage> unseen;
   thread_local std::vector<double> own_sends;
+  thread_local std::vector<char> own_known;
   entries.resize(P);
   cores.resize(P);
   unseen.clear();
   unseen.reserve(P);
+  std::optional<LazySends> own;
   if (sends == nullptr) {
     own_sends.resize(P);
-    for (int j = 0; j < p.pp; ++j) own_sends[static_cast<std::size_t>(j)] = send_s(ctx, p, k, where, j);
-    sends = own_sends.data();
+    own_known.assign(P, 0);
+    own.emplace(LazySends{ctx, p, k, where, own_sends, own_known});
+    sends = &*own;
   }
   const PipelineLayout* layout = ctx.settings.pipeline_layout.get();
   for (int j = 0; j < p.pp; ++j) {
@@ -2353,12 +2378,12 @@ InterleavedTimes layout_chunk_times(const NativeContext& ctx, const DesignPoint&
   }
   const BoundStop stop{dp, out.embedding_sync_s, opt, off,
                        std::max(prune.fits_above, prune.oom_above)};
-  out.pipeline_s = split_stage_bound(p, CoreStages{cores.data(), sends, P}, shape, times, stop);
+  out.pipeline_s = split_stage_bound(p, CoreStages{cores.data(), *sends, P}, shape, times, stop);
   const double step = out.pipeline_s + dp + out.embedding_sync_s + opt + off;
   const bool pruned_anyway = step > prune.fits_above && step > prune.oom_above;
   for (std::size_t j = 0; j < P; ++j) {
     NativeStage& st = out.stages.emplace_back(*cores[j]);
-    st.send_s = sends[j];
+    st.send_s = sends->at(j);
     stage_memory(st, ctx, p, shape, k, entries[j], static_cast<int>(j));
     if (pruned_anyway && !st.fits()) {
       // OOM and pruned: with_totals would find the same (the step time above, a stage that
@@ -2402,7 +2427,7 @@ NativeEstimate estimate_with(const NativeContext& ctx, const DesignPoint& p,
                              const NativePlacement& where, std::vector<int> partition,
                              const NativePruning& prune, StageLayerTimes& times,
                              SeenStages& seen, const native_steps::PointConstants& k,
-                             const double* sends = nullptr,
+                             LazySends* sends = nullptr,
                              std::vector<NativeStage>* spare_stages = nullptr) {
   using namespace native_steps;
   NativeEstimate out;
@@ -2429,8 +2454,9 @@ NativeEstimate estimate_with(const NativeContext& ctx, const DesignPoint& p,
     // True: pruned and OOM (a stage that does not fit), all the search reads of it.
     if (bounded_split_stages(out, ctx, p, where, shape, prune, times, seen, k, sends)) return out;
   } else {
+    const double* all_sends = sends != nullptr ? sends->all() : nullptr;
     for (int j = 0; j < p.pp; ++j) {
-      estimate_stage(out.stages, ctx, p, where, part, shape, times, k, seen, j, sends, true);
+      estimate_stage(out.stages, ctx, p, where, part, shape, times, k, seen, j, all_sends, true);
     }
     if (p.schedule == Schedule::terapipe) {
       TeraPipeRun run = terapipe_run(ctx, p, out);
@@ -2494,10 +2520,10 @@ void native_estimates(const NativeContext& ctx, std::span<const DesignPoint* con
   // (LayerActivations::weight_pass): shared by the points that agree on that.
   const DesignPoint& first = *points.front();
   const native_steps::PointConstants k = native_steps::point_constants(ctx, first);
+  thread_local std::vector<char> known;
   sends.resize(static_cast<std::size_t>(first.pp));
-  for (int j = 0; j < first.pp; ++j) {
-    sends[static_cast<std::size_t>(j)] = native_steps::send_s(ctx, first, k, where, j);
-  }
+  known.assign(static_cast<std::size_t>(first.pp), 0);
+  LazySends lazy{ctx, first, k, where, sends, known};
   std::array<int, 4> kinds{};
   std::array<std::vector<int>, 4> partitions;
   std::size_t n_kinds = 0;
@@ -2522,10 +2548,10 @@ void native_estimates(const NativeContext& ctx, std::span<const DesignPoint* con
     }
     if (is_split_schedule(p.schedule) == is_split_schedule(first.schedule)) {
       out[i] = estimate_with(ctx, p, where, std::move(partition), prune, times, seen, k,
-                             sends.data(), &spare_stages);
+                             &lazy, &spare_stages);
     } else {
       out[i] = estimate_with(ctx, p, where, std::move(partition), prune, times, seen,
-                             native_steps::point_constants(ctx, p), sends.data(),
+                             native_steps::point_constants(ctx, p), &lazy,
                              &spare_stages);
     }
   }
