@@ -173,7 +173,7 @@ TEST_CASE("the stage-level bound of a split plan is never above its simulated ma
       {"qwen3_30B_A3B", {{"H100-SXM", 2}}, 64},
       {"mixtral_8x7B", {{"H100-SXM", 4}}, 256},
   };
-  std::size_t compared = 0, tight = 0;
+  std::size_t compared = 0, tight = 0, stopped_early = 0;
   for (const Case& c : cases) {
     INFO(c.model << ", batch " << c.batch);
     const SearchPlan plan = native_all_schedules_plan(c.model, c.groups, c.batch);
@@ -192,11 +192,28 @@ TEST_CASE("the stage-level bound of a split plan is never above its simulated ma
       CHECK(bound > 0.0);
       tight += bound > 0.9 * est.pipeline_s ? 1U : 0U;
       ++compared;
+      // Stopped at limits around the plan's step time (BoundStop): never above the whole
+      // bound, and past a limit exactly when the whole bound is (the same pruning).
+      const double rest = est.dp_sync_s + est.embedding_sync_s + est.optimizer_s + est.offload_s;
+      for (const double f : {0.0, 0.3, 0.6, 0.9, 0.99, 1.0, 1.5}) {
+        const double limit = f * (bound + rest);
+        const double stopped = native_split_stage_bound(n, p, est, limit);
+        INFO("limit " << limit);
+        CHECK(stopped <= bound);
+        const auto past = [&](double x) {
+          return x + est.dp_sync_s + est.embedding_sync_s + est.optimizer_s + est.offload_s > limit;
+        };
+        CHECK(past(stopped) == past(bound));
+        if (!past(bound)) CHECK(stopped == bound);
+        stopped_early += stopped < bound ? 1U : 0U;
+      }
     }
   }
   CHECK(compared > 1000);
   // A bound, not a zero: most plans within 10 % of their makespan.
   CHECK(tight > compared / 2);
+  // Low limits stop the bound before its last rank on many plans.
+  CHECK(stopped_early > compared / 2);
 }
 
 TEST_CASE("the search's units of split schedules give every row its own estimate",

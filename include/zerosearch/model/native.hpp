@@ -392,8 +392,12 @@ struct InterleavedRun {
 /// from `est`'s stages alone (each rank's passes end to end; with one chunk per rank also the
 /// forwards that reach it and the backwards after it): never above est.pipeline_s of the
 /// simulated plan. 0 for a plan that is not split (docs/native.md §2.3 "Search cost").
+/// With `stop_above` (both pruning limits at that step time), the bound as the pruning search
+/// takes it: it stops at the first rank that puts the step time (est's other terms added)
+/// past the limit, a lower value past it whenever the whole bound is.
 [[nodiscard]] double native_split_stage_bound(const NativeContext& ctx, const DesignPoint& p,
-                                              const NativeEstimate& est);
+                                              const NativeEstimate& est,
+                                              double stop_above = HUGE_VAL);
 
 /// Estimates `p` on `where` with `partition` (pipeline entries per stage; empty: the
 /// native_partition). Call native_invalid_reason first.

@@ -1186,18 +1186,72 @@ void pipe_times_into(const NativeContext& ctx, const DesignPoint& p, const Nativ
 /// backwards of that micro-batch on ranks r - 1 .. 0 and the sends between; each pass at
 /// least what pipe_times_into makes of the stage (a forward forward_s, an input pass
 /// backward_s - weight_s, a weight pass weight_s, a full backward backward_s).
-double linear_stage_bound(const NativeEstimate& est, const PipeOutline& o) {
+/// A configuration's sends per stage (send_s of `p`), each computed when first read: a
+/// split plan pruned on its stage bound reads few or none (native_estimates).
+struct LazySends {
+  const NativeContext& ctx;
+  const DesignPoint& p;
+  const native_steps::PointConstants& k;
+  const NativePlacement& where;
+  std::vector<double>& value;
+  std::vector<char>& known; // sized pp, all 0 to start
+  double at(std::size_t j) {
+    if (known[j] == 0) {
+      value[j] = native_steps::send_s(ctx, p, k, where, static_cast<int>(j));
+      known[j] = 1;
+    }
+    return value[j];
+  }
+  const double* all() {
+    for (std::size_t j = 0; j < known.size(); ++j) at(j);
+    return value.data();
+  }
+};
+
+/// The stages a stage bound reads, by rank: a plan's own (EstimateStages) or, in
+/// bounded_split_stages, its configuration's distinct stage cores and the stages' sends
+/// (CoreStages), so that a plan pruned on the bound copies no stage it does not need.
+struct EstimateStages {
+  const std::vector<NativeStage>& stages;
+  [[nodiscard]] std::size_t size() const noexcept { return stages.size(); }
+  [[nodiscard]] const NativeStage& at(std::size_t r) const noexcept { return stages[r]; }
+  [[nodiscard]] double send(std::size_t r) const noexcept { return stages[r].send_s; }
+};
+struct CoreStages {
+  const NativeStage* const* cores; // stage r's core (stage_core's fields; its send_s unused)
+  LazySends& sends;
+  std::size_t n;
+  [[nodiscard]] std::size_t size() const noexcept { return n; }
+  [[nodiscard]] const NativeStage& at(std::size_t r) const noexcept { return *cores[r]; }
+  [[nodiscard]] double send(std::size_t r) const { return sends.at(r); }
+};
+
+/// Where a stage bound may stop (bounded_split_stages): once the bound, with the step time's
+/// other terms added as with_totals adds them, is past `limit` (both pruning limits), the
+/// plan is pruned whatever the remaining ranks add; the bound so far (a maximum over fewer
+/// ranks) is still a lower bound of the makespan. The default never stops.
+struct BoundStop {
+  double dp = 0.0, embedding = 0.0, optimizer = 0.0, offload = 0.0;
+  double limit = HUGE_VAL;
+  [[nodiscard]] bool past(double pipeline) const noexcept {
+    return pipeline + dp + embedding + optimizer + offload > limit;
+  }
+};
+
+template <class Stages>
+double linear_stage_bound(const Stages& stages, const PipeOutline& o, const BoundStop& stop = {}) {
   const auto R = static_cast<std::size_t>(o.layout.ranks);
   const std::vector<std::uint32_t>& u = o.uses;
   const bool drain = o.tail.size() == u.size() && o.last_backward.size() == R;
   double from = 0.0, down = 0.0, latest = 0.0;
-  for (std::size_t r = 0; r < R && r < est.stages.size(); ++r) {
-    const NativeStage& st = est.stages[r];
+  for (std::size_t r = 0; r < R && r < stages.size(); ++r) {
+    const NativeStage& st = stages.at(r);
     const double d[4] = {st.forward_s, std::max(0.0, st.backward_s - st.weight_s),
                          st.backward_s, st.weight_s};
     const std::uint32_t* ur = &u[r * 4];
     double busy = 0.0;
     for (std::size_t k = 0; k < 4; ++k) busy += static_cast<double>(ur[k]) * d[k];
+    const double before = latest;
     latest = std::max(latest, from + busy);
     if (drain && o.last_backward[r].first == 0 &&
         static_cast<std::size_t>(o.last_backward[r].second) == r) {
@@ -1206,11 +1260,13 @@ double linear_stage_bound(const NativeEstimate& est, const PipeOutline& o) {
       for (std::size_t k = 0; k < 4; ++k) before_tail += static_cast<double>(ur[k] - tr[k]) * d[k];
       latest = std::max(latest, from + before_tail + down);
     }
+    if (latest > before && stop.past(latest * (1.0 - 1e-9))) break;
     // The chain to rank r + 1: this rank's forward and send; back from it: its backward (the
     // shortest kind the order runs) and the send.
-    from += st.forward_s + st.send_s;
+    const double send = stages.send(r);
+    from += st.forward_s + send;
     const double backward = ur[1] > 0 ? (ur[2] > 0 ? std::min(d[1], d[2]) : d[1]) : d[2];
-    down += st.send_s + backward;
+    down += send + backward;
   }
   return latest * (1.0 - 1e-9);
 }
@@ -1250,38 +1306,43 @@ std::vector<RankPasses> rank_passes(const PipeOutline& o) {
   return out;
 }
 
-/// rank_passes of `o`, remembered per thread for the last few outlines (held, so that an
-/// address is not reused while it is remembered).
+/// rank_passes of `o`, remembered per thread by outline (held, so that an address is not
+/// reused while it is remembered; dropped whole past 1,024 outlines). The search visits the
+/// configurations fastest first, so consecutive plans rarely share their (pp, m): eight
+/// recent slots missed on about a fifth of the split plans.
 const std::vector<RankPasses>& cached_rank_passes(const std::shared_ptr<const PipeOutline>& o) {
   struct Slot {
     std::shared_ptr<const PipeOutline> outline;
     std::vector<RankPasses> passes;
   };
-  thread_local std::array<Slot, 8> slots;
-  thread_local std::size_t next = 0;
-  for (Slot& s : slots) {
-    if (s.outline == o) return s.passes;
+  thread_local std::unordered_map<const PipeOutline*, Slot> slots;
+  thread_local const PipeOutline* last = nullptr;
+  thread_local const std::vector<RankPasses>* last_passes = nullptr;
+  if (o.get() == last) return *last_passes;
+  auto it = slots.find(o.get());
+  if (it == slots.end()) {
+    if (slots.size() >= 1024) slots.clear();
+    it = slots.emplace(o.get(), Slot{o, rank_passes(*o)}).first;
   }
-  Slot& s = slots[next];
-  next = (next + 1) % slots.size();
-  s.outline = o;
-  s.passes = rank_passes(*o);
-  return s.passes;
+  last = o.get();
+  last_passes = &it->second.passes;
+  return it->second.passes;
 }
 
-double split_stage_bound(const DesignPoint& p, const NativeEstimate& est, const PipeShape& shape,
-                         StageLayerTimes& times) {
+template <class Stages>
+double split_stage_bound(const DesignPoint& p, const Stages& stages, const PipeShape& shape,
+                         StageLayerTimes& times, const BoundStop& stop = {}) {
   const PipeOutline& o = *shape.outline;
   const auto R = static_cast<std::size_t>(o.layout.ranks);
   const auto C = static_cast<std::size_t>(o.layout.chunks_per_rank);
-  if (C == 1 && o.layout.directions == 1) return linear_stage_bound(est, o);
+  if (C == 1 && o.layout.directions == 1) return linear_stage_bound(stages, o, stop);
   const std::vector<RankPasses>& passes = cached_rank_passes(shape.outline);
   const double backward_passes = p.recompute == Recompute::full ? 2.0 : 1.0;
   double latest = 0.0;
-  for (std::size_t r = 0; r < R && r < est.stages.size(); ++r) {
+  for (std::size_t r = 0; r < R && r < stages.size(); ++r) {
     const std::uint32_t fewest = passes[r].fewest, most_paired = passes[r].most_paired;
     if (fewest == 0) continue;
-    const NativeStage& st = est.stages[r];
+    const NativeStage& st = stages.at(r);
     double busy = static_cast<double>(fewest) * (st.forward_s + st.backward_s) * (1.0 - 1e-9);
     if (busy <= latest) continue; // cannot raise the bound, less what pairs hide either
     if (most_paired > 0) {
@@ -1303,7 +1364,10 @@ double split_stage_bound(const DesignPoint& p, const NativeEstimate& est, const 
       }
       busy -= static_cast<double>(most_paired) * hidden * (1.0 + 1e-9);
     }
-    latest = std::max(latest, busy);
+    if (busy > latest) {
+      latest = busy;
+      if (stop.past(latest)) break;
+    }
   }
   return latest;
 }
@@ -2317,9 +2381,9 @@ InterleavedTimes layout_chunk_times(const NativeContext& ctx, const DesignPoint&
 /// estimate_with's stages of a split-schedule plan under pruning limits: the stages' times,
 /// the stage bound (split_stage_bound) as the pipeline time, and their memory, only up to the
 /// first stage that does not fit when that bound already puts the step time past both limits
-/// (the plan is pruned whether it fits or not, and only whether it fits is needed; the
-/// stages after it keep only their model states, in bytes: the estimate is OOM and pruned,
-/// its memory figures unused). Kept out of estimate_with, whose other plans do not run it.
+/// (the plan is pruned whether it fits or not, and only whether it fits is needed; its
+/// stages end at that one: the estimate is OOM and pruned, its stages unused). The bound
+/// reads the stages' cores where `seen` holds them, uncopied. Kept out of estimate_with, whose other plans do not run it.
 /// Returns true when that happened: `out` is then pruned and OOM with that step time, all that
 /// the search reads of it, and with_totals and the pipeline are skipped.
 [[gnu::noinline]] bool bounded_split_stages(NativeEstimate& out, const NativeContext& ctx,
@@ -2327,33 +2391,81 @@ InterleavedTimes layout_chunk_times(const NativeContext& ctx, const DesignPoint&
                                             const PipeShape& shape, const NativePruning& prune,
                                             StageLayerTimes& times, SeenStages& seen,
                                             const native_steps::PointConstants& k,
-                                            const double* sends) {
+                                            LazySends* sends) {
   using namespace native_steps;
   out.embedding_sync_s = embedding_sync_s(ctx, p, k, where);
+  const auto P = static_cast<std::size_t>(p.pp);
+  // Each stage's core (estimate_stage's lookup in `seen`, stage_core where new) by pointer:
+  // the bound and the step time read the cores, and a stage is copied into out.stages only
+  // when its memory is needed (for a plan pruned and OOM, up to its first stage that does
+  // not fit). `unseen` holds the cores `seen` has no room for (reserved: stable addresses).
   thread_local std::vector<StageEntries> entries;
-  entries.resize(static_cast<std::size_t>(p.pp));
-  for (int j = 0; j < p.pp; ++j) {
-    entries[static_cast<std::size_t>(j)] =
-        estimate_stage(out.stages, ctx, p, where, out.partition, shape, times, k, seen, j, sends,
-                       false);
+  thread_local std::vector<const NativeStage*> cores;
+  thread_local std::vector<NativeStage> unseen;
+  thread_local std::vector<double> own_sends;
+  thread_local std::vector<char> own_known;
+  entries.resize(P);
+  cores.resize(P);
+  unseen.clear();
+  unseen.reserve(P);
+  std::optional<LazySends> own;
+  if (sends == nullptr) {
+    own_sends.resize(P);
+    own_known.assign(P, 0);
+    own.emplace(LazySends{ctx, p, k, where, own_sends, own_known});
+    sends = &*own;
   }
-  out.pipeline_s = split_stage_bound(p, out, shape, times);
-  // The step time on that bound, added as with_totals adds it (none of its terms depends on
-  // memory).
+  const PipelineLayout* layout = ctx.settings.pipeline_layout.get();
+  for (int j = 0; j < p.pp; ++j) {
+    const auto ju = static_cast<std::size_t>(j);
+    const StageKey key{where.stage_gpu[ju], where.net_gpu(j),
+                       layout != nullptr
+                           ? layout_stage_entries(ctx.model, *layout, p.pp, j)
+                           : stage_entries(ctx.model, p, out.partition, j, shape.holds_embedding(j),
+                                           shape.holds_head(j))};
+    std::size_t i = seen.last;
+    if (!(i < seen.n && seen.key[i] == key)) {
+      i = 0;
+      while (i < seen.n && !(seen.key[i] == key)) ++i;
+    }
+    if (i < seen.n) {
+      seen.last = i;
+      cores[ju] = &seen.core[i].st;
+    } else if (seen.n < SeenStages::kMax) {
+      NativeStage& st = seen.core[seen.n].st;
+      st = NativeStage{};
+      stage_core(st, ctx, p, key.e, key.gpu, key.net, times, k);
+      seen.key[seen.n] = key;
+      ++seen.n;
+      cores[ju] = &st;
+    } else {
+      NativeStage& st = unseen.emplace_back();
+      stage_core(st, ctx, p, key.e, key.gpu, key.net, times, k);
+      cores[ju] = &st;
+    }
+    entries[ju] = key.e;
+  }
+  // The step time on the stage bound, added as with_totals adds it (none of its terms depends
+  // on memory); the bound stops at the first rank that puts it past both limits (BoundStop).
   double dp = 0.0, opt = 0.0, off = 0.0;
-  for (const NativeStage& st : out.stages) {
+  for (std::size_t j = 0; j < P; ++j) {
+    const NativeStage& st = *cores[j];
     dp = std::max(dp, st.dp_sync_s);
     opt = std::max(opt, st.optimizer_s);
     off = std::max(off, st.offload_s);
   }
+  const BoundStop stop{dp, out.embedding_sync_s, opt, off,
+                       std::max(prune.fits_above, prune.oom_above)};
+  out.pipeline_s = split_stage_bound(p, CoreStages{cores.data(), *sends, P}, shape, times, stop);
   const double step = out.pipeline_s + dp + out.embedding_sync_s + opt + off;
   const bool pruned_anyway = step > prune.fits_above && step > prune.oom_above;
-  for (int j = 0; j < p.pp; ++j) {
-    NativeStage& st = out.stages[static_cast<std::size_t>(j)];
-    stage_memory(st, ctx, p, shape, k, entries[static_cast<std::size_t>(j)], j);
+  for (std::size_t j = 0; j < P; ++j) {
+    NativeStage& st = out.stages.emplace_back(*cores[j]);
+    st.send_s = sends->at(j);
+    stage_memory(st, ctx, p, shape, k, entries[j], static_cast<int>(j));
     if (pruned_anyway && !st.fits()) {
       // OOM and pruned: with_totals would find the same (the step time above, a stage that
-      // does not fit), and nothing else of the estimate is read.
+      // does not fit), and nothing else of the estimate is read (its stages stop here).
       out.step_s = step;
       out.oom = true;
       out.pruned = true;
@@ -2393,10 +2505,16 @@ NativeEstimate estimate_with(const NativeContext& ctx, const DesignPoint& p,
                              const NativePlacement& where, std::vector<int> partition,
                              const NativePruning& prune, StageLayerTimes& times,
                              SeenStages& seen, const native_steps::PointConstants& k,
-                             const double* sends = nullptr) {
+                             LazySends* sends = nullptr,
+                             std::vector<NativeStage>* spare_stages = nullptr) {
   using namespace native_steps;
   NativeEstimate out;
   out.partition = std::move(partition);
+  if (spare_stages != nullptr) {
+    // A previous estimate's stages' buffer (native_estimates), emptied: no allocation.
+    out.stages.swap(*spare_stages);
+    out.stages.clear();
+  }
   const std::vector<int>& part = out.partition;
   // A split plan's shape is remembered (cached_pipe_shape); the others' is a few fields.
   PipeShape plain;
@@ -2414,8 +2532,9 @@ NativeEstimate estimate_with(const NativeContext& ctx, const DesignPoint& p,
     // True: pruned and OOM (a stage that does not fit), all the search reads of it.
     if (bounded_split_stages(out, ctx, p, where, shape, prune, times, seen, k, sends)) return out;
   } else {
+    const double* all_sends = sends != nullptr ? sends->all() : nullptr;
     for (int j = 0; j < p.pp; ++j) {
-      estimate_stage(out.stages, ctx, p, where, part, shape, times, k, seen, j, sends, true);
+      estimate_stage(out.stages, ctx, p, where, part, shape, times, k, seen, j, all_sends, true);
     }
     if (p.schedule == Schedule::terapipe) {
       TeraPipeRun run = terapipe_run(ctx, p, out);
@@ -2479,10 +2598,10 @@ void native_estimates(const NativeContext& ctx, std::span<const DesignPoint* con
   // (LayerActivations::weight_pass): shared by the points that agree on that.
   const DesignPoint& first = *points.front();
   const native_steps::PointConstants k = native_steps::point_constants(ctx, first);
+  thread_local std::vector<char> known;
   sends.resize(static_cast<std::size_t>(first.pp));
-  for (int j = 0; j < first.pp; ++j) {
-    sends[static_cast<std::size_t>(j)] = native_steps::send_s(ctx, first, k, where, j);
-  }
+  known.assign(static_cast<std::size_t>(first.pp), 0);
+  LazySends lazy{ctx, first, k, where, sends, known};
   std::array<int, 4> kinds{};
   std::array<std::vector<int>, 4> partitions;
   std::size_t n_kinds = 0;
@@ -2491,9 +2610,12 @@ void native_estimates(const NativeContext& ctx, std::span<const DesignPoint* con
     const int kind = partition_kind(p);
     std::size_t at = 0;
     while (at < n_kinds && kinds[at] != kind) ++at;
-    std::vector<int> partition;
+    // The buffers of out[i]'s previous estimate (the search reuses `out` from one placement
+    // and configuration to the next) are reused: a copy into them allocates nothing.
+    std::vector<int> partition = std::move(out[i].partition);
+    std::vector<NativeStage> spare_stages = std::move(out[i].stages);
     if (at < n_kinds) {
-      partition = partitions[at];
+      partition.assign(partitions[at].begin(), partitions[at].end());
     } else {
       partition = partition_with(ctx, p, where, times);
       if (n_kinds < kinds.size()) {
@@ -2503,20 +2625,24 @@ void native_estimates(const NativeContext& ctx, std::span<const DesignPoint* con
       }
     }
     if (is_split_schedule(p.schedule) == is_split_schedule(first.schedule)) {
-      out[i] = estimate_with(ctx, p, where, std::move(partition), prune, times, seen, k, sends.data());
+      out[i] = estimate_with(ctx, p, where, std::move(partition), prune, times, seen, k,
+                             &lazy, &spare_stages);
     } else {
       out[i] = estimate_with(ctx, p, where, std::move(partition), prune, times, seen,
-                             native_steps::point_constants(ctx, p), sends.data());
+                             native_steps::point_constants(ctx, p), &lazy,
+                             &spare_stages);
     }
   }
 }
 
 double native_split_stage_bound(const NativeContext& ctx, const DesignPoint& p,
-                                const NativeEstimate& est) {
+                                const NativeEstimate& est, double stop_above) {
   const PipeShape shape = pipe_shape(ctx, p, est.partition);
   if (!shape.split) return 0.0;
   StageLayerTimes times(ctx, p);
-  return split_stage_bound(p, est, shape, times);
+  const BoundStop stop{est.dp_sync_s, est.embedding_sync_s, est.optimizer_s, est.offload_s,
+                       stop_above};
+  return split_stage_bound(p, EstimateStages{est.stages}, shape, times, stop);
 }
 
 InterleavedRun native_interleaved_run(const NativeContext& ctx, const DesignPoint& p,
@@ -2584,8 +2710,10 @@ TokenPipeline native_token_pipeline(const NativeContext& ctx, const DesignPoint&
   return pipe;
 }
 
-AnalyticSettings native_layer_settings(const ModelSpec& model, const DesignPoint& p,
-                                       const NativeSettings& settings) noexcept {
+// Out of line, as GCC placed it before this file's split-schedule changes (inlined into
+// layer_times' callers it cost the default list 0.1 M instructions more).
+[[gnu::noinline]] AnalyticSettings native_layer_settings(const ModelSpec& model, const DesignPoint& p,
+                                                         const NativeSettings& settings) noexcept {
   AnalyticSettings st;
   st.tp = p.tp;
   st.micro_batch = p.mbs;

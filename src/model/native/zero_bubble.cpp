@@ -788,6 +788,8 @@ public:
 
 private:
   void keep(const PipeHeld& h) {
+    // The point kept last covers most of the points that follow it: looked at first.
+    if (!front_.empty() && covers(front_.back(), h)) return;
     for (const PipeHeld& f : front_) {
       if (covers(f, h)) return;
     }
