@@ -2260,7 +2260,33 @@ struct SeenStages {
   /// The slot the last stage matched: the stages of a pipeline come in runs of alike ones, so
   /// it is looked at first (keys are distinct: any match is the same slot).
   std::size_t last = 0;
+  /// The slot holding `key`, or n where none does (the last match looked at first).
+  [[gnu::always_inline]] std::size_t find(const StageKey& k) noexcept {
+    std::size_t i = last;
+    if (!(i < n && key[i] == k)) {
+      i = 0;
+      while (i < n && !(key[i] == k)) ++i;
+    }
+    if (i < n) last = i;
+    return i;
+  }
 };
+/// Stage j's key: its GPU, its network and its entries (the pipeline layout's, or the
+/// partition's with the embedding and LM head where the schedule's shape puts them: the
+/// first and the last rank, but the first holds both in a V (zbv, dualpipev) and both end
+/// ranks hold both in DualPipe).
+[[gnu::always_inline]] inline StageKey stage_key(const NativeContext& ctx, const DesignPoint& p,
+                                                 const NativePlacement& where,
+                                                 const std::vector<int>& partition,
+                                                 const PipeShape& shape, int j) {
+  const auto ju = static_cast<std::size_t>(j);
+  using namespace native_steps;
+  const PipelineLayout* layout = ctx.settings.pipeline_layout.get();
+  return StageKey{where.stage_gpu[ju], where.net_gpu(j),
+                  layout != nullptr ? layout_stage_entries(ctx.model, *layout, p.pp, j)
+                                    : stage_entries(ctx.model, p, partition, j,
+                                                    shape.holds_embedding(j), shape.holds_head(j))};
+}
 /// Appends stage j to `stages` and returns its entries; with `memory`, its memory too
 /// (stage_memory), else all but it. Inlined into estimate_with and bounded_split_stages (a
 /// call per stage costs the default list about 3 %).
@@ -2271,21 +2297,9 @@ struct SeenStages {
     const double* sends, bool memory) {
   using namespace native_steps;
   const auto ju = static_cast<std::size_t>(j);
-  // The ranks holding the embedding and the LM head: the first and the last, but the first
-  // holds both in a V (zbv, dualpipev) and both end ranks hold both in DualPipe.
-  const PipelineLayout* layout = ctx.settings.pipeline_layout.get();
-  const StageKey key{where.stage_gpu[ju], where.net_gpu(j),
-                     layout != nullptr
-                         ? layout_stage_entries(ctx.model, *layout, p.pp, j)
-                         : stage_entries(ctx.model, p, partition, j, shape.holds_embedding(j),
-                                         shape.holds_head(j))};
-  std::size_t i = seen.last;
-  if (!(i < seen.n && seen.key[i] == key)) {
-    i = 0;
-    while (i < seen.n && !(seen.key[i] == key)) ++i;
-  }
+  const StageKey key = stage_key(ctx, p, where, partition, shape, j);
+  const std::size_t i = seen.find(key);
   if (i < seen.n) {
-    seen.last = i;
     stages.push_back(seen.core[i].st);
   } else {
     NativeStage& st = stages.emplace_back();
@@ -2415,21 +2429,11 @@ InterleavedTimes layout_chunk_times(const NativeContext& ctx, const DesignPoint&
     own.emplace(LazySends{ctx, p, k, where, own_sends, own_known});
     sends = &*own;
   }
-  const PipelineLayout* layout = ctx.settings.pipeline_layout.get();
   for (int j = 0; j < p.pp; ++j) {
     const auto ju = static_cast<std::size_t>(j);
-    const StageKey key{where.stage_gpu[ju], where.net_gpu(j),
-                       layout != nullptr
-                           ? layout_stage_entries(ctx.model, *layout, p.pp, j)
-                           : stage_entries(ctx.model, p, out.partition, j, shape.holds_embedding(j),
-                                           shape.holds_head(j))};
-    std::size_t i = seen.last;
-    if (!(i < seen.n && seen.key[i] == key)) {
-      i = 0;
-      while (i < seen.n && !(seen.key[i] == key)) ++i;
-    }
+    const StageKey key = stage_key(ctx, p, where, out.partition, shape, j);
+    const std::size_t i = seen.find(key);
     if (i < seen.n) {
-      seen.last = i;
       cores[ju] = &seen.core[i].st;
     } else if (seen.n < SeenStages::kMax) {
       NativeStage& st = seen.core[seen.n].st;
