@@ -126,6 +126,16 @@ void check_general_rules(const Facts& f) {
                      "written here (Megatron-LM, Megatron-DeepSpeed and torchtitan pipeline whole "
                      "micro-batches); choose a 1f1b or interleaved row");
   }
+  // --layer_impl prices another code base's layers (Hugging Face's eager GPT-2): the files
+  // written here start Megatron's or torchtitan's own layers, not what was estimated.
+  if (const NativeSettings* st = native_settings(f);
+      st != nullptr && st->layer_impl != LayerImpl::framework) {
+    throw InputError(fmt::format(
+        "cannot emit: the plan was estimated with --layer_impl {} (Hugging Face's eager GPT-2 "
+        "code), which none of the launch files written here runs (they start Megatron-LM, "
+        "Megatron-DeepSpeed or torchtitan layers); estimate it with --layer_impl framework",
+        kLayerImplNames[static_cast<std::size_t>(st->layer_impl)]));
+  }
   if (f.plan.estimate.oom) {
     throw InputError(fmt::format("cannot emit: the plan needs {:.2f} GiB on its fullest stage, more "
                                  "than its GPU holds (OOM); choose a feasible row with --rank",
