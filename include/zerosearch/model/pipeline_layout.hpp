@@ -2,6 +2,7 @@
 // Megatron-Core's pipeline layout (--pipeline_layout; docs/native.md §2.5): which layers each
 // (pipeline rank, virtual chunk) holds, in Megatron's own string syntax, and the interleaved
 // 1F1B schedule simulated on each chunk's own times. Pure functions.
+#include <algorithm>
 #include <span>
 #include <string>
 #include <vector>
@@ -86,6 +87,15 @@ struct InterleavedOp {
   /// before it: all but the first (m v - warm-up - 1 per rank, moe_a2a_overlap_pairs).
   bool steady = false;
 };
+
+/// Rank `rank`'s warm-up in Megatron-Core's interleaved 1F1B: (pp - rank - 1) x 2 + (v - 1) x pp
+/// chunk forwards (get_pp_rank_microbatches, megatron/core/pipeline_parallel/schedules.py,
+/// NVIDIA/Megatron-LM@d98e8a6), at most all m v of them.
+[[nodiscard]] constexpr int interleaved_warmup_forwards(int pp, int virtual_stages,
+                                                        int micro_batches, int rank) noexcept {
+  return std::min((pp - rank - 1) * 2 + (virtual_stages - 1) * pp,
+                  micro_batches * virtual_stages);
+}
 
 /// Rank `rank`'s order of passes in Megatron-Core's interleaved 1F1B
 /// (forward_backward_pipelining_with_interleaving, micro-batch groups of pp): warm-up

@@ -169,7 +169,8 @@ bool moe_a2a_overlap_runs(const ModelSpec& m, const DesignPoint& p) noexcept {
 double moe_a2a_overlap_pairs(int pp, int r, int v, int m) noexcept {
   const double passes = static_cast<double>(m) * v;
   if (pp <= 1) return std::max(0.0, static_cast<double>(m) - 1.0);
-  const double warmup = 2.0 * (pp - r - 1) + static_cast<double>(v - 1) * pp + 1.0;
+  // Megatron-Core's warm-up forwards, then the first steady forward runs alone.
+  const double warmup = interleaved_warmup_forwards(pp, v, m, r) + 1.0;
   return std::max(0.0, passes - warmup);
 }
 

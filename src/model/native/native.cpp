@@ -1864,10 +1864,8 @@ int interleaved_held_forwards(int pp, int v, int m, int j) noexcept {
   // older "m == pp: all in warm-up" rule went with 4295be1a6c, 2024-11); then the steady
   // phase's first forward runs before the first backward frees one, and each later forward
   // follows a backward. torch.distributed.pipelining's ScheduleInterleaved1F1B warms up as many.
-  const int total = m * v;
-  const int warm = (pp - j - 1) * 2 + (v - 1) * pp;
-  if (warm >= total) return total;
-  return warm + 1;
+  const int warm = interleaved_warmup_forwards(pp, v, m, j);
+  return warm >= m * v ? warm : warm + 1;
 }
 
 int interleaved_first_chunk_held(int pp, int m) noexcept {

@@ -207,8 +207,7 @@ std::string pipeline_layout_model_reason(const PipelineLayout& l, const ModelSpe
 
 std::vector<InterleavedOp> interleaved_order(int pp, int v, int m, int rank) {
   const int total = m * v;
-  int warm = (pp - rank - 1) * 2 + (v - 1) * pp;
-  if (warm > total) warm = total;
+  int warm = interleaved_warmup_forwards(pp, v, m, rank);
   // One chunk per rank: Megatron-Core runs forward_backward_pipelining_without_interleaving
   // (megatron/core/pipeline_parallel/schedules.py, d98e8a64): min(pp - rank - 1, m) warm-up
   // forwards, plain 1F1B.
@@ -238,8 +237,7 @@ std::vector<InterleavedOp> interleaved_order(int pp, int v, int m, int rank) {
 std::vector<int> interleaved_held_peak(int pp, int v, int m, int rank,
                                        std::span<const double> bytes) {
   const int total = m * v;
-  int warm = (pp - rank - 1) * 2 + (v - 1) * pp;
-  if (warm > total) warm = total;
+  const int warm = interleaved_warmup_forwards(pp, v, m, rank);
   const int group = pp * v;
   // The chunks of the k-th forward and the k-th backward, as interleaved_order takes them.
   const auto forward_chunk = [&](int k) { return (k % group) / pp; };
