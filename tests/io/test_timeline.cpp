@@ -14,6 +14,16 @@
 using namespace zerosearch;
 
 namespace {
+/// Llama 3 8B on two nodes of 8 H100-SXM with the native estimator, at `global_batch`.
+PlanInput llama3_8b_on_two_h100_nodes(int global_batch) {
+  PlanInput in;
+  in.model = "llama3_8B";
+  in.cluster = Cluster{{{"H100-SXM", 2}}, 8, {}};
+  in.global_batch = global_batch;
+  in.estimator = Estimator::native;
+  return in;
+}
+
 std::size_t count(const std::string& text, const std::string& what) {
   std::size_t n = 0;
   for (auto pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) {
@@ -84,11 +94,7 @@ TEST_CASE("HTML report: self-contained, escaped, every row", "[timeline]") {
 
 TEST_CASE("an interleaved plan is drawn as its m x v chunk passes, ending near the estimate",
           "[timeline]") {
-  PlanInput in;
-  in.model = "llama3_8B";
-  in.cluster = Cluster{{{"H100-SXM", 2}}, 8, {}};
-  in.global_batch = 64;
-  in.estimator = Estimator::native;
+  PlanInput in = llama3_8b_on_two_h100_nodes(64);
   const SearchPlan plan = make_plan(in, test::shipped_catalogs());
   const Placement placement = placements(plan.context.cluster)[0];
   for (const int v : {1, 2}) {
@@ -134,11 +140,7 @@ TEST_CASE("TeraPipe's token pipeline is drawn as simulated, ending where the est
 }
 
 TEST_CASE("a TeraPipe plan's timeline ends at its estimated pipeline time", "[timeline]") {
-  PlanInput in;
-  in.model = "llama3_8B";
-  in.cluster = Cluster{{{"H100-SXM", 2}}, 8, {}};
-  in.global_batch = 16;
-  in.estimator = Estimator::native;
+  PlanInput in = llama3_8b_on_two_h100_nodes(16);
   const SearchPlan plan = make_plan(in, test::shipped_catalogs());
   const Placement placement = placements(plan.context.cluster)[0];
   DesignPoint p{DpMethod::dp, 2, 2, 4, 1, 8};
@@ -154,11 +156,7 @@ TEST_CASE("a TeraPipe plan's timeline ends at its estimated pipeline time", "[ti
 TEST_CASE("zero-bubble and DualPipe plans are drawn as simulated: F, B and W boxes, chunks "
           "labelled, ending at the estimate",
           "[timeline][zb]") {
-  PlanInput in;
-  in.model = "llama3_8B";
-  in.cluster = Cluster{{{"H100-SXM", 2}}, 8, {}};
-  in.global_batch = 32;
-  in.estimator = Estimator::native;
+  PlanInput in = llama3_8b_on_two_h100_nodes(32);
   const SearchPlan plan = make_plan(in, test::shipped_catalogs());
   const Placement placement = placements(plan.context.cluster)[0];
   for (const Schedule s : {Schedule::zb_h1, Schedule::zb_h2, Schedule::zbv, Schedule::dualpipe,
@@ -297,12 +295,8 @@ TEST_CASE("a MoE plan's timeline draws each stage's all-to-all inside its passes
 TEST_CASE("a context-parallel plan's timeline draws the exposed exchange inside its passes, "
           "and a dense plan without cp draws none",
           "[timeline][cp]") {
-  PlanInput in;
-  in.model = "llama3_8B";
-  in.cluster = Cluster{{{"H100-SXM", 2}}, 8, {}};
+  PlanInput in = llama3_8b_on_two_h100_nodes(8);
   in.sequence_length = 131072;
-  in.global_batch = 8;
-  in.estimator = Estimator::native;
   const SearchPlan plan = make_plan(in, test::shipped_catalogs());
   const Placement placement = placements(plan.context.cluster)[0];
   for (const CpComm comm : {CpComm::ring, CpComm::a2a}) {
@@ -441,11 +435,7 @@ TEST_CASE("1F1B drawn on the stages' own forward, backward and W: equal stages w
 
 TEST_CASE("a native 1F1B or interleaved plan's timeline draws each stage's own F, B and W",
           "[timeline]") {
-  PlanInput in;
-  in.model = "llama3_8B";
-  in.cluster = Cluster{{{"H100-SXM", 2}}, 8, {}};
-  in.global_batch = 64;
-  in.estimator = Estimator::native;
+  PlanInput in = llama3_8b_on_two_h100_nodes(64);
   const SearchPlan plan = make_plan(in, test::shipped_catalogs());
   const Placement placement = placements(plan.context.cluster)[0];
   for (const int v : {1, 2}) {
