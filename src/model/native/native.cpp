@@ -1209,27 +1209,22 @@ struct LazySends {
 };
 
 /// The stages a stage bound reads, by rank: a plan's own (EstimateStages) or, in
-/// bounded_split_stages, its configuration's distinct stage cores and the stages' sends
-/// (CoreStages), so that a plan pruned on the bound copies no stage it does not need.
+/// bounded_split_stages, its configuration's distinct stage cores, each looked up when first
+/// read, and the stages' sends (LazyCoreStages), so that a plan pruned on the bound reads and
+/// copies no stage it does not need.
 struct EstimateStages {
   const std::vector<NativeStage>& stages;
   [[nodiscard]] std::size_t size() const noexcept { return stages.size(); }
   [[nodiscard]] const NativeStage& at(std::size_t r) const noexcept { return stages[r]; }
   [[nodiscard]] double send(std::size_t r) const noexcept { return stages[r].send_s; }
 };
-struct CoreStages {
-  const NativeStage* const* cores; // stage r's core (stage_core's fields; its send_s unused)
-  LazySends& sends;
-  std::size_t n;
-  [[nodiscard]] std::size_t size() const noexcept { return n; }
-  [[nodiscard]] const NativeStage& at(std::size_t r) const noexcept { return *cores[r]; }
-  [[nodiscard]] double send(std::size_t r) const { return sends.at(r); }
-};
 
 /// Where a stage bound may stop (bounded_split_stages): once the bound, with the step time's
 /// other terms added as with_totals adds them, is past `limit` (both pruning limits), the
 /// plan is pruned whatever the remaining ranks add; the bound so far (a maximum over fewer
-/// ranks) is still a lower bound of the makespan. The default never stops.
+/// ranks) is still a lower bound of the makespan. The terms may be the maxima over the stages
+/// read so far (bounded_split_stages raises them as it reads them): no more than the step
+/// time's, so still a lower bound. The default never stops.
 struct BoundStop {
   double dp = 0.0, embedding = 0.0, optimizer = 0.0, offload = 0.0;
   double limit = HUGE_VAL;
@@ -2386,6 +2381,59 @@ InterleavedTimes layout_chunk_times(const NativeContext& ctx, const DesignPoint&
   return out;
 }
 
+/// The stages a stage bound reads in bounded_split_stages, each stage's core looked up in the
+/// configuration's distinct cores `seen` (stage_core where new) when first read: a plan that
+/// the bound prunes at its first ranks and whose first stages do not fit reads no other. Each
+/// core read raises `stop`'s data-parallel, optimizer and offload terms to it (the maxima
+/// with_totals takes, over the stages read so far). `unseen` holds the cores `seen` has no
+/// room for (reserved for every stage: stable addresses).
+struct LazyCoreStages {
+  const NativeContext& ctx;
+  const DesignPoint& p;
+  const NativePlacement& where;
+  const std::vector<int>& partition;
+  const PipeShape& shape;
+  StageLayerTimes& times;
+  SeenStages& seen;
+  const native_steps::PointConstants& k;
+  const NativeStage** cores;          // per stage, nullptr until read
+  native_steps::StageEntries* entries; // per stage, set when its core is read
+  std::vector<NativeStage>& unseen;
+  LazySends& sends;
+  BoundStop& stop;
+  std::size_t n;
+  [[nodiscard]] std::size_t size() const noexcept { return n; }
+  [[nodiscard]] const NativeStage& at(std::size_t r) const {
+    if (cores[r] == nullptr) look_up(r);
+    return *cores[r];
+  }
+  [[nodiscard]] double send(std::size_t r) const { return sends.at(r); }
+  void look_up(std::size_t r) const {
+    const StageKey key = stage_key(ctx, p, where, partition, shape, static_cast<int>(r));
+    const std::size_t i = seen.find(key);
+    const NativeStage* core = nullptr;
+    if (i < seen.n) {
+      core = &seen.core[i].st;
+    } else if (seen.n < SeenStages::kMax) {
+      NativeStage& st = seen.core[seen.n].st;
+      st = NativeStage{};
+      stage_core(st, ctx, p, key.e, key.gpu, key.net, times, k);
+      seen.key[seen.n] = key;
+      ++seen.n;
+      core = &st;
+    } else {
+      NativeStage& st = unseen.emplace_back();
+      stage_core(st, ctx, p, key.e, key.gpu, key.net, times, k);
+      core = &st;
+    }
+    cores[r] = core;
+    entries[r] = key.e;
+    stop.dp = std::max(stop.dp, core->dp_sync_s);
+    stop.optimizer = std::max(stop.optimizer, core->optimizer_s);
+    stop.offload = std::max(stop.offload, core->offload_s);
+  }
+};
+
 /// native_estimate of `p` with `partition` given, on the layer times `times`, the stage
 /// cores `seen` and the sends `sends` (per stage, or nullptr: computed here) of points that
 /// differ from `p` at most in their schedule and virtual stages (stage_core and send_s depend
@@ -2407,17 +2455,17 @@ InterleavedTimes layout_chunk_times(const NativeContext& ctx, const DesignPoint&
   using namespace native_steps;
   out.embedding_sync_s = embedding_sync_s(ctx, p, k, where);
   const auto P = static_cast<std::size_t>(p.pp);
-  // Each stage's core (estimate_stage's lookup in `seen`, stage_core where new) by pointer:
-  // the bound and the step time read the cores, and a stage is copied into out.stages only
-  // when its memory is needed (for a plan pruned and OOM, up to its first stage that does
-  // not fit). `unseen` holds the cores `seen` has no room for (reserved: stable addresses).
+  // Each stage's core (estimate_stage's lookup in `seen`, stage_core where new) by pointer,
+  // looked up when first read (LazyCoreStages): the bound and the step time read the cores,
+  // and a stage is copied into out.stages only when its memory is needed (for a plan pruned
+  // and OOM, up to its first stage that does not fit).
   thread_local std::vector<StageEntries> entries;
   thread_local std::vector<const NativeStage*> cores;
   thread_local std::vector<NativeStage> unseen;
   thread_local std::vector<double> own_sends;
   thread_local std::vector<char> own_known;
   entries.resize(P);
-  cores.resize(P);
+  cores.assign(P, nullptr);
   unseen.clear();
   unseen.reserve(P);
   std::optional<LazySends> own;
@@ -2427,47 +2475,26 @@ InterleavedTimes layout_chunk_times(const NativeContext& ctx, const DesignPoint&
     own.emplace(LazySends{ctx, p, k, where, own_sends, own_known});
     sends = &*own;
   }
-  for (int j = 0; j < p.pp; ++j) {
-    const auto ju = static_cast<std::size_t>(j);
-    const StageKey key = stage_key(ctx, p, where, out.partition, shape, j);
-    const std::size_t i = seen.find(key);
-    if (i < seen.n) {
-      cores[ju] = &seen.core[i].st;
-    } else if (seen.n < SeenStages::kMax) {
-      NativeStage& st = seen.core[seen.n].st;
-      st = NativeStage{};
-      stage_core(st, ctx, p, key.e, key.gpu, key.net, times, k);
-      seen.key[seen.n] = key;
-      ++seen.n;
-      cores[ju] = &st;
-    } else {
-      NativeStage& st = unseen.emplace_back();
-      stage_core(st, ctx, p, key.e, key.gpu, key.net, times, k);
-      cores[ju] = &st;
-    }
-    entries[ju] = key.e;
-  }
   // The step time on the stage bound, added as with_totals adds it (none of its terms depends
-  // on memory); the bound stops at the first rank that puts it past both limits (BoundStop).
-  double dp = 0.0, opt = 0.0, off = 0.0;
-  for (std::size_t j = 0; j < P; ++j) {
-    const NativeStage& st = *cores[j];
-    dp = std::max(dp, st.dp_sync_s);
-    opt = std::max(opt, st.optimizer_s);
-    off = std::max(off, st.offload_s);
-  }
-  const BoundStop stop{dp, out.embedding_sync_s, opt, off,
-                       std::max(prune.fits_above, prune.oom_above)};
-  out.pipeline_s = split_stage_bound(p, CoreStages{cores.data(), *sends, P}, shape, times, stop);
-  const double step = out.pipeline_s + dp + out.embedding_sync_s + opt + off;
+  // on memory), with the data-parallel, optimizer and offload terms of the stages read so far:
+  // each no more than with_totals' maximum over every stage, so the sum stays a lower bound of
+  // the step time. The bound stops at the first rank that puts it past both limits
+  // (BoundStop), often the first, so that a plan pruned and OOM looks up only the stages up
+  // to there and to its first stage that does not fit (LazyCoreStages).
+  BoundStop stop{0.0, out.embedding_sync_s, 0.0, 0.0, std::max(prune.fits_above, prune.oom_above)};
+  const LazyCoreStages stages{ctx,  p,      where,          out.partition, shape, times, seen, k,
+                              cores.data(), entries.data(), unseen, *sends, stop,  P};
+  out.pipeline_s = split_stage_bound(p, stages, shape, times, stop);
+  const double step = out.pipeline_s + stop.dp + out.embedding_sync_s + stop.optimizer + stop.offload;
   const bool pruned_anyway = step > prune.fits_above && step > prune.oom_above;
   for (std::size_t j = 0; j < P; ++j) {
-    NativeStage& st = out.stages.emplace_back(*cores[j]);
+    NativeStage& st = out.stages.emplace_back(stages.at(j));
     st.send_s = sends->at(j);
     stage_memory(st, ctx, p, shape, k, entries[j], static_cast<int>(j));
     if (pruned_anyway && !st.fits()) {
-      // OOM and pruned: with_totals would find the same (the step time above, a stage that
-      // does not fit), and nothing else of the estimate is read (its stages stop here).
+      // OOM and pruned: with_totals would find the same (a step time at least the one above, a
+      // stage that does not fit), and nothing else of the estimate is read (its stages stop
+      // here).
       out.step_s = step;
       out.oom = true;
       out.pruned = true;
