@@ -1009,10 +1009,11 @@ struct GraphCache {
   /// Per (schedule, pp) with a period (steady_period): its start and step (a few KB each).
   std::unordered_map<std::uint64_t, PeriodicSummary> periodic;
 
-  /// summarize_order(s, pp, m), taken from the period's start where m is in the period.
+  /// summarize_order(s, pp, m), taken from the period's start where m is in the period (the
+  /// start itself included: its order is summarised once, as the period's base).
   OrderSummary summary(Schedule s, int pp, int m) {
     const Period period = steady_period(s, pp);
-    if (period.step == 0 || m <= period.from || (m - period.from) % period.step != 0) {
+    if (period.step == 0 || m < period.from || (m - period.from) % period.step != 0) {
       return summarize_order(s, pp, m);
     }
     const std::uint64_t key = (static_cast<std::uint64_t>(s) << 32) | static_cast<std::uint32_t>(pp);
