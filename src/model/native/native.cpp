@@ -2444,8 +2444,9 @@ struct LazyCoreStages {
 /// (the plan is pruned whether it fits or not, and only whether it fits is needed; its
 /// stages end at that one: the estimate is OOM and pruned, its stages unused). The bound
 /// reads the stages' cores where `seen` holds them, uncopied. Kept out of estimate_with, whose other plans do not run it.
-/// Returns true when that happened: `out` is then pruned and OOM with that step time, all that
-/// the search reads of it, and with_totals and the pipeline are skipped.
+/// Returns true when that bound already prunes the plan: `out` is then pruned, OOM or not
+/// (exact) with that step time, all that the search reads of it, its stages unused, and
+/// with_totals and the pipeline are skipped.
 [[gnu::noinline]] bool bounded_split_stages(NativeEstimate& out, const NativeContext& ctx,
                                             const DesignPoint& p, const NativePlacement& where,
                                             const PipeShape& shape, const NativePruning& prune,
@@ -2487,6 +2488,46 @@ struct LazyCoreStages {
   out.pipeline_s = split_stage_bound(p, stages, shape, times, stop);
   const double step = out.pipeline_s + stop.dp + out.embedding_sync_s + stop.optimizer + stop.offload;
   const bool pruned_anyway = step > prune.fits_above && step > prune.oom_above;
+  if (pruned_anyway && p.virtual_stages == 1) {
+    // Pruned whether it fits or not: only whether it fits is read. A stage's memory depends on
+    // its core (its key: GPU type, network, entries) and grows with its in-flight figure
+    // (add_activations multiplies it by nonnegative figures and adds the rest), so a stage
+    // whose core an earlier stage shares with at least as large a figure fits if that one
+    // did: its memory is not computed. The first stage that does not fit is the one the
+    // stages in order would find.
+    struct Largest {
+      const NativeStage* core;
+      double in_flight;
+    };
+    std::array<Largest, 16> largest{};
+    std::size_t n_largest = 0;
+    NativeStage st;
+    for (std::size_t j = 0; j < P; ++j) {
+      const NativeStage& core = stages.at(j);
+      const int jj = static_cast<int>(j);
+      const double f = in_flight(p, jj, shape.split, shape.split ? split_in_flight(shape, j, k.act) : 0.0);
+      std::size_t g = 0;
+      while (g < n_largest && largest[g].core != &core) ++g;
+      if (g < n_largest && f <= largest[g].in_flight) continue;
+      st = core;
+      stage_memory(st, ctx, p, shape, k, entries[j], jj);
+      if (!st.fits()) {
+        out.step_s = step;
+        out.oom = true;
+        out.pruned = true;
+        return true;
+      }
+      if (g < n_largest) {
+        largest[g].in_flight = f;
+      } else if (n_largest < largest.size()) {
+        largest[n_largest++] = Largest{&core, f};
+      }
+    }
+    out.step_s = step;
+    out.oom = false;
+    out.pruned = true;
+    return true;
+  }
   for (std::size_t j = 0; j < P; ++j) {
     NativeStage& st = out.stages.emplace_back(stages.at(j));
     st.send_s = sends->at(j);
@@ -2558,7 +2599,7 @@ NativeEstimate estimate_with(const NativeContext& ctx, const DesignPoint& p,
   // first, cheapest first, under pruning limits: bounded_split_stages, split_pipeline);
   // TeraPipe's token-level pipeline (§2.3).
   if (shape.split && limited) {
-    // True: pruned and OOM (a stage that does not fit), all the search reads of it.
+    // True: pruned, and whether it fits (exact), all the search reads of it.
     if (bounded_split_stages(out, ctx, p, where, shape, prune, times, seen, k, sends)) return out;
   } else {
     const double* all_sends = sends != nullptr ? sends->all() : nullptr;
