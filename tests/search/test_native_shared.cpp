@@ -216,6 +216,51 @@ TEST_CASE("the stage-level bound of a split plan is never above its simulated ma
   CHECK(stopped_early > compared / 2);
 }
 
+TEST_CASE("a split plan pruned on its stage bound keeps its exact OOM flag",
+          "[search][native_shared][prune]") {
+  // With limits at 0 every split plan is pruned at its stage bound whether it fits or not
+  // (bounded_split_stages), where its memory is computed only for the stages whose in-flight
+  // figure exceeds that of an earlier stage of the same core: its OOM flag must be the full
+  // estimate's, on every split plan of dense and MoE models, one and two node types.
+  struct Case {
+    const char* model;
+    std::vector<NodeGroup> groups;
+    int batch;
+  };
+  const Case cases[] = {
+      {"llama3_8B", {{"H100-SXM", 2}}, 64},
+      {"llama2_13B", {{"A100-80GB", 1}, {"H100-SXM", 1}}, 128},
+      {"qwen3_30B_A3B", {{"H100-SXM", 2}}, 64},
+      {"mistral_7B", {{"A100-40GB", 2}, {"A100-80GB", 1}}, 128},
+  };
+  std::size_t fit = 0, oom = 0;
+  for (const Case& c : cases) {
+    INFO(c.model << ", batch " << c.batch);
+    const SearchPlan plan = native_all_schedules_plan(c.model, c.groups, c.batch);
+    const NativeContext& n = *plan.context.native;
+    const PlacementSet where = placements(plan.context.cluster);
+    std::size_t k = 0;
+    for (const DesignPoint& p : plan.design_points()) {
+      if (!is_split_schedule(p.schedule) || p.pp < 2) continue;
+      Placement placement;
+      where.get(k++ % where.size(), placement);
+      const NativePlacement at = native_placement(n, p, placement);
+      const NativeEstimate full = native_estimate(n, p, at);
+      const NativeEstimate pruned = native_estimate(n, p, at, {}, NativePruning{0.0, 0.0});
+      INFO("tp " << p.tp << " pp " << p.pp << " dp " << p.dp << " mbs " << p.mbs << " schedule "
+                 << to_string(p.schedule) << " method " << to_string(p.method));
+      CHECK(pruned.pruned);
+      CHECK(pruned.oom == full.oom);
+      // A lower bound of the step time (the stage bound with the stages' terms read).
+      CHECK(pruned.step_s <= full.step_s);
+      (full.oom ? oom : fit) += 1;
+    }
+  }
+  // Both kinds, many of each.
+  CHECK(fit > 200);
+  CHECK(oom > 200);
+}
+
 TEST_CASE("the search's units of split schedules give every row its own estimate",
           "[search][native_shared]") {
   const SearchPlan plan =
