@@ -2589,7 +2589,7 @@ NativeEstimate estimate_with(const NativeContext& ctx, const DesignPoint& p,
   // A split plan's shape is remembered (cached_pipe_shape); the others' is a few fields.
   PipeShape plain;
   const bool split = is_split_schedule(p.schedule) && p.pp > 1;
-  if (!split) plain = pipe_shape(ctx, p, part);
+  if (!split) plain.pp = p.pp; // pipe_shape's figures of a plan that does not split
   const PipeShape& shape = split ? cached_pipe_shape(ctx, p, part) : plain;
   out.stages.reserve(static_cast<std::size_t>(p.pp));
   // Without limits (every plan simulated: --exhaustive, every row kept) no bound is needed.
