@@ -303,7 +303,8 @@ std::vector<std::vector<std::size_t>> work_units(const EstimateContext& ctx,
       }
       if (it == hi) {
         config_unit.emplace(key, units.size());
-        units.push_back({i});
+        units.emplace_back().reserve(5); // one allocation for the split schedules there are
+        units.back().push_back(i);
       } else {
         units[it->second].push_back(i);
       }

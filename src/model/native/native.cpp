@@ -550,6 +550,7 @@ NativePlacement native_placement(const NativeContext& ctx, const DesignPoint& p,
       w.stage_net[static_cast<std::size_t>(j)] = g;
     }
   }
+  w.boundary_inter_node.reserve(static_cast<std::size_t>(std::max(0, p.pp - 1))); // one allocation
   for (int j = 0; j + 1 < p.pp; ++j) {
     const bool cross = node_of(j * per_stage) != node_of((j + 1) * per_stage) ||
                        node_of((j + 1) * per_stage - 1) != node_of((j + 2) * per_stage - 1);
