@@ -131,10 +131,11 @@ void check_general_rules(const Facts& f) {
   if (const NativeSettings* st = native_settings(f);
       st != nullptr && st->layer_impl != LayerImpl::framework) {
     throw InputError(fmt::format(
-        "cannot emit: the plan was estimated with --layer_impl {} (Hugging Face's eager GPT-2 "
+        "cannot emit: the plan was estimated with --layer_impl {} ({} eager GPT-2 "
         "code), which none of the launch files written here runs (they start Megatron-LM, "
         "Megatron-DeepSpeed or torchtitan layers); estimate it with --layer_impl framework",
-        kLayerImplNames[static_cast<std::size_t>(st->layer_impl)]));
+        kLayerImplNames[static_cast<std::size_t>(st->layer_impl)],
+        layer_impl_owner(st->layer_impl)));
   }
   if (f.plan.estimate.oom) {
     throw InputError(fmt::format("cannot emit: the plan needs {:.2f} GiB on its fullest stage, more "

@@ -166,10 +166,39 @@ HfGpt2Extra hf_gpt2_extra(LayerImpl impl, double h, double f) noexcept {
   // 13; each Conv1D weight and bias cast once per forward (read 4, write 2; autocast's cache
   // holds them for the forward). Kernels: + 2 norm-output casts, 8 weight and bias casts,
   // pow's input cast and gelu's output cast, the fill value's and the probabilities' casts: 48.
+  //
+  // Megatron-LM v1's GPT2ParallelTransformerLayer as DeepSpeedExamples ships it
+  // (microsoft/DeepSpeedExamples@a79272c Megatron-LM/mpu/transformer.py and layers.py, the
+  // code of DLPerf's DeepSpeed GPT-2 runs; PyTorch 1.6) is the same eager layer but for three
+  // things, each from that source:
+  //  - ColumnParallelLinear is F.linear(x, W, b) on a 3-D input, which PyTorch runs as a
+  //    matmul and an in-place bias add (read and write the output: 2e per output element);
+  //    RowParallelLinear adds its bias after the (tp 1: identity) all-reduce, output_ + bias
+  //    (2e): the same 2e (3h + h + f + h) per token as Conv1D's fill, a separate kernel each.
+  //  - The attention scores: / sqrt(d) (2e), torch.mul by the [1, 1, s, s] fp16 causal mask
+  //    (2e) and the subtraction of 10000 (1 - mask) (2e; the mask's own ops are on s x s once,
+  //    not per sample and head, and not counted): 6e, no 1-byte mask read. Kernels: the
+  //    division, mul, rsub, mul, sub (5).
+  //  - gelu is the @torch.jit.script gelu_impl (OpenAI's tanh form): TorchScript's CUDA fuser
+  //    runs its element-wise graph as one kernel, reading and writing f: the fused layer's
+  //    activation bytes, nothing beyond (the bias add before it is counted above).
+  // q, k, v are permuted views (_transpose_for_scores) that torch.matmul copies for its bmm
+  // (2e 3h) and the context is permuted back with .contiguous() (2e h), as in HF's code; the
+  // attention output and the MLP output each have their own dropout ((2e + 1) h each).
+  // Kernels (forward): input_layernorm (apex FusedLayerNorm), qkv (GEMM, bias add), three
+  // operand copies, QK^T, the five score ops, softmax, dropout, PV, the contiguous copy, dense
+  // (GEMM, bias add), dropout, add, post_attention_layernorm, dense_h_to_4h (GEMM, bias add),
+  // gelu, dense_4h_to_h (GEMM, bias add), dropout, add: 28.
   HfGpt2Extra x;
   if (impl == LayerImpl::framework) return x;
   constexpr double e = 2.0;
   const double common = 2 * e * (5 * h + f) + 2 * e * 3 * h + 2 * e * h + 2 * (2 * e + 1) * h;
+  if (impl == LayerImpl::megatron_v1) {
+    x.kernels = 28;
+    x.per_token = common;
+    x.per_score = 6 * e;
+    return x;
+  }
   if (impl == LayerImpl::hf_gpt2) {
     x.kernels = 34;
     x.per_token = common + (18 * e - 2 * e) * f;
@@ -356,7 +385,7 @@ double tp_overlap_exposed_s(double comm_s, double gemm_s, int t) noexcept {
 
 LayerKernels layer_kernels(const ModelSpec& model, const AnalyticSettings& st) noexcept {
   if (st.layer_impl != LayerImpl::framework) {
-    // Hugging Face's GPT2Block (hf_gpt2_extra): one GPU's whole layer, four Conv1D GEMMs.
+    // An eager GPT-2 layer (hf_gpt2_extra): one GPU's whole layer, four GEMMs.
     LayerKernels out;
     out.forward = hf_gpt2_extra(st.layer_impl, 0.0, 0.0).kernels;
     out.forward_gemms = 4;

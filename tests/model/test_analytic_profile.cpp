@@ -638,3 +638,63 @@ TEST_CASE("Hugging Face's eager GPT-2: its ops' kernels and bytes, counted by ha
   CHECK(layer_impl_named("hf_gpt2_amp") == LayerImpl::hf_gpt2_amp);
   CHECK_FALSE(layer_impl_named("hf"));
 }
+
+TEST_CASE("Megatron-LM v1's eager GPT-2 layer: its ops' kernels and bytes, counted by hand",
+          "[analytic][kernels]") {
+  // DeepSpeedExamples@a79272c Megatron-LM/mpu/transformer.py: GPT-2 small (h 768, 12 heads,
+  // ffn 3072) at micro-batch 4, sequence 1024 (DLPerf's DeepSpeed runs), fp16, on the unit GPU
+  // (1 TB/s at full efficiency).
+  ModelSpec m = test::hand_worked_layer_model();
+  m.architecture = "gpt2";
+  m.hidden_size = 768;
+  m.num_attention_heads = 12;
+  m.ffn_hidden_size = 3072;
+  m.sequence_length = 1024;
+  const GpuSpec g = test::unit_gpu();
+  const AnalyticCalibration c = test::ideal_calibration();
+  AnalyticSettings fused;
+  fused.dtype = Dtype::bf16;
+  fused.micro_batch = 4;
+  fused.attention_dropout_bytes = true;
+  AnalyticSettings v1 = fused;
+  v1.layer_impl = LayerImpl::megatron_v1;
+  v1.fused_kernels = false;
+  AnalyticSettings hf = v1;
+  hf.layer_impl = LayerImpl::hf_gpt2;
+  const double h = 768, f = 3072, tokens = 4 * 1024.0, scores = 4 * 12 * 1024.0 * 1024.0;
+  // Per token: the separate bias adds of F.linear on a 3-D input (qkv, fc1) and of
+  // RowParallelLinear's output_ + bias (dense, fc2), each reading and writing its output
+  // (4 bytes x (3h + h + f + h)), q, k, v copied for torch.matmul's bmm (4 x 3h), the
+  // .contiguous() context (4h), the two output dropouts (5h each); the scripted gelu is one
+  // kernel, the fused layer's own bytes.
+  const double per_token = 4 * (3 * h + h + f + h) + 4 * 3 * h + 4 * h + 2 * 5 * h;
+  CHECK(per_token == 47616.0);
+  // Per score: / sqrt(d), torch.mul by the fp16 causal mask, the subtraction of
+  // 10000 (1 - mask): read 2 and write 2 each.
+  const double per_score = 4 + 4 + 4;
+  const HfGpt2Extra x = hf_gpt2_extra(LayerImpl::megatron_v1, h, f);
+  CHECK(x.per_token == per_token);
+  CHECK(x.per_score == per_score);
+  CHECK(x.per_weight == 0.0);
+  const double base = analytic_layer_times(m, g, c, fused).elementwise_forward_s;
+  CHECK(per_token * tokens + per_score * scores == 799014912.0);
+  CHECK(analytic_layer_times(m, g, c, v1).elementwise_forward_s ==
+        Approx(base + 799014912.0 / 1e12).epsilon(1e-12));
+  // Against Hugging Face's layer: gelu_new's eight ops (32 bytes per ffn element beyond a
+  // fused GeLU) and the where's 1-byte mask read per score are what v1 does not pay.
+  CHECK(analytic_layer_times(m, g, c, hf).elementwise_forward_s -
+            analytic_layer_times(m, g, c, v1).elementwise_forward_s ==
+        Approx((32 * f * tokens + 1 * scores) / 1e12).epsilon(1e-9));
+  // Kernels: input_layernorm, qkv (GEMM, bias add), q/k/v copies (3), QK^T, the division,
+  // mul, rsub, mul, sub, softmax, dropout, PV, the contiguous copy, dense (GEMM, bias add),
+  // dropout, add, post_attention_layernorm, dense_h_to_4h (GEMM, bias add), gelu,
+  // dense_4h_to_h (GEMM, bias add), dropout, add.
+  const LayerKernels k = layer_kernels(m, v1);
+  CHECK(k.forward == 1 + 2 + 3 + 1 + 5 + 1 + 1 + 1 + 1 + 2 + 1 + 1 + 1 + 2 + 1 + 2 + 1 + 1);
+  CHECK(k.forward == 28);
+  CHECK(k.forward_gemms == 4);
+  CHECK(k.backward == 56);
+  CHECK(layer_impl_named("megatron_v1") == LayerImpl::megatron_v1);
+  CHECK(std::string(layer_impl_owner(LayerImpl::megatron_v1)) == "Megatron-LM v1's");
+  CHECK(std::string(layer_impl_owner(LayerImpl::hf_gpt2_amp)) == "Hugging Face's");
+}

@@ -96,12 +96,31 @@ inline constexpr double kTritonAttentionShare = 0.5;
 /// ops, separate dropouts) with the module in 16 bits (DeepSpeed's and ColossalAI's fp16
 /// engines convert it); `hf_gpt2_amp`: the same code, the module in fp32 under
 /// torch.cuda.amp.autocast (HF Trainer --fp16 without DeepSpeed, Lightning precision 16 with
-/// DDP): layer norms, softmax and pow in fp32, weights cast per forward.
-enum class LayerImpl : std::uint8_t { framework, hf_gpt2, hf_gpt2_amp };
+/// DDP): layer norms, softmax and pow in fp32, weights cast per forward. `megatron_v1`:
+/// Megatron-LM v1's eager GPT2ParallelTransformerLayer as DeepSpeedExamples ships it
+/// (Megatron-LM/mpu/transformer.py at a79272c, 2020: linears with a separate bias add, the
+/// same unfused attention with a division and a multiplicative mask, a TorchScript-fused
+/// GeLU, separate dropouts), the module in 16 bits under DeepSpeed's fp16 engine.
+enum class LayerImpl : std::uint8_t { framework, hf_gpt2, hf_gpt2_amp, megatron_v1 };
 
 /// The flag's names, in the enum's order.
-inline constexpr std::array<const char*, 3> kLayerImplNames{"framework", "hf_gpt2",
-                                                            "hf_gpt2_amp"};
+inline constexpr std::array<const char*, 4> kLayerImplNames{"framework", "hf_gpt2", "hf_gpt2_amp",
+                                                            "megatron_v1"};
+
+/// Whose code `impl` names, for messages: "Hugging Face's" or "Megatron-LM v1's" (the
+/// framework's own for `framework`).
+[[nodiscard]] inline const char* layer_impl_owner(LayerImpl impl) noexcept {
+  switch (impl) {
+  case LayerImpl::hf_gpt2:
+  case LayerImpl::hf_gpt2_amp:
+    return "Hugging Face's";
+  case LayerImpl::megatron_v1:
+    return "Megatron-LM v1's";
+  case LayerImpl::framework:
+    break;
+  }
+  return "the framework's";
+}
 
 /// The layer code named `text` (one of kLayerImplNames), or nullopt.
 [[nodiscard]] inline std::optional<LayerImpl> layer_impl_named(std::string_view text) {
@@ -111,8 +130,9 @@ inline constexpr std::array<const char*, 3> kLayerImplNames{"framework", "hf_gpt
   return std::nullopt;
 }
 
-/// Forward kernels and bytes of Hugging Face's eager GPT2Block beyond the fused layer's
-/// (docs/native.md §2.2), for one layer on one GPU (no tensor parallelism).
+/// Forward kernels and bytes of an eager GPT-2 layer (Hugging Face's GPT2Block, Megatron-LM
+/// v1's GPT2ParallelTransformerLayer) beyond the fused layer's (docs/native.md §2.2), for one
+/// layer on one GPU (no tensor parallelism).
 struct HfGpt2Extra {
   /// Kernels one forward launches (the whole layer, not the difference).
   int kernels = 0;
@@ -122,7 +142,7 @@ struct HfGpt2Extra {
   double per_score = 0.0;
   double per_weight = 0.0;
 };
-/// `impl` hf_gpt2 or hf_gpt2_amp; for `framework` all zero.
+/// `impl` hf_gpt2, hf_gpt2_amp or megatron_v1; for `framework` all zero.
 [[nodiscard]] HfGpt2Extra hf_gpt2_extra(LayerImpl impl, double hidden, double ffn) noexcept;
 
 /// What one analytic evaluation is for.

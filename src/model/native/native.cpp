@@ -681,15 +681,23 @@ std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p
                          impl, ctx.model.name);
     }
     if (p.tp > 1 || p.pp > 1 || p.cp > 1) {
+      if (ctx.settings.layer_impl == LayerImpl::megatron_v1) {
+        // Its mpu layers do split over tp, but the layer is priced as one GPU's whole layer
+        // (hf_gpt2_extra), and the code has no pipeline or context parallelism.
+        return fmt::format("--layer_impl {} with tp {}, pp {}, cp {}: Megatron-LM v1's GPT-2 "
+                           "layer is priced for one GPU's whole layer, without pipeline or "
+                           "context parallelism (tp, pp and cp 1)",
+                           impl, p.tp, p.pp, p.cp);
+      }
       return fmt::format("--layer_impl {} with tp {}, pp {}, cp {}: Hugging Face's "
                          "GPT2LMHeadModel has no tensor, pipeline or context parallelism "
                          "(tp, pp and cp 1)",
                          impl, p.tp, p.pp, p.cp);
     }
     if (p.dtype == Dtype::fp8) {
-      return fmt::format("--layer_impl {} with --dtype fp8: Hugging Face's GPT-2 runs its "
+      return fmt::format("--layer_impl {} with --dtype fp8: {} GPT-2 runs its "
                          "linears in 16 bits",
-                         impl);
+                         impl, layer_impl_owner(ctx.settings.layer_impl));
     }
   }
   if (ctx.settings.fused_layers && !framework_params(p.method).torch_loss) {
@@ -2806,7 +2814,7 @@ TokenPipeline native_token_pipeline(const NativeContext& ctx, const DesignPoint&
   st.fused_kernels = !fw.torch_loss || settings.fused_layers;
   st.layer_impl = settings.layer_impl;
   if (settings.layer_impl != LayerImpl::framework) {
-    st.fused_kernels = false; // Hugging Face's eager ops (hf_gpt2_extra)
+    st.fused_kernels = false; // an eager GPT-2 layer's ops (hf_gpt2_extra)
   }
   // With expert parallelism the experts are gathered over edp even where dp x cp is 1.
   st.sharded_parameters = fw.shard_level >= 3 &&
