@@ -590,11 +590,12 @@ void check_native(const RawOptions& raw, Options& o) {
   if (!raw.layer_impl.empty()) {
     const std::optional<LayerImpl> impl = layer_impl_named(raw.layer_impl);
     if (!impl) {
-      throw InputError(fmt::format("--layer_impl '{}' must be framework, hf_gpt2 or hf_gpt2_amp",
+      throw InputError(fmt::format("--layer_impl '{}' must be framework, hf_gpt2, hf_gpt2_amp "
+                                   "or megatron_unfused",
                                    raw.layer_impl));
     }
     o.native.layer_impl = *impl;
-    if (*impl != LayerImpl::framework) {
+    if (is_hf_layer(*impl)) {
       // Hugging Face's GPT-2 of 2021-22 has only its eager attention (modeling_gpt2.py _attn).
       if (!raw.flash_attention.empty() && o.native.flash_attention) {
         throw InputError(fmt::format("--layer_impl {} runs Hugging Face's eager attention: "

@@ -96,12 +96,21 @@ inline constexpr double kTritonAttentionShare = 0.5;
 /// ops, separate dropouts) with the module in 16 bits (DeepSpeed's and ColossalAI's fp16
 /// engines convert it); `hf_gpt2_amp`: the same code, the module in fp32 under
 /// torch.cuda.amp.autocast (HF Trainer --fp16 without DeepSpeed, Lightning precision 16 with
-/// DDP): layer norms, softmax and pow in fp32, weights cast per forward.
-enum class LayerImpl : std::uint8_t { framework, hf_gpt2, hf_gpt2_amp };
+/// DDP): layer norms, softmax and pow in fp32, weights cast per forward. `megatron_unfused`:
+/// Megatron-LM's own GPT layer with its fusion flags off (v1.1.5 as the AMP paper's fork runs
+/// it: no --scaled-upper-triang-masked-softmax-fusion, --bias-gelu-fusion or
+/// --bias-dropout-fusion, all off by default there), megatron_unfused_extra.
+enum class LayerImpl : std::uint8_t { framework, hf_gpt2, hf_gpt2_amp, megatron_unfused };
 
 /// The flag's names, in the enum's order.
-inline constexpr std::array<const char*, 3> kLayerImplNames{"framework", "hf_gpt2",
-                                                            "hf_gpt2_amp"};
+inline constexpr std::array<const char*, 4> kLayerImplNames{"framework", "hf_gpt2",
+                                                            "hf_gpt2_amp", "megatron_unfused"};
+
+/// Whether `impl` is Hugging Face's GPT2Block (hf_gpt2, hf_gpt2_amp), which replaces the
+/// framework's layer; megatron_unfused keeps it and adds its unfused ops.
+[[nodiscard]] constexpr bool is_hf_layer(LayerImpl impl) noexcept {
+  return impl == LayerImpl::hf_gpt2 || impl == LayerImpl::hf_gpt2_amp;
+}
 
 /// The layer code named `text` (one of kLayerImplNames), or nullopt.
 [[nodiscard]] inline std::optional<LayerImpl> layer_impl_named(std::string_view text) {
@@ -124,6 +133,20 @@ struct HfGpt2Extra {
 };
 /// `impl` hf_gpt2 or hf_gpt2_amp; for `framework` all zero.
 [[nodiscard]] HfGpt2Extra hf_gpt2_extra(LayerImpl impl, double hidden, double ffn) noexcept;
+
+/// Forward elements and kernels of Megatron-LM's GPT layer with its fusion flags off
+/// (--layer_impl megatron_unfused, docs/native.md §2.2) beyond the fused layer's, for one layer
+/// on one GPU: elements moved per attention score (the eager masked_fill_, when the scores are
+/// written), per FFN element of the rank (the bias add before GeLU) and per hidden element of a
+/// token (two bias-dropout-adds as three ops each), in elements of the training dtype.
+struct MegatronUnfusedExtra {
+  double per_score = 0.0;
+  double per_ffn = 0.0;
+  double per_hidden = 0.0;
+  /// Forward kernels beyond the fused layer's.
+  int kernels = 0;
+};
+[[nodiscard]] MegatronUnfusedExtra megatron_unfused_extra(LayerImpl impl) noexcept;
 
 /// What one analytic evaluation is for.
 struct AnalyticSettings {

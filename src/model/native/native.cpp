@@ -679,13 +679,13 @@ std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p
                          "positions, GELU MLP); {} is not",
                          impl, ctx.model.name);
     }
-    if (p.tp > 1 || p.pp > 1 || p.cp > 1) {
+    if (is_hf_layer(ctx.settings.layer_impl) && (p.tp > 1 || p.pp > 1 || p.cp > 1)) {
       return fmt::format("--layer_impl {} with tp {}, pp {}, cp {}: Hugging Face's "
                          "GPT2LMHeadModel has no tensor, pipeline or context parallelism "
                          "(tp, pp and cp 1)",
                          impl, p.tp, p.pp, p.cp);
     }
-    if (p.dtype == Dtype::fp8) {
+    if (is_hf_layer(ctx.settings.layer_impl) && p.dtype == Dtype::fp8) {
       return fmt::format("--layer_impl {} with --dtype fp8: Hugging Face's GPT-2 runs its "
                          "linears in 16 bits",
                          impl);
@@ -2736,7 +2736,7 @@ TokenPipeline native_token_pipeline(const NativeContext& ctx, const DesignPoint&
   st.host_sync_s = kHostSync_s;
   st.fused_kernels = !fw.torch_loss || settings.fused_layers;
   st.layer_impl = settings.layer_impl;
-  if (settings.layer_impl != LayerImpl::framework) {
+  if (is_hf_layer(settings.layer_impl)) {
     st.fused_kernels = false; // Hugging Face's eager ops (hf_gpt2_extra)
   }
   // With expert parallelism the experts are gathered over edp even where dp x cp is 1.
