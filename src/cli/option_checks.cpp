@@ -590,12 +590,12 @@ void check_native(const RawOptions& raw, Options& o) {
   if (!raw.layer_impl.empty()) {
     const std::optional<LayerImpl> impl = layer_impl_named(raw.layer_impl);
     if (!impl) {
-      throw InputError(fmt::format(
-          "--layer_impl '{}' must be framework, hf_gpt2, hf_gpt2_amp or megatron_v1",
-          raw.layer_impl));
+      throw InputError(fmt::format("--layer_impl '{}' must be framework, hf_gpt2, hf_gpt2_amp, "
+                                   "megatron_v1 or megatron_unfused",
+                                   raw.layer_impl));
     }
     o.native.layer_impl = *impl;
-    if (*impl != LayerImpl::framework) {
+    if (is_eager_gpt2_layer(*impl)) {
       // Hugging Face's GPT-2 of 2021-22 has only its eager attention (modeling_gpt2.py _attn),
       // Megatron-LM v1's likewise (mpu/transformer.py GPT2ParallelSelfAttention).
       if (!raw.flash_attention.empty() && o.native.flash_attention) {

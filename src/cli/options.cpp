@@ -396,13 +396,16 @@ ParseResult parse_options(int argc, const char* const* argv) {
        "hand-fused kernels), fsdp only: norms, RoPE, SwiGLU and residual adds cost what "
        "Megatron-LM's fused kernels cost; on or off (default: eager PyTorch op by op, "
        "torchtitan's default)"},
-      {"--layer_impl", &RawOptions::layer_impl, "framework|hf_gpt2|hf_gpt2_amp|megatron_v1",
+      {"--layer_impl", &RawOptions::layer_impl,
+       "framework|hf_gpt2|hf_gpt2_amp|megatron_v1|megatron_unfused",
        "Whose code runs the transformer layers: framework (default: the dp method's "
        "framework's own), hf_gpt2 (Hugging Face transformers' eager GPT-2 of 2021-22 with the "
        "model in 16 bits, as DeepSpeed's fp16 engine runs it), hf_gpt2_amp (the same in fp32 "
        "under torch.cuda.amp autocast: HF Trainer --fp16 without DeepSpeed) or megatron_v1 "
        "(Megatron-LM v1's eager GPT-2 layer as DeepSpeedExamples of 2020 ships it, in 16 "
-       "bits); implies --flash_attention off"},
+       "bits), these three implying --flash_attention off; or megatron_unfused (Megatron-LM's "
+       "GPT layer with its softmax, bias-GeLU and bias-dropout-add fusions off, as Megatron-LM "
+       "v1.1.5 runs by default)"},
       {"--grad_reduce_fp32", &RawOptions::grad_reduce_fp32, "on|off",
        "Reduce the gradients in fp32 with 16-bit training (Megatron-LM "
        "--accumulate-allreduce-grads-in-fp32 / --grad-reduce-in-bf16, DeepSpeed "

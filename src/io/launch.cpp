@@ -126,8 +126,17 @@ void check_general_rules(const Facts& f) {
                      "written here (Megatron-LM, Megatron-DeepSpeed and torchtitan pipeline whole "
                      "micro-batches); choose a 1f1b or interleaved row");
   }
-  // --layer_impl prices another code base's layers (Hugging Face's eager GPT-2): the files
-  // written here start Megatron's or torchtitan's own layers, not what was estimated.
+  // --layer_impl prices another code base's layers (Hugging Face's or Megatron-LM v1's eager
+  // GPT-2, or Megatron-LM without its fusions): the files written here start the frameworks'
+  // own fused layers, not what was estimated.
+  if (const NativeSettings* st = native_settings(f);
+      st != nullptr && st->layer_impl == LayerImpl::megatron_unfused) {
+    throw InputError(
+        "cannot emit: the plan was estimated with --layer_impl megatron_unfused (Megatron-LM's "
+        "layer with its softmax, bias-GeLU and bias-dropout-add fusions off), which the launch "
+        "files written here do not set up (they run the frameworks' fused layers); estimate it "
+        "with --layer_impl framework");
+  }
   if (const NativeSettings* st = native_settings(f);
       st != nullptr && st->layer_impl != LayerImpl::framework) {
     throw InputError(fmt::format(

@@ -190,7 +190,7 @@ HfGpt2Extra hf_gpt2_extra(LayerImpl impl, double h, double f) noexcept {
   // (GEMM, bias add), dropout, add, post_attention_layernorm, dense_h_to_4h (GEMM, bias add),
   // gelu, dense_4h_to_h (GEMM, bias add), dropout, add: 28.
   HfGpt2Extra x;
-  if (impl == LayerImpl::framework) return x;
+  if (!is_eager_gpt2_layer(impl)) return x;
   constexpr double e = 2.0;
   const double common = 2 * e * (5 * h + f) + 2 * e * 3 * h + 2 * e * h + 2 * (2 * e + 1) * h;
   if (impl == LayerImpl::megatron_v1) {
@@ -209,6 +209,32 @@ HfGpt2Extra hf_gpt2_extra(LayerImpl impl, double h, double f) noexcept {
   x.per_token = common + 2 * (8 - 4) * h + 2 * 6 * h + 2 * (10 - 6) * h + (76 - 2 * e) * f;
   x.per_score = 42 - (4 * e + 2 * e + 1);
   x.per_weight = 6;
+  return x;
+}
+
+MegatronUnfusedExtra megatron_unfused_extra(LayerImpl impl) noexcept {
+  // Megatron-LM v1.1.5's GPT layer as the AMP paper's fork runs it (DachengLi1/AMP@72eeea4,
+  // DeepSpeed/DeepSpeedExamples/Megatron-LM-v1.1.5-3D_parallelism): its launch script
+  // (examples/ds_pretrain_gpt2_pipe.sh) passes none of --scaled-upper-triang-masked-softmax-
+  // fusion, --scaled-masked-softmax-fusion, --bias-gelu-fusion, --bias-dropout-fusion, all
+  // store_true (off) in megatron/arguments.py, so:
+  //  - FusedScaleMaskSoftmax (megatron/model/fused_softmax.py) takes its eager branch:
+  //    gpt2_attention_mask_func's in-place masked_fill_ on the b x heads x s x s scores (read
+  //    and write: 2 elements per score; its 1 x 1 x s x s mask is broadcast) before
+  //    torch.nn.Softmax, which reads and writes as the fused kernel does; 2 kernels for 1.
+  //  - ParallelMLP adds the bias before GeLU (intermediate_parallel + bias_parallel, then
+  //    the activation): the sum written and read back, 2 elements per FFN element; + 1 kernel.
+  //  - get_bias_dropout_add: dropout(x + bias) then residual + out, three ops for the fused
+  //    one (read x and the residual, write the output): x + bias written and read, the
+  //    dropout's output written and read, 4 elements per hidden element, twice per layer;
+  //    + 2 kernels each.
+  // Softmax in fp16 (no --attention-softmax-in-fp32 or --apply-query-key-layer-scaling).
+  MegatronUnfusedExtra x;
+  if (impl != LayerImpl::megatron_unfused) return x;
+  x.per_score = 2.0;
+  x.per_ffn = 2.0;
+  x.per_hidden = 2.0 * 4.0;
+  x.kernels = 1 + 1 + 2 * 2;
   return x;
 }
 
@@ -384,7 +410,7 @@ double tp_overlap_exposed_s(double comm_s, double gemm_s, int t) noexcept {
 }
 
 LayerKernels layer_kernels(const ModelSpec& model, const AnalyticSettings& st) noexcept {
-  if (st.layer_impl != LayerImpl::framework) {
+  if (is_eager_gpt2_layer(st.layer_impl)) {
     // An eager GPT-2 layer (hf_gpt2_extra): one GPU's whole layer, four GEMMs.
     LayerKernels out;
     out.forward = hf_gpt2_extra(st.layer_impl, 0.0, 0.0).kernels;
@@ -428,6 +454,9 @@ LayerKernels layer_kernels(const ModelSpec& model, const AnalyticSettings& st) n
   if (st.dtype == Dtype::fp8) {
     k += 2 * (fused ? 4 : 4 + mats); // amax and cast(+transpose) of each GEMM input
   }
+  // Megatron-LM with its fusion flags off: masked_fill_, the bias add, bias-dropout-add's ops.
+  k += megatron_unfused_extra(st.layer_impl).kernels -
+       (st.flash_attention && st.layer_impl == LayerImpl::megatron_unfused ? 1 : 0);
   LayerKernels out;
   out.forward_gemms = gemms;
   if (model.is_moe() && model.experts_per_token > 0) {
@@ -550,7 +579,15 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
       x.experts > 0 ? elem * tokens * x.top_k * x.f_expert * mats / t : 0.0;
   const double shared_act_bytes = x.experts > 0 ? elem * tokens * x.f_shared * mats / t : 0.0;
   double mlp_bytes = elem * tokens * f_act * mats / t;
-  if (st.layer_impl != LayerImpl::framework) {
+  if (st.layer_impl == LayerImpl::megatron_unfused) {
+    // Megatron-LM's layer with its fusion flags off (megatron_unfused_extra); the masked_fill_
+    // runs on the scores only where they are written (no flash attention).
+    const MegatronUnfusedExtra u = megatron_unfused_extra(st.layer_impl);
+    bytes += elem * tokens * (u.per_hidden * x.h + u.per_ffn * f_act / t) +
+             (st.flash_attention ? 0.0 : elem * u.per_score * b * x.a * x.s * x.s / t / cp);
+    mlp_bytes += elem * tokens * u.per_ffn * f_act / t;
+  }
+  if (is_eager_gpt2_layer(st.layer_impl)) {
     const HfGpt2Extra hf = hf_gpt2_extra(st.layer_impl, x.h, x.f);
     const double weights = 4 * x.h * x.h + 2 * x.h * x.f + 5 * x.h + x.f; // Conv1D W and b
     bytes += hf.per_token * tokens + hf.per_weight * weights +

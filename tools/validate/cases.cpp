@@ -287,7 +287,7 @@ Case make_case(const Row& r, const HardwareCatalog& catalog) {
   c.layer_impl = r.at("layer_impl");
   if (!c.layer_impl.empty() && !layer_impl_named(c.layer_impl)) {
     throw BadInput(fmt::format("row {}: layer_impl '{}' must be framework, hf_gpt2, hf_gpt2_amp, "
-                               "megatron_v1 or empty",
+                               "megatron_v1, megatron_unfused or empty",
                                c.id, c.layer_impl));
   }
   const std::string& sched = r.at("schedule");

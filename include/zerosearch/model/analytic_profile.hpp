@@ -101,14 +101,25 @@ inline constexpr double kTritonAttentionShare = 0.5;
 /// (Megatron-LM/mpu/transformer.py at a79272c, 2020: linears with a separate bias add, the
 /// same unfused attention with a division and a multiplicative mask, a TorchScript-fused
 /// GeLU, separate dropouts), the module in 16 bits under DeepSpeed's fp16 engine.
-enum class LayerImpl : std::uint8_t { framework, hf_gpt2, hf_gpt2_amp, megatron_v1 };
+/// `megatron_unfused`: Megatron-LM's own GPT layer with its fusion flags off (v1.1.5 as the
+/// AMP paper's fork runs it: no --scaled-upper-triang-masked-softmax-fusion, --bias-gelu-fusion
+/// or --bias-dropout-fusion, all off by default there), megatron_unfused_extra.
+enum class LayerImpl : std::uint8_t { framework, hf_gpt2, hf_gpt2_amp, megatron_v1, megatron_unfused };
 
 /// The flag's names, in the enum's order.
-inline constexpr std::array<const char*, 4> kLayerImplNames{"framework", "hf_gpt2", "hf_gpt2_amp",
-                                                            "megatron_v1"};
+inline constexpr std::array<const char*, 5> kLayerImplNames{
+    "framework", "hf_gpt2", "hf_gpt2_amp", "megatron_v1", "megatron_unfused"};
 
-/// Whose code `impl` names, for messages: "Hugging Face's" or "Megatron-LM v1's" (the
-/// framework's own for `framework`).
+/// Whether `impl` replaces the framework's layer by a whole eager GPT-2 layer priced by
+/// hf_gpt2_extra (hf_gpt2, hf_gpt2_amp, megatron_v1: one GPU's layer, tp, pp and cp 1);
+/// megatron_unfused keeps the framework's layer and adds its unfused ops.
+[[nodiscard]] constexpr bool is_eager_gpt2_layer(LayerImpl impl) noexcept {
+  return impl == LayerImpl::hf_gpt2 || impl == LayerImpl::hf_gpt2_amp ||
+         impl == LayerImpl::megatron_v1;
+}
+
+/// Whose code `impl` names, for messages: "Hugging Face's", "Megatron-LM v1's" or
+/// "Megatron-LM's" (the framework's own for `framework`).
 [[nodiscard]] inline const char* layer_impl_owner(LayerImpl impl) noexcept {
   switch (impl) {
   case LayerImpl::hf_gpt2:
@@ -116,6 +127,8 @@ inline constexpr std::array<const char*, 4> kLayerImplNames{"framework", "hf_gpt
     return "Hugging Face's";
   case LayerImpl::megatron_v1:
     return "Megatron-LM v1's";
+  case LayerImpl::megatron_unfused:
+    return "Megatron-LM's";
   case LayerImpl::framework:
     break;
   }
@@ -144,6 +157,20 @@ struct HfGpt2Extra {
 };
 /// `impl` hf_gpt2, hf_gpt2_amp or megatron_v1; for `framework` all zero.
 [[nodiscard]] HfGpt2Extra hf_gpt2_extra(LayerImpl impl, double hidden, double ffn) noexcept;
+
+/// Forward elements and kernels of Megatron-LM's GPT layer with its fusion flags off
+/// (--layer_impl megatron_unfused, docs/native.md §2.2) beyond the fused layer's, for one layer
+/// on one GPU: elements moved per attention score (the eager masked_fill_, when the scores are
+/// written), per FFN element of the rank (the bias add before GeLU) and per hidden element of a
+/// token (two bias-dropout-adds as three ops each), in elements of the training dtype.
+struct MegatronUnfusedExtra {
+  double per_score = 0.0;
+  double per_ffn = 0.0;
+  double per_hidden = 0.0;
+  /// Forward kernels beyond the fused layer's.
+  int kernels = 0;
+};
+[[nodiscard]] MegatronUnfusedExtra megatron_unfused_extra(LayerImpl impl) noexcept;
 
 /// What one analytic evaluation is for.
 struct AnalyticSettings {

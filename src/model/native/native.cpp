@@ -680,7 +680,7 @@ std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p
                          "positions, GELU MLP); {} is not",
                          impl, ctx.model.name);
     }
-    if (p.tp > 1 || p.pp > 1 || p.cp > 1) {
+    if (is_eager_gpt2_layer(ctx.settings.layer_impl) && (p.tp > 1 || p.pp > 1 || p.cp > 1)) {
       if (ctx.settings.layer_impl == LayerImpl::megatron_v1) {
         // Its mpu layers do split over tp, but the layer is priced as one GPU's whole layer
         // (hf_gpt2_extra), and the code has no pipeline or context parallelism.
@@ -694,7 +694,7 @@ std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p
                          "(tp, pp and cp 1)",
                          impl, p.tp, p.pp, p.cp);
     }
-    if (p.dtype == Dtype::fp8) {
+    if (is_eager_gpt2_layer(ctx.settings.layer_impl) && p.dtype == Dtype::fp8) {
       return fmt::format("--layer_impl {} with --dtype fp8: {} GPT-2 runs its "
                          "linears in 16 bits",
                          impl, layer_impl_owner(ctx.settings.layer_impl));
@@ -2813,7 +2813,7 @@ TokenPipeline native_token_pipeline(const NativeContext& ctx, const DesignPoint&
   st.host_sync_s = kHostSync_s;
   st.fused_kernels = !fw.torch_loss || settings.fused_layers;
   st.layer_impl = settings.layer_impl;
-  if (settings.layer_impl != LayerImpl::framework) {
+  if (is_eager_gpt2_layer(settings.layer_impl)) {
     st.fused_kernels = false; // an eager GPT-2 layer's ops (hf_gpt2_extra)
   }
   // With expert parallelism the experts are gathered over edp even where dp x cp is 1.
