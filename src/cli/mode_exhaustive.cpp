@@ -117,7 +117,11 @@ void exhaustive(NativeEstimator, const Options& o, Session& session, SessionResu
   }
   // Expert parallelism: one layout; etp defaults to tp (Megatron-LM's default).
   p.ep = static_cast<std::int16_t>(single(o.ep, 1, "--ep"));
-  p.etp = static_cast<std::int16_t>(single(o.etp, ctx.model.is_moe() ? p.tp : 1, "--etp"));
+  // Under the flex dispatcher (--moe_dispatcher deepep|hybridep) the estimate takes etp 1
+  // (docs/moe.md §3.2).
+  const bool flex = flex_dispatcher(o.native.moe_dispatcher);
+  p.etp = static_cast<std::int16_t>(
+      single(o.etp, ctx.model.is_moe() && !flex ? p.tp : 1, "--etp"));
   NativeEstimate n;
   const Estimate e = estimate_native(ctx, p, placement, given, &n);
 
@@ -148,6 +152,11 @@ void exhaustive(NativeEstimator, const Options& o, Session& session, SessionResu
                          "(router imbalance {:g})\n",
                          ctx.model.num_experts, ctx.model.experts_per_token, p.ep, p.etp, p.edp(),
                          moe_imbalance(ctx).value_or(kDefaultMoeImbalance));
+      if (flex) {
+        out << fmt::format("dispatcher:   flex, {} (a token sent once per destination node "
+                           "and rank, docs/moe.md section 3.2)\n",
+                           moe_dispatcher_name(o.native.moe_dispatcher));
+      }
     }
     if (p.cp > 1) {
       out << fmt::format("context:      cp {} ({}), {} tokens per GPU of each sequence\n", p.cp,

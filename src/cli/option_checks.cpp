@@ -502,7 +502,7 @@ void check_native(const RawOptions& raw, Options& o) {
       {"--grad_reduce_fp32", &raw.grad_reduce_fp32},
       {"--tp_comm_overlap", &raw.tp_comm_overlap},
       {"--ep", &raw.ep}, {"--etp", &raw.etp}, {"--moe_imbalance", &raw.moe_imbalance},
-      {"--moe_a2a_overlap", &raw.moe_a2a_overlap},
+      {"--moe_a2a_overlap", &raw.moe_a2a_overlap}, {"--moe_dispatcher", &raw.moe_dispatcher},
       {"--cp_comm", &raw.cp_comm}, {"--master_weights", &raw.master_weights},
       {"--pipeline_layout", &raw.pipeline_layout},
       {"--recompute_modules", &raw.recompute_modules}};
@@ -634,6 +634,19 @@ void check_native(const RawOptions& raw, Options& o) {
   }
   if (!raw.moe_a2a_overlap.empty()) {
     o.native.moe_a2a_overlap = parse_on_off("--moe_a2a_overlap", raw.moe_a2a_overlap);
+  }
+  if (!raw.moe_dispatcher.empty()) {
+    const std::string& d = raw.moe_dispatcher;
+    if (d == "alltoall") {
+      o.native.moe_dispatcher = MoeDispatcher::alltoall;
+    } else if (d == "deepep") {
+      o.native.moe_dispatcher = MoeDispatcher::deepep;
+    } else if (d == "hybridep") {
+      o.native.moe_dispatcher = MoeDispatcher::hybridep;
+    } else {
+      throw InputError(fmt::format("--moe_dispatcher '{}' must be alltoall, deepep or hybridep",
+                                   d));
+    }
   }
   if (!raw.recompute_modules.empty()) {
     // Megatron's modules apply to its selective recompute only (docs/native.md §2.7).

@@ -454,6 +454,11 @@ ParseResult parse_options(int argc, const char* const* argv) {
                  "another (Megatron-LM --overlap-moe-expert-parallel-comm "
                  "--delay-wgrad-compute): on or off (default: charged in full)")
       ->type_name("on|off")->group(native);
+  app.add_option("--moe_dispatcher", o.moe_dispatcher,
+                 "Megatron-Core's MoE token dispatcher: alltoall (every top-k copy of a token "
+                 "sent), deepep or hybridep (the flex dispatcher: a token sent once per "
+                 "destination node and rank) (default: alltoall)")
+      ->type_name("alltoall|deepep|hybridep")->group(native);
   app.add_option("--cp", o.cp,
                  "Context-parallel degrees to search (each sequence split over cp GPUs; "
                  "tp x cp x dp x pp GPUs), one or a list (default: 1 below 16,384 tokens, else "

@@ -92,6 +92,7 @@ struct RawOptions {
   std::string etp;
   std::string moe_imbalance;
   std::string moe_a2a_overlap;                // --moe_a2a_overlap on|off
+  std::string moe_dispatcher;                 // --moe_dispatcher alltoall|deepep|hybridep
   std::string cp;                             // --cp, one degree or a list
   std::string cp_comm;                        // --cp_comm ring|a2a, one or a list
   std::string master_weights;                 // --master_weights on|off (issue 23)

@@ -16,7 +16,7 @@ namespace {
 // DistributedDataParallelConfig.overlap_grad_reduce, default False); --tp-comm-overlap
 // (arguments.py _add_distributed_args: TP communication overlapped with GEMMs through
 // Transformer Engine's userbuffers; needs --sequence-parallel).
-constexpr std::array<const char*, 84> kMegatronLm{
+constexpr std::array<const char*, 85> kMegatronLm{
     "--tensor-model-parallel-size", "--pipeline-model-parallel-size",
     "--pipeline-model-parallel-layout", "--use-distributed-optimizer", "--use-torch-fsdp2",
     "--ckpt-format", "--micro-batch-size", "--global-batch-size", "--num-layers",
@@ -70,7 +70,11 @@ constexpr std::array<const char*, 84> kMegatronLm{
     // The EP all-to-all overlap (ModelParallelConfig.overlap_moe_expert_parallel_comm and
     // delay_wgrad_compute at d98e8a64; megatron/core/transformer/moe/README.md lists both
     // flags: '--overlap-moe-expert-parallel-comm --delay-wgrad-compute').
-    "--overlap-moe-expert-parallel-comm", "--delay-wgrad-compute"};
+    "--overlap-moe-expert-parallel-comm", "--delay-wgrad-compute",
+    // TransformerConfig.moe_flex_dispatcher_backend (Literal 'deepep', 'hybridep', 'ncclep'),
+    // an argument through ArgumentGroupFactory(TransformerConfig) (arguments.py:2373 at
+    // d98e8a64).
+    "--moe-flex-dispatcher-backend"};
 
 // deepspeedai/Megatron-DeepSpeed 4efb479d (master): megatron/arguments.py (--sequence-parallel:
 // Megatron's sequence parallelism with tp > 1, research/LAUNCH.md's capability table).

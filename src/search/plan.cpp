@@ -12,6 +12,7 @@
 #include "zerosearch/core/error.hpp"
 #include "zerosearch/model/estimator.hpp"
 #include "zerosearch/model/estimator_ops.hpp"
+#include "zerosearch/model/moe.hpp"
 #include "zerosearch/model/network.hpp"
 #include "zerosearch/model/pipeline_layout.hpp"
 #include "zerosearch/model/recompute_modules.hpp"
@@ -605,7 +606,19 @@ void make_native_plan(const PlanInput& in, SearchPlan& plan, const std::vector<G
     } else {
       plan.ep = in.ep;
     }
-    plan.etp = in.etp.empty() ? std::vector<int>{1, 0} : in.etp;
+    // The flex dispatcher (DeepEP, HybridEP) is estimated over the ep ranks of etp 1: with
+    // etp > 1 Megatron-Core dispatches over the etp x ep group with tp x top-k routes
+    // (MoEFlexTokenDispatcher at NVIDIA/Megatron-LM@d98e8a64), which the model does not price.
+    const bool flex = flex_dispatcher(in.native.moe_dispatcher);
+    plan.etp = !in.etp.empty() ? in.etp : flex ? std::vector<int>{1} : std::vector<int>{1, 0};
+    for (const int e : in.etp) {
+      if (flex && e != 1) {
+        throw InputError(fmt::format("--etp {} with --moe_dispatcher {}: the flex dispatcher is "
+                                     "estimated with etp 1 only (use --etp 1 or --moe_dispatcher "
+                                     "alltoall)",
+                                     e, moe_dispatcher_name(in.native.moe_dispatcher)));
+      }
+    }
     // A value no point can take is an error, not an empty search.
     for (const int e : plan.ep) {
       if (m.num_experts % e != 0) {
@@ -620,6 +633,11 @@ void make_native_plan(const PlanInput& in, SearchPlan& plan, const std::vector<G
       }
     }
   } else {
+    if (flex_dispatcher(in.native.moe_dispatcher)) {
+      throw InputError(fmt::format("--moe_dispatcher {}: {} is a dense model (the token "
+                                   "dispatcher needs an MoE model: num_experts > 0)",
+                                   moe_dispatcher_name(in.native.moe_dispatcher), m.name));
+    }
     for (const auto& [flag, values] : {std::pair{"--ep", &in.ep}, std::pair{"--etp", &in.etp}}) {
       for (const int x : *values) {
         if (x > 1) {

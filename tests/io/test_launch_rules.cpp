@@ -807,6 +807,40 @@ TEST_CASE("MoE: the all-to-all overlap reaches Megatron-LM where it runs, the ot
                        "--overlap-moe-expert-parallel-comm"));
 }
 
+TEST_CASE("MoE: the flex dispatcher reaches Megatron-LM as --moe-token-dispatcher-type flex "
+          "with its backend, the other frameworks refuse it (--moe_dispatcher)",
+          "[launch][rules][moe]") {
+  auto t = plan_for("qwen3_30B_A3B", DpMethod::dp, 1, 1, "H100-SXM");
+  t->lp.point.ep = 8;
+  t->lp.point.etp = 1;
+  const auto args = [&] { return text_of(launch_files(t->lp), "megatron_lm_args.sh"); };
+  CHECK(contains(args(), "--moe-token-dispatcher-type alltoall"));
+  CHECK_FALSE(contains(args(), "--moe-flex-dispatcher-backend"));
+  auto native = std::make_shared<NativeContext>();
+  native->settings.moe_dispatcher = MoeDispatcher::hybridep;
+  t->ctx.native = native;
+  CHECK(contains(args(), "--moe-token-dispatcher-type flex\n  --moe-flex-dispatcher-backend "
+                         "hybridep\n"));
+  CHECK_FALSE(contains(args(), "--moe-token-dispatcher-type alltoall"));
+  CHECK(documented_argument("Megatron-LM", "--moe-token-dispatcher-type"));
+  CHECK(documented_argument("Megatron-LM", "--moe-flex-dispatcher-backend"));
+  native->settings.moe_dispatcher = MoeDispatcher::deepep;
+  CHECK(contains(args(), "--moe-flex-dispatcher-backend deepep\n"));
+  // torchtitan's and DeepSpeed's MoE layers send every top-k copy: refused.
+  t->lp.point.method = DpMethod::fsdp;
+  t->lp.point.dp = 32;
+  CHECK_THROWS_WITH(launch_files(t->lp),
+                    Catch::Contains("no torchtitan files: the plan was estimated with "
+                                    "--moe_dispatcher deepep"));
+  // Without expert parallelism nothing is dispatched: the all-to-all flag, no refusal.
+  auto one = plan_for("qwen3_30B_A3B", DpMethod::dp, 1, 1, "H100-SXM");
+  one->lp.point.ep = 1;
+  one->lp.point.etp = 1;
+  one->ctx.native = native;
+  CHECK(contains(text_of(launch_files(one->lp), "megatron_lm_args.sh"),
+                 "--moe-token-dispatcher-type alltoall"));
+}
+
 TEST_CASE("pipeline layout: Megatron-LM gets the plan's --pipeline_layout as given, the other "
           "frameworks refuse it (issue 27)",
           "[launch][rules]") {

@@ -73,6 +73,60 @@ TEST_CASE("all-to-all: each rank's bytes spread over the ranks, node and network
   CHECK(ep_ranks_per_node(p, 8) == 2);
 }
 
+TEST_CASE("flex dispatcher: a token sent once per destination node and rank (DeepEP, HybridEP)",
+          "[moe]") {
+  // The chance a group of E/g experts holds one of a token's k: 1 - C(E - E/g, k) / C(E, k).
+  // 4 experts, top-2, 2 groups of 2: 1 - C(2,2)/C(4,2) = 1 - 1/6.
+  CHECK(group_hit_share(4, 2, 2) == Approx(5.0 / 6.0));
+  // One expert per group: k / E.
+  CHECK(group_hit_share(4, 2, 4) == Approx(0.5));
+  CHECK(group_hit_share(4, 2, 1) == 1.0);
+  // 8 experts, top-2, 2 groups of 4: 1 - C(4,2)/C(8,2) = 1 - 6/28.
+  CHECK(group_hit_share(8, 2, 2) == Approx(22.0 / 28.0));
+  // Qwen3-30B-A3B, 128 experts top-8 on 2 nodes: 1 - C(64,8)/C(128,8) = 0.9969 (the
+  // all-to-all sends 8 x 8/16 = 4 copies over the network).
+  double none = 1.0;
+  for (int i = 0; i < 8; ++i) none *= (64.0 - i) / (128.0 - i);
+  CHECK(group_hit_share(128, 8, 2) == Approx(1.0 - none));
+  CHECK(group_hit_share(128, 8, 2) == Approx(0.9969).margin(1e-4));
+
+  const A2aLink node{100e9, 1e-6};
+  const A2aLink net{10e9, 10e-6};
+  // 4 ranks, 2 per node, 4 experts top-2, 1 GB of tokens per GPU (one copy): other node
+  // 1 x 5/6 copies over the network (83.3 ms), NVLink (4 - 2) x 1/2 = 1 copy (10 ms): the
+  // network sets the time. The all-to-all sends 2 GB: 2 of 4 shares over the network (100 ms).
+  CHECK(flex_all_to_all_s(1e9, 4, 2, 4, 2, node, net) == Approx(10e-6 + 5.0 / 6.0 * 0.1));
+  CHECK(all_to_all_s(2e9, 4, 2, node, net) == Approx(10e-6 + 0.1));
+  // One node of 4 ranks, one expert each: no two copies of a token go to one rank, so the flex
+  // dispatcher sends what the all-to-all sends (3 x 1/2 copies = 1.5 GB at 100 GB/s).
+  CHECK(flex_all_to_all_s(1e9, 4, 2, 4, 4, node, net) == Approx(1e-6 + 0.015));
+  CHECK(all_to_all_s(2e9, 4, 4, node, net) == Approx(1e-6 + 0.015));
+  // 2 ranks in a node, 8 experts top-2: the other rank gets 22/28 copies, not 1.
+  CHECK(flex_all_to_all_s(1e9, 8, 2, 2, 2, node, net) == Approx(1e-6 + 22.0 / 28.0 * 0.01));
+  CHECK(flex_all_to_all_s(1e9, 8, 2, 1, 1, node, net) == 0.0);
+  CHECK(std::string(moe_dispatcher_name(MoeDispatcher::hybridep)) == "hybridep");
+  CHECK(std::string(moe_dispatcher_name(MoeDispatcher::alltoall)) == "alltoall");
+  CHECK_FALSE(flex_dispatcher(MoeDispatcher::alltoall));
+  CHECK(flex_dispatcher(MoeDispatcher::deepep));
+
+  // In the estimate (small MoE: 16 experts top-2, ep 8 in one node): per layer and
+  // micro-batch 2048 tokens x 1024 x 2 bytes = 4 MiB a copy, 7 x (1 - C(14,2)/C(16,2)) =
+  // 7 x 29/120 copies over NVLink at 0.8 x 450 GB/s (the all-to-all: 7/8 x 2 copies).
+  const ModelSpec m = small_moe();
+  NativeContext c = context(m);
+  c.settings.moe_dispatcher = MoeDispatcher::hybridep;
+  const NativeEstimate flex = estimate(c, point(DpMethod::dp, 1, 1, 16, 8, 1));
+  const double copy = 2048.0 * 1024 * 2;
+  const double a2a = 8.4e-6 + 3.4e-6 + 7.0 * 29.0 / 120.0 * copy / (0.8 * 450e9);
+  CHECK(flex.stages[0].moe_comm_s == Approx(8 * 2 * 2 * a2a));
+  const NativeEstimate plain = estimate(context(m), point(DpMethod::dp, 1, 1, 16, 8, 1));
+  CHECK(flex.stages[0].moe_comm_s < plain.stages[0].moe_comm_s);
+  // Across two nodes the network carries 92/120 copies of a token instead of 1.
+  const NativeEstimate flex16 = estimate(c, point(DpMethod::dp, 1, 1, 16, 16, 1));
+  const NativeEstimate plain16 = estimate(context(m), point(DpMethod::dp, 1, 1, 16, 16, 1));
+  CHECK(flex16.stages[0].moe_comm_s < plain16.stages[0].moe_comm_s);
+}
+
 TEST_CASE("dispatch bytes: the rank's tokens, top-k copies of h, times the imbalance", "[moe]") {
   const ModelSpec m = small_moe();
   DesignPoint p;

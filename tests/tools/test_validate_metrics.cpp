@@ -222,6 +222,17 @@ TEST_CASE("a corpus row's four columns: catalog GPU, network, framework, archite
                     Catch::Contains("inter_node_busbw_gbit '0' must be positive"));
   CHECK_THROWS_WITH(make_case(corpus_row({{"inter_node_busbw_gbit", "fast"}}), catalog),
                     Catch::Contains("inter_node_busbw_gbit 'fast'"));
+  // The row's token dispatcher goes to --moe_dispatcher; empty leaves the default (alltoall).
+  const auto flex = contract(make_case(corpus_row({{"moe_dispatcher", "hybridep"}}), catalog),
+                             "zs", "m.json");
+  const auto disp = std::find(flex.begin(), flex.end(), "--moe_dispatcher");
+  REQUIRE(disp != flex.end());
+  CHECK(*(disp + 1) == "hybridep");
+  const auto plain = contract(make_case(corpus_row({}), catalog), "zs", "m.json");
+  CHECK(std::find(plain.begin(), plain.end(), "--moe_dispatcher") == plain.end());
+  CHECK_THROWS_WITH(make_case(corpus_row({{"moe_dispatcher", "flex"}}), catalog),
+                    Catch::Contains("moe_dispatcher 'flex' must be alltoall, deepep, hybridep "
+                                    "or empty"));
   // Bad values are one-line errors naming them.
   CHECK_THROWS_WITH(make_case(corpus_row({{"catalog_gpu", "Z9"}}), catalog),
                     Catch::Contains("catalog_gpu 'Z9'"));

@@ -279,6 +279,13 @@ Case make_case(const Row& r, const HardwareCatalog& catalog) {
   c.grad_reduce_fp32 = setting("grad_reduce_fp32", "on", "off");
   c.master_weights = setting("master_weights", "on", "off");
   c.moe_a2a_overlap = setting("moe_a2a_overlap", "on", "off");
+  c.moe_dispatcher = r.at("moe_dispatcher");
+  if (!c.moe_dispatcher.empty() && c.moe_dispatcher != "alltoall" && c.moe_dispatcher != "deepep" &&
+      c.moe_dispatcher != "hybridep") {
+    throw BadInput(fmt::format("row {}: moe_dispatcher '{}' must be alltoall, deepep, hybridep "
+                               "or empty",
+                               c.id, c.moe_dispatcher));
+  }
   c.attention_kernel = r.at("attention_kernel");
   if (!c.attention_kernel.empty() && !attention_kernel_named(c.attention_kernel)) {
     throw BadInput(fmt::format("row {}: attention_kernel '{}' must be auto, fa2, triton or empty",
@@ -477,6 +484,7 @@ std::vector<std::string> contract(const Case& c, const fs::path& exe, const fs::
                                     std::pair{"--fused_layers", &c.fused_layers},
                                     std::pair{"--grad_reduce_fp32", &c.grad_reduce_fp32},
                                     std::pair{"--moe_a2a_overlap", &c.moe_a2a_overlap},
+                                    std::pair{"--moe_dispatcher", &c.moe_dispatcher},
                                     std::pair{"--attention_kernel", &c.attention_kernel},
                                     std::pair{"--layer_impl", &c.layer_impl},
                                     std::pair{"--master_weights", &c.master_weights}}) {

@@ -35,6 +35,9 @@ struct Case {
   std::string layer_impl;
   /// "on", "off" or empty (the estimator's default, on: fp32 master weights and Adam moments).
   std::string master_weights;
+  /// Megatron-Core's token dispatcher of the row's recipe (--moe_dispatcher): alltoall, deepep,
+  /// hybridep or empty (the estimator's default, alltoall).
+  std::string moe_dispatcher;
   long long layers = 0, hidden = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0, seq = 0;
   int num_gpus = 0, gpn = 0, tp = 1, pp = 1, dp = 1, cp = 1, mbs = 0, gbs = 0, v = 1;
   /// Network bandwidth per node in Gbit/s when the row states its own (0: the catalog's).

@@ -65,6 +65,37 @@ struct A2aLink {
 [[nodiscard]] double all_to_all_s(double bytes, int n, int intra, const A2aLink& node,
                                   const A2aLink& network) noexcept;
 
+/// Megatron-Core's token dispatcher (--moe_dispatcher; docs/moe.md §3.2):
+/// `alltoall` (MoEAlltoAllTokenDispatcher: each of a token's top-k expert copies is sent to its
+/// expert's rank) or the flex dispatcher (MoEFlexTokenDispatcher, --moe-token-dispatcher-type
+/// flex) with DeepEP or HybridEP (--moe-flex-dispatcher-backend deepep|hybridep), which send a
+/// token once to each node holding one of its experts and forward it there once to each rank
+/// holding one (megatron/core/transformer/moe/token_dispatcher.py and fused_a2a.py at
+/// NVIDIA/Megatron-LM@d98e8a64; deepseek-ai/DeepEP csrc/kernels/internode.cu).
+enum class MoeDispatcher { alltoall, deepep, hybridep };
+
+[[nodiscard]] const char* moe_dispatcher_name(MoeDispatcher d) noexcept;
+[[nodiscard]] inline bool flex_dispatcher(MoeDispatcher d) noexcept {
+  return d != MoeDispatcher::alltoall;
+}
+
+/// The chance that one of `groups` equal groups of experts (experts / groups each) holds at
+/// least one of a token's `topk` experts under uniform routing without repeats:
+/// 1 - C(E - E/groups, k) / C(E, k). 1 when groups is 1; 0 without experts.
+[[nodiscard]] double group_hit_share(int experts, int topk, int groups) noexcept;
+
+/// The flex dispatcher's dispatch (or combine) over n expert-parallel ranks, `intra` of them in
+/// a node (or NVLink domain), N = n / intra nodes: each GPU's tokens (`token_bytes`: one copy of
+/// every token) go over the network once per other node holding one of a token's top-k
+/// experts, (N - 1) x group_hit_share(E, k, N) copies, and over NVLink once per rank holding one
+/// that is not the GPU the token entered its node by, (n - N) x group_hit_share(E, k, n) copies
+/// (DeepEP's internode dispatch: RDMA to the same-index GPU of each destination node, then
+/// NVLink forwarding by is_token_in_nvl_rank). Both tiers at once, plus the slowest tier's
+/// latency, as all_to_all_s.
+[[nodiscard]] double flex_all_to_all_s(double token_bytes, int experts, int topk, int n,
+                                       int intra, const A2aLink& node,
+                                       const A2aLink& network) noexcept;
+
 /// Ranks of one expert-parallel group inside a node: ep ranks at a stride of etp (expert ranks:
 /// etp innermost, then ep, then edp), at most ep.
 [[nodiscard]] int ep_ranks_per_node(const DesignPoint& p, int gpus_per_node) noexcept;

@@ -93,6 +93,10 @@ struct NativeSettings {
   /// (--moe_a2a_overlap: Megatron-LM --overlap-moe-expert-parallel-comm --delay-wgrad-compute;
   /// docs/moe.md §3.1). Off: the dispatch and combine are charged in full.
   bool moe_a2a_overlap = false;
+  /// Megatron-Core's token dispatcher (--moe_dispatcher; docs/moe.md §3.2): alltoall sends
+  /// every top-k copy of a token; DeepEP and HybridEP (the flex dispatcher) send a token once
+  /// per destination node and rank (flex_all_to_all_s).
+  MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
   /// Megatron-Core's pipeline layout (--pipeline_layout; docs/native.md §2.5): the layers,
   /// embedding, loss and MTP layers of each (rank, virtual stage). Null: the default split.
   /// Points whose pp x virtual stages is not its chunk count are invalid.

@@ -134,6 +134,27 @@ bool moe_a2a_overlapped(const Facts& f) {
   return st != nullptr && st->moe_a2a_overlap && moe_a2a_overlap_runs(f.model, f.p);
 }
 
+const char* flex_backend(const Facts& f) {
+  const NativeSettings* st = native_settings(f);
+  if (st == nullptr || !flex_dispatcher(st->moe_dispatcher) || !f.model.is_moe() || f.p.ep <= 1) {
+    return nullptr;
+  }
+  return moe_dispatcher_name(st->moe_dispatcher);
+}
+
+std::string moe_dispatcher_refusal(const Facts& f, const char* what, const char* framework) {
+  const char* backend = flex_backend(f);
+  if (backend == nullptr) return {};
+  // DeepEP and HybridEP are Megatron-Core's flex dispatcher backends
+  // (megatron/core/transformer/moe/token_dispatcher.py, MoEFlexTokenDispatcher, at d98e8a64);
+  // the other writers' frameworks dispatch every top-k copy.
+  return fmt::format("{}: the plan was estimated with --moe_dispatcher {} (Megatron-Core's flex "
+                     "token dispatcher, a token sent once per destination node and rank), which "
+                     "{} does not run; estimate it with --moe_dispatcher alltoall or write "
+                     "Megatron-LM files",
+                     what, backend, framework);
+}
+
 std::string moe_a2a_overlap_refusal(const Facts& f, const char* what, const char* framework) {
   if (!moe_a2a_overlapped(f)) {
     return {};

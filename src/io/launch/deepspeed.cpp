@@ -39,6 +39,7 @@ std::string refusal(const Facts& f) {
     }
     std::string why = fused_loss_refusal(f, "DeepSpeed");
     if (why.empty()) why = moe_a2a_overlap_refusal(f, "no DeepSpeed config", "DeepSpeed");
+    if (why.empty()) why = moe_dispatcher_refusal(f, "no DeepSpeed config", "DeepSpeed");
     return why.empty() ? autoep_refusal(f) : why;
   }
   case DpLaunchKind::replicate:

@@ -57,6 +57,11 @@ std::string refusal(const Facts& f) {
       !why.empty()) {
     return why;
   }
+  if (std::string why = moe_dispatcher_refusal(f, "no Megatron-DeepSpeed files",
+                                               "Megatron-DeepSpeed");
+      !why.empty()) {
+    return why;
+  }
   if (f.p.cp > 1 && f.p.cp_comm != CpComm::a2a) {
     return fmt::format("no Megatron-DeepSpeed files: it splits sequences with DeepSpeed-Ulysses "
                        "only (--ds-sequence-parallel-size, an all-to-all), not {} (cp {} {})",

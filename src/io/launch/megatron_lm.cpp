@@ -164,10 +164,19 @@ void model_shape(Args& a, const Facts& f) {
       a.add("--moe-expert-capacity-factor", fmt::format("{:g}", m.capacity_factor));
     }
     // The estimated expert layout (MoE parallel folding): experts over ep ranks, each split
-    // over etp; the all-to-all dispatcher and grouped GEMM the estimate charges.
+    // over etp; the token dispatcher and grouped GEMM the estimate charges. The flex
+    // dispatcher (--moe_dispatcher deepep|hybridep) is TransformerConfig's
+    // moe_token_dispatcher_type 'flex' with moe_flex_dispatcher_backend, flags of
+    // megatron/training/arguments.py's ArgumentGroupFactory(TransformerConfig) at d98e8a64
+    // (the older --moe-enable-deepep is deprecated there).
     a.add("--expert-model-parallel-size", f.p.ep);
     a.add("--expert-tensor-parallel-size", f.p.etp);
-    a.add("--moe-token-dispatcher-type", "alltoall");
+    if (const char* backend = flex_backend(f)) {
+      a.add("--moe-token-dispatcher-type", "flex");
+      a.add("--moe-flex-dispatcher-backend", backend);
+    } else {
+      a.add("--moe-token-dispatcher-type", "alltoall");
+    }
     a.add("--moe-grouped-gemm");
   }
   a.add("--attention-dropout", "0.0");

@@ -252,6 +252,10 @@ std::string refusal(const Facts& f) {
         !why.empty()) {
       return why;
     }
+    if (std::string why = moe_dispatcher_refusal(f, "no torchtitan files", "torchtitan v0.2.2");
+        !why.empty()) {
+      return why;
+    }
   } else if (std::string why = llama3_refusal(m); !why.empty()) {
     return why;
   }

@@ -103,6 +103,13 @@ struct Writer {
 /// the MoE all-to-alls with Megatron-Core's combined 1F1B; empty when it did not.
 [[nodiscard]] std::string moe_a2a_overlap_refusal(const Facts& f, const char* what,
                                                   const char* framework);
+/// The flex dispatcher backend the estimate priced the plan's MoE all-to-alls with
+/// (--moe_dispatcher deepep|hybridep, an MoE model with ep > 1), or null: the all-to-all one.
+[[nodiscard]] const char* flex_backend(const Facts& f);
+/// Why `framework` (`what`: "no DeepSpeed config", ...) cannot run a plan whose all-to-alls were
+/// priced as Megatron-Core's flex dispatcher (DeepEP or HybridEP); empty when they were not.
+[[nodiscard]] std::string moe_dispatcher_refusal(const Facts& f, const char* what,
+                                                 const char* framework);
 /// The --pipeline_layout the plan was estimated with (Megatron-Core's layout), or null.
 [[nodiscard]] const PipelineLayout* pipeline_layout(const Facts& f);
 /// Why `framework` (`what`: "no DeepSpeed config", ...) cannot run a plan estimated with a

@@ -147,6 +147,44 @@ double all_to_all_s(double bytes, int n, int intra, const A2aLink& node,
   return latency + std::max(inside, outside);
 }
 
+const char* moe_dispatcher_name(MoeDispatcher d) noexcept {
+  switch (d) {
+  case MoeDispatcher::deepep: return "deepep";
+  case MoeDispatcher::hybridep: return "hybridep";
+  case MoeDispatcher::alltoall: break;
+  }
+  return "alltoall";
+}
+
+double group_hit_share(int experts, int topk, int groups) noexcept {
+  if (experts <= 0 || topk <= 0 || groups <= 0) return 0.0;
+  if (groups == 1) return 1.0;
+  // C(E - E/g, k) / C(E, k) = prod_{i < k} (E - E/g - i) / (E - i): the chance none of the k
+  // distinct experts is among the group's E/g.
+  const double e = experts;
+  const double outside = e - e / groups;
+  double none = 1.0;
+  for (int i = 0; i < topk; ++i) {
+    const double num = outside - i;
+    if (num <= 0.0) return 1.0;
+    none *= num / (e - i);
+  }
+  return 1.0 - none;
+}
+
+double flex_all_to_all_s(double token_bytes, int experts, int topk, int n, int intra,
+                         const A2aLink& node, const A2aLink& network) noexcept {
+  if (n <= 1 || token_bytes <= 0.0) return 0.0;
+  intra = std::clamp(intra, 1, n);
+  const int nodes = (n + intra - 1) / intra;
+  const double net_copies = (nodes - 1) * group_hit_share(experts, topk, nodes);
+  const double nvl_copies = (n - nodes) * group_hit_share(experts, topk, n);
+  const double inside = nvl_copies * token_bytes / node.bytes_per_s;
+  const double outside = net_copies * token_bytes / network.bytes_per_s;
+  const double latency = nodes > 1 ? network.latency_s : node.latency_s;
+  return latency + std::max(inside, outside);
+}
+
 int ep_ranks_per_node(const DesignPoint& p, int gpus_per_node) noexcept {
   const int per_node = std::max(1, gpus_per_node / std::max(1, static_cast<int>(p.etp)));
   return std::max(1, std::min(static_cast<int>(p.ep), per_node));

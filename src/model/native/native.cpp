@@ -1597,7 +1597,15 @@ void add_moe_comm(NativeStage& st, const NativeContext& ctx, const DesignPoint& 
   const NcclLatency net_lat = nccl_latency(Transport::net);
   const A2aLink node{intra_bus_bytes_per_s(gpu, intra), node_lat.simple_base_s + node_lat.simple_step_s};
   const A2aLink net{scale_out_bytes_per_s(ctx, gpu), net_lat.simple_base_s + net_lat.simple_step_s};
-  const double a2a = all_to_all_s(bytes, p.ep, intra, node, net);
+  // The flex dispatcher (DeepEP, HybridEP) sends one copy of a token per destination node and
+  // rank, the all-to-all dispatcher one per top-k expert (docs/moe.md §3.2).
+  const double a2a =
+      flex_dispatcher(ctx.settings.moe_dispatcher)
+          ? flex_all_to_all_s(bytes / static_cast<double>(std::max<std::int64_t>(
+                                              1, m.experts_per_token)),
+                              static_cast<int>(m.num_experts),
+                              static_cast<int>(m.experts_per_token), p.ep, intra, node, net)
+          : all_to_all_s(bytes, p.ep, intra, node, net);
   const double etp_comm =
       p.etp > 1 ? dp_half_s(spaced_group(ctx, p.etp, 1, gpu, world_size(p)), bytes * p.etp) : 0.0;
   const double pass = 2.0 * (a2a + etp_comm); // dispatch + combine
