@@ -494,7 +494,7 @@ void check_native(const RawOptions& raw, Options& o) {
       {"--framework_overhead_gib", &raw.framework_overhead_gib},
       {"--sequence_parallel", &raw.sequence_parallel},
       {"--flash_attention", &raw.flash_attention},
-      {"--attention_kernel", &raw.attention_kernel},
+      {"--attention_kernel", &raw.attention_kernel}, {"--fp8_recipe", &raw.fp8_recipe},
       {"--overlap_grad_reduce", &raw.overlap_grad_reduce},
       {"--fused_loss", &raw.fused_loss}, {"--cp_kv_repeat", &raw.cp_kv_repeat},
       {"--fused_layers", &raw.fused_layers},
@@ -573,6 +573,18 @@ void check_native(const RawOptions& raw, Options& o) {
     if (o.native.attention_kernel != AttentionKernel::automatic && !o.native.flash_attention) {
       throw InputError(fmt::format("--attention_kernel {} needs fused attention "
                                    "(--flash_attention on)", raw.attention_kernel));
+    }
+  }
+  if (!raw.fp8_recipe.empty()) {
+    const std::optional<Fp8Recipe> recipe = fp8_recipe_named(raw.fp8_recipe);
+    if (!recipe) {
+      throw InputError(fmt::format("--fp8_recipe '{}' must be tensorwise or rowwise",
+                                   raw.fp8_recipe));
+    }
+    o.native.fp8_recipe = *recipe;
+    if (*recipe != Fp8Recipe::tensorwise &&
+        std::find(o.dtypes.begin(), o.dtypes.end(), Dtype::fp8) == o.dtypes.end()) {
+      throw InputError(fmt::format("--fp8_recipe {} needs --dtype fp8", raw.fp8_recipe));
     }
   }
   if (!raw.overlap_grad_reduce.empty()) {

@@ -379,6 +379,11 @@ ParseResult parse_options(int argc, const char* const* argv) {
        "scaled_dot_product_attention on H100), fa2 (FlashAttention-2: 35 % of the peak on "
        "Hopper) or triton (FlashAttention's 2022 Triton kernel, llm-foundry's attn_impl "
        "triton: half of FlashAttention-2's rate)"},
+      {"--fp8_recipe", &RawOptions::fp8_recipe, "tensorwise|rowwise",
+       "With --dtype fp8, how the linears' inputs are scaled: tensorwise (default: one scale "
+       "per tensor, current scaling, as Transformer Engine's Float8CurrentScaling and torchao's "
+       "default) or rowwise (torchao's rowwise recipe: each linear at its bf16 time over "
+       "torchao's measured rowwise speedup for its shape)"},
       {"--overlap_grad_reduce", &RawOptions::overlap_grad_reduce, "on|off",
        "Overlap the gradient reduction of dp and zero0-2 with backward (Megatron-LM "
        "--overlap-grad-reduce, DeepSpeed overlap_comm): on or off (default: off, both "

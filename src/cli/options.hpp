@@ -81,6 +81,7 @@ struct RawOptions {
   std::string sequence_parallel;
   std::string flash_attention;
   std::string attention_kernel;
+  std::string fp8_recipe;
   std::string overlap_grad_reduce;
   std::string fused_loss;
   std::string cp_kv_repeat;

@@ -398,6 +398,26 @@ double gemm_shape_s(double m, double n, double k, double peak, double e_max,
   return std::max(compute, memory);
 }
 
+namespace {
+
+/// A linear layer with torchao's rowwise fp8 (fp8_rowwise.hpp): its 16-bit GEMM time over the
+/// speedup torchao measured for its forward M (m), K (k), N (n). Out of line: the tensorwise and
+/// 16-bit paths of analytic_layer_times stay as they were.
+[[gnu::noinline]] double rowwise_gemm_s(double m, double n, double k, double peak16,
+                                        const AnalyticCalibration& c, bool shapes, int sms,
+                                        double elem, double bw) noexcept {
+  double t = 0.0;
+  if (shapes) {
+    t = gemm_shape_s(m, n, k, peak16, c.gemm_e_max, c, sms, elem, elem, bw);
+  } else {
+    const double flops = 2 * m * n * k;
+    t = flops / (peak16 * gemm_efficiency(c.gemm_e_max, c, flops));
+  }
+  return t / fp8_rowwise_speedup(m, k, n);
+}
+
+} // namespace
+
 double tp_overlap_exposed_s(double comm_s, double gemm_s, int t) noexcept {
   if (t <= 1 || comm_s <= 0) {
     return std::max(0.0, comm_s);
@@ -499,7 +519,14 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   // A GEMM of M x N x K: by FLOPs on the calibrated curve, or (native) by its shape.
   const int sms = gpu.sm_count.value_or(0);
   const double in_bytes = st.dtype == Dtype::fp8 ? 1.0 : elem;
+  // torchao's rowwise fp8 (fp8_rowwise.hpp): a linear takes its 16-bit time over the speedup
+  // torchao measured for its shape, casts included (so no cast traffic is charged below).
+  const bool rowwise = st.dtype == Dtype::fp8 && st.fp8_recipe == Fp8Recipe::rowwise;
   const auto gemm_s = [&](double m_, double n_, double k_) {
+    if (rowwise) [[unlikely]] {
+      return rowwise_gemm_s(m_, n_, k_, peak_flops(gpu, Dtype::bf16), c, st.gemm_shapes, sms,
+                            elem, bw);
+    }
     if (st.gemm_shapes) {
       return gemm_shape_s(m_, n_, k_, P, e_max, c, sms, in_bytes, elem, bw);
     }
@@ -617,7 +644,7 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
       bytes += (2 * elem + 1) * b * x.a * x.s * x.s / t / cp;
     }
   }
-  if (st.dtype == Dtype::fp8) {
+  if (st.dtype == Dtype::fp8 && !rowwise) {
     // Casts of the GEMM inputs (qkv, fc1: h; out projection: a d / tp; fc2: ffn / tp) with
     // current scaling, as Transformer Engine's Float8CurrentScaling and torchao's tensorwise
     // Float8 run: a pass that reads 2 bytes for the amax, then one that reads 2 and writes the

@@ -521,6 +521,38 @@ TEST_CASE("a power-capped GPU's measured matmul rate sets its efficiency (T4)", 
   CHECK(catalog().gpu("A100-80GB").sm_count == 108);
 }
 
+TEST_CASE("the 500 W H100 96 GB: peak between NVL and SXM, matmul rate scaled alike",
+          "[analytic]") {
+  // torchtitan's benchmark hosts: "the actual peak TFLOPs number is between SXM and NVL".
+  // Interpolated in board power between NVIDIA's datasheets (NVL 835.5 bf16 / 1670.5 fp8 at
+  // 400 W, SXM 989.4 / 1978.9 at 700 W) at 500 W: 835.5 + 153.9 x 100 / 300 = 886.8,
+  // 1670.5 + 308.4 / 3 = 1773.3.
+  const GpuSpec& g = catalog().gpu("H100-SXM-96GB");
+  const GpuSpec& sxm = catalog().gpu("H100-SXM");
+  CHECK(*g.peak_tflops.bf16 == Approx(835.5 + (989.4 - 835.5) * (500.0 - 400.0) / 300.0)
+                                  .margin(0.05));
+  CHECK(*g.peak_tflops.fp8 == Approx(1670.5 + (1978.9 - 1670.5) / 3.0).margin(0.05));
+  REQUIRE(g.mamf);
+  // The 700 W matmul rates scaled by the same ratio: 794.5 x 886.8 / 989.4 = 712.1,
+  // 1402.6 x 1773.3 / 1978.9 = 1256.9; so the achieved share of the peak is H100 SXM's.
+  CHECK(*g.mamf->bf16_tflops == Approx(712.1));
+  CHECK(*g.mamf->fp8_tflops == Approx(1256.9));
+  const AnalyticCalibration c = prior_calibration(g);
+  const AnalyticCalibration c_sxm = prior_calibration(sxm);
+  CHECK(c.gemm_e_max == Approx(c_sxm.gemm_e_max).epsilon(2e-4));
+  CHECK(c.gemm_e_max_fp8 == Approx(c_sxm.gemm_e_max_fp8).epsilon(2e-4));
+  // A large layer's GEMMs take 989.4 / 886.8 = 1.1157 times as long as on the 700 W part
+  // (compute-bound: llama2_13B at its own sequence length, bf16).
+  const ModelSpec& m = models().find("llama2_13B");
+  AnalyticSettings s;
+  s.dtype = Dtype::bf16;
+  const double t = analytic_layer_times(m, g, c, s).gemm_forward_s;
+  const double t_sxm = analytic_layer_times(m, sxm, c_sxm, s).gemm_forward_s;
+  CHECK(t / t_sxm == Approx(1.1157).epsilon(1e-3));
+  REQUIRE(g.power);
+  CHECK(g.power->tdp_w == 500.0);
+}
+
 TEST_CASE("a GeForce GPU's measured matmul rate lifts the gddr prior (RTX 4090)", "[analytic]") {
   // RTX 4090: 164.81 of its 165.2 bf16 TFLOPS measured (torch-performance-test-data #78), on
   // A100's reference: 0.7 x (164.81 / 165.2) / (271.2 / 312) = 0.8034, against the gddr class

@@ -259,6 +259,9 @@ Case make_case(const Row& r, const HardwareCatalog& catalog) {
   }
   const std::string& precision = r.at("precision");
   c.dtype = has(precision, "fp8") ? "fp8" : has(precision, "fp16") ? "fp16" : "bf16";
+  // The fp8 scaling recipe where the precision names it (torchtitan's 2025-06 async-TP
+  // benchmark: "float8 rowwise"); otherwise the estimator's default, tensorwise.
+  if (c.dtype == "fp8" && has(precision, "rowwise")) c.fp8_recipe = "rowwise";
   c.measured_gib = to_real(r.at("memory_gib_per_gpu"), c, "memory_gib_per_gpu");
   // on/off and yes/no settings; the corpus format allows yes/no for on/off too.
   const auto setting = [&](const char* key, const char* a, const char* b) {
@@ -486,6 +489,7 @@ std::vector<std::string> contract(const Case& c, const fs::path& exe, const fs::
                                     std::pair{"--moe_a2a_overlap", &c.moe_a2a_overlap},
                                     std::pair{"--moe_dispatcher", &c.moe_dispatcher},
                                     std::pair{"--attention_kernel", &c.attention_kernel},
+                                    std::pair{"--fp8_recipe", &c.fp8_recipe},
                                     std::pair{"--layer_impl", &c.layer_impl},
                                     std::pair{"--master_weights", &c.master_weights}}) {
     if (!value->empty()) a.insert(a.end(), {flag, *value});

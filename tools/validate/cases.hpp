@@ -38,6 +38,8 @@ struct Case {
   /// Megatron-Core's token dispatcher of the row's recipe (--moe_dispatcher): alltoall, deepep,
   /// hybridep or empty (the estimator's default, alltoall).
   std::string moe_dispatcher;
+  /// "rowwise" where an fp8 row's precision names it; empty: the estimator's default.
+  std::string fp8_recipe;
   long long layers = 0, hidden = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0, seq = 0;
   int num_gpus = 0, gpn = 0, tp = 1, pp = 1, dp = 1, cp = 1, mbs = 0, gbs = 0, v = 1;
   /// Network bandwidth per node in Gbit/s when the row states its own (0: the catalog's).

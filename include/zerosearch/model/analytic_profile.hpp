@@ -16,6 +16,7 @@
 #include "zerosearch/core/hardware.hpp"
 #include "zerosearch/core/model.hpp"
 #include "zerosearch/core/profile.hpp"
+#include "zerosearch/model/fp8_rowwise.hpp"
 
 namespace zerosearch {
 
@@ -187,6 +188,9 @@ struct AnalyticSettings {
   bool flash_attention = false;
   /// Which fused kernel runs it (with flash_attention).
   AttentionKernel attention_kernel = AttentionKernel::automatic;
+  /// How fp8 linears are scaled (with dtype fp8; fp8_rowwise.hpp): tensorwise runs them at the
+  /// fp8 rate plus the casts, rowwise at their 16-bit time over torchao's measured speedup.
+  Fp8Recipe fp8_recipe = Fp8Recipe::tensorwise;
   /// Whether the LM head is split over tp: DeepSpeed's profiles are, Megatron-LM's measured
   /// ones are not (their post_process time does not change with tp).
   bool lm_head_tp_split = true;

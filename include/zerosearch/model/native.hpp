@@ -41,6 +41,9 @@ struct NativeSettings {
   bool flash_attention = true;
   /// The fused attention kernel (--attention_kernel; with flash_attention).
   AttentionKernel attention_kernel = AttentionKernel::automatic;
+  /// How fp8 linears are scaled (--fp8_recipe; with --dtype fp8): tensorwise (default) or
+  /// torchao's rowwise (model/fp8_rowwise.hpp).
+  Fp8Recipe fp8_recipe = Fp8Recipe::tensorwise;
   /// Megatron-LM sequence parallelism with tp > 1 (norm and dropout activations split over tp).
   bool sequence_parallel = true;
   /// The gradient reduction of dp and ZeRO 0-2 overlaps backward (--overlap_grad_reduce:

@@ -2808,6 +2808,7 @@ TokenPipeline native_token_pipeline(const NativeContext& ctx, const DesignPoint&
   st.dtype = p.dtype;
   st.flash_attention = settings.flash_attention;
   st.attention_kernel = settings.attention_kernel;
+  st.fp8_recipe = settings.fp8_recipe;
   st.lm_head_tp_split = true;
   st.sequence_parallel = settings.sequence_parallel && p.tp > 1;
   // The native costs (docs/native.md §2.2): GEMMs by shape, the host issuing the kernels of
