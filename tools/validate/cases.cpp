@@ -290,6 +290,12 @@ Case make_case(const Row& r, const HardwareCatalog& catalog) {
                                "or empty",
                                c.id, c.layer_impl));
   }
+  c.fused_softmax_check = r.at("fused_softmax_check");
+  if (!c.fused_softmax_check.empty() && !softmax_check_named(c.fused_softmax_check)) {
+    throw BadInput(fmt::format("row {}: fused_softmax_check '{}' must be megatron, "
+                               "bigscience_pre260 or empty",
+                               c.id, c.fused_softmax_check));
+  }
   const std::string& sched = r.at("schedule");
   if (sched.rfind("interleaved", 0) == 0) {
     const auto colon = sched.find(':');
@@ -479,6 +485,7 @@ std::vector<std::string> contract(const Case& c, const fs::path& exe, const fs::
                                     std::pair{"--moe_a2a_overlap", &c.moe_a2a_overlap},
                                     std::pair{"--attention_kernel", &c.attention_kernel},
                                     std::pair{"--layer_impl", &c.layer_impl},
+                                    std::pair{"--fused_softmax_check", &c.fused_softmax_check},
                                     std::pair{"--master_weights", &c.master_weights}}) {
     if (!value->empty()) a.insert(a.end(), {flag, *value});
   }

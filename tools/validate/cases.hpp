@@ -33,6 +33,9 @@ struct Case {
   /// Whose code ran the layers (--layer_impl): framework, hf_gpt2, hf_gpt2_amp or empty (the
   /// framework's).
   std::string layer_impl;
+  /// Megatron's fused-softmax test of the code the row ran (--fused_softmax_check): megatron,
+  /// bigscience_pre260 or empty (the estimator's default, megatron).
+  std::string fused_softmax_check;
   /// "on", "off" or empty (the estimator's default, on: fp32 master weights and Adam moments).
   std::string master_weights;
   long long layers = 0, hidden = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0, seq = 0;
