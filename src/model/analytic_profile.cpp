@@ -379,7 +379,8 @@ namespace {
 /// Whether the layer runs Megatron's unfused attention on a shape whose fused-softmax test
 /// fails (its fused layer in 16 bits, one sequence per rank: cp 1).
 bool torch_softmax_fallback(const ModelSpec& model, const AnalyticSettings& st) noexcept {
-  if (st.flash_attention || !st.fused_kernels || st.layer_impl != LayerImpl::framework ||
+  if (!st.softmax_fallback || st.flash_attention || !st.fused_kernels ||
+      st.layer_impl != LayerImpl::framework ||
       st.context_parallel > 1 || st.dtype == Dtype::fp32 || st.dtype == Dtype::tf32) {
     return false;
   }
@@ -581,7 +582,16 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
     bytes += elem * moe_tokens * x.h * (2.0 + (2.0 + sorted) * x.top_k);
     mlp_bytes += elem * moe_tokens * x.h * (2.0 + (2.0 + sorted) * x.top_k);
   }
+  // Megatron's PyTorch softmax fallback where its fused kernel's test fails (fp32 casts, the
+  // scale, the mask and the softmax as separate kernels), forward and backward bytes.
+  double softmax_fallback_fwd = 0.0;
+  double softmax_fallback_bwd = 0.0;
   if (!st.flash_attention) {
+    if (torch_softmax_fallback(model, st)) {
+      const double scores = b * x.a / t * x.s * x.s;
+      softmax_fallback_fwd = kTorchSoftmaxExtraForwardBytes * scores / bw;
+      softmax_fallback_bwd = kTorchSoftmaxExtraBackwardBytes * scores / bw;
+    }
     bytes += elem * b * x.a * x.s * x.s * 4 / t / cp; // scores, softmax read/write, read for PV
     if (st.attention_dropout_bytes && model.is_gpt_family()) {
       // Megatron-LM's attention_dropout on the probabilities (ParallelSelfAttention.forward,
@@ -609,15 +619,6 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
     }
   }
   const double element_wise = bytes / bw;
-  // Megatron's PyTorch softmax fallback where its fused kernel's test fails (fp32 casts, the
-  // scale, the mask and the softmax as separate kernels, forward and backward).
-  double softmax_fallback_fwd = 0.0;
-  double softmax_fallback_bwd = 0.0;
-  if (torch_softmax_fallback(model, st)) {
-    const double scores = b * x.a / t * x.s * x.s;
-    softmax_fallback_fwd = kTorchSoftmaxExtraForwardBytes * scores / bw;
-    softmax_fallback_bwd = kTorchSoftmaxExtraBackwardBytes * scores / bw;
-  }
   double tp_comm = 0.0;
   double tp_comm_bwd = 0.0;
   if (st.tp > 1) {
@@ -636,9 +637,8 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
     }
   }
   AnalyticLayerTimes out;
-  out.layer.forward_s =
-      gemm + attention + element_wise + softmax_fallback_fwd + c.layer_overhead_s + tp_comm;
-  out.attention_forward_s = attention + softmax_fallback_fwd;
+  out.layer.forward_s = gemm + attention + element_wise + c.layer_overhead_s + tp_comm;
+  out.attention_forward_s = attention;
   out.gemm_forward_s = gemm;
   out.elementwise_forward_s = element_wise;
   out.norm_forward_s = norm_bytes / bw;
@@ -650,8 +650,12 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   out.tp_comm_backward_s = tp_comm_bwd;
   out.layer.backward_s = 2 * gemm +
                          (st.flash_attention ? kFlashBackwardRatio : 2.0) * attention +
-                         2 * element_wise + softmax_fallback_bwd + c.layer_overhead_s +
-                         tp_comm_bwd;
+                         2 * element_wise + c.layer_overhead_s + tp_comm_bwd;
+  if (softmax_fallback_fwd > 0) {
+    out.layer.forward_s += softmax_fallback_fwd;
+    out.attention_forward_s += softmax_fallback_fwd;
+    out.layer.backward_s += softmax_fallback_bwd;
+  }
   // Backward runs two GEMMs per forward GEMM: the input gradient dX = dY W^T and the weight
   // gradient dW = X^T dY, each of the forward's shape and FLOPs, so the weight-gradient part
   // (W) is one forward's GEMM time; attention, element-wise work and the collectives belong to

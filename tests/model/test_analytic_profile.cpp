@@ -697,6 +697,7 @@ TEST_CASE("Megatron's PyTorch softmax fallback: its fp32 traffic per score, by h
   fused.dtype = Dtype::fp16;
   fused.tp = 8;
   fused.micro_batch = 2;
+  fused.softmax_fallback = true;
   AnalyticSettings fallback = fused;
   fallback.softmax_check = SoftmaxCheck::bigscience_pre260;
   const double scores = 2 * 8 * 2048.0 * 2048.0;
@@ -727,6 +728,12 @@ TEST_CASE("Megatron's PyTorch softmax fallback: its fp32 traffic per score, by h
         analytic_layer_times(m, g, c, fused).layer.forward_s);
   fallback.flash_attention = fused.flash_attention = false;
   fallback.fused_kernels = fused.fused_kernels = false;
+  CHECK(analytic_layer_times(m, g, c, fallback).layer.forward_s ==
+        analytic_layer_times(m, g, c, fused).layer.forward_s);
+  // Nor the zerosearch estimator's analytic profiles and the calibration fits (off).
+  fallback.fused_kernels = fused.fused_kernels = true;
+  fallback.softmax_fallback = false;
+  fused.softmax_fallback = false;
   CHECK(analytic_layer_times(m, g, c, fallback).layer.forward_s ==
         analytic_layer_times(m, g, c, fused).layer.forward_s);
 }

@@ -217,7 +217,9 @@ struct AnalyticSettings {
   /// fused_kernels' accounting).
   LayerImpl layer_impl = LayerImpl::framework;
   /// Megatron's fused-softmax test (unfused attention of the fused layer in 16 bits): where it
-  /// fails, the PyTorch fallback's traffic (kTorchSoftmaxExtra*) is charged.
+  /// fails, the PyTorch fallback's traffic (kTorchSoftmaxExtra*) is charged. Off (the
+  /// zerosearch estimator's analytic profiles, the calibration fits): never charged.
+  bool softmax_fallback = false;
   SoftmaxCheck softmax_check = SoftmaxCheck::megatron;
   /// Parameters gathered per layer (ZeRO-3, FSDP): the gather's and reduce-scatter's copy
   /// kernels count as the layer's.

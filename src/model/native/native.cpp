@@ -2736,6 +2736,7 @@ TokenPipeline native_token_pipeline(const NativeContext& ctx, const DesignPoint&
   st.host_sync_s = kHostSync_s;
   st.fused_kernels = !fw.torch_loss || settings.fused_layers;
   st.layer_impl = settings.layer_impl;
+  st.softmax_fallback = true;
   st.softmax_check = settings.softmax_check;
   if (settings.layer_impl != LayerImpl::framework) {
     st.fused_kernels = false; // Hugging Face's eager ops (hf_gpt2_extra)
