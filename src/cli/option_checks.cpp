@@ -499,6 +499,7 @@ void check_native(const RawOptions& raw, Options& o) {
       {"--fused_loss", &raw.fused_loss}, {"--cp_kv_repeat", &raw.cp_kv_repeat},
       {"--fused_layers", &raw.fused_layers},
       {"--layer_impl", &raw.layer_impl},
+      {"--fused_softmax_check", &raw.fused_softmax_check},
       {"--grad_reduce_fp32", &raw.grad_reduce_fp32},
       {"--tp_comm_overlap", &raw.tp_comm_overlap},
       {"--ep", &raw.ep}, {"--etp", &raw.etp}, {"--moe_imbalance", &raw.moe_imbalance},
@@ -622,6 +623,15 @@ void check_native(const RawOptions& raw, Options& o) {
       }
       o.native.flash_attention = false;
     }
+  }
+  if (!raw.fused_softmax_check.empty()) {
+    const std::optional<SoftmaxCheck> check = softmax_check_named(raw.fused_softmax_check);
+    if (!check) {
+      throw InputError(fmt::format("--fused_softmax_check '{}' must be megatron or "
+                                   "bigscience_pre260",
+                                   raw.fused_softmax_check));
+    }
+    o.native.softmax_check = *check;
   }
   if (!raw.grad_reduce_fp32.empty()) {
     o.native.grad_reduce_fp32 = parse_on_off("--grad_reduce_fp32", raw.grad_reduce_fp32);

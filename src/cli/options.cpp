@@ -411,6 +411,13 @@ ParseResult parse_options(int argc, const char* const* argv) {
        "bits), these three implying --flash_attention off; or megatron_unfused (Megatron-LM's "
        "GPT layer with its softmax, bias-GeLU and bias-dropout-add fusions off, as Megatron-LM "
        "v1.1.5 runs by default)"},
+      {"--fused_softmax_check", &RawOptions::fused_softmax_check, "megatron|bigscience_pre260",
+       "With --flash_attention off: whose test decides where Megatron's fused "
+       "scale-mask-softmax kernel runs and where the PyTorch fallback (fp32 casts, scale, mask, "
+       "softmax as separate kernels) does: megatron (default: Megatron-LM's, and "
+       "Megatron-DeepSpeed's since March 2022) or bigscience_pre260 (BigScience's "
+       "Megatron-DeepSpeed from October 2021 to March 2022, its block size taken from the heads "
+       "per rank)"},
       {"--grad_reduce_fp32", &RawOptions::grad_reduce_fp32, "on|off",
        "Reduce the gradients in fp32 with 16-bit training (Megatron-LM "
        "--accumulate-allreduce-grads-in-fp32 / --grad-reduce-in-bf16, DeepSpeed "

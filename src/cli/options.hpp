@@ -87,6 +87,7 @@ struct RawOptions {
   std::string cp_kv_repeat;
   std::string fused_layers;
   std::string layer_impl;
+  std::string fused_softmax_check;
   std::string grad_reduce_fp32;
   std::string tp_comm_overlap;
   std::string ep;                             // issue 27: expert parallelism

@@ -429,6 +429,44 @@ double tp_overlap_exposed_s(double comm_s, double gemm_s, int t) noexcept {
   return first + std::max(0.0, comm_s - first - gemm_s);
 }
 
+int softmax_batch_per_block(int key_len) noexcept {
+  int log2 = 0;
+  while ((1 << log2) < key_len) ++log2;
+  const int pow2 = 1 << log2;
+  const int warp = std::min(pow2, 32);
+  const int per_warp = pow2 <= 128 ? 2 : 1;
+  return 128 / warp * per_warp;
+}
+
+bool megatron_fused_softmax(int micro_batch, int heads_per_rank, int seq,
+                            SoftmaxCheck check) noexcept {
+  const int batches = micro_batch * heads_per_rank;
+  if (batches % 4 != 0 || seq % 4 != 0) return false;
+  if (check == SoftmaxCheck::bigscience_pre260) {
+    // get_batch_per_block(b, np, sq, sk) called with (sq, sk, b, np): the helper's key length
+    // is the heads per rank.
+    return seq > 16 && seq <= 2048 && batches % softmax_batch_per_block(heads_per_rank) == 0;
+  }
+  return seq > 16 && seq <= 4096 && batches % softmax_batch_per_block(seq) == 0;
+}
+
+namespace {
+/// Whether the layer runs Megatron's unfused attention on a shape whose fused-softmax test
+/// fails (its fused layer in 16 bits, one sequence per rank: cp 1).
+bool torch_softmax_fallback(const ModelSpec& model, const AnalyticSettings& st) noexcept {
+  if (!st.softmax_fallback || st.flash_attention || !st.fused_kernels ||
+      st.layer_impl != LayerImpl::framework ||
+      st.context_parallel > 1 || st.dtype == Dtype::fp32 || st.dtype == Dtype::tf32) {
+    return false;
+  }
+  const int tp = std::max(1, st.tp);
+  const int heads = static_cast<int>(model.num_attention_heads) / tp;
+  const int seq = st.sequence_length > 0 ? st.sequence_length
+                                         : static_cast<int>(model.sequence_length);
+  return !megatron_fused_softmax(std::max(1, st.micro_batch), heads, seq, st.softmax_check);
+}
+} // namespace
+
 LayerKernels layer_kernels(const ModelSpec& model, const AnalyticSettings& st) noexcept {
   if (is_eager_gpt2_layer(st.layer_impl)) {
     // An eager GPT-2 layer (hf_gpt2_extra): one GPU's whole layer, four GEMMs.
@@ -463,6 +501,7 @@ LayerKernels layer_kernels(const ModelSpec& model, const AnalyticSettings& st) n
   } else {
     // baddbmm, (fused) scale-mask-softmax, dropout, bmm, two transposes to contiguous
     k += (fused ? 1 : 3) + (dropout ? 1 : 0) + 4;
+    if (torch_softmax_fallback(model, st)) k += kTorchSoftmaxExtraKernels;
   }
   // Activation: fused bias-GeLU or SwiGLU; eager SiLU and the product.
   k += fused ? 1 : (model.gated_mlp ? 2 : 1);
@@ -636,7 +675,16 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
     bytes += elem * moe_tokens * x.h * (2.0 + (2.0 + sorted) * x.top_k);
     mlp_bytes += elem * moe_tokens * x.h * (2.0 + (2.0 + sorted) * x.top_k);
   }
+  // Megatron's PyTorch softmax fallback where its fused kernel's test fails (fp32 casts, the
+  // scale, the mask and the softmax as separate kernels), forward and backward bytes.
+  double softmax_fallback_fwd = 0.0;
+  double softmax_fallback_bwd = 0.0;
   if (!st.flash_attention) {
+    if (torch_softmax_fallback(model, st)) {
+      const double scores = b * x.a / t * x.s * x.s;
+      softmax_fallback_fwd = kTorchSoftmaxExtraForwardBytes * scores / bw;
+      softmax_fallback_bwd = kTorchSoftmaxExtraBackwardBytes * scores / bw;
+    }
     bytes += elem * b * x.a * x.s * x.s * 4 / t / cp; // scores, softmax read/write, read for PV
     if (st.attention_dropout_bytes && model.is_gpt_family()) {
       // Megatron-LM's attention_dropout on the probabilities (ParallelSelfAttention.forward,
@@ -696,6 +744,11 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   out.layer.backward_s = 2 * gemm +
                          (st.flash_attention ? kFlashBackwardRatio : 2.0) * attention +
                          2 * element_wise + c.layer_overhead_s + tp_comm_bwd;
+  if (softmax_fallback_fwd > 0) {
+    out.layer.forward_s += softmax_fallback_fwd;
+    out.attention_forward_s += softmax_fallback_fwd;
+    out.layer.backward_s += softmax_fallback_bwd;
+  }
   // Backward runs two GEMMs per forward GEMM: the input gradient dX = dY W^T and the weight
   // gradient dW = X^T dY, each of the forward's shape and FLOPs, so the weight-gradient part
   // (W) is one forward's GEMM time; attention, element-wise work and the collectives belong to

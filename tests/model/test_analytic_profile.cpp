@@ -730,3 +730,102 @@ TEST_CASE("Megatron-LM v1's eager GPT-2 layer: its ops' kernels and bytes, count
   CHECK(std::string(layer_impl_owner(LayerImpl::megatron_v1)) == "Megatron-LM v1's");
   CHECK(std::string(layer_impl_owner(LayerImpl::hf_gpt2_amp)) == "Hugging Face's");
 }
+
+TEST_CASE("Megatron's fused-softmax test: the kernel's batches per block, by hand",
+          "[analytic][kernels]") {
+  // get_batch_per_block (megatron/fused_kernels/scaled_masked_softmax.h): 128 threads, warps of
+  // min(next power of two, 32) threads, two rows per warp up to 128 elements.
+  CHECK(softmax_batch_per_block(2048) == 4);  // 4 warps x 1 row
+  CHECK(softmax_batch_per_block(128) == 8);   // 4 warps x 2 rows
+  CHECK(softmax_batch_per_block(16) == 16);   // 8 warps of 16 x 2
+  CHECK(softmax_batch_per_block(14) == 16);   // next power of two: 16
+  CHECK(softmax_batch_per_block(8) == 32);    // 16 warps of 8 x 2
+  CHECK(softmax_batch_per_block(2) == 128);   // 64 warps of 2 x 2
+  CHECK(softmax_batch_per_block(1) == 256);
+}
+
+TEST_CASE("Megatron's fused-softmax test: BigScience's pre-#260 fork against Megatron-LM's",
+          "[analytic][kernels]") {
+  const auto pre = SoftmaxCheck::bigscience_pre260;
+  const auto meg = SoftmaxCheck::megatron;
+  // BLOOM design sweep, 64 heads at tp 8 (8 per rank), 2048 tokens: the fork sized the block
+  // from the 8 heads (32 rows), so b x 8 must be a multiple of 32: micro-batch 4 and 8 fuse,
+  // 1, 2 and 6 fall back; Megatron-LM's test (4 rows per block at 2048 keys) fuses them all.
+  CHECK_FALSE(megatron_fused_softmax(1, 8, 2048, pre));
+  CHECK_FALSE(megatron_fused_softmax(2, 8, 2048, pre));
+  CHECK(megatron_fused_softmax(4, 8, 2048, pre));
+  CHECK_FALSE(megatron_fused_softmax(6, 8, 2048, pre)); // 48 % 32
+  CHECK(megatron_fused_softmax(8, 8, 2048, pre));
+  CHECK(megatron_fused_softmax(1, 8, 2048, meg));
+  CHECK(megatron_fused_softmax(2, 8, 2048, meg));
+  // 64 heads at tp 4 (16 per rank, 16 rows per block): every micro-batch fuses.
+  CHECK(megatron_fused_softmax(1, 16, 2048, pre));
+  // 112 heads at tp 8 (14 per rank, 16 rows), micro-batch 4: 56 % 16 = 8, falls back;
+  // 104 heads at tp 4 (26 per rank, 8 rows), micro-batch 2: 52 % 8 = 4, falls back.
+  CHECK_FALSE(megatron_fused_softmax(4, 14, 2048, pre));
+  CHECK_FALSE(megatron_fused_softmax(2, 26, 2048, pre));
+  CHECK(megatron_fused_softmax(2, 26, 2048, meg));
+  // BLOOM itself: 112 heads at tp 4, micro-batch 1: 28 rows, a multiple of 4.
+  CHECK(megatron_fused_softmax(1, 28, 2048, meg));
+  // Both: b x heads per rank a multiple of 4, keys up to 4096 (the fork: 2048).
+  CHECK_FALSE(megatron_fused_softmax(1, 6, 2048, meg));
+  CHECK(megatron_fused_softmax(1, 16, 4096, meg));
+  CHECK_FALSE(megatron_fused_softmax(1, 16, 4096, pre));
+  CHECK_FALSE(megatron_fused_softmax(1, 16, 8192, meg));
+}
+
+TEST_CASE("Megatron's PyTorch softmax fallback: its fp32 traffic per score, by hand",
+          "[analytic][kernels]") {
+  // 64 heads at tp 8, micro-batch 2, 2048 tokens, fp16, unfused attention, on the unit GPU
+  // (1 TB/s at full efficiency): 2 x 8 x 2048^2 = 67,108,864 scores on the rank.
+  ModelSpec m = test::hand_worked_layer_model();
+  m.hidden_size = 8192;
+  m.num_attention_heads = 64;
+  m.ffn_hidden_size = 4 * 8192;
+  m.sequence_length = 2048;
+  const GpuSpec g = test::unit_gpu();
+  const AnalyticCalibration c = test::ideal_calibration();
+  AnalyticSettings fused;
+  fused.dtype = Dtype::fp16;
+  fused.tp = 8;
+  fused.micro_batch = 2;
+  fused.softmax_fallback = true;
+  AnalyticSettings fallback = fused;
+  fallback.softmax_check = SoftmaxCheck::bigscience_pre260;
+  const double scores = 2 * 8 * 2048.0 * 2048.0;
+  CHECK(scores == 67108864.0);
+  const AnalyticLayerTimes a = analytic_layer_times(m, g, c, fused);
+  const AnalyticLayerTimes b = analytic_layer_times(m, g, c, fallback);
+  // Forward: .float() 2 + 4, * scale 4 + 4, masked_fill_ 4 + 4, softmax 4 + 4, .half() 4 + 2 =
+  // 36 bytes against the fused kernel's 2 + 2: 32 more, 2,147,483,648 bytes, 2.147 ms.
+  CHECK(b.layer.forward_s - a.layer.forward_s == Approx(32 * scores / 1e12).epsilon(1e-9));
+  CHECK(32 * scores == 2147483648.0);
+  // Backward through the five: 6 + 12 + 8 + 8 + 6 = 40 against the fused 6: 34 more.
+  CHECK(b.layer.backward_s - a.layer.backward_s == Approx(34 * scores / 1e12).epsilon(1e-9));
+  // Core attention (what selective recompute reruns) includes the fallback's forward.
+  CHECK(b.attention_forward_s - a.attention_forward_s ==
+        Approx(32 * scores / 1e12).epsilon(1e-9));
+  // Five kernels for the fused one.
+  CHECK(layer_kernels(m, fallback).forward == layer_kernels(m, fused).forward + 4);
+  // Micro-batch 4 passes the fork's test: no fallback.
+  fallback.micro_batch = 4;
+  fused.micro_batch = 4;
+  CHECK(analytic_layer_times(m, g, c, fallback).layer.forward_s ==
+        analytic_layer_times(m, g, c, fused).layer.forward_s);
+  // FlashAttention, an eager (torchtitan) layer or fp32 have no Megatron softmax to fall back.
+  fallback.micro_batch = 2;
+  fused.micro_batch = 2;
+  fallback.flash_attention = fused.flash_attention = true;
+  CHECK(analytic_layer_times(m, g, c, fallback).layer.forward_s ==
+        analytic_layer_times(m, g, c, fused).layer.forward_s);
+  fallback.flash_attention = fused.flash_attention = false;
+  fallback.fused_kernels = fused.fused_kernels = false;
+  CHECK(analytic_layer_times(m, g, c, fallback).layer.forward_s ==
+        analytic_layer_times(m, g, c, fused).layer.forward_s);
+  // Nor the zerosearch estimator's analytic profiles and the calibration fits (off).
+  fallback.fused_kernels = fused.fused_kernels = true;
+  fallback.softmax_fallback = false;
+  fused.softmax_fallback = false;
+  CHECK(analytic_layer_times(m, g, c, fallback).layer.forward_s ==
+        analytic_layer_times(m, g, c, fused).layer.forward_s);
+}

@@ -300,6 +300,12 @@ Case make_case(const Row& r, const HardwareCatalog& catalog) {
                                "megatron_v1, megatron_unfused or empty",
                                c.id, c.layer_impl));
   }
+  c.fused_softmax_check = r.at("fused_softmax_check");
+  if (!c.fused_softmax_check.empty() && !softmax_check_named(c.fused_softmax_check)) {
+    throw BadInput(fmt::format("row {}: fused_softmax_check '{}' must be megatron, "
+                               "bigscience_pre260 or empty",
+                               c.id, c.fused_softmax_check));
+  }
   const std::string& sched = r.at("schedule");
   if (sched.rfind("interleaved", 0) == 0) {
     const auto colon = sched.find(':');
@@ -491,6 +497,7 @@ std::vector<std::string> contract(const Case& c, const fs::path& exe, const fs::
                                     std::pair{"--attention_kernel", &c.attention_kernel},
                                     std::pair{"--fp8_recipe", &c.fp8_recipe},
                                     std::pair{"--layer_impl", &c.layer_impl},
+                                    std::pair{"--fused_softmax_check", &c.fused_softmax_check},
                                     std::pair{"--master_weights", &c.master_weights}}) {
     if (!value->empty()) a.insert(a.end(), {flag, *value});
   }

@@ -33,6 +33,9 @@ struct Case {
   /// Whose code ran the layers (--layer_impl): framework, hf_gpt2, hf_gpt2_amp,
   /// megatron_unfused or empty (the framework's).
   std::string layer_impl;
+  /// Megatron's fused-softmax test of the code the row ran (--fused_softmax_check): megatron,
+  /// bigscience_pre260 or empty (the estimator's default, megatron).
+  std::string fused_softmax_check;
   /// "on", "off" or empty (the estimator's default, on: fp32 master weights and Adam moments).
   std::string master_weights;
   /// Megatron-Core's token dispatcher of the row's recipe (--moe_dispatcher): alltoall, deepep,

@@ -144,6 +144,54 @@ inline constexpr std::array<const char*, 5> kLayerImplNames{
   return std::nullopt;
 }
 
+/// Which test decides whether Megatron's unfused attention runs its fused scale-mask-softmax
+/// kernel or falls back to PyTorch ops (FusedScaleMaskSoftmax.is_kernel_available,
+/// megatron/model/fused_softmax.py; --fused_softmax_check, docs/native.md §2.2). `megatron`:
+/// Megatron-LM's test as Megatron-DeepSpeed has it since bigscience-workshop/Megatron-DeepSpeed
+/// #260 (1cb76a64, 2022-03-06, a sync of Megatron-LM's fused_kernels tree): 16 < keys <= 4096,
+/// queries % 4 == 0, b x heads-per-rank % 4 == 0 and, causal, a multiple of the kernel's
+/// batches per block for the key length. `bigscience_pre260`: the same fork from #151
+/// (9f5f5d4c, 2021-10-21) to #260, whose get_batch_per_block(b, np, sq, sk) was called as
+/// (sq, sk, b, np), so the CUDA helper sized the block from the heads per rank in place of
+/// the key length (and keys <= 2048): b x heads-per-rank must then be a multiple of 32 with
+/// 5-8 heads per rank, 16 with 9-16 (the BigScience 176B design sweep of February 2022 ran it).
+enum class SoftmaxCheck : std::uint8_t { megatron, bigscience_pre260 };
+
+/// The flag's names, in the enum's order.
+inline constexpr std::array<const char*, 2> kSoftmaxCheckNames{"megatron", "bigscience_pre260"};
+
+/// The check named `text` (one of kSoftmaxCheckNames), or nullopt.
+[[nodiscard]] inline std::optional<SoftmaxCheck> softmax_check_named(std::string_view text) {
+  for (std::size_t i = 0; i < kSoftmaxCheckNames.size(); ++i) {
+    if (text == kSoftmaxCheckNames[i]) return static_cast<SoftmaxCheck>(i);
+  }
+  return std::nullopt;
+}
+
+/// Batches (rows of b x heads) one 128-thread block of Megatron's masked-softmax kernel handles
+/// for rows of `key_len` elements (get_batch_per_block in
+/// megatron/fused_kernels/scaled_masked_softmax.h): warps of min(next power of two, 32)
+/// threads, two rows per warp up to 128 elements, one above. 2048 keys: 4.
+[[nodiscard]] int softmax_batch_per_block(int key_len) noexcept;
+
+/// Whether causal self-attention of `micro_batch` sequences of `seq` tokens with
+/// `heads_per_rank` heads on this rank runs Megatron's fused upper-triangular softmax (16-bit
+/// scores) under `check`; false: the PyTorch fallback (forward_torch_softmax).
+[[nodiscard]] bool megatron_fused_softmax(int micro_batch, int heads_per_rank, int seq,
+                                          SoftmaxCheck check) noexcept;
+
+/// Bytes per attention score that Megatron's PyTorch softmax fallback moves beyond the fused
+/// kernel (which reads and writes the 16-bit scores once forward, reads the gradient and the
+/// probabilities and writes once backward), 16-bit scores, query-key layer scaling on
+/// (Megatron's default, which sets attention_softmax_in_fp32): forward .float(), * scale,
+/// masked_fill_, softmax, .half(): 2 + 4, 4 + 4, 4 + 4, 4 + 4, 4 + 2 bytes, 32 more than the
+/// fused 2 + 2 (the broadcast causal mask, [b, 1, s, s], not counted); backward through the
+/// same five ops: 2 + 4, 3 x 4, 4 + 4, 4 + 4, 4 + 2 = 40, 34 more than the fused 6.
+inline constexpr double kTorchSoftmaxExtraForwardBytes = 32.0;
+inline constexpr double kTorchSoftmaxExtraBackwardBytes = 34.0;
+/// Kernels the fallback launches in place of the fused one, forward: five for one.
+inline constexpr int kTorchSoftmaxExtraKernels = 4;
+
 /// Forward kernels and bytes of an eager GPT-2 layer (Hugging Face's GPT2Block, Megatron-LM
 /// v1's GPT2ParallelTransformerLayer) beyond the fused layer's (docs/native.md §2.2), for one
 /// layer on one GPU (no tensor parallelism).
@@ -219,6 +267,11 @@ struct AnalyticSettings {
   /// Whose layer code runs (Hugging Face's eager GPT-2: its own kernels and traffic in place of
   /// fused_kernels' accounting).
   LayerImpl layer_impl = LayerImpl::framework;
+  /// Megatron's fused-softmax test (unfused attention of the fused layer in 16 bits): where it
+  /// fails, the PyTorch fallback's traffic (kTorchSoftmaxExtra*) is charged. Off (the
+  /// zerosearch estimator's analytic profiles, the calibration fits): never charged.
+  bool softmax_fallback = false;
+  SoftmaxCheck softmax_check = SoftmaxCheck::megatron;
   /// Parameters gathered per layer (ZeRO-3, FSDP): the gather's and reduce-scatter's copy
   /// kernels count as the layer's.
   bool sharded_parameters = false;

@@ -67,6 +67,9 @@ struct NativeSettings {
   /// Whose code runs the layers (--layer_impl): the framework's own, or Hugging Face's eager
   /// GPT-2 (in 16 bits, or fp32 under autocast), whatever the dp method (docs/native.md §2.2).
   LayerImpl layer_impl = LayerImpl::framework;
+  /// Megatron's fused-softmax test with unfused attention (--fused_softmax_check): the code
+  /// version whose test decides where the PyTorch softmax fallback runs (docs/native.md §2.2).
+  SoftmaxCheck softmax_check = SoftmaxCheck::megatron;
   /// Gradients reduced in fp32 with 16-bit training (--grad_reduce_fp32): Megatron-LM's
   /// --accumulate-allreduce-grads-in-fp32 (megatron-core grad_reduce_in_fp32; its gradient
   /// buffer takes that dtype), DeepSpeed's "fp32_allreduce" (an fp32 copy for the all-reduce

@@ -2822,6 +2822,10 @@ TokenPipeline native_token_pipeline(const NativeContext& ctx, const DesignPoint&
   st.host_sync_s = kHostSync_s;
   st.fused_kernels = !fw.torch_loss || settings.fused_layers;
   st.layer_impl = settings.layer_impl;
+  // Megatron's softmax test (megatron_fused_softmax) is for the framework's own fused layer;
+  // megatron_unfused runs the eager softmax throughout, the eager GPT-2 layers their own.
+  st.softmax_fallback = settings.layer_impl == LayerImpl::framework;
+  st.softmax_check = settings.softmax_check;
   if (is_eager_gpt2_layer(settings.layer_impl)) {
     st.fused_kernels = false; // an eager GPT-2 layer's ops (hf_gpt2_extra)
   }
