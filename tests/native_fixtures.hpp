@@ -106,4 +106,23 @@ inline AnalyticCalibration ideal_calibration() {
   return c;
 }
 
+/// GPT-2 medium's shape (the AMP paper's model): 24 layers, hidden 1024, 16 heads, FFN 4096,
+/// 1,024 tokens, tied embeddings.
+inline ModelSpec gpt2_medium() {
+  ModelSpec m;
+  m.name = "test-gpt2-medium";
+  m.architecture = "gpt2";
+  m.hidden_size = 1024;
+  m.num_layers = 24;
+  m.num_attention_heads = 16;
+  m.num_key_value_heads = 16;
+  m.head_dim = 64;
+  m.ffn_hidden_size = 4096;
+  m.vocab_size = 50304;
+  m.sequence_length = 1024;
+  m.max_position_embeddings = 1024;
+  m.tied_embeddings = true;
+  return m;
+}
+
 } // namespace zerosearch::test

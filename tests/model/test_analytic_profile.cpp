@@ -601,16 +601,24 @@ TEST_CASE("backward splits into its input-gradient part and W, the weight GEMMs"
   }
 }
 
-TEST_CASE("Hugging Face's eager GPT-2: its ops' kernels and bytes, counted by hand",
-          "[analytic][kernels]") {
-  // GPT-2 small (h 768, 12 heads, ffn 3072) at micro-batch 8, sequence 1024, fp16, unfused
-  // attention, on the unit GPU (1 TB/s at full efficiency).
+namespace {
+/// GPT-2 small's layer (h 768, 12 heads, ffn 3072, sequence 1024) on the hand-worked model.
+ModelSpec gpt2_small_layer_model() {
   ModelSpec m = test::hand_worked_layer_model();
   m.architecture = "gpt2";
   m.hidden_size = 768;
   m.num_attention_heads = 12;
   m.ffn_hidden_size = 3072;
   m.sequence_length = 1024;
+  return m;
+}
+} // namespace
+
+TEST_CASE("Hugging Face's eager GPT-2: its ops' kernels and bytes, counted by hand",
+          "[analytic][kernels]") {
+  // GPT-2 small (h 768, 12 heads, ffn 3072) at micro-batch 8, sequence 1024, fp16, unfused
+  // attention, on the unit GPU (1 TB/s at full efficiency).
+  const ModelSpec m = gpt2_small_layer_model();
   const GpuSpec g = test::unit_gpu();
   const AnalyticCalibration c = test::ideal_calibration();
   AnalyticSettings fused;
@@ -676,12 +684,7 @@ TEST_CASE("Megatron-LM v1's eager GPT-2 layer: its ops' kernels and bytes, count
   // DeepSpeedExamples@a79272c Megatron-LM/mpu/transformer.py: GPT-2 small (h 768, 12 heads,
   // ffn 3072) at micro-batch 4, sequence 1024 (DLPerf's DeepSpeed runs), fp16, on the unit GPU
   // (1 TB/s at full efficiency).
-  ModelSpec m = test::hand_worked_layer_model();
-  m.architecture = "gpt2";
-  m.hidden_size = 768;
-  m.num_attention_heads = 12;
-  m.ffn_hidden_size = 3072;
-  m.sequence_length = 1024;
+  const ModelSpec m = gpt2_small_layer_model();
   const GpuSpec g = test::unit_gpu();
   const AnalyticCalibration c = test::ideal_calibration();
   AnalyticSettings fused;

@@ -10,24 +10,6 @@ using namespace zerosearch;
 
 namespace {
 
-/// GPT-2 medium's shape: 24 layers, hidden 1024, 16 heads, FFN 4096, 1,024 tokens.
-ModelSpec gpt2_medium() {
-  ModelSpec m;
-  m.name = "test-gpt2-medium";
-  m.architecture = "gpt2";
-  m.hidden_size = 1024;
-  m.num_layers = 24;
-  m.num_attention_heads = 16;
-  m.num_key_value_heads = 16;
-  m.head_dim = 64;
-  m.ffn_hidden_size = 4096;
-  m.vocab_size = 50304;
-  m.sequence_length = 1024;
-  m.max_position_embeddings = 1024;
-  m.tied_embeddings = true;
-  return m;
-}
-
 AnalyticSettings layer(int mbs, int tp, LayerImpl impl, bool flash = false) {
   AnalyticSettings st;
   st.micro_batch = mbs;
@@ -67,7 +49,7 @@ TEST_CASE("Megatron-LM without its fusion flags: a GPT-2 medium layer's forward 
           "[native][kernels]") {
   const NativeGpu g = test::h100_like();
   const double bw = g.spec.memory_GBps * 1e9 * g.calibration.memory_efficiency;
-  const ModelSpec m = gpt2_medium();
+  const ModelSpec m = test::gpt2_medium();
   const auto extra_s = [&](int mbs, int tp, bool flash) {
     return analytic_layer_times(m, g.spec, g.calibration,
                                 layer(mbs, tp, LayerImpl::megatron_unfused, flash))
@@ -90,7 +72,7 @@ TEST_CASE("Megatron-LM without its fusion flags: a GPT-2 medium layer's forward 
 
 TEST_CASE("Megatron-LM without its fusion flags launches six more kernels per layer forward",
           "[native][kernels]") {
-  const ModelSpec m = gpt2_medium();
+  const ModelSpec m = test::gpt2_medium();
   const LayerKernels fused = layer_kernels(m, layer(1, 1, LayerImpl::framework));
   const LayerKernels unfused = layer_kernels(m, layer(1, 1, LayerImpl::megatron_unfused));
   CHECK(unfused.forward == fused.forward + 6);

@@ -14,24 +14,6 @@ using namespace zerosearch::native_steps;
 
 namespace {
 
-/// GPT-2 medium's shape: 24 layers, hidden 1024, 16 heads, 1,024 tokens.
-ModelSpec gpt2_medium() {
-  ModelSpec m;
-  m.name = "test-gpt2-medium";
-  m.architecture = "gpt2";
-  m.hidden_size = 1024;
-  m.num_layers = 24;
-  m.num_attention_heads = 16;
-  m.num_key_value_heads = 16;
-  m.head_dim = 64;
-  m.ffn_hidden_size = 4096;
-  m.vocab_size = 50304;
-  m.sequence_length = 1024;
-  m.max_position_embeddings = 1024;
-  m.tied_embeddings = true;
-  return m;
-}
-
 AnalyticSettings unfused(int mbs, bool dropout_bytes) {
   AnalyticSettings st;
   st.micro_batch = mbs;
@@ -52,7 +34,7 @@ TEST_CASE("unfused GPT attention: the dropout on the attention probabilities rea
   // --attention-dropout 0.1 by default: per element of the b x a x s x s probabilities, read
   // 2 bytes, write 2 and a 1-byte mask. mbs 2, 16 heads, 1,024 tokens: 2 x 16 x 1024^2 x 5 B
   // = 167.8 MB more per layer forward.
-  const ModelSpec m = gpt2_medium();
+  const ModelSpec m = test::gpt2_medium();
   const AnalyticLayerTimes off = analytic_layer_times(m, g.spec, g.calibration, unfused(2, false));
   const AnalyticLayerTimes on = analytic_layer_times(m, g.spec, g.calibration, unfused(2, true));
   const double extra = 5.0 * 2 * 16 * 1024.0 * 1024.0;
@@ -77,7 +59,7 @@ TEST_CASE("the tied embedding's gradient is all-reduced in the dtype the framewo
   // data-parallel buckets). pp 2 on two nodes of one GPU: the first and the last stage sync
   // 2 B x 50304 x 1024 = 103.0 MB over the network (400e9 B/s, one GPU crossing).
   NativeContext c;
-  c.model = gpt2_medium();
+  c.model = test::gpt2_medium();
   c.gpus_per_node = 1;
   c.gpus = {test::h100_like()};
   c.settings.grad_reduce_fp32 = true;
