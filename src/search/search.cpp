@@ -393,12 +393,18 @@ void estimate_unit(NativeEstimator e, const EstimateContext& ctx,
   const DesignPoint& p = points[unit.front()];
   out.unit_points.clear();
   for (const std::size_t i : unit) out.unit_points.push_back(&points[i]);
-  std::vector<StagesOf<NativeEstimator>> seen;
+  // The distinct placements' stages (stages_of), in buffers kept from earlier units: no
+  // allocation once they are large enough.
+  std::vector<StagesOf<NativeEstimator>>& seen = out.native_seen;
+  std::size_t& n_seen = out.native_seen_n;
+  n_seen = 0;
+  StagesOf<NativeEstimator>& where = out.native_where;
   for (std::size_t k = 0; k < placements.size(); ++k) {
     placements.get(k, out.placement);
-    StagesOf<NativeEstimator> where = stages_of(e, ctx, p, out.placement);
-    const auto it = std::find(seen.begin(), seen.end(), where);
-    if (it != seen.end()) {
+    stages_of_into(e, ctx, p, out.placement, where);
+    const auto end = seen.begin() + static_cast<std::ptrdiff_t>(n_seen);
+    const auto it = std::find(seen.begin(), end, where);
+    if (it != end) {
       const auto g = static_cast<std::uint32_t>(it - seen.begin());
       out.group_of[k] = g;
       for (std::size_t j = 0; j < unit.size(); ++j) {
@@ -428,7 +434,9 @@ void estimate_unit(NativeEstimator e, const EstimateContext& ctx,
             PlacementGroup{to_estimate(ctx, est), static_cast<int>(k), 1, est.pruned});
       }
     }
-    seen.push_back(std::move(where));
+    if (n_seen == seen.size()) seen.emplace_back();
+    std::swap(seen[n_seen], where); // `where` takes that entry's old buffers, rewritten next
+    ++n_seen;
   }
 }
 

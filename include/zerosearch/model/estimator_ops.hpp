@@ -66,6 +66,11 @@ using StagesOf = typename EstimatorStages<E>::type;
                                                const DesignPoint& p, const Placement& placement) {
   return native_placement(*ctx.native, p, placement);
 }
+/// stages_of into `out`, reusing its buffers (the search's scratch).
+inline void stages_of_into(NativeEstimator, const EstimateContext& ctx, const DesignPoint& p,
+                           const Placement& placement, NativePlacement& out) {
+  native_placement_into(*ctx.native, p, placement, out);
+}
 
 // ---- Validity
 

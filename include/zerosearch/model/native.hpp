@@ -228,6 +228,10 @@ struct NativePlacement {
 /// and its data-parallel collectives cross the nodes at the slowest of their networks.
 [[nodiscard]] NativePlacement native_placement(const NativeContext& ctx, const DesignPoint& p,
                                                const std::vector<int>& node_types);
+/// native_placement into `out`, reusing its buffers (the search's scratch: no allocation once
+/// they are large enough).
+void native_placement_into(const NativeContext& ctx, const DesignPoint& p,
+                           const std::vector<int>& node_types, NativePlacement& out);
 
 /// Memory of one GPU of one stage, GiB.
 struct NativeMemory {

@@ -54,6 +54,11 @@ struct UnitEstimates {
   /// Scratch of the native estimator: the unit's points and their estimates on one placement.
   std::vector<const DesignPoint*> unit_points;
   std::vector<NativeEstimate> native;
+  /// Scratch of the native estimator: a placement's stages, and the distinct ones of the unit
+  /// (the first `native_seen_n` entries), their buffers reused from one unit to the next.
+  NativePlacement native_where;
+  std::vector<NativePlacement> native_seen;
+  std::size_t native_seen_n = 0;
 };
 
 /// Step 2. Estimates every point of `unit` on every placement into `out`: placements that give

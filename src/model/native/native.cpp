@@ -498,6 +498,16 @@ double host_link_bytes_per_s(const GpuSpec& gpu) noexcept {
 NativePlacement native_placement(const NativeContext& ctx, const DesignPoint& p,
                                  const std::vector<int>& node_types) {
   NativePlacement w;
+  native_placement_into(ctx, p, node_types, w);
+  return w;
+}
+
+void native_placement_into(const NativeContext& ctx, const DesignPoint& p,
+                           const std::vector<int>& node_types, NativePlacement& w) {
+  // Every field rewritten from empty, in the buffers `w` already holds.
+  w.stage_gpu.clear();
+  w.stage_net.clear();
+  w.boundary_inter_node.clear();
   const long long per_stage = static_cast<long long>(p.tp) * p.cp * p.dp;
   const long long gpn = std::max(1, ctx.gpus_per_node);
   const auto node_of = [&](long long rank) {
@@ -556,7 +566,6 @@ NativePlacement native_placement(const NativeContext& ctx, const DesignPoint& p,
                        node_of((j + 1) * per_stage - 1) != node_of((j + 2) * per_stage - 1);
     w.boundary_inter_node.push_back(cross ? 1 : 0);
   }
-  return w;
 }
 
 std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p,
