@@ -658,17 +658,12 @@ void check_native(const RawOptions& raw, Options& o) {
     o.native.moe_a2a_overlap = parse_on_off("--moe_a2a_overlap", raw.moe_a2a_overlap);
   }
   if (!raw.moe_dispatcher.empty()) {
-    const std::string& d = raw.moe_dispatcher;
-    if (d == "alltoall") {
-      o.native.moe_dispatcher = MoeDispatcher::alltoall;
-    } else if (d == "deepep") {
-      o.native.moe_dispatcher = MoeDispatcher::deepep;
-    } else if (d == "hybridep") {
-      o.native.moe_dispatcher = MoeDispatcher::hybridep;
-    } else {
+    const std::optional<MoeDispatcher> d = moe_dispatcher_named(raw.moe_dispatcher);
+    if (!d) {
       throw InputError(fmt::format("--moe_dispatcher '{}' must be alltoall, deepep or hybridep",
-                                   d));
+                                   raw.moe_dispatcher));
     }
+    o.native.moe_dispatcher = *d;
   }
   if (!raw.recompute_modules.empty()) {
     // Megatron's modules apply to its selective recompute only (docs/native.md §2.7).

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "zerosearch/model/analytic_profile.hpp"
+#include "zerosearch/model/moe.hpp"
 
 namespace zerosearch::validate {
 
@@ -283,8 +284,7 @@ Case make_case(const Row& r, const HardwareCatalog& catalog) {
   c.master_weights = setting("master_weights", "on", "off");
   c.moe_a2a_overlap = setting("moe_a2a_overlap", "on", "off");
   c.moe_dispatcher = r.at("moe_dispatcher");
-  if (!c.moe_dispatcher.empty() && c.moe_dispatcher != "alltoall" && c.moe_dispatcher != "deepep" &&
-      c.moe_dispatcher != "hybridep") {
+  if (!c.moe_dispatcher.empty() && !moe_dispatcher_named(c.moe_dispatcher)) {
     throw BadInput(fmt::format("row {}: moe_dispatcher '{}' must be alltoall, deepep, hybridep "
                                "or empty",
                                c.id, c.moe_dispatcher));

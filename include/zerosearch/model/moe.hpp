@@ -4,7 +4,9 @@
 // of a stage), the token dispatch/combine all-to-all, the split of a stage's parameters into
 // the dense part (sharded by tp, ZeRO over dp x cp) and the routed experts (sharded by ep x etp,
 // ZeRO over edp). Pure functions: no I/O, no state.
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "zerosearch/core/dp_method.hpp"
@@ -75,6 +77,15 @@ struct A2aLink {
 enum class MoeDispatcher { alltoall, deepep, hybridep };
 
 [[nodiscard]] const char* moe_dispatcher_name(MoeDispatcher d) noexcept;
+/// The dispatcher named `text` (alltoall, deepep or hybridep: moe_dispatcher_name's names), or
+/// nullopt.
+[[nodiscard]] inline std::optional<MoeDispatcher> moe_dispatcher_named(std::string_view text) {
+  for (const MoeDispatcher d : {MoeDispatcher::alltoall, MoeDispatcher::deepep,
+                                MoeDispatcher::hybridep}) {
+    if (text == moe_dispatcher_name(d)) return d;
+  }
+  return std::nullopt;
+}
 [[nodiscard]] inline bool flex_dispatcher(MoeDispatcher d) noexcept {
   return d != MoeDispatcher::alltoall;
 }
