@@ -563,8 +563,27 @@ TEST_CASE("a GeForce GPU's measured matmul rate lifts the gddr prior (RTX 4090)"
   CHECK(c.gemm_e_max == Approx(0.7 * (164.81 / 165.2) / (271.2 / 312.0)));
   CHECK(c.gemm_e_max > 0.8);
   CHECK(c.attention_efficiency == Approx(0.3 * c.gemm_e_max / 0.6));
-  // Without a measured rate (RTX 3090) the class prior stays.
-  CHECK(prior_calibration(catalog().gpu("RTX3090")).gemm_e_max == Approx(0.6));
+  // Without a measured rate (L40S) the class prior stays.
+  CHECK(prior_calibration(catalog().gpu("L40S")).gemm_e_max == Approx(0.6));
+}
+
+TEST_CASE("an RTX 3090 measured above its datasheet rate takes the rate at its peak", "[analytic]") {
+  // RTX 3090: BF16 76.58 TFLOPS measured in a torch matmul (torch-performance-test-data #42),
+  // above the GA102 whitepaper's 71; entered at 71, the peak (mamf may not exceed it). On A100's
+  // reference: 0.7 x (71 / 71) / (271.2 / 312) = 0.7 x 312 / 271.2 = 0.80531, the gddr prior's
+  // 0.6 before; the attention core follows: 0.3 x 0.80531 / 0.6 = 0.40265; the LM head
+  // 0.8 x 312 / 271.2 = 0.92035.
+  const GpuSpec& g = catalog().gpu("RTX3090");
+  REQUIRE(g.mamf);
+  REQUIRE(g.mamf->bf16_tflops);
+  CHECK(*g.mamf->bf16_tflops == 71.0);
+  const AnalyticCalibration c = prior_calibration(g);
+  CHECK(c.gemm_e_max == Approx(0.80531).epsilon(1e-4));
+  CHECK(c.attention_efficiency == Approx(0.40265).epsilon(1e-4));
+  CHECK(c.lm_head_efficiency == Approx(0.92035).epsilon(1e-4));
+  // Its large GEMMs: 71 TFLOPS x 0.80531 = 57.2 TFLOPS, a 1e12-FLOP GEMM about 17.5 ms
+  // (the size curve is 1 there: 1 - exp(-1e12 / 7e9)).
+  CHECK(1e12 / (peak_flops(g, Dtype::bf16) * c.gemm_e_max) == Approx(17.49e-3).epsilon(1e-3));
 }
 
 TEST_CASE("backward splits into its input-gradient part and W, the weight GEMMs", "[analytic][zb]") {
