@@ -226,12 +226,12 @@ TEST_CASE("grad_accumulation_s: DeepSpeed ZeRO 0-2 add each gradient after the f
   const double local = 1e9;
   // Read both, write one, bf16: 3 x 2 bytes a parameter, on 3 of 4 micro-batches.
   const double once = 3.0 * 2.0 * local / (3000e9 * g.calibration.memory_efficiency);
-  CHECK(grad_accumulation_s(p, point_constants(context(llama()), p), g, local, 100.0) ==
+  CHECK(grad_accumulation_s(p, point_constants(context(llama()), p), g, local, 32) ==
         Approx(once * 3.0 / 4.0));
   p.num_micro_batches = 1;
-  CHECK(grad_accumulation_s(p, point_constants(context(llama()), p), g, local, 100.0) == 0.0);
+  CHECK(grad_accumulation_s(p, point_constants(context(llama()), p), g, local, 32) == 0.0);
   p = point(DpMethod::dp, 1, 1, 8, 4); // Megatron-LM fuses it into the weight-gradient GEMM
-  CHECK(grad_accumulation_s(p, point_constants(context(llama()), p), g, local, 100.0) == 0.0);
+  CHECK(grad_accumulation_s(p, point_constants(context(llama()), p), g, local, 32) == 0.0);
 }
 
 TEST_CASE("grad_accumulation_s: DeepSpeed's BF16_Optimizer casts and adds every micro-batch's "
@@ -248,12 +248,15 @@ TEST_CASE("grad_accumulation_s: DeepSpeed's BF16_Optimizer casts and adds every 
   // 1e9 parameters: read 2 + write 4 (the cast), read 4 + 4 + write 4 (the add) = 18 bytes at
   // 85 % of 3000 GB/s = 7.06 ms, on all 4 micro-batches (no first one free).
   CHECK(g.calibration.memory_efficiency == Approx(0.85));
-  CHECK(grad_accumulation_s(p, k, g, 1e9, 100.0) == Approx(18e9 / 2550e9));
+  CHECK(grad_accumulation_s(p, k, g, 1e9, 32) == Approx(18e9 / 2550e9));
   CHECK(18e9 / 2550e9 == Approx(7.0588e-3).epsilon(1e-4));
   p.num_micro_batches = 1;
-  CHECK(grad_accumulation_s(p, point_constants(c, p), g, 1e9, 100.0) == Approx(18e9 / 2550e9));
-  // A small stage is host-bound: two launches (cast, add) per tensor at 8.3 us.
-  CHECK(grad_accumulation_s(p, k, g, 1e3, 100.0) == Approx(200 * 8.3e-6));
+  CHECK(grad_accumulation_s(p, point_constants(c, p), g, 1e9, 32) == Approx(18e9 / 2550e9));
+  // A small stage is host-bound: two launches (cast, add) per tensor at 8.3 us, 32 layers'
+  // tensors and two more.
+  CHECK(grad_accumulation_s(p, k, g, 1e3, 32) ==
+        Approx(2.0 * (32 * k.tensors_per_layer + 2.0) * 8.3e-6));
+  CHECK(stage_tensors(k, 32) == 32 * k.tensors_per_layer + 2.0);
   // Only bf16 with zero1 runs the BF16_Optimizer.
   p.dtype = Dtype::fp16;
   CHECK_FALSE(point_constants(c, p).fw.fp32_grad_accumulation);
@@ -882,7 +885,7 @@ TEST_CASE("native_estimate: its stages are the steps composed stage by stage, bi
         add_cp_exchange(st, c, p, k, c.gpus[0], t, e.layers);
         const StageParams params = stage_params(m, p, k, e);
         st.grad_accumulation_s =
-            grad_accumulation_s(p, k, c.gpus[0], params.local, stage_tensors(k, e.layers));
+            grad_accumulation_s(p, k, c.gpus[0], params.local, e.layers);
         st.backward_s += st.grad_accumulation_s;
         st.weight_s += st.grad_accumulation_s;
         add_sharded_comm(st, c, p, k, c.gpus[0], params, e.layers);

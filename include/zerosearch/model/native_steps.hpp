@@ -141,10 +141,10 @@ struct StageParams {
 /// for the other methods and for one micro-batch. With DeepSpeed's BF16_Optimizer
 /// (k.fw.fp32_grad_accumulation) every micro-batch adds its bf16 gradients into the fp32
 /// buffers instead, kBf16OptimizerAccumulateBytes a parameter, or its two launches per
-/// parameter tensor (`tensors`, stage_tensors) where the host is slower.
+/// parameter tensor of the stage's `layers` (stage_tensors) where the host is slower.
 [[nodiscard]] double grad_accumulation_s(const DesignPoint& p, const PointConstants& k,
                                          const NativeGpu& gpu, double local_params,
-                                         double tensors) noexcept;
+                                         int layers) noexcept;
 
 /// Bytes per parameter DeepSpeed's BF16_Optimizer moves once a step besides the optimizer's
 /// own step (zeroing the fp32 gradient buffers, the reduction's bucket copies and casts), with

@@ -434,7 +434,7 @@ FrameworkParams framework_params(DpMethod m, Dtype d, const NativeSettings& sett
       fw.grad_bytes = fw.grad_reduce_bytes;
     }
   }
-  if (settings.grad_accum_fp32 && d == Dtype::bf16 && m == DpMethod::zero1 && !pure) {
+  if (settings.grad_accum_fp32 && d == Dtype::bf16 && m == DpMethod::zero1 && !pure) [[unlikely]] {
     // DeepSpeed's BF16_Optimizer (docs/native.md §4): the gradients the optimizer, the tied
     // embedding's all-reduce and the step read are its fp32 accumulation buffers.
     fw.fp32_grad_accumulation = true;
@@ -1705,8 +1705,8 @@ StageParams stage_params(const ModelSpec& m, const DesignPoint& p, const PointCo
 }
 
 double grad_accumulation_s(const DesignPoint& p, const PointConstants& k, const NativeGpu& gpu,
-                           double local_params, double tensors) noexcept {
-  if (k.fw.fp32_grad_accumulation) {
+                           double local_params, int layers) noexcept {
+  if (k.fw.fp32_grad_accumulation) [[unlikely]] {
     // DeepSpeed's BF16_Optimizer sets the bf16 .grad to None before every backward
     // (clear_lp_grads: no AccumulateGrad add) and after it adds each parameter's bf16 gradient
     // into its fp32 buffer, tensor by tensor: hp_grad.add_(lp.grad.to(float32)), a cast (read
@@ -1716,7 +1716,7 @@ double grad_accumulation_s(const DesignPoint& p, const PointConstants& k, const 
     // same in _update_hp_grad at 38327e0).
     const double bytes = kBf16OptimizerAccumulateBytes * local_params;
     return std::max(bytes / (gpu.spec.memory_GBps * 1e9 * gpu.calibration.memory_efficiency),
-                    2.0 * tensors * kHostPerKernel_s);
+                    2.0 * stage_tensors(k, layers) * kHostPerKernel_s);
   }
   // Megatron-LM's DDP accumulates in the weight-gradient GEMM (gradient-accumulation fusion,
   // its default); ZeRO-3 and FSDP reduce-scatter every micro-batch and add into the shard
@@ -2241,7 +2241,7 @@ void stage_core_on(NativeStage& st, const NativeContext& ctx, const DesignPoint&
 
   const StageParams params = stage_params(m, p, k, e);
   st.grad_accumulation_s =
-      grad_accumulation_s(p, k, gpu, params.local, stage_tensors(k, e.layers));
+      grad_accumulation_s(p, k, gpu, params.local, e.layers);
   st.backward_s += st.grad_accumulation_s;
   st.weight_s += st.grad_accumulation_s; // adds the weight gradient into .grad
   add_sharded_comm(st, ctx, p, k, gpu, params, e.layers);
