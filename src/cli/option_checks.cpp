@@ -501,6 +501,7 @@ void check_native(const RawOptions& raw, Options& o) {
       {"--layer_impl", &raw.layer_impl},
       {"--fused_softmax_check", &raw.fused_softmax_check},
       {"--grad_reduce_fp32", &raw.grad_reduce_fp32},
+      {"--grad_accum_fp32", &raw.grad_accum_fp32},
       {"--tp_comm_overlap", &raw.tp_comm_overlap},
       {"--ep", &raw.ep}, {"--etp", &raw.etp}, {"--moe_imbalance", &raw.moe_imbalance},
       {"--moe_a2a_overlap", &raw.moe_a2a_overlap}, {"--moe_dispatcher", &raw.moe_dispatcher},
@@ -635,6 +636,9 @@ void check_native(const RawOptions& raw, Options& o) {
   }
   if (!raw.grad_reduce_fp32.empty()) {
     o.native.grad_reduce_fp32 = parse_on_off("--grad_reduce_fp32", raw.grad_reduce_fp32);
+  }
+  if (!raw.grad_accum_fp32.empty()) {
+    o.native.grad_accum_fp32 = parse_on_off("--grad_accum_fp32", raw.grad_accum_fp32);
   }
   if (!raw.tp_comm_overlap.empty()) {
     o.native.tp_comm_overlap = parse_on_off("--tp_comm_overlap", raw.tp_comm_overlap);

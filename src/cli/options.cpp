@@ -423,6 +423,11 @@ ParseResult parse_options(int argc, const char* const* argv) {
        "--accumulate-allreduce-grads-in-fp32 / --grad-reduce-in-bf16, DeepSpeed "
        "fp32_allreduce, torchtitan mixed_precision_reduce): on or off (default: each "
        "framework's own: Megatron-LM on with bf16, DeepSpeed off, torchtitan on)"},
+      {"--grad_accum_fp32", &RawOptions::grad_accum_fp32, "on|off",
+       "With bf16 and zero1: accumulate the gradients in fp32 as DeepSpeed's BF16_Optimizer does "
+       "(data_types.grad_accum_dtype fp32; the BF16_Optimizer that BLOOM's Megatron-DeepSpeed "
+       "ran): every micro-batch adds its bf16 gradients into fp32 buffers, which are "
+       "all-reduced whole (default off: DeepSpeed's ZeRO-1 accumulates in bf16)"},
       {"--master_weights", &RawOptions::master_weights, "on|off",
        "fp32 master weights and fp32 Adam moments with 16-bit training (mixed precision): on "
        "(default) or off (pure 16-bit training: parameters, gradients and Adam's m and v in the "

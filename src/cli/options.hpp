@@ -89,6 +89,7 @@ struct RawOptions {
   std::string layer_impl;
   std::string fused_softmax_check;
   std::string grad_reduce_fp32;
+  std::string grad_accum_fp32;
   std::string tp_comm_overlap;
   std::string ep;                             // issue 27: expert parallelism
   std::string etp;

@@ -111,14 +111,19 @@ constexpr std::array<const char*, 5> kTorchrun{"--nnodes", "--nproc-per-node", "
 
 // deepspeedai/DeepSpeed edaa7221 (0.19.6): deepspeed/runtime/config.py (top level, read key by
 // key: unknown keys are ignored silently, so a typo passes; the tests hold us to this list).
-constexpr std::array<const char*, 12> kDeepSpeedJson{
+constexpr std::array<const char*, 13> kDeepSpeedJson{
     "train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
     "steps_per_print", "gradient_clipping", "zero_optimization", "bf16", "fp16", "pipeline",
     "wall_clock_breakdown",
     // deepspeed/runtime/constants.py FP32_ALLREDUCE (default false): --grad_reduce_fp32.
     "fp32_allreduce",
     // deepspeed/runtime/config.py EXPERT_PARALLEL: AutoEP (a ZeRO-3 MoE plan).
-    "expert_parallel"};
+    "expert_parallel",
+    // deepspeed/runtime/constants.py DATA_TYPES (since 0.7.6): --grad_accum_fp32.
+    "data_types"};
+
+// deepspeed/runtime/constants.py GRAD_ACCUM_DTYPE, read from the data_types block by config.py.
+constexpr std::array<const char*, 1> kDeepSpeedDataTypes{"grad_accum_dtype"};
 
 // deepspeed/runtime/zero/config.py DeepSpeedZeroConfig: pydantic extra="forbid", so any other
 // key inside zero_optimization is rejected. offload_optimizer (stages 1-3) and offload_param
@@ -172,7 +177,7 @@ constexpr std::array<const char*, 15> kTorchtitanMain{
     // configs.py TrainingConfig.dtype: --master_weights off.
     "--training.dtype"};
 
-const std::array<ArgumentList, 11> kLists{{
+const std::array<ArgumentList, 12> kLists{{
     {"Megatron-LM", "NVIDIA/Megatron-LM d98e8a64, megatron-core 0.20.0", kMegatronLm},
     {"Megatron-DeepSpeed", "deepspeedai/Megatron-DeepSpeed 4efb479d (master)",
      kMegatronDeepSpeed},
@@ -187,6 +192,7 @@ const std::array<ArgumentList, 11> kLists{{
     {"torchtitan main", "pytorch/torchtitan main b5bcd76", kTorchtitanMain},
     {"DeepSpeed JSON expert_parallel", "deepspeedai/DeepSpeed edaa7221, 0.19.6",
      kDeepSpeedExpertParallel},
+    {"DeepSpeed JSON data_types", "deepspeedai/DeepSpeed edaa7221, 0.19.6", kDeepSpeedDataTypes},
 }};
 
 } // namespace

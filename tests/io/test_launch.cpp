@@ -409,6 +409,25 @@ TEST_CASE("the gradient reduction's dtype as estimated: Megatron-LM flags, DeepS
   CHECK(documented_argument("DeepSpeed JSON", "fp32_allreduce"));
 }
 
+TEST_CASE("fp32 gradient accumulation as estimated: DeepSpeed's data_types key", "[launch]") {
+  LaunchPlan lp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
+  const auto config = [&] {
+    return nlohmann::json::parse(file(launch_files(lp), "ds_config.json").text);
+  };
+  CHECK_FALSE(config().contains("data_types")); // off: DeepSpeed's default with ZeRO-1
+  NativeSettings settings;
+  settings.grad_accum_fp32 = true;
+  const EstimateContext on = with_native_settings(*lp.ctx, settings);
+  lp.ctx = &on;
+  const auto j = config();
+  REQUIRE(j.contains("data_types"));
+  CHECK(j["data_types"]["grad_accum_dtype"] == "fp32");
+  CHECK(documented_argument("DeepSpeed JSON", "data_types"));
+  for (const auto& [key, value] : j.at("data_types").items()) {
+    CHECK(documented_argument("DeepSpeed JSON data_types", key));
+  }
+}
+
 TEST_CASE("a plan estimated with a compiled loss compiles it in torchtitan", "[launch]") {
   LaunchPlan lp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
   NativeSettings settings;

@@ -226,12 +226,80 @@ TEST_CASE("grad_accumulation_s: DeepSpeed ZeRO 0-2 add each gradient after the f
   const double local = 1e9;
   // Read both, write one, bf16: 3 x 2 bytes a parameter, on 3 of 4 micro-batches.
   const double once = 3.0 * 2.0 * local / (3000e9 * g.calibration.memory_efficiency);
-  CHECK(grad_accumulation_s(p, point_constants(context(llama()), p), g, local) ==
+  CHECK(grad_accumulation_s(p, point_constants(context(llama()), p), g, local, 32) ==
         Approx(once * 3.0 / 4.0));
   p.num_micro_batches = 1;
-  CHECK(grad_accumulation_s(p, point_constants(context(llama()), p), g, local) == 0.0);
+  CHECK(grad_accumulation_s(p, point_constants(context(llama()), p), g, local, 32) == 0.0);
   p = point(DpMethod::dp, 1, 1, 8, 4); // Megatron-LM fuses it into the weight-gradient GEMM
-  CHECK(grad_accumulation_s(p, point_constants(context(llama()), p), g, local) == 0.0);
+  CHECK(grad_accumulation_s(p, point_constants(context(llama()), p), g, local, 32) == 0.0);
+}
+
+TEST_CASE("grad_accumulation_s: DeepSpeed's BF16_Optimizer casts and adds every micro-batch's "
+          "bf16 gradients into fp32, 18 bytes a parameter",
+          "[native][steps]") {
+  NativeContext c = context(llama());
+  c.settings.grad_accum_fp32 = true;
+  const NativeGpu g = gpu();
+  DesignPoint p = point(DpMethod::zero1, 1, 1, 8, 4);
+  const PointConstants k = point_constants(c, p);
+  REQUIRE(k.fw.fp32_grad_accumulation);
+  CHECK(k.fw.grad_bytes == 4.0); // the fp32 buffers the step and the tied all-reduce read
+  CHECK(k.fw.grad_reduce_bytes == 2.0); // cast to bf16 for the all-reduce
+  // 1e9 parameters: read 2 + write 4 (the cast), read 4 + 4 + write 4 (the add) = 18 bytes at
+  // 85 % of 3000 GB/s = 7.06 ms, on all 4 micro-batches (no first one free).
+  CHECK(g.calibration.memory_efficiency == Approx(0.85));
+  CHECK(grad_accumulation_s(p, k, g, 1e9, 32) == Approx(18e9 / 2550e9));
+  CHECK(18e9 / 2550e9 == Approx(7.0588e-3).epsilon(1e-4));
+  p.num_micro_batches = 1;
+  CHECK(grad_accumulation_s(p, point_constants(c, p), g, 1e9, 32) == Approx(18e9 / 2550e9));
+  // A small stage is host-bound: two launches (cast, add) per tensor at 8.3 us, 32 layers'
+  // tensors and two more.
+  CHECK(grad_accumulation_s(p, k, g, 1e3, 32) ==
+        Approx(2.0 * (32 * k.tensors_per_layer + 2.0) * 8.3e-6));
+  CHECK(stage_tensors(k, 32) == 32 * k.tensors_per_layer + 2.0);
+  // Only bf16 with zero1 runs the BF16_Optimizer.
+  p.dtype = Dtype::fp16;
+  CHECK_FALSE(point_constants(c, p).fw.fp32_grad_accumulation);
+  p.dtype = Dtype::bf16;
+  p.method = DpMethod::zero2;
+  CHECK_FALSE(point_constants(c, p).fw.fp32_grad_accumulation);
+}
+
+TEST_CASE("bf16_optimizer_step_bytes: zeroing the fp32 buffers and the reduction's copies once a "
+          "step",
+          "[native][steps]") {
+  // Zero 4; flatten 4 + 4; cast to bf16 4 + 2 and back 2 + 4; average 2 + 2; copy back 4 + 4.
+  CHECK(bf16_optimizer_step_bytes(2.0) == 36.0);
+  // fp32 on the wire: no casts, the average on 4 bytes.
+  CHECK(bf16_optimizer_step_bytes(4.0) == 28.0);
+}
+
+TEST_CASE("BF16_Optimizer: all-reduce plus all-gather, fp32 and bf16 gradients held, the step "
+          "reads fp32",
+          "[native][steps]") {
+  NativeContext c = context(llama(32));
+  StageEntries e;
+  e.embedding = e.head = true;
+  e.layers = e.main = 32;
+  const DesignPoint p = point(DpMethod::zero1, 1, 1, 8, 4);
+  const StageParams sp = params_of(c.model, p, e);
+  c.settings.overlap_grad_reduce = false;
+  const double off_sync = dp_sync(c, p, point_constants(c, p), c.gpus[0], sp, 0.0).sync_s;
+  const ModelStates off_ms = model_states(c, p, point_constants(c, p), c.gpus[0], sp);
+  const double off_step = optimizer_step_s(p, point_constants(c, p), c.gpus[0], sp, 32);
+  c.settings.grad_accum_fp32 = true;
+  const PointConstants k = point_constants(c, p);
+  // ZeRO-1: reduce-scatter + all-gather, two halves; BF16_Optimizer: an all-reduce (two
+  // halves) + the all-gather, three (to within NCCL's per-call latency).
+  CHECK(dp_sync(c, p, k, c.gpus[0], sp, 0.0).sync_s == Approx(1.5 * off_sync).epsilon(1e-3));
+  // Gradients: bf16 2 bytes a parameter -> fp32 4 + bf16 2, unsharded.
+  CHECK(off_ms.gradients == Approx(2.0 * sp.local));
+  CHECK(model_states(c, p, k, c.gpus[0], sp).gradients == Approx(6.0 * sp.local));
+  // The step reads the fp32 gradient partition (2 bytes more on 1/8 of the parameters) and
+  // moves 36 bytes a parameter over the whole buffer.
+  const double bw = 3000e9 * c.gpus[0].calibration.memory_efficiency;
+  CHECK(optimizer_step_s(p, k, c.gpus[0], sp, 32) - off_step ==
+        Approx((2.0 * sp.local / 8.0 + 36.0 * sp.local) / bw));
 }
 
 TEST_CASE("add_sharded_comm: ZeRO-3 gathers per micro-batch, FSDP with a pipeline once a step",
@@ -816,7 +884,8 @@ TEST_CASE("native_estimate: its stages are the steps composed stage by stage, bi
         add_moe_comm(st, c, p, k, c.gpus[0], t, e.moe);
         add_cp_exchange(st, c, p, k, c.gpus[0], t, e.layers);
         const StageParams params = stage_params(m, p, k, e);
-        st.grad_accumulation_s = grad_accumulation_s(p, k, c.gpus[0], params.local);
+        st.grad_accumulation_s =
+            grad_accumulation_s(p, k, c.gpus[0], params.local, e.layers);
         st.backward_s += st.grad_accumulation_s;
         st.weight_s += st.grad_accumulation_s;
         add_sharded_comm(st, c, p, k, c.gpus[0], params, e.layers);

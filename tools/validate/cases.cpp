@@ -281,6 +281,7 @@ Case make_case(const Row& r, const HardwareCatalog& catalog) {
   c.fused_loss = setting("fused_loss", "on", "off");
   c.fused_layers = setting("fused_layers", "on", "off");
   c.grad_reduce_fp32 = setting("grad_reduce_fp32", "on", "off");
+  c.grad_accum_fp32 = setting("grad_accum_fp32", "on", "off");
   c.master_weights = setting("master_weights", "on", "off");
   c.moe_a2a_overlap = setting("moe_a2a_overlap", "on", "off");
   c.moe_dispatcher = r.at("moe_dispatcher");
@@ -492,6 +493,7 @@ std::vector<std::string> contract(const Case& c, const fs::path& exe, const fs::
                                     std::pair{"--fused_loss", &c.fused_loss},
                                     std::pair{"--fused_layers", &c.fused_layers},
                                     std::pair{"--grad_reduce_fp32", &c.grad_reduce_fp32},
+                                    std::pair{"--grad_accum_fp32", &c.grad_accum_fp32},
                                     std::pair{"--moe_a2a_overlap", &c.moe_a2a_overlap},
                                     std::pair{"--moe_dispatcher", &c.moe_dispatcher},
                                     std::pair{"--attention_kernel", &c.attention_kernel},

@@ -29,7 +29,7 @@ struct Case {
   std::string gpu_family;
   /// "on", "off" or empty (the estimator's default); "yes", "no" or empty (by architecture).
   std::string sequence_parallel, flash_attention, tied_embeddings, overlap_grad_reduce, fused_loss,
-      fused_layers, grad_reduce_fp32, attention_kernel, moe_a2a_overlap;
+      fused_layers, grad_reduce_fp32, grad_accum_fp32, attention_kernel, moe_a2a_overlap;
   /// Whose code ran the layers (--layer_impl): framework, hf_gpt2, hf_gpt2_amp,
   /// megatron_unfused or empty (the framework's).
   std::string layer_impl;

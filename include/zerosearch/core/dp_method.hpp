@@ -96,6 +96,11 @@ struct NativeTraits {
   /// generate_split_points); DeepSpeed needs pp x v to divide them, and Megatron-LM takes
   /// unequal ones only as --pipeline-model-parallel-layout (native_invalid_reason).
   bool uneven_chunks = false;
+  /// DeepSpeed's BF16_Optimizer (--grad_accum_fp32 on; set by framework_params from the
+  /// settings, never in the table): fp32 gradient accumulation buffers beside the bf16 .grad,
+  /// the bf16 gradients added into them after every micro-batch's backward, all-reduced
+  /// unsharded, and its own ZeRO-1 (docs/native.md §4).
+  bool fp32_grad_accumulation = false;
 };
 
 /// How a launch file expresses a method's data parallelism (docs/launch.md): plain replicas

@@ -76,6 +76,11 @@ struct NativeSettings {
   /// only), FSDP2's reduce_dtype. Unset: each framework's default (Megatron-LM on with bf16,
   /// off with fp16; DeepSpeed off; torchtitan's FSDP2 on).
   std::optional<bool> grad_reduce_fp32;
+  /// DeepSpeed's fp32 gradient accumulation with bf16 (--grad_accum_fp32 on; its
+  /// data_types.grad_accum_dtype "fp32"): the BF16_Optimizer, which zero1 runs then instead of
+  /// the ZeRO optimizer (docs/native.md §4). Off by default: DeepSpeed's default with ZeRO
+  /// stage 1 (engine.py get_data_types).
+  bool grad_accum_fp32 = false;
   /// Mixed precision's fp32 master weights and fp32 Adam moments (--master_weights on, the
   /// default), or pure 16-bit training (off): parameters, gradients and Adam's m and v in the
   /// training dtype, as torchtune, Hugging Face with torch_dtype bfloat16 and torchtitan's
@@ -139,6 +144,11 @@ struct NativeGpu {
 /// "Getting Started with CUDA Graphs") plus PyTorch's eager dispatch (4.5 us for x + 1,
 /// dev-discuss.pytorch.org "Micro-optimizations for the most micro of benchmarks").
 inline constexpr double kHostPerKernel_s = 3.8e-6 + 4.5e-6;
+/// Bytes per parameter DeepSpeed's BF16_Optimizer moves after every micro-batch's backward:
+/// hp_grad.add_(lp.grad.to(float32)), a cast of the bf16 gradient (read 2, write 4) and an
+/// fp32 add (read 4 + 4, write 4) (deepspeed/runtime/bf16_optimizer.py update_hp_grads at
+/// microsoft/DeepSpeed 56c5223; docs/native.md §4).
+inline constexpr double kBf16OptimizerAccumulateBytes = 2.0 + 4.0 + 4.0 + 4.0 + 4.0;
 /// Host time of one forward torch.nn.Linear call on an H100 DGX (Xeon 8480C), bf16, 2048
 /// wide, 8192 tokens: 13.48 us (NVIDIA/TransformerEngine#2053, measured CPU runtime).
 inline constexpr double kHostPerLinear_s = 13.48e-6;

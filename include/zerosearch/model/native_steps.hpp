@@ -138,9 +138,22 @@ struct StageParams {
 
 /// Gradient accumulation per micro-batch on average, seconds: DeepSpeed ZeRO 0-2 add each
 /// micro-batch's gradient into .grad after the first (read both, write one, memory bound); 0
-/// for the other methods and for one micro-batch.
+/// for the other methods and for one micro-batch. With DeepSpeed's BF16_Optimizer
+/// (k.fw.fp32_grad_accumulation) every micro-batch adds its bf16 gradients into the fp32
+/// buffers instead, kBf16OptimizerAccumulateBytes a parameter, or its two launches per
+/// parameter tensor of the stage's `layers` (stage_tensors) where the host is slower.
 [[nodiscard]] double grad_accumulation_s(const DesignPoint& p, const PointConstants& k,
-                                         const NativeGpu& gpu, double local_params) noexcept;
+                                         const NativeGpu& gpu, double local_params,
+                                         int layers) noexcept;
+
+/// Bytes per parameter DeepSpeed's BF16_Optimizer moves once a step besides the optimizer's
+/// own step (zeroing the fp32 gradient buffers, the reduction's bucket copies and casts), with
+/// the reduction in `reduce_bytes` per element (docs/native.md §4).
+[[nodiscard]] double bf16_optimizer_step_bytes(double reduce_bytes) noexcept;
+
+/// Parameter tensors of a stage of `layers` transformer layers: each layer's
+/// (k.tensors_per_layer) and two more (the embedding and the LM head or final norm).
+[[nodiscard]] double stage_tensors(const PointConstants& k, int layers) noexcept;
 
 /// Whether the stage's parameters are sharded at all: over dp x cp > 1, or its routed experts
 /// over their own edp > 1 group (etp x ep != tp, docs/moe.md §2.1), which they may be with

@@ -269,6 +269,11 @@ std::optional<bool> grad_reduce_fp32(const Facts& f) {
   return st != nullptr ? st->grad_reduce_fp32 : std::nullopt;
 }
 
+bool grad_accum_fp32(const Facts& f) {
+  const NativeSettings* st = native_settings(f);
+  return st != nullptr && st->grad_accum_fp32;
+}
+
 Recompute recompute_of(const Facts& f) {
   return estimator_info(f.ctx.estimator).models_recompute ? f.p.recompute : Recompute::none;
 }

@@ -93,6 +93,9 @@ void files(const Facts& f, Output& out) {
   // --grad_reduce_fp32: DeepSpeed's top-level fp32_allreduce (deepspeed/runtime/constants.py
   // FP32_ALLREDUCE, default false) all-reduces an fp32 copy of the 16-bit gradients.
   if (const std::optional<bool> fp32 = grad_reduce_fp32(f)) j["fp32_allreduce"] = *fp32;
+  // --grad_accum_fp32 on: fp32 gradient accumulation, which with bf16 and ZeRO stage 1 makes
+  // DeepSpeed take its BF16_Optimizer (engine.py get_data_types, _do_optimizer_sanity_check).
+  if (grad_accum_fp32(f)) j["data_types"] = {{"grad_accum_dtype", "fp32"}};
   if (f.p.pp > 1) {
     nlohmann::ordered_json pipe;
     // DeepSpeed's pipeline checkpoints every layer (full recompute) or none; 0 is written

@@ -138,6 +138,8 @@ struct Writer {
 [[nodiscard]] std::string deepspeed_master_weights_refusal(const Facts& f, const char* what);
 /// --grad_reduce_fp32 as the estimate ran it: empty when unset (the framework's default).
 [[nodiscard]] std::optional<bool> grad_reduce_fp32(const Facts& f);
+/// --grad_accum_fp32 as the estimate ran it (DeepSpeed's data_types.grad_accum_dtype fp32).
+[[nodiscard]] bool grad_accum_fp32(const Facts& f);
 [[nodiscard]] bool uneven(const std::vector<int>& v);
 /// The recompute actually to run: the plan's (native), none for the zerosearch estimator
 /// (its profiles were measured without activation checkpointing: docs/launch.md).

@@ -434,6 +434,12 @@ FrameworkParams framework_params(DpMethod m, Dtype d, const NativeSettings& sett
       fw.grad_bytes = fw.grad_reduce_bytes;
     }
   }
+  if (settings.grad_accum_fp32 && d == Dtype::bf16 && m == DpMethod::zero1 && !pure) [[unlikely]] {
+    // DeepSpeed's BF16_Optimizer (docs/native.md §4): the gradients the optimizer, the tied
+    // embedding's all-reduce and the step read are its fp32 accumulation buffers.
+    fw.fp32_grad_accumulation = true;
+    fw.grad_bytes = 4.0;
+  }
   return fw;
 }
 
@@ -718,6 +724,32 @@ std::string native_invalid_reason(const NativeContext& ctx, const DesignPoint& p
     return fmt::format("--grad_reduce_fp32 off with {}: torchtitan's FSDP2 reduces in float32 "
                        "only (its training.mixed_precision_reduce accepts \"float32\" alone)",
                        to_string(p.method));
+  }
+  if (ctx.settings.grad_accum_fp32) {
+    // DeepSpeed takes its BF16_Optimizer for bf16 with fp32 gradient accumulation at ZeRO
+    // stage 0 or 1 without offload (engine.py _do_optimizer_sanity_check at 38327e0); at
+    // stage 0 it shards the optimizer states all the same (its own ZeRO-1), so zero1 is the
+    // method that describes it.
+    if (p.method != DpMethod::zero1) {
+      return fmt::format("--grad_accum_fp32 on with {}: DeepSpeed's BF16_Optimizer (fp32 "
+                         "gradient accumulation) shards the optimizer states as ZeRO-1: use "
+                         "--dp_method zero1",
+                         to_string(p.method));
+    }
+    if (p.dtype != Dtype::bf16) {
+      return fmt::format("--grad_accum_fp32 on with --dtype {}: DeepSpeed's BF16_Optimizer "
+                         "trains in bf16 only",
+                         to_string(p.dtype));
+    }
+    if (!ctx.settings.master_weights) {
+      return "--grad_accum_fp32 on with --master_weights off: DeepSpeed's BF16_Optimizer keeps "
+             "fp32 master weights";
+    }
+    if (p.offload != Offload::none) {
+      return fmt::format("--grad_accum_fp32 on with --offload {}: DeepSpeed's BF16_Optimizer "
+                         "keeps the optimizer on the GPU",
+                         to_string(p.offload));
+    }
   }
   if (const char* why = offload_unsupported(p.method, p.offload)) {
     return fmt::format("--offload {} with {}: {}", to_string(p.offload), to_string(p.method), why);
@@ -1673,7 +1705,19 @@ StageParams stage_params(const ModelSpec& m, const DesignPoint& p, const PointCo
 }
 
 double grad_accumulation_s(const DesignPoint& p, const PointConstants& k, const NativeGpu& gpu,
-                           double local_params) noexcept {
+                           double local_params, int layers) noexcept {
+  if (k.fw.fp32_grad_accumulation) [[unlikely]] {
+    // DeepSpeed's BF16_Optimizer sets the bf16 .grad to None before every backward
+    // (clear_lp_grads: no AccumulateGrad add) and after it adds each parameter's bf16 gradient
+    // into its fp32 buffer, tensor by tensor: hp_grad.add_(lp.grad.to(float32)), a cast (read
+    // 2, write 4 bytes) and an add (read 4 + 4, write 4), every micro-batch
+    // (deepspeed/runtime/bf16_optimizer.py update_hp_grads, called from backward and from the
+    // pipeline engine's _exec_backward_pass, at microsoft/DeepSpeed 56c5223 and e4a5a46; the
+    // same in _update_hp_grad at 38327e0).
+    const double bytes = kBf16OptimizerAccumulateBytes * local_params;
+    return std::max(bytes / (gpu.spec.memory_GBps * 1e9 * gpu.calibration.memory_efficiency),
+                    2.0 * stage_tensors(k, layers) * kHostPerKernel_s);
+  }
   // Megatron-LM's DDP accumulates in the weight-gradient GEMM (gradient-accumulation fusion,
   // its default); ZeRO-3 and FSDP reduce-scatter every micro-batch and add into the shard
   // (1/dp of this).
@@ -1685,6 +1729,20 @@ double grad_accumulation_s(const DesignPoint& p, const PointConstants& k, const 
   const double once = 3.0 * k.elem_bytes * local_params /
                       (gpu.spec.memory_GBps * 1e9 * gpu.calibration.memory_efficiency);
   return once * (mb - 1) / mb;
+}
+
+double bf16_optimizer_step_bytes(double reduce_bytes) noexcept {
+  // Once a step, over the whole unsharded fp32 buffer: clear_hp_grads zeroes it (write 4);
+  // the data-parallel reduction (engine.py allreduce_and_copy, allreduce_bucket) copies it into
+  // a flat bucket (read 4, write 4), casts that to the communication dtype and back when it is
+  // not fp32 (read 4, write r; read r, write 4), scales it for the average (read r, write r)
+  // and copies it back into the buffers (read 4, write 4).
+  const double cast = reduce_bytes < 4.0 ? 2.0 * (4.0 + reduce_bytes) : 0.0;
+  return 4.0 + 8.0 + cast + 2.0 * reduce_bytes + 8.0;
+}
+
+double stage_tensors(const PointConstants& k, int layers) noexcept {
+  return layers * k.tensors_per_layer + 2.0;
 }
 
 bool shards_some(const DesignPoint& p, const StageParams& params) noexcept {
@@ -1792,6 +1850,13 @@ DpSync dp_sync(const NativeContext& ctx, const DesignPoint& p, const PointConsta
   const FrameworkParams& fw = k.fw;
   const double wb = k.elem_bytes;
   const auto reduce = [&](const DpGroup& grp, double params_local) {
+    if (fw.fp32_grad_accumulation) {
+      // DeepSpeed's BF16_Optimizer all-reduces every gradient (its fp32 buffers cast to the
+      // communication dtype, bf16 unless fp32_allreduce: engine.py allreduce_bucket), then
+      // all-gathers the updated bf16 partitions (bf16_optimizer.py step, all_gather_dp_groups).
+      return dp_allreduce_s(grp, fw.grad_reduce_bytes * params_local) +
+             dp_half_s(grp, wb * params_local);
+    }
     if (fw.shard_level >= 1) { // reduce-scatter, then all-gather the updated parameters
       return dp_half_s(grp, fw.grad_reduce_bytes * params_local) + dp_half_s(grp, wb * params_local);
     }
@@ -1855,6 +1920,9 @@ ModelStates model_states(const NativeContext& ctx, const DesignPoint& p, const P
   } else {
     ms.weights = shards_parameters(p.method) ? zero_shard(wb) : wb * local;
     ms.gradients = (grad_sharded ? zero_shard(fw.grad_bytes) : fw.grad_bytes * local);
+    // BF16_Optimizer: the bf16 .grad tensors beside the fp32 buffers (grad_bytes 4), alive
+    // from a backward to the next one's clear_lp_grads.
+    if (fw.fp32_grad_accumulation) ms.gradients += wb * local;
     ms.optimizer = opt_sharded ? zero_shard(opt_bytes) : opt_bytes * local;
     if (shards_parameters(p.method)) {
       ms.buffers = gathered_layers(wb);
@@ -2019,7 +2087,7 @@ double optimizer_step_s(const DesignPoint& p, const PointConstants& k, const Nat
   const FrameworkParams& fw = k.fw;
   const double wb = k.elem_bytes;
   const double updated = fw.shard_level >= 1 ? params.zero_shard(1.0) : params.local;
-  const double tensors = layers * k.tensors_per_layer + 2.0;
+  const double tensors = stage_tensors(k, layers);
   const double bw = gpu.spec.memory_GBps * 1e9 * gpu.calibration.memory_efficiency;
   if (k.layer_impl == LayerImpl::hf_gpt2_amp && fw.shard_level == 0) {
     // The fp32 module under autocast, stepped tensor by tensor (kAmpEagerAdamBytes) with one
@@ -2027,7 +2095,10 @@ double optimizer_step_s(const DesignPoint& p, const PointConstants& k, const Nat
     return std::max(updated * kAmpEagerAdamBytes / bw,
                     tensors * kAmpEagerAdamOps * kHostPerKernel_s);
   }
-  const double bytes = updated * optimizer_step_bytes(fw.grad_bytes, wb, k.opt);
+  const double bytes = updated * optimizer_step_bytes(fw.grad_bytes, wb, k.opt) +
+                       (fw.fp32_grad_accumulation
+                            ? params.local * bf16_optimizer_step_bytes(fw.grad_reduce_bytes)
+                            : 0.0);
   const double memory_s = bytes / bw;
   // The host issues the multi-tensor launches over the stage's parameter tensors (the GEMM
   // weights, norms and biases of each layer, the embedding and LM head).
@@ -2169,7 +2240,8 @@ void stage_core_on(NativeStage& st, const NativeContext& ctx, const DesignPoint&
   }
 
   const StageParams params = stage_params(m, p, k, e);
-  st.grad_accumulation_s = grad_accumulation_s(p, k, gpu, params.local);
+  st.grad_accumulation_s =
+      grad_accumulation_s(p, k, gpu, params.local, e.layers);
   st.backward_s += st.grad_accumulation_s;
   st.weight_s += st.grad_accumulation_s; // adds the weight gradient into .grad
   add_sharded_comm(st, ctx, p, k, gpu, params, e.layers);
