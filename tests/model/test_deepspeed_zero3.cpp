@@ -20,6 +20,9 @@ ModelSpec gpt(std::int64_t h, std::int64_t heads, std::int64_t ffn) {
   m.num_key_value_heads = heads;
   m.ffn_hidden_size = ffn;
   m.num_layers = 96;
+  m.norm = Norm::layernorm;
+  m.qkv_bias = m.attention_output_bias = m.mlp_bias = true;
+  m.learned_position_embeddings = true;
   return m;
 }
 

@@ -48,8 +48,8 @@ inline constexpr double kZero3MaxReuseDistance = 1e9;
 
 /// The collectives per-parameter ZeRO-3 issues for one transformer layer of the model, as the
 /// native model lays a layer out for the DeepSpeed methods (Megatron-DeepSpeed's: a fused qkv,
-/// proj, fc1 (gate and up together when gated), fc2; GPT-style layers add a bias to each and a
-/// bias to each of the two norms).
+/// proj, fc1 (gate and up together when gated), fc2; with the model's biases (qkv_bias,
+/// attention_output_bias, mlp_bias) and LayerNorm's bias beside each norm's weight).
 struct Zero3LayerCalls {
   /// All-gathers per fetch of the layer: its tensors of at least kZero3PersistenceThreshold
   /// elements.

@@ -35,15 +35,15 @@ Zero3LayerCalls zero3_per_param_layer(const ModelSpec& m) noexcept {
   const double d = m.head_dim > 0 ? static_cast<double>(m.head_dim) : h / heads;
   const double f = static_cast<double>(m.ffn_hidden_size);
   const double up = m.gated_mlp ? 2.0 : 1.0;
-  const bool gpt = m.is_gpt_family();
+  const bool ln = m.norm == Norm::layernorm;
   const double qkv_out = (heads + 2.0 * kv) * d;
   // Forward order of the layer's sub-modules: norm, qkv, proj, norm, fc1, fc2.
-  const std::array<Module, 6> mods{{{h, gpt ? h : 0.0},
-                                    {h * qkv_out, gpt ? qkv_out : 0.0},
-                                    {heads * d * h, gpt ? h : 0.0},
-                                    {h, gpt ? h : 0.0},
-                                    {h * f * up, gpt ? f * up : 0.0},
-                                    {f * h, gpt ? h : 0.0}}};
+  const std::array<Module, 6> mods{{{h, ln ? h : 0.0},
+                                    {h * qkv_out, m.qkv_bias ? qkv_out : 0.0},
+                                    {heads * d * h, m.attention_output_bias ? h : 0.0},
+                                    {h, ln ? h : 0.0},
+                                    {h * f * up, m.mlp_bias ? f * up : 0.0},
+                                    {f * h, m.mlp_bias ? h : 0.0}}};
   Zero3LayerCalls c;
   for (std::size_t i = 0; i < mods.size(); ++i) {
     const Module& mod = mods[i];

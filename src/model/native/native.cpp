@@ -1715,9 +1715,9 @@ bool keeps_unsharded(const DesignPoint& p, const PointConstants& k,
 /// (partition_parameters.py `_allgather_param`, stage3.py `_synchronize_communication` at
 /// v0.3.14), so nothing hides behind compute: forward adds the gathers, backward the rerun's
 /// gathers under full recompute, the gathers its backward fetches again, and the
-/// reduce-scatters. The embedding entry gathers and reduces the word embedding (and GPT's
-/// learned positions); the head entry gathers the LM head (the tied embedding as an external
-/// parameter), reduces the final norm (and its bias, GPT) and an untied head.
+/// reduce-scatters. The embedding entry gathers and reduces the word embedding (and learned
+/// positions); the head entry gathers the LM head (the tied embedding as an external
+/// parameter), reduces the final norm (and LayerNorm's bias) and an untied head.
 void add_per_param_zero3(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
                          const PointConstants& k, const NativeGpu& gpu, const StageParams& params,
                          const StageEntries& e) {
@@ -1727,9 +1727,8 @@ void add_per_param_zero3(NativeStage& st, const NativeContext& ctx, const Design
   const Zero3LayerCalls lc = zero3_per_param_layer(m);
   const double layers = e.layers;
   const double h = static_cast<double>(m.hidden_size);
-  const bool gpt = m.is_gpt_family();
-  const double norms = gpt ? 2.0 : 1.0; // the final norm's weight (and bias)
-  const double embedding = e.embedding ? (gpt ? 2.0 : 1.0) : 0.0;
+  const double norms = m.norm == Norm::layernorm ? 2.0 : 1.0; // the final norm's weight (and bias)
+  const double embedding = e.embedding ? (m.learned_position_embeddings ? 2.0 : 1.0) : 0.0;
   // Large tensors (gathered, and reduce-scattered on their own) and small ones (persistent,
   // only reduce-scattered): each kind's calls carry its bytes evenly.
   const double gathers = layers * lc.gathers + embedding + (e.head ? 1.0 : 0.0);
