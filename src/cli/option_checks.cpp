@@ -13,6 +13,7 @@
 
 #include "options.hpp"
 #include "zerosearch/core/error.hpp"
+#include "zerosearch/model/deepspeed_zero3.hpp"
 #include "zerosearch/model/estimator.hpp"
 #include "zerosearch/model/pipeline_layout.hpp"
 #include "zerosearch/model/recompute_modules.hpp"
@@ -500,6 +501,7 @@ void check_native(const RawOptions& raw, Options& o) {
       {"--fused_layers", &raw.fused_layers},
       {"--layer_impl", &raw.layer_impl},
       {"--fused_softmax_check", &raw.fused_softmax_check},
+      {"--zero3_impl", &raw.zero3_impl},
       {"--grad_reduce_fp32", &raw.grad_reduce_fp32},
       {"--grad_accum_fp32", &raw.grad_accum_fp32},
       {"--tp_comm_overlap", &raw.tp_comm_overlap},
@@ -633,6 +635,14 @@ void check_native(const RawOptions& raw, Options& o) {
                                    raw.fused_softmax_check));
     }
     o.native.softmax_check = *check;
+  }
+  if (!raw.zero3_impl.empty()) {
+    const std::optional<Zero3Impl> impl = zero3_impl_named(raw.zero3_impl);
+    if (!impl) {
+      throw InputError(fmt::format("--zero3_impl '{}' must be coalesced or per_param",
+                                   raw.zero3_impl));
+    }
+    o.native.zero3_impl = *impl;
   }
   if (!raw.grad_reduce_fp32.empty()) {
     o.native.grad_reduce_fp32 = parse_on_off("--grad_reduce_fp32", raw.grad_reduce_fp32);

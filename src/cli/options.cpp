@@ -418,6 +418,11 @@ ParseResult parse_options(int argc, const char* const* argv) {
        "Megatron-DeepSpeed's since March 2022) or bigscience_pre260 (BigScience's "
        "Megatron-DeepSpeed from October 2021 to March 2022, its block size taken from the heads "
        "per rank)"},
+      {"--zero3_impl", &RawOptions::zero3_impl, "coalesced|per_param",
+       "With --dp_method zero3: which DeepSpeed ZeRO-3 runs: coalesced (default: v0.6.0 on, "
+       "gathers prefetched behind compute) or per_param (v0.3.12 to v0.5.4, before DeepSpeed "
+       "PR #1453: one all-gather and one reduce-scatter per parameter through PyTorch's list "
+       "API, the GPU synchronized around every gather, so nothing overlaps compute)"},
       {"--grad_reduce_fp32", &RawOptions::grad_reduce_fp32, "on|off",
        "Reduce the gradients in fp32 with 16-bit training (Megatron-LM "
        "--accumulate-allreduce-grads-in-fp32 / --grad-reduce-in-bf16, DeepSpeed "

@@ -88,6 +88,7 @@ struct RawOptions {
   std::string fused_layers;
   std::string layer_impl;
   std::string fused_softmax_check;
+  std::string zero3_impl;
   std::string grad_reduce_fp32;
   std::string grad_accum_fp32;
   std::string tp_comm_overlap;

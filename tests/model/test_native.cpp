@@ -569,6 +569,41 @@ TEST_CASE("ZeRO-3 exposes the first gather and the last reduce-scatter", "[nativ
   CHECK(s.sharded_comm_s == Approx(one / 34 + one / 34));
 }
 
+TEST_CASE("per-parameter ZeRO-3 (--zero3_impl per_param) exposes every call in full",
+          "[native][zero3]") {
+  NativeContext c = context(llama(), {gpu()});
+  DesignPoint p = point(DpMethod::zero3, 1, 1, 8, 1, 8);
+  const NativeStage coalesced = native_estimate(c, p, same_node_type(c, p, 1)).stages[0];
+  c.settings.zero3_impl = Zero3Impl::per_param;
+  const NativeStage s = native_estimate(c, p, same_node_type(c, p, 1)).stages[0];
+  // Calls: 32 layers x 4 linear weights + the embedding + the (untied) LM head = 130 gathers
+  // and as many reduce-scatters of the same tensors; the norms' weights (2 per layer of 4096
+  // elements and the final one: 266,240 elements) persist and are only reduce-scattered, 65
+  // calls. Each call an NCCL ring over the 8 GPUs of the node (NVLink, the prior's 80 % of
+  // 450 GB/s) on its kind's share of the bytes, plus 8 copies at 3.8 us (PyTorch's list API).
+  const double params = static_cast<double>(total_parameters(llama()));
+  const double small = 32 * 2 * 4096 + 4096;
+  REQUIRE(small == 266240);
+  const double large = params - small;
+  const double grad_bytes = framework_params(DpMethod::zero3, p.dtype).grad_reduce_bytes;
+  const auto call = [](double bytes) {
+    return nccl_collective_s(7.0 / 8 * bytes, 7, 0.8 * 450e9, nccl_latency(Transport::nvlink)) +
+           8 * 3.8e-6;
+  };
+  const double gather = 130 * call(2 * large / 130);
+  const double reduce = 130 * call(grad_bytes * large / 130) + 65 * call(grad_bytes * small / 65);
+  // Nothing overlaps: forward adds the gathers, backward the gathers again and the reductions.
+  CHECK(s.sharded_comm_s == Approx(gather + gather + reduce));
+  CHECK(s.forward_s - coalesced.forward_s ==
+        Approx(gather - (coalesced.sharded_comm_s / 2)).epsilon(1e-6));
+  // Full recompute: this layer's linears are within 1e9 elements of their backward, so the
+  // rerun's gathers stay for it and nothing more is gathered (tests/model/
+  // test_deepspeed_zero3.cpp); the rerun's compute is the same either way.
+  p.recompute = Recompute::full;
+  const NativeStage full = native_estimate(c, p, same_node_type(c, p, 1)).stages[0];
+  CHECK(full.sharded_comm_s == Approx(gather + gather + reduce));
+}
+
 TEST_CASE("overlapping tensor-parallel collectives with GEMMs (--tp_comm_overlap)",
           "[native][kernels]") {
   NativeContext c = context(llama(), {gpu()});

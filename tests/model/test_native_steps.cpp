@@ -83,7 +83,9 @@ NativeStage with_cp_exchange(NativeStage st, const NativeContext& c, const Desig
 NativeStage with_sharded_comm(NativeStage st, const NativeContext& c, const DesignPoint& p,
                               const PointConstants& k, const NativeGpu& g, const StageParams& sp,
                               int layers) {
-  add_sharded_comm(st, c, p, k, g, sp, layers);
+  StageEntries e;
+  e.layers = layers;
+  add_sharded_comm(st, c, p, k, g, sp, e);
   return st;
 }
 NativeStage with_offload_fetch(NativeStage st, const DesignPoint& p, const PointConstants& k,
@@ -888,7 +890,7 @@ TEST_CASE("native_estimate: its stages are the steps composed stage by stage, bi
             grad_accumulation_s(p, k, c.gpus[0], params.local, e.layers);
         st.backward_s += st.grad_accumulation_s;
         st.weight_s += st.grad_accumulation_s;
-        add_sharded_comm(st, c, p, k, c.gpus[0], params, e.layers);
+        add_sharded_comm(st, c, p, k, c.gpus[0], params, e);
         add_offload_fetch(st, p, k, c.gpus[0], params);
         st.send_s = send_s(c, p, k, where, j);
         if (method == DpMethod::zero1) {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "zerosearch/model/analytic_profile.hpp"
+#include "zerosearch/model/deepspeed_zero3.hpp"
 #include "zerosearch/model/moe.hpp"
 
 namespace zerosearch::validate {
@@ -307,6 +308,11 @@ Case make_case(const Row& r, const HardwareCatalog& catalog) {
                                "bigscience_pre260 or empty",
                                c.id, c.fused_softmax_check));
   }
+  c.zero3_impl = r.at("zero3_impl");
+  if (!c.zero3_impl.empty() && !zero3_impl_named(c.zero3_impl)) {
+    throw BadInput(fmt::format("row {}: zero3_impl '{}' must be coalesced, per_param or empty",
+                               c.id, c.zero3_impl));
+  }
   const std::string& sched = r.at("schedule");
   if (sched.rfind("interleaved", 0) == 0) {
     const auto colon = sched.find(':');
@@ -500,6 +506,7 @@ std::vector<std::string> contract(const Case& c, const fs::path& exe, const fs::
                                     std::pair{"--fp8_recipe", &c.fp8_recipe},
                                     std::pair{"--layer_impl", &c.layer_impl},
                                     std::pair{"--fused_softmax_check", &c.fused_softmax_check},
+                                    std::pair{"--zero3_impl", &c.zero3_impl},
                                     std::pair{"--master_weights", &c.master_weights}}) {
     if (!value->empty()) a.insert(a.end(), {flag, *value});
   }

@@ -36,6 +36,8 @@ struct Case {
   /// Megatron's fused-softmax test of the code the row ran (--fused_softmax_check): megatron,
   /// bigscience_pre260 or empty (the estimator's default, megatron).
   std::string fused_softmax_check;
+  /// Which DeepSpeed ZeRO-3 the row ran (--zero3_impl): coalesced, per_param or empty.
+  std::string zero3_impl;
   /// "on", "off" or empty (the estimator's default, on: fp32 master weights and Adam moments).
   std::string master_weights;
   /// Megatron-Core's token dispatcher of the row's recipe (--moe_dispatcher): alltoall, deepep,

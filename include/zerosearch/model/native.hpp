@@ -18,6 +18,7 @@
 #include "zerosearch/core/hardware.hpp"
 #include "zerosearch/core/model.hpp"
 #include "zerosearch/model/analytic_profile.hpp"
+#include "zerosearch/model/deepspeed_zero3.hpp"
 #include "zerosearch/model/moe.hpp"
 #include "zerosearch/model/pipeline_layout.hpp"
 #include "zerosearch/model/recompute_modules.hpp"
@@ -70,6 +71,10 @@ struct NativeSettings {
   /// Megatron's fused-softmax test with unfused attention (--fused_softmax_check): the code
   /// version whose test decides where the PyTorch softmax fallback runs (docs/native.md §2.2).
   SoftmaxCheck softmax_check = SoftmaxCheck::megatron;
+  /// Which DeepSpeed ZeRO-3 runs (--zero3_impl, model/deepspeed_zero3.hpp): coalesced (v0.6.0
+  /// on: gathers prefetched behind compute) or per_param (v0.3.12 to v0.5.4: one collective
+  /// per parameter through PyTorch's list API, the device synchronized around each gather).
+  Zero3Impl zero3_impl = Zero3Impl::coalesced;
   /// Gradients reduced in fp32 with 16-bit training (--grad_reduce_fp32): Megatron-LM's
   /// --accumulate-allreduce-grads-in-fp32 (megatron-core grad_reduce_in_fp32; its gradient
   /// buffer takes that dtype), DeepSpeed's "fp32_allreduce" (an fp32 copy for the all-reduce

@@ -170,9 +170,11 @@ struct StageParams {
 /// Adds to `st` ZeRO-3 / FSDP's per-micro-batch parameter gathers and gradient reduce-scatters
 /// (the parts prefetching cannot hide) added; with keeps_unsharded, the once-a-step gather and
 /// reduce-scatter in st.dp_sync_s instead. Unchanged for the other methods and for d = 1.
+/// With --zero3_impl per_param, zero3 issues a collective per parameter of the stage's entries
+/// `e`, none hidden (model/deepspeed_zero3.hpp).
 void add_sharded_comm(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
                       const PointConstants& k, const NativeGpu& gpu, const StageParams& params,
-                      int layers);
+                      const StageEntries& e);
 
 /// Applies to `st` ZeRO-Infinity's parameter fetches over PCIe (offload optimizer+params): forward
 /// and backward each take at least the fetch of this GPU's parameter shard.

@@ -168,6 +168,18 @@ double dp_half_s(const DpGroup& d, double bytes) noexcept {
   return std::min(ring, hierarchical);
 }
 
+/// One all-gather or reduce-scatter of `bytes` (the full size on one GPU) over the group as
+/// NCCL 2.7 to 2.10 runs one call: a ring over all its ranks, the only algorithm NCCL's tuning
+/// model has for them (src/graph/tuning.cc: `if (coll != ncclFuncAllReduce && a !=
+/// NCCL_ALGO_RING) continue;`), with n - 1 steps of which nodes - 1 cross the network.
+double dp_ring_half_s(const DpGroup& d, double bytes) noexcept {
+  if (d.inter <= 1) return ring_half_s(bytes, d.intra, d.intra_bus, d.intra_lat);
+  if (bytes <= 0) return 0.0;
+  const int n = d.intra * d.inter;
+  return nccl_ring_s(static_cast<double>(n - 1) / n * bytes, n - 1, d.inter - 1, dp_ring_bus(d),
+                     d.intra_lat, d.inter_lat);
+}
+
 /// Bandwidth of the activation send from stage j to stage j + 1, bytes/s: the intra-node link
 /// inside a node, or inside one scale-up domain spanning nodes (both stages of one node type);
 /// else the slower node's network share of a GPU over the oversubscription.
@@ -1754,13 +1766,66 @@ bool keeps_unsharded(const DesignPoint& p, const PointConstants& k,
   return k.fw.unsharded_with_pp && p.pp > 1 && shards_some(p, params);
 }
 
+/// DeepSpeed's ZeRO-3 before PR #1453 (--zero3_impl per_param, model/deepspeed_zero3.hpp):
+/// one all-gather per gathered parameter per fetch and one reduce-scatter per parameter, each
+/// through PyTorch's list API (world-size copies) and priced as its own NCCL ring call; the
+/// device synchronized before every gather and after every sub-module fetch
+/// (partition_parameters.py `_allgather_param`, stage3.py `_synchronize_communication` at
+/// v0.3.14), so nothing hides behind compute: forward adds the gathers, backward the rerun's
+/// gathers under full recompute, the gathers its backward fetches again, and the
+/// reduce-scatters. The embedding entry gathers and reduces the word embedding (and learned
+/// positions); the head entry gathers the LM head (the tied embedding as an external
+/// parameter), reduces the final norm (and LayerNorm's bias) and an untied head.
+void add_per_param_zero3(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
+                         const PointConstants& k, const NativeGpu& gpu, const StageParams& params,
+                         const StageEntries& e) {
+  const ModelSpec& m = ctx.model;
+  const DpGroup group = dp_group(ctx, p, gpu);
+  const int n = p.dp * p.cp;
+  const Zero3LayerCalls lc = zero3_per_param_layer(m);
+  const double layers = e.layers;
+  const double h = static_cast<double>(m.hidden_size);
+  const double norms = m.norm == Norm::layernorm ? 2.0 : 1.0; // the final norm's weight (and bias)
+  const double embedding = e.embedding ? (m.learned_position_embeddings ? 2.0 : 1.0) : 0.0;
+  // Large tensors (gathered, and reduce-scattered on their own) and small ones (persistent,
+  // only reduce-scattered): each kind's calls carry its bytes evenly.
+  const double gathers = layers * lc.gathers + embedding + (e.head ? 1.0 : 0.0);
+  const double large_reduces =
+      layers * lc.gathers + embedding + (e.head && !m.tied_embeddings ? 1.0 : 0.0);
+  const double small_reduces = layers * (lc.reduces - lc.gathers) + (e.head ? norms : 0.0);
+  const double small = (layers * (lc.elements - lc.gathered_elements) +
+                        (e.head ? norms * h : 0.0)) / p.tp;
+  const double large = std::max(0.0, params.local - small);
+  const double wb = k.elem_bytes;
+  const double gb = k.fw.grad_reduce_bytes;
+  const auto calls_s = [&](double calls, double bytes) {
+    return calls > 0 ? zero3_list_calls_s(calls, dp_ring_half_s(group, bytes / calls), n) : 0.0;
+  };
+  const double gather = calls_s(gathers, wb * large);
+  const double reduce = calls_s(large_reduces, gb * large) + calls_s(small_reduces, gb * small);
+  const double regather = p.recompute == Recompute::full
+                              ? calls_s(layers * lc.regathers,
+                                        wb * layers * lc.regathered_elements / p.tp)
+                              : 0.0;
+  const double backward = (p.recompute == Recompute::full ? gather + regather : gather) + reduce;
+  st.forward_s += gather;
+  st.backward_s += backward;
+  st.sharded_comm_s = gather + backward;
+}
+
 void add_sharded_comm(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
                       const PointConstants& k, const NativeGpu& gpu, const StageParams& params,
-                      int layers) {
+                      const StageEntries& e) {
+  const int layers = e.layers;
   const double d = p.dp * p.cp;
   const StageShards& shards = params.shards;
   const bool expert_group = shards.expert > 0 && p.ep * p.etp != p.tp;
   if (!shards_parameters(p.method) || !shards_some(p, params)) return;
+  if (p.method == DpMethod::zero3 && ctx.settings.zero3_impl == Zero3Impl::per_param &&
+      !expert_group) {
+    add_per_param_zero3(st, ctx, p, k, gpu, params, e);
+    return;
+  }
   // Parameters gathered for forward and again for backward, gradients reduce-scattered, every
   // micro-batch; prefetching hides them behind compute except the first layer's gather.
   // With a pipeline, torchtitan's FSDP2 keeps the parameters gathered and the gradients
@@ -2244,7 +2309,7 @@ void stage_core_on(NativeStage& st, const NativeContext& ctx, const DesignPoint&
       grad_accumulation_s(p, k, gpu, params.local, e.layers);
   st.backward_s += st.grad_accumulation_s;
   st.weight_s += st.grad_accumulation_s; // adds the weight gradient into .grad
-  add_sharded_comm(st, ctx, p, k, gpu, params, e.layers);
+  add_sharded_comm(st, ctx, p, k, gpu, params, e);
   add_offload_fetch(st, p, k, gpu, params);
   if (!shards_parameters(p.method)) {
     const DpSync sync = dp_sync(ctx, p, k, gpu, params, st.backward_s);
