@@ -854,6 +854,98 @@ private:
   std::pair<int, int> last_{-1, -1};
 };
 
+/// One rank's passes counted and followed as the generator makes them, in one switch per
+/// pass: what PipeOutline::uses (per local duration index: 4 single kinds per chunk, then
+/// the C x C F&B pairs), DrainTracker (the passes after the last backward and its chunk)
+/// and PeakTracker (the Pareto-maximal points) each count of it, the same figures.
+struct RankSummary {
+  std::array<std::uint32_t, 12> count{}; // 4 C singles and C x C pairs, C <= 2
+  std::array<std::uint32_t, 12> tail{};
+  int last_chunk = -1;
+
+  [[gnu::always_inline]] void pass(const PipeOp& o) {
+    const auto c = static_cast<std::size_t>(o.chunk);
+    if (pending_ && o.kind != PipeOpKind::forward) keep(held_);
+    pending_ = false;
+    switch (o.kind) {
+    case PipeOpKind::forward:
+      ++count[c * 4];
+      ++tail[c * 4];
+      ++held_.b[c];
+      pending_ = true;
+      break;
+    case PipeOpKind::input_backward:
+      ++count[c * 4 + 1];
+      tail.fill(0);
+      last_chunk = o.chunk;
+      --held_.b[c];
+      ++held_.w[c];
+      pending_ = true;
+      break;
+    case PipeOpKind::full_backward:
+      ++count[c * 4 + 2];
+      tail.fill(0);
+      last_chunk = o.chunk;
+      --held_.b[c];
+      break;
+    case PipeOpKind::weight_backward:
+      ++count[c * 4 + 3];
+      ++tail[c * 4 + 3];
+      --held_.w[c];
+      break;
+    case PipeOpKind::forward_backward: {
+      // Only DualPipe's two-chunk ranks run pairs (C = 2: the pairs from index 8).
+      const auto bc = static_cast<std::size_t>(o.back_chunk);
+      ++count[8 + c * 2 + bc];
+      tail.fill(0);
+      last_chunk = o.back_chunk;
+      ++held_.b[c];
+      keep(held_); // the pair's forward done, its backward not
+      --held_.b[bc];
+      break;
+    }
+    }
+  }
+  std::vector<PipeHeld> finish() {
+    if (pending_) keep(held_);
+    pending_ = false;
+    return std::move(front_);
+  }
+
+private:
+  // PeakTracker::keep's result. `hi_` and `lo_` bound the kept points per count from above
+  // and below (maxima and minima over every point kept, dropped ones included): a point with
+  // a count above hi_'s is covered by none, one with a count below lo_'s covers none, so the
+  // scans are skipped (a run of input backwards adds such points: one micro-batch's
+  // activations fewer and one deferred weight pass more than any before).
+  [[gnu::noinline]] void keep(const PipeHeld& h) {
+    if (!front_.empty() && covers(front_.back(), h)) return;
+    if (!front_.empty() && covers(hi_, h)) {
+      for (const PipeHeld& f : front_) {
+        if (covers(f, h)) return;
+      }
+    }
+    if (!front_.empty() && covers(h, lo_)) {
+      std::erase_if(front_, [&h](const PipeHeld& f) { return covers(h, f); });
+    }
+    if (front_.empty()) {
+      hi_ = lo_ = h;
+    } else {
+      for (std::size_t c = 0; c < 2; ++c) {
+        hi_.b[c] = std::max(hi_.b[c], h.b[c]);
+        hi_.w[c] = std::max(hi_.w[c], h.w[c]);
+        lo_.b[c] = std::min(lo_.b[c], h.b[c]);
+        lo_.w[c] = std::min(lo_.w[c], h.w[c]);
+      }
+    }
+    front_.push_back(h);
+  }
+  PipeHeld hi_, lo_;
+  PipeHeld held_;
+  bool pending_ = false;
+  std::vector<PipeHeld> front_;
+};
+
 /// What a search needs of (s, pp, m)'s order without storing it: its outline (pipe_outline)
 /// and each rank's peaks (pipe_held_peaks), the passes counted as the generators make them.
 struct OrderSummary {
@@ -898,16 +990,25 @@ OrderSummary summarize_order(Schedule s, int pp, int m) {
   }
   out.outline.tail.assign(uses.size(), 0);
   out.outline.last_backward.assign(static_cast<std::size_t>(pp), {-1, -1});
+  const auto R = static_cast<std::size_t>(pp);
+  const auto Cu = static_cast<std::size_t>(C);
   for (int r = 0; r < pp; ++r) {
-    PeakTracker t;
-    DrainTracker drain(out.outline.layout, r);
-    rank_order(s, pp, r, m, [&](const PipeOp& o) {
-      ++uses[static_cast<std::size_t>(duration_index(r, o.chunk, o.kind, o.back_chunk, pp, C))];
-      t.pass(o);
-      drain.pass(o);
-    });
-    out.peaks[static_cast<std::size_t>(r)] = t.finish();
-    drain.finish(out.outline.tail, out.outline.last_backward[static_cast<std::size_t>(r)]);
+    const auto ru = static_cast<std::size_t>(r);
+    RankSummary t;
+    rank_order(s, pp, r, m, [&t](const PipeOp& o) __attribute__((always_inline)) { t.pass(o); });
+    out.peaks[ru] = t.finish();
+    // The rank's counts laid out as duration_index's (PipeOutline::uses, tail).
+    for (std::size_t k = 0; k < 4 * Cu; ++k) {
+      uses[ru * Cu * 4 + k] = t.count[k];
+      out.outline.tail[ru * Cu * 4 + k] = t.tail[k];
+    }
+    for (std::size_t k = 0; k < Cu * Cu; ++k) {
+      uses[R * Cu * 4 + ru * Cu * Cu + k] = t.count[4 * Cu + k];
+      out.outline.tail[R * Cu * 4 + ru * Cu * Cu + k] = t.tail[4 * Cu + k];
+    }
+    if (t.last_chunk >= 0) {
+      out.outline.last_backward[ru] = out.outline.layout.place[ru][static_cast<std::size_t>(t.last_chunk)];
+    }
   }
   return out;
 }
