@@ -918,26 +918,33 @@ private:
   // a count above hi_'s is covered by none, one with a count below lo_'s covers none, so the
   // scans are skipped (a run of input backwards adds such points: one micro-batch's
   // activations fewer and one deferred weight pass more than any before).
-  [[gnu::noinline]] void keep(const PipeHeld& h) {
+  void keep(const PipeHeld& h) {
+    // The point kept last covers most of the points that follow it: looked at first.
     if (!front_.empty() && covers(front_.back(), h)) return;
-    if (!front_.empty() && covers(hi_, h)) {
+    keep_new(h);
+  }
+  [[gnu::noinline]] void keep_new(const PipeHeld& h) {
+    if (front_.empty()) {
+      hi_ = lo_ = h;
+      front_.push_back(h);
+      return;
+    }
+    if (covers(hi_, h)) {
       for (const PipeHeld& f : front_) {
         if (covers(f, h)) return;
       }
     }
-    if (!front_.empty() && covers(h, lo_)) {
+    if (covers(h, lo_)) {
       std::erase_if(front_, [&h](const PipeHeld& f) { return covers(h, f); });
     }
-    if (front_.empty()) {
-      hi_ = lo_ = h;
-    } else {
-      for (std::size_t c = 0; c < 2; ++c) {
-        hi_.b[c] = std::max(hi_.b[c], h.b[c]);
-        hi_.w[c] = std::max(hi_.w[c], h.w[c]);
-        lo_.b[c] = std::min(lo_.b[c], h.b[c]);
-        lo_.w[c] = std::min(lo_.w[c], h.w[c]);
-      }
-    }
+    hi_.b[0] = std::max(hi_.b[0], h.b[0]);
+    hi_.b[1] = std::max(hi_.b[1], h.b[1]);
+    hi_.w[0] = std::max(hi_.w[0], h.w[0]);
+    hi_.w[1] = std::max(hi_.w[1], h.w[1]);
+    lo_.b[0] = std::min(lo_.b[0], h.b[0]);
+    lo_.b[1] = std::min(lo_.b[1], h.b[1]);
+    lo_.w[0] = std::min(lo_.w[0], h.w[0]);
+    lo_.w[1] = std::min(lo_.w[1], h.w[1]);
     front_.push_back(h);
   }
   PipeHeld hi_, lo_;
@@ -1017,9 +1024,11 @@ OrderSummary summarize_order(Schedule s, int pp, int m) {
 /// only add one more round of the steady phase to every rank, a round that holds nothing at
 /// its end and passes through the same points as the rounds already there (ZB-V's
 /// F0 B0 W0 F1 B1 W1 once every rank runs at least one with a forward of chunk 0: m >= 2 pp;
-/// DualPipe's step 4, two F&B pairs, once every rank runs at least two (the middle ranks'
-/// first is not a pair): m >= 2 pp + 2, two micro-batches more per round; DualPipeV's step 4,
-/// one more micro-batch per round, from m >= 2 pp). So the counts of passes grow by the same
+/// DualPipe's step 4, two F&B pairs, from m >= 2 pp, where rank h of a half runs h + 1 >= 1
+/// rounds, two micro-batches more per round: the middle ranks' first round, a forward and a
+/// full backward in place of the first pair, passes through the same two points as a pair
+/// does and stays first, so a round more adds two pairs there too; DualPipeV's step 4, one
+/// more micro-batch per round, from m >= 2 pp). So the counts of passes grow by the same
 /// amount per step and the Pareto-maximal points stay those of `from`. {0, 0}: not used
 /// (ZB-H1 and ZB-H2 have closed forms; 1F1B is not summarised).
 struct Period {
@@ -1031,7 +1040,7 @@ Period steady_period(Schedule s, int pp) noexcept {
   switch (s) {
   case Schedule::zbv:
   case Schedule::dualpipev: return {2 * pp, 1};
-  case Schedule::dualpipe: return {2 * pp + 2, 2};
+  case Schedule::dualpipe: return {2 * pp, 2};
   case Schedule::one_f_one_b:
   case Schedule::interleaved:
   case Schedule::terapipe:
