@@ -189,6 +189,9 @@ template <class Emit> void zbv_order(int pp, int r, int m, Emit&& out) {
     emit(op(PipeOpKind::weight_backward, b1++, 1));
   }
   while (f1 < f0 || f0 < n) {
+    // Every pass from here on is of a micro-batch at or past b0 or b1 (a weight pass of one
+    // whose input backward ran, a forward of one whose backward has not): none exists.
+    if (b0 >= m && b1 >= m) return;
     if (f0 < n) emit(op(PipeOpKind::forward, f0++, 0));
     emit(op(PipeOpKind::input_backward, b0, 0));
     emit(op(PipeOpKind::weight_backward, b0++, 0));
