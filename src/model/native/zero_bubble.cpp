@@ -974,7 +974,7 @@ OrderSummary summarize_order(Schedule s, int pp, int m) {
   // ZB-H1 with m >= pp, rank i holds p - i micro-batches after its steady forwards with the i
   // W passes it keeps back, and p - i - 1 with i + 1 between a B and its W; ZB-H2 with
   // m >= 2 pp - 1, 2 (pp - i) - 1 with 2i, and one fewer with one more. Every rank runs m
-  // forwards, B and W passes.
+  // forwards, B and W passes. ZB-H1 with m < pp: below.
   const int i_peak = s == Schedule::zb_h1 && m >= pp ? 1 : s == Schedule::zb_h2 && m >= 2 * pp - 1 ? 2 : 0;
   if (i_peak > 0) {
     for (int i = 0; i < pp; ++i) {
@@ -1000,6 +1000,37 @@ OrderSummary summarize_order(Schedule s, int pp, int m) {
   }
   out.outline.tail.assign(uses.size(), 0);
   out.outline.last_backward.assign(static_cast<std::size_t>(pp), {-1, -1});
+  if (s == Schedule::zb_h1 && m < pp) {
+    // ZB-H1 with m < pp: rank i warms up with k = min(pp - 1 - i, m) forwards, then runs
+    // t = m - k steady F B (no W: b - w <= t <= i), then k cool-down B W, then its t W. Its
+    // points: k + 1 held after each steady forward (t - 1 W at most), k with t after the last
+    // steady B, k - 1 with t + 1 after the first cool-down B (k >= 1); with t = 0, m after
+    // the forwards and m - 1 with 1 after the first B. After its last B it runs t + 1 W
+    // (t with k = 0: that B is the last steady one).
+    for (int i = 0; i < pp; ++i) {
+      const auto iu = static_cast<std::size_t>(i);
+      const auto k = iu * 4;
+      uses[k] = uses[k + 1] = uses[k + 3] = static_cast<std::uint32_t>(m);
+      const int warm = std::min(pp - 1 - i, m);
+      const int t = m - warm;
+      const auto held = [](int b, int w) {
+        PipeHeld h;
+        h.b[0] = b;
+        h.w[0] = w;
+        return h;
+      };
+      std::vector<PipeHeld>& peaks = out.peaks[iu];
+      if (t == 0) {
+        peaks = {held(m, 0), held(m - 1, 1)};
+      } else {
+        peaks = {held(warm + 1, t - 1), held(warm, t)};
+        if (warm >= 1) peaks.push_back(held(warm - 1, t + 1));
+      }
+      out.outline.tail[k + 3] = static_cast<std::uint32_t>(warm >= 1 ? t + 1 : t);
+      out.outline.last_backward[iu] = {0, i};
+    }
+    return out;
+  }
   const auto R = static_cast<std::size_t>(pp);
   const auto Cu = static_cast<std::size_t>(C);
   for (int r = 0; r < pp; ++r) {
