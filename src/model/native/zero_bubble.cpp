@@ -974,7 +974,7 @@ OrderSummary summarize_order(Schedule s, int pp, int m) {
   // ZB-H1 with m >= pp, rank i holds p - i micro-batches after its steady forwards with the i
   // W passes it keeps back, and p - i - 1 with i + 1 between a B and its W; ZB-H2 with
   // m >= 2 pp - 1, 2 (pp - i) - 1 with 2i, and one fewer with one more. Every rank runs m
-  // forwards, B and W passes. ZB-H1 with m < pp: below.
+  // forwards, B and W passes. ZB-H1 with m < pp and ZB-H2 with m < 2 pp - 1: below.
   const int i_peak = s == Schedule::zb_h1 && m >= pp ? 1 : s == Schedule::zb_h2 && m >= 2 * pp - 1 ? 2 : 0;
   if (i_peak > 0) {
     for (int i = 0; i < pp; ++i) {
@@ -1027,6 +1027,32 @@ OrderSummary summarize_order(Schedule s, int pp, int m) {
         if (warm >= 1) peaks.push_back(held(warm - 1, t + 1));
       }
       out.outline.tail[k + 3] = static_cast<std::uint32_t>(warm >= 1 ? t + 1 : t);
+      out.outline.last_backward[iu] = {0, i};
+    }
+    return out;
+  }
+  if (s == Schedule::zb_h2 && m < 2 * pp - 1) {
+    // ZB-H2 with m < 2 pp - 1: rank i warms up with a = min(2 (pp - 1 - i) + 1, m) forwards,
+    // then runs t = m - a < 2i steady B F (no W: b - w <= t), then a cool-down B each (a W
+    // after the B that leaves more than 2i back), then the rest of its W. Its points: a held
+    // with t after its last forward, then a - j with t + j after the j-th cool-down B, up to
+    // the first B followed by a W (j = 2i + 1 - t) or the last (j = a). After its last B it
+    // runs min(m, 2i + 1) W.
+    for (int i = 0; i < pp; ++i) {
+      const auto iu = static_cast<std::size_t>(i);
+      const auto k = iu * 4;
+      uses[k] = uses[k + 1] = uses[k + 3] = static_cast<std::uint32_t>(m);
+      const int a = std::min(2 * (pp - 1 - i) + 1, m);
+      const int t = m - a;
+      std::vector<PipeHeld>& peaks = out.peaks[iu];
+      const int last = std::min(a, 2 * i + 1 - t);
+      for (int j = 0; j <= last; ++j) {
+        PipeHeld h;
+        h.b[0] = a - j;
+        h.w[0] = t + j;
+        peaks.push_back(h);
+      }
+      out.outline.tail[k + 3] = static_cast<std::uint32_t>(std::min(m, 2 * i + 1));
       out.outline.last_backward[iu] = {0, i};
     }
     return out;
