@@ -217,8 +217,8 @@ struct PipeOutline {
 };
 [[nodiscard]] PipeOutline pipe_outline(const PipeProgram& program);
 /// The outline of (s, pp, micro_batches)'s program, from the per-thread cache of
-/// cached_pipe_graph, counted as the order is generated (closed forms for ZB-H1 with
-/// m >= pp and ZB-H2 with m >= 2 pp - 1); equal to pipe_outline(pipe_program(...)).
+/// cached_pipe_graph, counted as the order is generated (closed forms for ZB-H1 and ZB-H2);
+/// equal to pipe_outline(pipe_program(...)).
 [[nodiscard]] std::shared_ptr<const PipeOutline> cached_pipe_outline(Schedule s, int pp,
                                                                      int micro_batches);
 

@@ -189,6 +189,9 @@ template <class Emit> void zbv_order(int pp, int r, int m, Emit&& out) {
     emit(op(PipeOpKind::weight_backward, b1++, 1));
   }
   while (f1 < f0 || f0 < n) {
+    // Every pass from here on is of a micro-batch at or past b0 or b1 (a weight pass of one
+    // whose input backward ran, a forward of one whose backward has not): none exists.
+    if (b0 >= m && b1 >= m) return;
     if (f0 < n) emit(op(PipeOpKind::forward, f0++, 0));
     emit(op(PipeOpKind::input_backward, b0, 0));
     emit(op(PipeOpKind::weight_backward, b0++, 0));
@@ -854,6 +857,105 @@ private:
   std::pair<int, int> last_{-1, -1};
 };
 
+/// One rank's passes counted and followed as the generator makes them, in one switch per
+/// pass: what PipeOutline::uses (per local duration index: 4 single kinds per chunk, then
+/// the C x C F&B pairs), DrainTracker (the passes after the last backward and its chunk)
+/// and PeakTracker (the Pareto-maximal points) each count of it, the same figures.
+struct RankSummary {
+  std::array<std::uint32_t, 12> count{}; // 4 C singles and C x C pairs, C <= 2
+  std::array<std::uint32_t, 12> tail{};
+  int last_chunk = -1;
+
+  [[gnu::always_inline]] void pass(const PipeOp& o) {
+    const auto c = static_cast<std::size_t>(o.chunk);
+    if (pending_ && o.kind != PipeOpKind::forward) keep(held_);
+    pending_ = false;
+    switch (o.kind) {
+    case PipeOpKind::forward:
+      ++count[c * 4];
+      ++tail[c * 4];
+      ++held_.b[c];
+      pending_ = true;
+      break;
+    case PipeOpKind::input_backward:
+      ++count[c * 4 + 1];
+      tail.fill(0);
+      last_chunk = o.chunk;
+      --held_.b[c];
+      ++held_.w[c];
+      pending_ = true;
+      break;
+    case PipeOpKind::full_backward:
+      ++count[c * 4 + 2];
+      tail.fill(0);
+      last_chunk = o.chunk;
+      --held_.b[c];
+      break;
+    case PipeOpKind::weight_backward:
+      ++count[c * 4 + 3];
+      ++tail[c * 4 + 3];
+      --held_.w[c];
+      break;
+    case PipeOpKind::forward_backward: {
+      // Only DualPipe's two-chunk ranks run pairs (C = 2: the pairs from index 8).
+      const auto bc = static_cast<std::size_t>(o.back_chunk);
+      ++count[8 + c * 2 + bc];
+      tail.fill(0);
+      last_chunk = o.back_chunk;
+      ++held_.b[c];
+      keep(held_); // the pair's forward done, its backward not
+      --held_.b[bc];
+      break;
+    }
+    }
+  }
+  std::vector<PipeHeld> finish() {
+    if (pending_) keep(held_);
+    pending_ = false;
+    return std::move(front_);
+  }
+
+private:
+  // PeakTracker::keep's result. `hi_` and `lo_` bound the kept points per count from above
+  // and below (maxima and minima over every point kept, dropped ones included): a point with
+  // a count above hi_'s is covered by none, one with a count below lo_'s covers none, so the
+  // scans are skipped (a run of input backwards adds such points: one micro-batch's
+  // activations fewer and one deferred weight pass more than any before).
+  void keep(const PipeHeld& h) {
+    // The point kept last covers most of the points that follow it: looked at first.
+    if (!front_.empty() && covers(front_.back(), h)) return;
+    keep_new(h);
+  }
+  [[gnu::noinline]] void keep_new(const PipeHeld& h) {
+    if (front_.empty()) {
+      hi_ = lo_ = h;
+      front_.push_back(h);
+      return;
+    }
+    if (covers(hi_, h)) {
+      for (const PipeHeld& f : front_) {
+        if (covers(f, h)) return;
+      }
+    }
+    if (covers(h, lo_)) {
+      std::erase_if(front_, [&h](const PipeHeld& f) { return covers(h, f); });
+    }
+    hi_.b[0] = std::max(hi_.b[0], h.b[0]);
+    hi_.b[1] = std::max(hi_.b[1], h.b[1]);
+    hi_.w[0] = std::max(hi_.w[0], h.w[0]);
+    hi_.w[1] = std::max(hi_.w[1], h.w[1]);
+    lo_.b[0] = std::min(lo_.b[0], h.b[0]);
+    lo_.b[1] = std::min(lo_.b[1], h.b[1]);
+    lo_.w[0] = std::min(lo_.w[0], h.w[0]);
+    lo_.w[1] = std::min(lo_.w[1], h.w[1]);
+    front_.push_back(h);
+  }
+  PipeHeld hi_, lo_;
+  PipeHeld held_;
+  bool pending_ = false;
+  std::vector<PipeHeld> front_;
+};
+
 /// What a search needs of (s, pp, m)'s order without storing it: its outline (pipe_outline)
 /// and each rank's peaks (pipe_held_peaks), the passes counted as the generators make them.
 struct OrderSummary {
@@ -872,7 +974,7 @@ OrderSummary summarize_order(Schedule s, int pp, int m) {
   // ZB-H1 with m >= pp, rank i holds p - i micro-batches after its steady forwards with the i
   // W passes it keeps back, and p - i - 1 with i + 1 between a B and its W; ZB-H2 with
   // m >= 2 pp - 1, 2 (pp - i) - 1 with 2i, and one fewer with one more. Every rank runs m
-  // forwards, B and W passes.
+  // forwards, B and W passes. ZB-H1 with m < pp and ZB-H2 with m < 2 pp - 1: below.
   const int i_peak = s == Schedule::zb_h1 && m >= pp ? 1 : s == Schedule::zb_h2 && m >= 2 * pp - 1 ? 2 : 0;
   if (i_peak > 0) {
     for (int i = 0; i < pp; ++i) {
@@ -898,16 +1000,82 @@ OrderSummary summarize_order(Schedule s, int pp, int m) {
   }
   out.outline.tail.assign(uses.size(), 0);
   out.outline.last_backward.assign(static_cast<std::size_t>(pp), {-1, -1});
+  if (s == Schedule::zb_h1 && m < pp) {
+    // ZB-H1 with m < pp: rank i warms up with k = min(pp - 1 - i, m) forwards, then runs
+    // t = m - k steady F B (no W: b - w <= t <= i), then k cool-down B W, then its t W. Its
+    // points: k + 1 held after each steady forward (t - 1 W at most), k with t after the last
+    // steady B, k - 1 with t + 1 after the first cool-down B (k >= 1); with t = 0, m after
+    // the forwards and m - 1 with 1 after the first B. After its last B it runs t + 1 W
+    // (t with k = 0: that B is the last steady one).
+    for (int i = 0; i < pp; ++i) {
+      const auto iu = static_cast<std::size_t>(i);
+      const auto k = iu * 4;
+      uses[k] = uses[k + 1] = uses[k + 3] = static_cast<std::uint32_t>(m);
+      const int warm = std::min(pp - 1 - i, m);
+      const int t = m - warm;
+      const auto held = [](int b, int w) {
+        PipeHeld h;
+        h.b[0] = b;
+        h.w[0] = w;
+        return h;
+      };
+      std::vector<PipeHeld>& peaks = out.peaks[iu];
+      if (t == 0) {
+        peaks = {held(m, 0), held(m - 1, 1)};
+      } else {
+        peaks = {held(warm + 1, t - 1), held(warm, t)};
+        if (warm >= 1) peaks.push_back(held(warm - 1, t + 1));
+      }
+      out.outline.tail[k + 3] = static_cast<std::uint32_t>(warm >= 1 ? t + 1 : t);
+      out.outline.last_backward[iu] = {0, i};
+    }
+    return out;
+  }
+  if (s == Schedule::zb_h2 && m < 2 * pp - 1) {
+    // ZB-H2 with m < 2 pp - 1: rank i warms up with a = min(2 (pp - 1 - i) + 1, m) forwards,
+    // then runs t = m - a < 2i steady B F (no W: b - w <= t), then a cool-down B each (a W
+    // after the B that leaves more than 2i back), then the rest of its W. Its points: a held
+    // with t after its last forward, then a - j with t + j after the j-th cool-down B, up to
+    // the first B followed by a W (j = 2i + 1 - t) or the last (j = a). After its last B it
+    // runs min(m, 2i + 1) W.
+    for (int i = 0; i < pp; ++i) {
+      const auto iu = static_cast<std::size_t>(i);
+      const auto k = iu * 4;
+      uses[k] = uses[k + 1] = uses[k + 3] = static_cast<std::uint32_t>(m);
+      const int a = std::min(2 * (pp - 1 - i) + 1, m);
+      const int t = m - a;
+      std::vector<PipeHeld>& peaks = out.peaks[iu];
+      const int last = std::min(a, 2 * i + 1 - t);
+      for (int j = 0; j <= last; ++j) {
+        PipeHeld h;
+        h.b[0] = a - j;
+        h.w[0] = t + j;
+        peaks.push_back(h);
+      }
+      out.outline.tail[k + 3] = static_cast<std::uint32_t>(std::min(m, 2 * i + 1));
+      out.outline.last_backward[iu] = {0, i};
+    }
+    return out;
+  }
+  const auto R = static_cast<std::size_t>(pp);
+  const auto Cu = static_cast<std::size_t>(C);
   for (int r = 0; r < pp; ++r) {
-    PeakTracker t;
-    DrainTracker drain(out.outline.layout, r);
-    rank_order(s, pp, r, m, [&](const PipeOp& o) {
-      ++uses[static_cast<std::size_t>(duration_index(r, o.chunk, o.kind, o.back_chunk, pp, C))];
-      t.pass(o);
-      drain.pass(o);
-    });
-    out.peaks[static_cast<std::size_t>(r)] = t.finish();
-    drain.finish(out.outline.tail, out.outline.last_backward[static_cast<std::size_t>(r)]);
+    const auto ru = static_cast<std::size_t>(r);
+    RankSummary t;
+    rank_order(s, pp, r, m, [&t](const PipeOp& o) __attribute__((always_inline)) { t.pass(o); });
+    out.peaks[ru] = t.finish();
+    // The rank's counts laid out as duration_index's (PipeOutline::uses, tail).
+    for (std::size_t k = 0; k < 4 * Cu; ++k) {
+      uses[ru * Cu * 4 + k] = t.count[k];
+      out.outline.tail[ru * Cu * 4 + k] = t.tail[k];
+    }
+    for (std::size_t k = 0; k < Cu * Cu; ++k) {
+      uses[R * Cu * 4 + ru * Cu * Cu + k] = t.count[4 * Cu + k];
+      out.outline.tail[R * Cu * 4 + ru * Cu * Cu + k] = t.tail[4 * Cu + k];
+    }
+    if (t.last_chunk >= 0) {
+      out.outline.last_backward[ru] = out.outline.layout.place[ru][static_cast<std::size_t>(t.last_chunk)];
+    }
   }
   return out;
 }
@@ -916,9 +1084,11 @@ OrderSummary summarize_order(Schedule s, int pp, int m) {
 /// only add one more round of the steady phase to every rank, a round that holds nothing at
 /// its end and passes through the same points as the rounds already there (ZB-V's
 /// F0 B0 W0 F1 B1 W1 once every rank runs at least one with a forward of chunk 0: m >= 2 pp;
-/// DualPipe's step 4, two F&B pairs, once every rank runs at least two (the middle ranks'
-/// first is not a pair): m >= 2 pp + 2, two micro-batches more per round; DualPipeV's step 4,
-/// one more micro-batch per round, from m >= 2 pp). So the counts of passes grow by the same
+/// DualPipe's step 4, two F&B pairs, from m >= 2 pp, where rank h of a half runs h + 1 >= 1
+/// rounds, two micro-batches more per round: the middle ranks' first round, a forward and a
+/// full backward in place of the first pair, passes through the same two points as a pair
+/// does and stays first, so a round more adds two pairs there too; DualPipeV's step 4, one
+/// more micro-batch per round, from m >= 2 pp). So the counts of passes grow by the same
 /// amount per step and the Pareto-maximal points stay those of `from`. {0, 0}: not used
 /// (ZB-H1 and ZB-H2 have closed forms; 1F1B is not summarised).
 struct Period {
@@ -930,7 +1100,7 @@ Period steady_period(Schedule s, int pp) noexcept {
   switch (s) {
   case Schedule::zbv:
   case Schedule::dualpipev: return {2 * pp, 1};
-  case Schedule::dualpipe: return {2 * pp + 2, 2};
+  case Schedule::dualpipe: return {2 * pp, 2};
   case Schedule::one_f_one_b:
   case Schedule::interleaved:
   case Schedule::terapipe:
