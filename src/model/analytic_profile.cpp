@@ -269,6 +269,11 @@ Dtype dtype_for_precision(const GpuSpec& gpu, int bits) noexcept {
   return Dtype::fp32;
 }
 
+double gddr_gemm_fill_flops(int sm_count) noexcept {
+  if (sm_count <= 0) return kGddrPriorX0Flops;
+  return kGddrPriorX0Flops * static_cast<double>(sm_count) / static_cast<double>(kGddrPriorSms);
+}
+
 AnalyticCalibration prior_calibration(const GpuSpec& gpu) {
   AnalyticCalibration c;
   c.gpu = gpu.name;
@@ -284,7 +289,9 @@ AnalyticCalibration prior_calibration(const GpuSpec& gpu) {
     c.embedding_overhead_s = 1.5e-4;
   } else {
     c.gemm_e_max = 0.6;
-    c.gemm_x0_flops = 7e9;
+    // Per SM (docs/native.md, "GPUs below their datasheet clocks"): the T4's 40 SMs fill at
+    // 3.3e9 FLOPs, whatever its power cap does to the clock.
+    c.gemm_x0_flops = gddr_gemm_fill_flops(gpu.sm_count.value_or(0));
     c.attention_efficiency = 0.3;
     c.memory_efficiency = 0.8;
     c.layer_overhead_s = 3e-4;
@@ -955,7 +962,10 @@ std::vector<double> nelder_mead(F&& f, std::vector<double> x0, double step, int 
 } // namespace
 
 CalibrationFit fit_calibration(const GpuSpec& gpu, const std::vector<MeasuredPoint>& points) {
-  const AnalyticCalibration prior = prior_calibration(gpu);
+  AnalyticCalibration prior = prior_calibration(gpu);
+  // The fit starts from and pulls towards the class's x0 itself (the shipped A10 and A6000 fits
+  // did), not its per-SM reading for uncalibrated GPUs.
+  if (gpu.gpu_class == "gddr-pcie" && !gpu.benchmark) prior.gemm_x0_flops = kGddrPriorX0Flops;
   // Which tp degrees the data have, and whether a GEMM is big enough to pin e_max.
   std::vector<int> tps;
   double largest_gemm = 0.0;

@@ -521,6 +521,24 @@ TEST_CASE("a power-capped GPU's measured matmul rate sets its efficiency (T4)", 
   CHECK(catalog().gpu("A100-80GB").sm_count == 108);
 }
 
+TEST_CASE("the gddr prior's GEMM fill size scales with the SMs, not the clock (T4)",
+          "[analytic]") {
+  // 7e9 FLOPs at the A6000's 84 SMs: 8.333e7 per SM.
+  CHECK(gddr_gemm_fill_flops(84) == Approx(7e9));
+  CHECK(gddr_gemm_fill_flops(40) == Approx(3.3333333e9)); // T4: 7e9 x 40 / 84
+  CHECK(gddr_gemm_fill_flops(128) == Approx(1.0666667e10)); // RTX 4090
+  CHECK(gddr_gemm_fill_flops(0) == Approx(7e9));           // no SM count: the prior
+  const AnalyticCalibration t4 = prior_calibration(catalog().gpu("T4"));
+  CHECK(t4.gemm_x0_flops == Approx(3.3333333e9));
+  // GPT-2 345M's qkv GEMM at one sequence of 1,024 tokens: 2 x 1024 x 1024 x 3072 = 6.44e9
+  // FLOPs runs at 1 - exp(-6.44 / 3.333) = 0.855 of e_max (the class's 7e9: 0.601), two
+  // sequences (1.288e10) at 0.979 (0.841): mbs 2 gains 14 %, not 40 %.
+  CHECK(1.0 - std::exp(-6.442450944e9 / t4.gemm_x0_flops) == Approx(0.8552).epsilon(1e-3));
+  CHECK(1.0 - std::exp(-1.2884901888e10 / t4.gemm_x0_flops) == Approx(0.9790).epsilon(1e-3));
+  // HBM GPUs keep their prior.
+  CHECK(prior_calibration(catalog().gpu("A100-80GB")).gemm_x0_flops == Approx(1e10));
+}
+
 TEST_CASE("the 500 W H100 96 GB: peak between NVL and SXM, matmul rate scaled alike",
           "[analytic]") {
   // torchtitan's benchmark hosts: "the actual peak TFLOPs number is between SXM and NVL".

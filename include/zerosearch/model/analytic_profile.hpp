@@ -61,6 +61,19 @@ struct AnalyticCalibration {
 void with_intra_node_bus(AnalyticCalibration& c, double bus_bytes_per_s);
 
 
+/// The gddr class prior's GEMM fill size x0 (7e9 FLOPs) is the A6000's fit
+/// (profiledb/calibration.json: 7.0e9), a GPU of kGddrPriorSms SMs.
+inline constexpr double kGddrPriorX0Flops = 7e9;
+inline constexpr int kGddrPriorSms = 84;
+
+/// x0 of the gddr prior on a GPU of `sm_count` SMs: the size at which a GEMM fills the GPU grows
+/// with its SMs (its tiles spread over that many SMs, in waves: NVIDIA's "Matrix Multiplication
+/// Background User's Guide", wave quantization), at the same tensor-core work per SM and clock
+/// (Turing and GA102: 1024 dense fp16 FLOPs; the T4 65 TFLOPS / (40 x 1.59 GHz), the A6000
+/// 154.8 / (84 x 1.80)). A clock cap changes the rate, not the FLOPs that fill the GPU.
+/// kGddrPriorX0Flops x sm_count / kGddrPriorSms; sm_count <= 0: kGddrPriorX0Flops.
+[[nodiscard]] double gddr_gemm_fill_flops(int sm_count) noexcept;
+
 /// The class prior of a GPU with specifications (its benchmark block when it has one).
 [[nodiscard]] AnalyticCalibration prior_calibration(const GpuSpec& gpu);
 
