@@ -417,10 +417,10 @@ void estimate_unit(NativeEstimator e, const EstimateContext& ctx,
       // A 1F1B point whose configuration's split schedules run later: what its estimate on
       // the first placement computes is kept for them (native_estimate_keeping, bit for bit
       // estimate_at's).
-      const NativeEstimate est =
-          native_estimate_keeping(*ctx.native, p, where, out.prune, *out.keep_share);
-      out.groups[0].push_back(
-          PlacementGroup{to_estimate(ctx, est), static_cast<int>(k), 1, est.pruned});
+      bool pruned = false;
+      out.groups[0].push_back(PlacementGroup{
+          estimate_at_keeping(e, ctx, p, where, out.prune, pruned, *out.keep_share),
+          static_cast<int>(k), 1, pruned});
     } else if (unit.size() == 1) {
       // A braced list evaluates in order: `pruned` is read after estimate_at set it.
       bool pruned = false;
@@ -430,8 +430,7 @@ void estimate_unit(NativeEstimator e, const EstimateContext& ctx,
       if (k == 0 && out.seed_share != nullptr) {
         // The same placement as the configuration's 1F1B point's first: its estimate's layer
         // times, partition, constants and stage cores seed these.
-        native_estimates(*ctx.native, out.unit_points, where, out.prune, out.native,
-                         out.seed_share);
+        estimates_at(e, ctx, out.unit_points, where, out.prune, out.native, out.seed_share);
       } else {
         estimates_at(e, ctx, out.unit_points, where, out.prune, out.native);
       }
