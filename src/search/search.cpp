@@ -413,13 +413,27 @@ void estimate_unit(NativeEstimator e, const EstimateContext& ctx,
       continue;
     }
     out.group_of[k] = static_cast<std::uint32_t>(out.groups[0].size());
-    if (unit.size() == 1) {
+    if (unit.size() == 1 && k == 0 && out.keep_share != nullptr) {
+      // A 1F1B point whose configuration's split schedules run later: what its estimate on
+      // the first placement computes is kept for them (native_estimate_keeping, bit for bit
+      // estimate_at's).
+      bool pruned = false;
+      out.groups[0].push_back(PlacementGroup{
+          estimate_at_keeping(e, ctx, p, where, out.prune, pruned, *out.keep_share),
+          static_cast<int>(k), 1, pruned});
+    } else if (unit.size() == 1) {
       // A braced list evaluates in order: `pruned` is read after estimate_at set it.
       bool pruned = false;
       out.groups[0].push_back(PlacementGroup{estimate_at(e, ctx, p, where, out.prune, pruned),
                                              static_cast<int>(k), 1, pruned});
     } else {
-      estimates_at(e, ctx, out.unit_points, where, out.prune, out.native);
+      if (k == 0 && out.seed_share != nullptr) {
+        // The same placement as the configuration's 1F1B point's first: its estimate's layer
+        // times, partition, constants and stage cores seed these.
+        estimates_at(e, ctx, out.unit_points, where, out.prune, out.native, out.seed_share);
+      } else {
+        estimates_at(e, ctx, out.unit_points, where, out.prune, out.native);
+      }
       for (std::size_t j = 0; j < unit.size(); ++j) {
         const NativeEstimate& est = out.native[j];
         if (est.pruned) {
@@ -739,9 +753,11 @@ bool simulated_unit(const std::vector<DesignPoint>& points, const std::vector<st
 /// Sorts units[from, end) (split-schedule units) by the fastest row of their configuration's
 /// other points, `fastest` per point (HUGE_VAL: none, last); stable, so equal keys keep
 /// work_units' order.
+/// With `seed_of` (sized to the points), also the configuration's 1F1B point (one chunk per
+/// rank) for each split unit's first point, where it has rows (else left as it was).
 void order_simulated_units(const std::vector<DesignPoint>& points,
                            std::vector<std::vector<std::size_t>>& units, std::size_t from,
-                           const std::vector<double>& fastest) {
+                           const std::vector<double>& fastest, std::vector<std::size_t>* seed_of) {
   if (from >= units.size()) return;
   // The fastest row of each configuration's other points (1F1B, interleaved), by a hash of
   // the fields same_configuration compares, then checked in full.
@@ -768,7 +784,13 @@ void order_simulated_units(const std::vector<DesignPoint>& points,
     double key = HUGE_VAL;
     const auto [lo, hi] = others.equal_range(hash(p));
     for (auto it = lo; it != hi; ++it) {
-      if (same_configuration(points[it->second], p)) key = std::min(key, fastest[it->second]);
+      const DesignPoint& q = points[it->second];
+      if (same_configuration(q, p)) {
+        key = std::min(key, fastest[it->second]);
+        if (seed_of != nullptr && q.schedule == Schedule::one_f_one_b && q.virtual_stages == 1) {
+          (*seed_of)[units[u].front()] = it->second;
+        }
+      }
     }
     keyed.emplace_back(key, u - from);
   }
@@ -809,6 +831,14 @@ SearchResult search(const EstimateContext& ctx, const std::vector<DesignPoint>& 
   const bool two_phases = split_from > 0 && split_from < units.size();
   // Per point of the first phase: its fastest row (the key of order_simulated_units).
   std::vector<double> fastest(two_phases ? points.size() : 0, HUGE_VAL);
+  // The native estimator's configurations: what a 1F1B point's estimate computed that its
+  // split schedules' (run in the second phase) would compute again (NativeConfigShare), per
+  // 1F1B point, and the 1F1B point of each split unit's first point.
+  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  const bool share_configs = two_phases && estimator_info(ctx.estimator).shares_configurations;
+  std::vector<NativeConfigSharePtr> shares(share_configs ? points.size() : 0);
+  std::vector<std::size_t> seed_of(share_configs ? points.size() : 0, kNone);
+  bool second_phase = false;
   // 2 and 3. Each unit's estimates, by the estimator's own code (chosen once here), on the
   // worker threads.
   visit_estimator(ctx.estimator, [&](auto estimator) {
@@ -827,7 +857,19 @@ SearchResult search(const EstimateContext& ctx, const std::vector<DesignPoint>& 
                      const std::vector<std::size_t>& unit = units[offset + u];
                      UnitEstimates& mine = scratch[w];
                      mine.prune = options.prune ? keeper.prune_limits(w) : NativePruning{};
+                     mine.keep_share = nullptr;
+                     mine.seed_share = nullptr;
+                     if (share_configs) {
+                       const DesignPoint& p = points[unit.front()];
+                       if (!second_phase && unit.size() == 1 && p.pp > 1 &&
+                           p.schedule == Schedule::one_f_one_b && p.virtual_stages == 1) {
+                         mine.keep_share = &shares[unit.front()];
+                       } else if (second_phase && seed_of[unit.front()] != kNone) {
+                         mine.seed_share = shares[seed_of[unit.front()]].get();
+                       }
+                     }
                      estimate_unit(estimator, ctx, points, unit, placements, shared_optimal, mine);
+                     if (mine.seed_share != nullptr) shares[seed_of[unit.front()]].reset();
                      for (std::size_t j = 0; j < unit.size(); ++j) {
                        if (!fastest.empty()) {
                          for (const PlacementGroup& g : mine.groups[j]) {
@@ -843,8 +885,9 @@ SearchResult search(const EstimateContext& ctx, const std::vector<DesignPoint>& 
     };
     if (two_phases) {
       phase(split_from);
-      order_simulated_units(points, units, split_from, fastest);
+      order_simulated_units(points, units, split_from, fastest, share_configs ? &seed_of : nullptr);
       fastest.clear();
+      second_phase = true;
       phase(units.size() - split_from);
     } else {
       phase(units.size());

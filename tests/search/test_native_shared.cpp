@@ -157,6 +157,64 @@ TEST_CASE("native_estimates equals native_estimate on every point and placement,
   CHECK(compared > 1000);
 }
 
+TEST_CASE("split schedules seeded by their 1F1B estimate's share equal native_estimate, bit for bit",
+          "[search][native_shared]") {
+  // native_estimate_keeping (the search's first phase, a configuration's 1F1B point) equals
+  // native_estimate, and native_estimates of the configuration's split schedules started from
+  // what it kept (layer times, min-max partition, constants but the weight pass, stage cores)
+  // equal native_estimate of each: with and without pruning limits, dense and MoE, one and two
+  // node types. A seed whose weight pass were not the split schedule's, or whose partition
+  // served the V's, fails here.
+  struct Case {
+    const char* model;
+    std::vector<NodeGroup> groups;
+    int batch;
+  };
+  const Case cases[] = {
+      {"llama3_8B", {{"H100-SXM", 2}}, 64},
+      {"llama2_13B", {{"A100-80GB", 1}, {"H100-SXM", 1}}, 32},
+      {"qwen3_30B_A3B", {{"H100-SXM", 2}}, 64},
+  };
+  std::size_t seeded = 0, pruned = 0;
+  for (const Case& c : cases) {
+    INFO(c.model << ", batch " << c.batch);
+    const SearchPlan plan = native_all_schedules_plan(c.model, c.groups, c.batch);
+    const NativeContext& n = *plan.context.native;
+    const PlacementSet where = placements(plan.context.cluster);
+    const std::vector<DesignPoint> points = plan.design_points();
+    for (const auto& config : configurations(points)) {
+      const DesignPoint* one = nullptr;
+      std::vector<const DesignPoint*> split;
+      for (const DesignPoint* p : config) {
+        if (p->schedule == Schedule::one_f_one_b && p->virtual_stages == 1) one = p;
+        if (is_split_schedule(p->schedule) && p->pp > 1) split.push_back(p);
+      }
+      if (one == nullptr || split.empty()) continue;
+      Placement placement;
+      where.get(seeded % where.size(), placement);
+      const NativePlacement at = native_placement(n, *one, placement);
+      for (const NativePruning& prune : {NativePruning{}, NativePruning{1.0, 2.0}}) {
+        NativeConfigSharePtr share;
+        INFO("tp " << one->tp << " pp " << one->pp << " dp " << one->dp << " mbs " << one->mbs
+                   << " method " << to_string(one->method));
+        require_same(native_estimate_keeping(n, *one, at, prune, share), native_estimate(n, *one, at, {}, prune));
+        REQUIRE(share != nullptr);
+        std::vector<NativeEstimate> together;
+        native_estimates(n, split, at, prune, together, share.get());
+        REQUIRE(together.size() == split.size());
+        for (std::size_t i = 0; i < split.size(); ++i) {
+          INFO("schedule " << to_string(split[i]->schedule));
+          require_same(together[i], native_estimate(n, *split[i], at, {}, prune));
+          ++seeded;
+          pruned += together[i].pruned ? 1U : 0U;
+        }
+      }
+    }
+  }
+  CHECK(seeded > 200);
+  CHECK(pruned > 0);
+}
+
 TEST_CASE("the stage-level bound of a split plan is never above its simulated makespan",
           "[search][native_shared][prune]") {
   // native_split_stage_bound (what the pruning search tries before the chunk times and

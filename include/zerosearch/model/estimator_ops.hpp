@@ -104,6 +104,27 @@ inline void stages_of_into(NativeEstimator, const EstimateContext& ctx, const De
   return to_estimate(ctx, est);
 }
 
+/// estimate_at, bit for bit, with what the estimate computed that its configuration's split
+/// schedules compute again kept into `keep` (native_estimate_keeping): for a 1F1B point (one
+/// chunk per rank) whose split schedules run later on the same placement.
+[[nodiscard]] inline Estimate estimate_at_keeping(NativeEstimator, const EstimateContext& ctx,
+                                                  const DesignPoint& p, const NativePlacement& where,
+                                                  const NativePruning& prune, bool& pruned,
+                                                  NativeConfigSharePtr& keep) {
+  const NativeEstimate est = native_estimate_keeping(*ctx.native, p, where, prune, keep);
+  pruned = est.pruned;
+  return to_estimate(ctx, est);
+}
+
+/// estimates_at (below), bit for bit, starting from what the configuration's 1F1B estimate kept
+/// on the same placement (`seed`, estimate_at_keeping).
+inline void estimates_at(NativeEstimator, const EstimateContext& ctx,
+                         std::span<const DesignPoint* const> points, const NativePlacement& where,
+                         const NativePruning& prune, std::vector<NativeEstimate>& out,
+                         const NativeConfigShare* seed) {
+  native_estimates(*ctx.native, points, where, prune, out, seed);
+}
+
 /// The native estimates of points of one configuration (same_configuration) at `where`, into
 /// out[i]: native_estimates, bit for bit estimate_at's with what they share computed once.
 inline void estimates_at(NativeEstimator, const EstimateContext& ctx,

@@ -449,4 +449,30 @@ void native_estimates(const NativeContext& ctx, std::span<const DesignPoint* con
                       const NativePlacement& where, const NativePruning& prune,
                       std::vector<NativeEstimate>& out);
 
+/// What a configuration's 1F1B estimate (one chunk per rank) computed that does not depend on
+/// the schedule and that its split schedules' estimates (native_estimates) compute again: its
+/// layer times on each node type, its min-max partition (that of zb-h1 and zb-h2 too), its
+/// point constants (the split schedules' differ in LayerActivations::weight_pass alone) and
+/// its distinct stage cores (stage_core, keyed by GPU type, network and entries). Opaque: the
+/// search keeps one per configuration between its two phases (docs/performance.md, zbspeed8).
+struct NativeConfigShare;
+struct NativeConfigShareFree {
+  void operator()(NativeConfigShare* s) const noexcept;
+};
+using NativeConfigSharePtr = std::unique_ptr<NativeConfigShare, NativeConfigShareFree>;
+
+/// native_estimate(ctx, p, where, {}, prune), bit for bit, and what it computed into `*keep`
+/// (made where null). For a 1F1B point (virtual_stages 1) whose configuration's split
+/// schedules are estimated later on the same placement.
+[[nodiscard]] NativeEstimate native_estimate_keeping(const NativeContext& ctx, const DesignPoint& p,
+                                                     const NativePlacement& where,
+                                                     const NativePruning& prune,
+                                                     NativeConfigSharePtr& keep);
+
+/// native_estimates of a configuration's points, bit for bit, starting from what its 1F1B
+/// estimate kept (`seed`, native_estimate_keeping on the same placement; nullptr: none).
+void native_estimates(const NativeContext& ctx, std::span<const DesignPoint* const> points,
+                      const NativePlacement& where, const NativePruning& prune,
+                      std::vector<NativeEstimate>& out, const NativeConfigShare* seed);
+
 } // namespace zerosearch

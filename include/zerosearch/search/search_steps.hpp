@@ -59,6 +59,13 @@ struct UnitEstimates {
   NativePlacement native_where;
   std::vector<NativePlacement> native_seen;
   std::size_t native_seen_n = 0;
+  /// Set by the search for a unit of a 1F1B point whose configuration's split schedules run
+  /// later: what its estimate on the first placement computed goes there
+  /// (native_estimate_keeping). Else null.
+  NativeConfigSharePtr* keep_share = nullptr;
+  /// Set for a configuration's split-schedule unit whose 1F1B point kept that: its estimates on
+  /// the first placement start from it (native_estimates' seed). Else null.
+  const NativeConfigShare* seed_share = nullptr;
 };
 
 /// Step 2. Estimates every point of `unit` on every placement into `out`: placements that give

@@ -336,6 +336,21 @@ public:
     return *t;
   }
 
+  /// The times computed so far, per node type (NativeConfigShare keeps them).
+  [[nodiscard]] const std::vector<std::optional<AnalyticLayerTimes>>& computed() const noexcept {
+    return times_;
+  }
+  [[nodiscard]] const std::vector<std::optional<AnalyticLayerTimes>>& dense_computed() const noexcept {
+    return dense_times_;
+  }
+  /// Starts from the times another point of the same configuration computed (computed(),
+  /// dense_computed(); empty: none): layer_times reads no schedule, so they are the same bits.
+  void seed(std::span<const std::optional<AnalyticLayerTimes>> t,
+            std::span<const std::optional<AnalyticLayerTimes>> dense) {
+    if (t.size() == times_.size()) std::copy(t.begin(), t.end(), times_.begin());
+    if (dense.size() == dense_times_.size()) std::copy(dense.begin(), dense.end(), dense_times_.begin());
+  }
+
 private:
   const NativeContext& ctx_;
   const DesignPoint& p_;
@@ -535,9 +550,10 @@ void native_placement_into(const NativeContext& ctx, const DesignPoint& p,
   w.stage_gpu.resize(static_cast<std::size_t>(p.pp));
   // Slowness order of node types for a stage spanning several: lower 16-bit peak first, then
   // less memory; each type's peak computed once, not per comparison.
+  // (Only where there are several node types: with one, no stage compares them.)
   std::array<double, 8> peaks{};
   const bool cached = ctx.gpus.size() <= peaks.size();
-  for (std::size_t t = 0; cached && t < ctx.gpus.size(); ++t) {
+  for (std::size_t t = 0; cached && ctx.gpus.size() > 1 && t < ctx.gpus.size(); ++t) {
     peaks[t] = peak_flops(ctx.gpus[t].spec, Dtype::bf16);
   }
   const auto peak = [&](std::size_t t) {
@@ -578,11 +594,28 @@ void native_placement_into(const NativeContext& ctx, const DesignPoint& p,
       w.stage_net[static_cast<std::size_t>(j)] = g;
     }
   }
-  w.boundary_inter_node.reserve(static_cast<std::size_t>(std::max(0, p.pp - 1))); // one allocation
+  // Boundary j crosses nodes where stage j's first or last node is not stage j + 1's.
+  const auto boundaries = static_cast<std::size_t>(std::max(0, p.pp - 1));
+  const long long ranks = static_cast<long long>(p.pp) * per_stage;
+  if (per_stage >= gpn && ranks > 0 && (ranks - 1) / gpn < static_cast<long long>(node_types.size())) {
+    // Stages of a node or more, every rank on a node of its own (node_of clamps none): stage
+    // j + 1 starts at least a node after stage j does, so every boundary crosses.
+    w.boundary_inter_node.assign(boundaries, 1);
+    return;
+  }
+  // Else each stage's first and last node computed once (not twice, as each of its two
+  // boundaries').
+  w.boundary_inter_node.resize(boundaries); // one allocation
+  std::size_t first = node_of(0);
+  std::size_t last = node_of(per_stage - 1);
   for (int j = 0; j + 1 < p.pp; ++j) {
-    const bool cross = node_of(j * per_stage) != node_of((j + 1) * per_stage) ||
-                       node_of((j + 1) * per_stage - 1) != node_of((j + 2) * per_stage - 1);
-    w.boundary_inter_node.push_back(cross ? 1 : 0);
+    const long long next = (j + 1) * per_stage;
+    const std::size_t next_first = node_of(next);
+    const std::size_t next_last = node_of(next + per_stage - 1);
+    w.boundary_inter_node[static_cast<std::size_t>(j)] =
+        first != next_first || last != next_last ? 1 : 0;
+    first = next_first;
+    last = next_last;
   }
 }
 
@@ -922,8 +955,8 @@ namespace {
 /// bit for bit (a few thousand at most): the points that differ only in what leaves the
 /// stages' costs alike (dp method, ZeRO stage, the schedules of one chunk per rank) split
 /// their layers the same way.
-std::vector<int> remembered_minmax_layers(const std::vector<double>& fixed,
-                                          const std::vector<double>& per_layer, int layers) {
+const std::vector<int>& remembered_minmax_layers(const std::vector<double>& fixed,
+                                                 const std::vector<double>& per_layer, int layers) {
   struct Entry {
     int layers = -1;
     std::vector<double> fixed, per_layer;
@@ -949,16 +982,19 @@ std::vector<int> remembered_minmax_layers(const std::vector<double>& fixed,
       ->second.result;
 }
 
-std::vector<int> partition_with(const NativeContext& ctx, const DesignPoint& p,
-                                const NativePlacement& where, StageLayerTimes& times) {
+/// partition_with's partition into `layers`, reusing its buffer (native_estimates keeps it
+/// from one configuration to the next: no allocation once it is large enough).
+void partition_into(const NativeContext& ctx, const DesignPoint& p, const NativePlacement& where,
+                    StageLayerTimes& times, std::vector<int>& layers) {
   const int L = static_cast<int>(ctx.model.num_layers);
   const int pp = p.pp;
-  std::vector<int> layers(static_cast<std::size_t>(pp), 0);
+  if (ctx.settings.pipeline_layout != nullptr) {
+    layers = ctx.settings.pipeline_layout->partition(pp);
+    return;
+  }
+  layers.assign(static_cast<std::size_t>(pp), 0);
   const bool alike = std::all_of(where.stage_gpu.begin(), where.stage_gpu.end(),
                                  [&](int g) { return g == where.stage_gpu.front(); });
-  if (ctx.settings.pipeline_layout != nullptr) {
-    return ctx.settings.pipeline_layout->partition(pp);
-  }
   if (pp > 1 && schedule_chunks_per_rank(p.schedule) == 2) {
     // zbv, dualpipev: 2 pp chunks in a V, the embedding and the LM head both on rank 0;
     // dualpipe: rank r holds stages r and pp - 1 - r, both end ranks an embedding and a head.
@@ -970,7 +1006,7 @@ std::vector<int> partition_with(const NativeContext& ctx, const DesignPoint& p,
     }
     layers.front() += 2;
     if (dual) layers.back() += 2;
-    return layers;
+    return;
   }
   if (p.virtual_stages > 1) {
     const std::vector<int> chunks = interleaved_chunks(L, pp, p.virtual_stages);
@@ -982,7 +1018,10 @@ std::vector<int> partition_with(const NativeContext& ctx, const DesignPoint& p,
   } else {
     // Min-max: give each layer to the stage whose time grows least (optimal for stage times
     // a_i + n_i c_i); the embedding and post-process are fixed on the first and last stage.
-    std::vector<double> per_layer(static_cast<std::size_t>(pp)), fixed(static_cast<std::size_t>(pp), 0.0);
+    // Scratch kept per thread (no allocation once large enough).
+    thread_local std::vector<double> per_layer, fixed;
+    per_layer.assign(static_cast<std::size_t>(pp), 0.0);
+    fixed.assign(static_cast<std::size_t>(pp), 0.0);
     const FrameworkParams& fw = framework_params(p.method);
     int last_gpu = -1; // the stage before's GPU type and per-layer time: runs of alike stages
     double last_per_layer = 0.0;
@@ -998,10 +1037,17 @@ std::vector<int> partition_with(const NativeContext& ctx, const DesignPoint& p,
       if (j == 0) fixed[0] += t.embedding.forward_s + t.embedding.backward_s;
       if (j == pp - 1) fixed[static_cast<std::size_t>(j)] += t.post_process.forward_s + t.post_process.backward_s;
     }
-    layers = remembered_minmax_layers(fixed, per_layer, L);
+    const std::vector<int>& minmax = remembered_minmax_layers(fixed, per_layer, L);
+    layers.assign(minmax.begin(), minmax.end());
   }
   layers.front() += 1; // embedding
   layers.back() += 1;  // post_process
+}
+
+std::vector<int> partition_with(const NativeContext& ctx, const DesignPoint& p,
+                                const NativePlacement& where, StageLayerTimes& times) {
+  std::vector<int> layers;
+  partition_into(ctx, p, where, times, layers);
   return layers;
 }
 
@@ -2797,12 +2843,89 @@ int partition_kind(const DesignPoint& p) noexcept {
 
 } // namespace
 
+/// Kept in one allocation for most configurations (up to kTypes node types, kStages stages and
+/// kCores distinct cores inline; more in the vectors): the search keeps one per configuration,
+/// and four allocations each cost about what the share saves.
+struct NativeConfigShare {
+  static constexpr std::size_t kTypes = 2, kStages = 64, kCores = 4;
+  using Times = std::optional<AnalyticLayerTimes>;
+  std::size_t n_times = 0; // per node type: times then dense times, inline or in `more_times`
+  std::array<Times, 2 * kTypes> times_inline;
+  std::vector<Times> more_times;
+  bool dense = false;
+  std::size_t n_partition = 0;
+  std::array<int, kStages> partition_inline;
+  std::vector<int> more_partition;
+  native_steps::PointConstants k;
+  std::size_t n_cores = 0;
+  struct Core {
+    StageKey key;
+    NativeStage st;
+  };
+  std::array<Core, kCores> cores_inline;
+  std::vector<Core> more_cores;
+
+  [[nodiscard]] const int* partition() const noexcept {
+    return n_partition <= kStages ? partition_inline.data() : more_partition.data();
+  }
+  [[nodiscard]] const Times* all_times() const noexcept {
+    return n_times <= kTypes ? times_inline.data() : more_times.data();
+  }
+  [[nodiscard]] const Core* cores() const noexcept {
+    return n_cores <= kCores ? cores_inline.data() : more_cores.data();
+  }
+};
+
+void NativeConfigShareFree::operator()(NativeConfigShare* s) const noexcept { delete s; }
+
+NativeEstimate native_estimate_keeping(const NativeContext& ctx, const DesignPoint& p,
+                                       const NativePlacement& where, const NativePruning& prune,
+                                       NativeConfigSharePtr& keep) {
+  // native_estimate's steps, what they compute kept.
+  StageLayerTimes times(ctx, p);
+  std::vector<int> partition;
+  partition_into(ctx, p, where, times, partition);
+  SeenStages seen;
+  if (!keep) keep.reset(new NativeConfigShare);
+  NativeConfigShare& s = *keep;
+  s.n_partition = partition.size();
+  if (s.n_partition <= NativeConfigShare::kStages) {
+    std::copy(partition.begin(), partition.end(), s.partition_inline.begin());
+  } else {
+    s.more_partition.assign(partition.begin(), partition.end());
+  }
+  s.k = native_steps::point_constants(ctx, p);
+  NativeEstimate out = estimate_with(ctx, p, where, std::move(partition), prune, times, seen, s.k);
+  const auto& t = times.computed();
+  const auto& dense = times.dense_computed();
+  s.n_times = t.size();
+  s.dense = std::any_of(dense.begin(), dense.end(), [](const auto& d) { return d.has_value(); });
+  NativeConfigShare::Times* to = s.times_inline.data();
+  if (s.n_times > NativeConfigShare::kTypes) {
+    s.more_times.resize(2 * s.n_times);
+    to = s.more_times.data();
+  }
+  std::copy(t.begin(), t.end(), to);
+  if (s.dense) std::copy(dense.begin(), dense.end(), to + s.n_times);
+  s.n_cores = seen.n;
+  NativeConfigShare::Core* c = s.cores_inline.data();
+  if (s.n_cores > NativeConfigShare::kCores) {
+    s.more_cores.resize(s.n_cores);
+    c = s.more_cores.data();
+  }
+  for (std::size_t i = 0; i < seen.n; ++i) {
+    c[i].key = seen.key[i];
+    c[i].st = seen.core[i].st;
+  }
+  return out;
+}
+
 NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
                                const NativePlacement& where, std::vector<int> partition,
                                const NativePruning& prune) {
   StageLayerTimes times(ctx, p);
   if (partition.empty()) {
-    partition = partition_with(ctx, p, where, times);
+    partition_into(ctx, p, where, times, partition);
   }
   SeenStages seen;
   return estimate_with(ctx, p, where, std::move(partition), prune, times, seen,
@@ -2820,24 +2943,57 @@ bool same_configuration(const DesignPoint& a, const DesignPoint& b) noexcept {
 void native_estimates(const NativeContext& ctx, std::span<const DesignPoint* const> points,
                       const NativePlacement& where, const NativePruning& prune,
                       std::vector<NativeEstimate>& out) {
+  native_estimates(ctx, points, where, prune, out, nullptr);
+}
+
+void native_estimates(const NativeContext& ctx, std::span<const DesignPoint* const> points,
+                      const NativePlacement& where, const NativePruning& prune,
+                      std::vector<NativeEstimate>& out, const NativeConfigShare* seed) {
   out.resize(points.size());
   if (points.empty()) return;
   // One configuration's layer times on each node type, its default partitions (a few kinds)
-  // and its distinct stages' costs, computed once for all its schedules.
+  // and its distinct stages' costs, computed once for all its schedules; with `seed`, those
+  // its 1F1B estimate computed are taken from it (none of them reads the schedule: the same
+  // bits).
   StageLayerTimes times(ctx, *points.front());
   SeenStages seen;
+  if (seed != nullptr) {
+    times.seed(std::span(seed->all_times(), seed->n_times),
+               seed->dense ? std::span(seed->all_times() + seed->n_times, seed->n_times)
+                           : std::span<const NativeConfigShare::Times>());
+    const NativeConfigShare::Core* c = seed->cores();
+    for (std::size_t i = 0; i < seed->n_cores && seen.n < SeenStages::kMax; ++i) {
+      seen.key[seen.n] = c[i].key;
+      seen.core[seen.n].st = c[i].st;
+      ++seen.n;
+    }
+  }
   thread_local std::vector<double> sends;
   // point_constants depends on the schedule only through whether it splits the backward
-  // (LayerActivations::weight_pass): shared by the points that agree on that.
+  // (LayerActivations::weight_pass): shared by the points that agree on that, and with the
+  // seed's (a 1F1B point's, no weight pass) but for that figure.
   const DesignPoint& first = *points.front();
-  const native_steps::PointConstants k = native_steps::point_constants(ctx, first);
+  const native_steps::PointConstants k = [&] {
+    if (seed == nullptr) return native_steps::point_constants(ctx, first);
+    native_steps::PointConstants c = seed->k;
+    c.act.weight_pass =
+        is_split_schedule(first.schedule) ? layer_weight_pass_bytes(ctx.model, first, ctx.settings) : 0.0;
+    return c;
+  }();
   thread_local std::vector<char> known;
   sends.resize(static_cast<std::size_t>(first.pp));
   known.assign(static_cast<std::size_t>(first.pp), 0);
   LazySends lazy{ctx, first, k, where, sends, known};
   std::array<int, 4> kinds{};
-  std::array<std::vector<int>, 4> partitions;
+  // The kinds' partitions, in buffers kept per thread from one configuration to the next.
+  thread_local std::array<std::vector<int>, 4> partitions;
   std::size_t n_kinds = 0;
+  if (seed != nullptr) {
+    // The 1F1B point's partition: that of one chunk per rank (zb-h1, zb-h2).
+    kinds[0] = 1;
+    partitions[0].assign(seed->partition(), seed->partition() + seed->n_partition);
+    n_kinds = 1;
+  }
   for (std::size_t i = 0; i < points.size(); ++i) {
     const DesignPoint& p = *points[i];
     const int kind = partition_kind(p);
@@ -2850,10 +3006,10 @@ void native_estimates(const NativeContext& ctx, std::span<const DesignPoint* con
     if (at < n_kinds) {
       partition.assign(partitions[at].begin(), partitions[at].end());
     } else {
-      partition = partition_with(ctx, p, where, times);
+      partition_into(ctx, p, where, times, partition);
       if (n_kinds < kinds.size()) {
         kinds[n_kinds] = kind;
-        partitions[n_kinds] = partition;
+        partitions[n_kinds].assign(partition.begin(), partition.end());
         ++n_kinds;
       }
     }
