@@ -85,6 +85,13 @@ std::vector<std::vector<const DesignPoint*>> configurations(const std::vector<De
   return out;
 }
 
+/// A model on a cluster with a global batch: the tests below each walk their own list.
+struct Case {
+  const char* model;
+  std::vector<NodeGroup> groups;
+  int batch;
+};
+
 } // namespace
 
 TEST_CASE("same_configuration ignores the schedule and the virtual stages only",
@@ -110,11 +117,6 @@ TEST_CASE("native_estimates equals native_estimate on every point and placement,
           "[search][native_shared]") {
   // Dense and MoE models, one and two node types (heterogeneous stages, min-max partitions),
   // every schedule; with and without pruning limits (a pruned plan's figures too).
-  struct Case {
-    const char* model;
-    std::vector<NodeGroup> groups;
-    int batch;
-  };
   const Case cases[] = {
       {"llama3_8B", {{"H100-SXM", 2}}, 64},
       {"llama2_13B", {{"A100-80GB", 1}, {"H100-SXM", 1}}, 32},
@@ -165,11 +167,6 @@ TEST_CASE("split schedules seeded by their 1F1B estimate's share equal native_es
   // equal native_estimate of each: with and without pruning limits, dense and MoE, one and two
   // node types. A seed whose weight pass were not the split schedule's, or whose partition
   // served the V's, fails here.
-  struct Case {
-    const char* model;
-    std::vector<NodeGroup> groups;
-    int batch;
-  };
   const Case cases[] = {
       {"llama3_8B", {{"H100-SXM", 2}}, 64},
       {"llama2_13B", {{"A100-80GB", 1}, {"H100-SXM", 1}}, 32},
@@ -220,11 +217,6 @@ TEST_CASE("the stage-level bound of a split plan is never above its simulated ma
   // native_split_stage_bound (what the pruning search tries before the chunk times and
   // pipe_fill_bound) against the simulation, on every split plan of dense and MoE models (F&B
   // pairs hiding the all-to-all), heterogeneous stages, every method and recompute.
-  struct Case {
-    const char* model;
-    std::vector<NodeGroup> groups;
-    int batch;
-  };
   const Case cases[] = {
       {"llama3_8B", {{"H100-SXM", 2}}, 64},
       {"llama2_13B", {{"A100-80GB", 1}, {"H100-SXM", 1}}, 128},
@@ -280,11 +272,6 @@ TEST_CASE("a split plan pruned on its stage bound keeps its exact OOM flag",
   // (bounded_split_stages), where its memory is computed only for the stages whose in-flight
   // figure exceeds that of an earlier stage of the same core: its OOM flag must be the full
   // estimate's, on every split plan of dense and MoE models, one and two node types.
-  struct Case {
-    const char* model;
-    std::vector<NodeGroup> groups;
-    int batch;
-  };
   const Case cases[] = {
       {"llama3_8B", {{"H100-SXM", 2}}, 64},
       {"llama2_13B", {{"A100-80GB", 1}, {"H100-SXM", 1}}, 128},

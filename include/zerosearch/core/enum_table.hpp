@@ -1,8 +1,11 @@
 #pragma once
 // The tables of facts keyed by an enum (kDpMethods, kSchedules, kReportFormats, kColumns): one
-// row per enumerator, in the enum's order, so that info(value) is rows[value].
+// row per enumerator, in the enum's order, so that info(value) is rows[value]; and the
+// enumerator a flag's name table names.
 #include <array>
 #include <cstddef>
+#include <optional>
+#include <string_view>
 
 namespace zerosearch {
 
@@ -13,6 +16,17 @@ template <typename Row, std::size_t N>
     if (static_cast<std::size_t>(rows[i].id) != i) return false;
   }
   return true;
+}
+
+/// The enumerator named `text` in `names` (a flag's names, one per enumerator in the enum's
+/// order), or nullopt.
+template <typename Enum, std::size_t N>
+[[nodiscard]] constexpr std::optional<Enum> enum_named(const std::array<const char*, N>& names,
+                                                       std::string_view text) noexcept {
+  for (std::size_t i = 0; i < N; ++i) {
+    if (text == names[i]) return static_cast<Enum>(i);
+  }
+  return std::nullopt;
 }
 
 } // namespace zerosearch

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "zerosearch/core/dp_method.hpp"
+#include "zerosearch/core/enum_table.hpp"
 #include "zerosearch/core/hardware.hpp"
 #include "zerosearch/core/model.hpp"
 #include "zerosearch/core/profile.hpp"
@@ -89,10 +90,7 @@ inline constexpr std::array<const char*, 3> kAttentionKernelNames{"auto", "fa2",
 
 /// The kernel named `text` (one of kAttentionKernelNames), or nullopt.
 [[nodiscard]] inline std::optional<AttentionKernel> attention_kernel_named(std::string_view text) {
-  for (std::size_t i = 0; i < kAttentionKernelNames.size(); ++i) {
-    if (text == kAttentionKernelNames[i]) return static_cast<AttentionKernel>(i);
-  }
-  return std::nullopt;
+  return enum_named<AttentionKernel>(kAttentionKernelNames, text);
 }
 
 /// FlashAttention's Triton kernel (flash_attn/flash_attn_triton.py, tested with triton
@@ -151,10 +149,7 @@ inline constexpr std::array<const char*, 5> kLayerImplNames{
 
 /// The layer code named `text` (one of kLayerImplNames), or nullopt.
 [[nodiscard]] inline std::optional<LayerImpl> layer_impl_named(std::string_view text) {
-  for (std::size_t i = 0; i < kLayerImplNames.size(); ++i) {
-    if (text == kLayerImplNames[i]) return static_cast<LayerImpl>(i);
-  }
-  return std::nullopt;
+  return enum_named<LayerImpl>(kLayerImplNames, text);
 }
 
 /// Which test decides whether Megatron's unfused attention runs its fused scale-mask-softmax
@@ -175,10 +170,7 @@ inline constexpr std::array<const char*, 2> kSoftmaxCheckNames{"megatron", "bigs
 
 /// The check named `text` (one of kSoftmaxCheckNames), or nullopt.
 [[nodiscard]] inline std::optional<SoftmaxCheck> softmax_check_named(std::string_view text) {
-  for (std::size_t i = 0; i < kSoftmaxCheckNames.size(); ++i) {
-    if (text == kSoftmaxCheckNames[i]) return static_cast<SoftmaxCheck>(i);
-  }
-  return std::nullopt;
+  return enum_named<SoftmaxCheck>(kSoftmaxCheckNames, text);
 }
 
 /// Batches (rows of b x heads) one 128-thread block of Megatron's masked-softmax kernel handles

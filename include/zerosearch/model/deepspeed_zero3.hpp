@@ -18,6 +18,8 @@
 #include <optional>
 #include <string_view>
 
+#include "zerosearch/core/enum_table.hpp"
+
 namespace zerosearch {
 
 struct ModelSpec;
@@ -31,10 +33,7 @@ inline constexpr std::array<const char*, 2> kZero3ImplNames{"coalesced", "per_pa
 
 /// The implementation named `text` (one of kZero3ImplNames), or nullopt.
 [[nodiscard]] inline std::optional<Zero3Impl> zero3_impl_named(std::string_view text) {
-  for (std::size_t i = 0; i < kZero3ImplNames.size(); ++i) {
-    if (text == kZero3ImplNames[i]) return static_cast<Zero3Impl>(i);
-  }
-  return std::nullopt;
+  return enum_named<Zero3Impl>(kZero3ImplNames, text);
 }
 
 /// stage3_param_persistence_threshold's default (deepspeed/runtime/zero/constants.py at

@@ -5,6 +5,8 @@
 #include <optional>
 #include <string_view>
 
+#include "zerosearch/core/enum_table.hpp"
+
 namespace zerosearch {
 
 /// How fp8 training scales the linear layers' inputs (--fp8_recipe, docs/native.md §2).
@@ -20,10 +22,7 @@ inline constexpr std::array<const char*, 2> kFp8RecipeNames{"tensorwise", "rowwi
 
 /// The recipe named `text` (one of kFp8RecipeNames), or nullopt.
 [[nodiscard]] inline std::optional<Fp8Recipe> fp8_recipe_named(std::string_view text) {
-  for (std::size_t i = 0; i < kFp8RecipeNames.size(); ++i) {
-    if (text == kFp8RecipeNames[i]) return static_cast<Fp8Recipe>(i);
-  }
-  return std::nullopt;
+  return enum_named<Fp8Recipe>(kFp8RecipeNames, text);
 }
 
 /// The speedup of a linear layer with torchao's rowwise float8 over the same layer in bf16,
