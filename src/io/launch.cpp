@@ -146,6 +146,16 @@ void check_general_rules(const Facts& f) {
         kLayerImplNames[static_cast<std::size_t>(st->layer_impl)],
         layer_impl_owner(st->layer_impl)));
   }
+  // --zero3_impl per_param prices DeepSpeed's ZeRO-3 before v0.6.0 (one gather per parameter,
+  // nothing overlapped); the DeepSpeed configs written here are read by DeepSpeed 0.19, whose
+  // ZeRO-3 gathers coalesced and prefetched: another step time than the one estimated.
+  if (const NativeSettings* st = native_settings(f);
+      st != nullptr && p.method == DpMethod::zero3 && st->zero3_impl == Zero3Impl::per_param) {
+    throw InputError(
+        "cannot emit: the plan was estimated with --zero3_impl per_param (DeepSpeed v0.3.12 to "
+        "v0.5.4's ZeRO-3, one gather per parameter), but the files written here run DeepSpeed "
+        "0.19, whose ZeRO-3 gathers coalesced; estimate it with --zero3_impl coalesced");
+  }
   if (f.plan.estimate.oom) {
     throw InputError(fmt::format("cannot emit: the plan needs {:.2f} GiB on its fullest stage, more "
                                  "than its GPU holds (OOM); choose a feasible row with --rank",
