@@ -527,7 +527,11 @@ std::int32_t duration_index(int r, int c, PipeOpKind k, int back_chunk, int rank
 
 } // namespace
 
-PipeGraph compile_pipe(const PipeProgram& prog) {
+namespace {
+
+/// compile_pipe; without kCountUses, g.uses is left empty for the caller to fill (from the
+/// order's outline: PipeOutline::uses counts the same passes by the same index).
+template <bool kCountUses> PipeGraph compile_graph(const PipeProgram& prog) {
   PipeGraph g;
   const PipeLayout& l = prog.layout;
   const int R = l.ranks;
@@ -625,8 +629,8 @@ PipeGraph compile_pipe(const PipeProgram& prog) {
   std::int32_t* const dep2_out = g.dep2.data();
   std::uint16_t* const span_out = g.span.data();
   std::uint16_t* const span2_out = g.span2.data();
-  g.uses.assign(static_cast<std::size_t>(R * C * 4 + R * C * C), 0);
-  std::uint32_t* const uses = g.uses.data();
+  if constexpr (kCountUses) g.uses.assign(static_cast<std::size_t>(R * C * 4 + R * C * C), 0);
+  [[maybe_unused]] std::uint32_t* const uses = g.uses.data();
   std::int32_t* const st = state.data();
   std::size_t n = 0;
   // Marks key k made by pass `made`, putting its waiter back on `ready`.
@@ -722,7 +726,7 @@ PipeGraph compile_pipe(const PipeProgram& prog) {
       span_out[n] = sa;
       dep2_out[n] = b;
       span2_out[n] = sb;
-      ++uses[static_cast<std::size_t>(d)];
+      if constexpr (kCountUses) ++uses[static_cast<std::size_t>(d)];
       ++n;
     }
   waits:
@@ -739,6 +743,10 @@ PipeGraph compile_pipe(const PipeProgram& prog) {
   g.layout = l;
   return g;
 }
+
+} // namespace
+
+PipeGraph compile_pipe(const PipeProgram& prog) { return compile_graph<true>(prog); }
 
 namespace {
 
@@ -1237,7 +1245,11 @@ std::shared_ptr<const PipeGraph> cached_pipe_graph(Schedule s, int pp, int m) {
   GraphCache& cache = graph_cache();
   GraphCache::Entry* e = &cache.at(s, pp, m);
   if (!e->graph) {
-    auto g = std::make_shared<const PipeGraph>(compile_pipe(pipe_program(s, pp, m)));
+    // The passes' counts per duration index are the outline's (summarize_order's, equal to
+    // pipe_outline's: tested), not counted again.
+    PipeGraph compiled = compile_graph<false>(pipe_program(s, pp, m));
+    compiled.uses = e->outline->uses;
+    auto g = std::make_shared<const PipeGraph>(std::move(compiled));
     const std::size_t before = cache.entries.size();
     cache.make_room(g->rank.size());
     if (cache.entries.size() != before) e = &cache.at(s, pp, m); // dropped: made again
