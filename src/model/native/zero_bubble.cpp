@@ -325,7 +325,10 @@ PipeProgram pipe_program(Schedule s, int pp, int m) {
   PipeOp* const out = buffer.data();
   for (int r = 0; r < pp; ++r) {
     std::size_t n = 0;
-    rank_order(s, pp, r, m, [out, most, &n](const PipeOp& x) {
+    // The emit inlined into the generators (GCC left it a call per pass, about 14
+    // instructions each): 0.4 M on native_h100x512_zb_top10 since compile_pipe's counts come
+    // from the outline (zbspeed7 had found it 0.4 M worse before, compile_pipe's code grown).
+    rank_order(s, pp, r, m, [out, most, &n](const PipeOp& x) __attribute__((always_inline)) {
       if (n == most) throw std::logic_error("pipeline schedule: more passes than 3 per chunk and micro-batch");
       out[n++] = x;
     });
@@ -527,7 +530,11 @@ std::int32_t duration_index(int r, int c, PipeOpKind k, int back_chunk, int rank
 
 } // namespace
 
-PipeGraph compile_pipe(const PipeProgram& prog) {
+namespace {
+
+/// compile_pipe; without kCountUses, g.uses is left empty for the caller to fill (from the
+/// order's outline: PipeOutline::uses counts the same passes by the same index).
+template <bool kCountUses> PipeGraph compile_graph(const PipeProgram& prog) {
   PipeGraph g;
   const PipeLayout& l = prog.layout;
   const int R = l.ranks;
@@ -542,14 +549,21 @@ PipeGraph compile_pipe(const PipeProgram& prog) {
     return offset[static_cast<std::size_t>(d)] +
            static_cast<std::size_t>(pos) * static_cast<std::size_t>(l.micro_batches[static_cast<std::size_t>(d)]);
   };
-  // The pass (1-based index in the compiled order) that finished each forward and input
-  // backward, 0 while none has.
-  std::vector<std::int32_t> forward_done(offset.back(), 0), backward_done(offset.back(), 0);
+  // One array of states per key, forwards' keys [0, K), input backwards' [K, 2K), and past
+  // them one key per micro-batch that is always made (a forward's input at position 0: pass 0,
+  // "no input"): the pass (1-based index in the compiled order) that made it, or -1 while none
+  // has, or -(r + 2) while rank r waits for it (one rank waits on a key: the pass at the next
+  // position, or the previous one for a backward).
+  const std::size_t K = offset.back();
+  int most_mb = 0;
+  for (const int mb : l.micro_batches) most_mb = std::max(most_mb, mb);
+  std::vector<std::int32_t> state(2 * K + static_cast<std::size_t>(most_mb), -1);
+  std::fill(state.begin() + static_cast<std::ptrdiff_t>(2 * K), state.end(), 0);
   std::size_t total = 0;
   for (const auto& o : prog.orders) total += o.size();
   g.first.assign(static_cast<std::size_t>(R), -1);
 
-  // Index of the span [lo, hi) by lo * R + hi, 0 until first used.
+  // Index of the span [lo, hi) by lo * R + hi, 0 until first made.
   std::vector<std::uint16_t> span_index(static_cast<std::size_t>(R) * static_cast<std::size_t>(R), 0);
   const auto span_of = [&g, &span_index, R](int from, int r) {
     const int lo = std::min(from, r), hi = std::max(from, r);
@@ -562,20 +576,18 @@ PipeGraph compile_pipe(const PipeProgram& prog) {
     return k;
   };
   // Per (rank, chunk), where its passes' inputs come from (as simulate_pipe's forward_input
-  // and backward_input): the forward at the position before (none at position 0) and the
-  // input backward at the position after (the last position's own forward), each by the key
-  // of its micro-batch 0 and the rank it runs on; and the key of its own passes. A span is
-  // made at its first use, as it was when each pass looked it up (the same spans, in the
-  // same order).
+  // and backward_input): the forward at the position before (the always-made keys at position
+  // 0) and the input backward at the position after (the last position's own forward), each
+  // by the key of its micro-batch 0 with the span of links it crosses; the keys its own
+  // passes make; the index of its forward's duration (duration_index). The spans are made
+  // here, rank by rank and chunk by chunk, not at their first use: their order in g.spans
+  // differs from one made pass by pass, their figures do not (pipe_makespan sums each span's
+  // links by its ends), and every (rank, chunk) of a program runs its forwards and backwards.
   struct Wiring {
-    std::size_t own = 0;
-    bool forward_from_start = false;
-    std::size_t forward_from = 0;
-    int forward_rank = 0;
-    bool backward_from_forward = false;
-    std::size_t backward_from = 0;
-    int backward_rank = 0;
-    std::int32_t forward_span = -1, backward_span = -1; // -1: not made yet
+    std::size_t forward_in = 0, backward_in = 0;
+    std::size_t forward_out = 0, backward_out = 0;
+    std::uint16_t forward_span = 0, backward_span = 0;
+    std::int32_t duration = 0;
   };
   std::vector<Wiring> wiring(static_cast<std::size_t>(R * C));
   for (int r = 0; r < R; ++r) {
@@ -583,27 +595,26 @@ PipeGraph compile_pipe(const PipeProgram& prog) {
       Wiring& w = wiring[static_cast<std::size_t>(r * C + c)];
       const auto [d, pos] = l.place[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)];
       const auto du = static_cast<std::size_t>(d);
-      w.own = key(d, pos);
-      w.forward_from_start = pos == 0;
+      w.forward_out = key(d, pos);
+      w.backward_out = K + w.forward_out;
+      w.duration = (r * C + c) * 4;
       if (pos > 0) {
-        w.forward_from = key(d, pos - 1);
-        w.forward_rank = l.at[du][static_cast<std::size_t>(pos - 1)].first;
-      }
-      w.backward_from_forward = pos == l.positions - 1;
-      if (w.backward_from_forward) {
-        w.backward_from = w.own;
-        w.backward_span = 0;
+        w.forward_in = key(d, pos - 1);
+        w.forward_span = span_of(l.at[du][static_cast<std::size_t>(pos - 1)].first, r);
       } else {
-        w.backward_from = key(d, pos + 1);
-        w.backward_rank = l.at[du][static_cast<std::size_t>(pos + 1)].first;
+        w.forward_in = 2 * K;
+      }
+      if (pos == l.positions - 1) {
+        w.backward_in = w.forward_out;
+      } else {
+        w.backward_in = K + key(d, pos + 1);
+        w.backward_span = span_of(l.at[du][static_cast<std::size_t>(pos + 1)].first, r);
       }
     }
   }
   // Each rank runs its passes in order until one waits for an input no pass has made yet;
-  // it then waits on that input's key (one rank waits on a key: the pass at the next
-  // position, or the previous one for a backward) and is put back on `ready` by the pass that
-  // makes it, as simulate_pipe does. Every pass is looked at once, and once more per wait.
-  std::vector<std::int32_t> forward_waiter(offset.back(), -1), backward_waiter(offset.back(), -1);
+  // it then waits on that input's key and is put back on `ready` by the pass that makes it,
+  // as simulate_pipe does. Every pass is looked at once, and once more per wait.
   std::vector<std::int32_t> ready;
   ready.reserve(static_cast<std::size_t>(R));
   for (int r = R - 1; r >= 0; --r) ready.push_back(r);
@@ -621,47 +632,15 @@ PipeGraph compile_pipe(const PipeProgram& prog) {
   std::int32_t* const dep2_out = g.dep2.data();
   std::uint16_t* const span_out = g.span.data();
   std::uint16_t* const span2_out = g.span2.data();
-  g.uses.assign(static_cast<std::size_t>(R * C * 4 + R * C * C), 0);
-  std::uint32_t* const uses = g.uses.data();
+  if constexpr (kCountUses) g.uses.assign(static_cast<std::size_t>(R * C * 4 + R * C * C), 0);
+  [[maybe_unused]] std::uint32_t* const uses = g.uses.data();
+  std::int32_t* const st = state.data();
   std::size_t n = 0;
-  const auto span_at = [&span_of](std::int32_t& span, int from, int r) {
-    if (span < 0) span = span_of(from, r);
-    return static_cast<std::uint16_t>(span);
-  };
-  std::int32_t* const f_done = forward_done.data();
-  std::int32_t* const b_done = backward_done.data();
-  std::int32_t* const f_waiter = forward_waiter.data();
-  std::int32_t* const b_waiter = backward_waiter.data();
-  // The pass that made the forward input of (rank r, its chunk wiring w, mb), 0 at position 0,
-  // or -1 after registering r as its waiter.
-  const auto forward_in = [&](Wiring& w, int r, int mb, std::uint16_t& span) -> std::int32_t {
-    if (w.forward_from_start) return 0;
-    const std::size_t k = w.forward_from + static_cast<std::size_t>(mb);
-    span = span_at(w.forward_span, w.forward_rank, r);
-    if (f_done[k] == 0) {
-      f_waiter[k] = r;
-      return -1;
-    }
-    return f_done[k];
-  };
-  const auto backward_in = [&](Wiring& w, int r, int mb, std::uint16_t& span) -> std::int32_t {
-    const std::size_t k = w.backward_from + static_cast<std::size_t>(mb);
-    std::int32_t* const done = w.backward_from_forward ? f_done : b_done;
-    std::int32_t* const waiter = w.backward_from_forward ? f_waiter : b_waiter;
-    span = w.backward_from_forward ? 0 : span_at(w.backward_span, w.backward_rank, r);
-    if (done[k] == 0) {
-      waiter[k] = r;
-      return -1;
-    }
-    return done[k];
-  };
-  const auto mark = [&ready](std::int32_t* done, std::int32_t* waiter, std::size_t k,
-                             std::int32_t i) {
-    done[k] = i;
-    if (waiter[k] >= 0) {
-      ready.push_back(waiter[k]);
-      waiter[k] = -1;
-    }
+  // Marks key k made by pass `made`, putting its waiter back on `ready`.
+  const auto mark = [&ready, st](std::size_t k, std::int32_t made) {
+    const std::int32_t was = st[k];
+    st[k] = made;
+    if (was < -1) ready.push_back(-was - 2);
   };
   // duration_index's offset of each single pass kind within its (rank, chunk)'s four.
   constexpr std::array<std::int32_t, 4> kind_offset{
@@ -683,43 +662,63 @@ PipeGraph compile_pipe(const PipeProgram& prog) {
     const auto ru = static_cast<std::size_t>(r);
     const std::vector<PipeOp>& order = prog.orders[ru];
     const std::size_t count = order.size();
-    Wiring* wr = &wiring[ru * static_cast<std::size_t>(C)];
-    const std::int32_t rc0 = r * C;
+    const Wiring* wr = &wiring[ru * static_cast<std::size_t>(C)];
+    const std::int32_t waiting = -(r + 2);
     std::size_t at = next[ru];
     const std::size_t n_before = n; // this run's passes are n_before .. n - 1
     for (; at < count; ++at) {
       const PipeOp& o = order[at];
-      Wiring& w = wr[o.chunk];
+      const Wiring& w = wr[o.chunk];
       std::int32_t a = 0, b = 0;
       std::uint16_t sa = 0, sb = 0;
       std::int32_t d = 0;
       const auto made = static_cast<std::int32_t>(n + 1);
       switch (o.kind) {
-      case PipeOpKind::forward:
-        a = forward_in(w, r, o.micro_batch, sa);
-        if (a < 0) goto waits; // the pass it waits for puts it back on `ready`
-        mark(f_done, f_waiter, w.own + static_cast<std::size_t>(o.micro_batch), made);
-        d = (rc0 + o.chunk) * 4;
+      case PipeOpKind::forward: {
+        const std::size_t k = w.forward_in + static_cast<std::size_t>(o.micro_batch);
+        a = st[k];
+        if (a < 0) { // the pass it waits for puts it back on `ready`
+          st[k] = waiting;
+          goto waits;
+        }
+        sa = w.forward_span;
+        mark(w.forward_out + static_cast<std::size_t>(o.micro_batch), made);
+        d = w.duration;
         break;
+      }
       case PipeOpKind::input_backward:
-      case PipeOpKind::full_backward:
-        a = backward_in(w, r, o.micro_batch, sa);
-        if (a < 0) goto waits;
-        mark(b_done, b_waiter, w.own + static_cast<std::size_t>(o.micro_batch), made);
-        d = (rc0 + o.chunk) * 4 + kind_offset[static_cast<std::size_t>(o.kind)];
+      case PipeOpKind::full_backward: {
+        const std::size_t k = w.backward_in + static_cast<std::size_t>(o.micro_batch);
+        a = st[k];
+        if (a < 0) {
+          st[k] = waiting;
+          goto waits;
+        }
+        sa = w.backward_span;
+        mark(w.backward_out + static_cast<std::size_t>(o.micro_batch), made);
+        d = w.duration + kind_offset[static_cast<std::size_t>(o.kind)];
         break;
-      case PipeOpKind::weight_backward:
-        d = (rc0 + o.chunk) * 4 + 3;
-        break;
+      }
+      case PipeOpKind::weight_backward: d = w.duration + 3; break;
       case PipeOpKind::forward_backward: {
-        a = forward_in(w, r, o.micro_batch, sa);
-        if (a < 0) goto waits;
-        Wiring& wb = wr[o.back_chunk];
-        b = backward_in(wb, r, o.back_micro_batch, sb);
-        if (b < 0) goto waits;
-        mark(f_done, f_waiter, w.own + static_cast<std::size_t>(o.micro_batch), made);
-        mark(b_done, b_waiter, wb.own + static_cast<std::size_t>(o.back_micro_batch), made);
-        d = pair_base + (rc0 + o.chunk) * C + o.back_chunk;
+        const std::size_t k = w.forward_in + static_cast<std::size_t>(o.micro_batch);
+        a = st[k];
+        if (a < 0) {
+          st[k] = waiting;
+          goto waits;
+        }
+        const Wiring& wb = wr[o.back_chunk];
+        const std::size_t kb = wb.backward_in + static_cast<std::size_t>(o.back_micro_batch);
+        b = st[kb];
+        if (b < 0) {
+          st[kb] = waiting;
+          goto waits;
+        }
+        sa = w.forward_span;
+        sb = wb.backward_span;
+        mark(w.forward_out + static_cast<std::size_t>(o.micro_batch), made);
+        mark(wb.backward_out + static_cast<std::size_t>(o.back_micro_batch), made);
+        d = pair_base + (r * C + o.chunk) * C + o.back_chunk;
         pairs = true; // its second input is a pass (dep2 >= 1)
         break;
       }
@@ -730,7 +729,7 @@ PipeGraph compile_pipe(const PipeProgram& prog) {
       span_out[n] = sa;
       dep2_out[n] = b;
       span2_out[n] = sb;
-      ++uses[static_cast<std::size_t>(d)];
+      if constexpr (kCountUses) ++uses[static_cast<std::size_t>(d)];
       ++n;
     }
   waits:
@@ -747,6 +746,10 @@ PipeGraph compile_pipe(const PipeProgram& prog) {
   g.layout = l;
   return g;
 }
+
+} // namespace
+
+PipeGraph compile_pipe(const PipeProgram& prog) { return compile_graph<true>(prog); }
 
 namespace {
 
@@ -1245,7 +1248,11 @@ std::shared_ptr<const PipeGraph> cached_pipe_graph(Schedule s, int pp, int m) {
   GraphCache& cache = graph_cache();
   GraphCache::Entry* e = &cache.at(s, pp, m);
   if (!e->graph) {
-    auto g = std::make_shared<const PipeGraph>(compile_pipe(pipe_program(s, pp, m)));
+    // The passes' counts per duration index are the outline's (summarize_order's, equal to
+    // pipe_outline's: tested), not counted again.
+    PipeGraph compiled = compile_graph<false>(pipe_program(s, pp, m));
+    compiled.uses = e->outline->uses;
+    auto g = std::make_shared<const PipeGraph>(std::move(compiled));
     const std::size_t before = cache.entries.size();
     cache.make_room(g->rank.size());
     if (cache.entries.size() != before) e = &cache.at(s, pp, m); // dropped: made again
