@@ -234,6 +234,13 @@ struct MegatronUnfusedExtra {
 };
 [[nodiscard]] MegatronUnfusedExtra megatron_unfused_extra(LayerImpl impl) noexcept;
 
+/// Bytes of the attention mask a pipeline stage sends with every activation send besides the
+/// hidden states (docs/native.md §2): Megatron-LM v1.1.5's GPT2ModelPipe passes (hidden,
+/// mask) between its layers, and DeepSpeed's PipelineEngine of that era sends every tensor of
+/// the tuple, the bool 1 x 1 x s x s causal mask cast to half (2 bytes an element), and drops
+/// it from the gradient sent back (megatron_unfused: 2 s^2; other layer implementations: 0).
+[[nodiscard]] double pipe_mask_send_bytes(LayerImpl impl, double seq_len) noexcept;
+
 /// What one analytic evaluation is for.
 struct AnalyticSettings {
   int tp = 1;
