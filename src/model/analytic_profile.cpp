@@ -238,20 +238,6 @@ MegatronUnfusedExtra megatron_unfused_extra(LayerImpl impl) noexcept {
   return x;
 }
 
-double pipe_mask_send_bytes(LayerImpl impl, double seq_len) noexcept {
-  // DachengLi1/AMP@72eeea4, DeepSpeed/deepspeed/runtime/pipe/engine.py (the fork's DeepSpeed
-  // pipeline engine): _exec_send_activations casts the last tensor of a GPT2ModelPipe output
-  // tuple (the attention mask) with .half() ("NCCL does not like to send torch.BoolTensor")
-  // and sends every tensor of the tuple with its own p2p.send; _exec_send_grads pops the mask
-  // before sending the gradients back. The mask is get_ltor_masks_and_position_ids's
-  // att_mask_batch x 1 x s x s with att_mask_batch 1 (no --reset-attention-mask;
-  // DeepSpeedExamples/Megatron-LM-v1.1.5-3D_parallelism/megatron/utils.py), not partitioned
-  // over tp (PartitionedTensor holds the hidden states only). Megatron-DeepSpeed's
-  // GPTModelPipe keeps the mask out of the stage tuple, so the framework layers send none.
-  if (impl != LayerImpl::megatron_unfused) return 0.0;
-  return 2.0 * seq_len * seq_len;
-}
-
 double peak_flops(const GpuSpec& gpu, Dtype dtype) noexcept {
   const PeakTflops& p = gpu.peak_tflops;
   std::optional<double> v = p.of(dtype);
