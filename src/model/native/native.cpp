@@ -1953,10 +1953,11 @@ double send_s(const NativeContext& ctx, const DesignPoint& p, const PointConstan
   // DeepSpeed's pipeline engine (pipe_mask_send_bytes): a message of its own one way only,
   // so half of it on the figure charged for each direction (the schedules charge send_s twice
   // per micro-batch and boundary).
+  const double send = kAlpha_s + bytes / bw;
+  if (ctx.settings.layer_impl != LayerImpl::megatron_unfused) return send;
   const double mask = pipe_mask_send_bytes(ctx.settings.layer_impl,
                                            static_cast<double>(ctx.model.sequence_length));
-  const double mask_s = mask > 0.0 ? 0.5 * (kAlpha_s + mask / bw) : 0.0;
-  return kAlpha_s + bytes / bw + mask_s;
+  return send + 0.5 * (kAlpha_s + mask / bw);
 }
 
 DpSync dp_sync(const NativeContext& ctx, const DesignPoint& p, const PointConstants& k,
