@@ -4,6 +4,7 @@
 
 #include <numeric>
 
+#include "zerosearch/model/analytic_profile.hpp"
 #include "zerosearch/model/model_stats.hpp"
 #include "zerosearch/model/native_steps.hpp"
 #include "native_fixtures.hpp"
@@ -438,6 +439,26 @@ TEST_CASE("send_s: one latency plus the boundary activations over the link", "[n
   const double bytes = 2.0 * 4096.0 * 4096.0 / 2.0;
   CHECK(send_s(c, p, point_constants(c, p), where, 0) == Approx(20e-6 + bytes / (0.8 * 450e9)));
   CHECK(send_s(c, p, point_constants(c, p), where, 1) == 0.0);
+}
+
+TEST_CASE("send_s: Megatron-LM v1.1.5's GPT2ModelPipe also sends its fp16 causal mask forward",
+          "[native][steps]") {
+  // DeepSpeed's pipeline engine in the AMP fork sends the 1 x 1 x s x s mask as half with every
+  // activation and not with the gradient (pipe_mask_send_bytes): half a message a direction.
+  NativeContext c = context(llama(32));
+  c.settings.layer_impl = LayerImpl::megatron_unfused;
+  const DesignPoint p = point(DpMethod::dp, 2, 2, 1, 4);
+  const NativePlacement where = native_placement(c, p, {0});
+  // Hidden states: 2 B x 4096 x 4096 / tp 2 = 16,777,216 B; mask: 2 B x 4096^2 = 33,554,432 B
+  // (whole on every tp rank); NVLink at 0.8 x 450 GB/s = 360 GB/s:
+  // 20 us + 46.603 us + (20 us + 93.207 us) / 2 = 123.207 us.
+  CHECK(send_s(c, p, point_constants(c, p), where, 0) == Approx(123.2067556e-6));
+  CHECK(send_s(c, p, point_constants(c, p), where, 1) == 0.0);
+  CHECK(pipe_mask_send_bytes(LayerImpl::megatron_unfused, 1024.0) == 2097152.0);
+  for (const LayerImpl other : {LayerImpl::framework, LayerImpl::hf_gpt2, LayerImpl::hf_gpt2_amp,
+                                LayerImpl::megatron_v1}) {
+    CHECK(pipe_mask_send_bytes(other, 1024.0) == 0.0);
+  }
 }
 
 TEST_CASE("dp_sync: what overlapping backward hides is not charged, none for ZeRO-3",

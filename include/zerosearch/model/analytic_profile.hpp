@@ -226,6 +226,20 @@ struct MegatronUnfusedExtra {
 };
 [[nodiscard]] MegatronUnfusedExtra megatron_unfused_extra(LayerImpl impl) noexcept;
 
+/// Bytes of the attention mask a pipeline stage sends with every activation send besides the
+/// hidden states (docs/native.md §2): Megatron-LM v1.1.5's GPT2ModelPipe passes (hidden,
+/// mask) between its layers, and DeepSpeed's PipelineEngine of that era sends every tensor of
+/// the tuple, the bool 1 x 1 x s x s causal mask cast to half (2 bytes an element), and drops
+/// it from the gradient sent back (megatron_unfused: 2 s^2; other layer implementations: 0).
+/// Source: DachengLi1/AMP@72eeea4, DeepSpeed/deepspeed/runtime/pipe/engine.py
+/// (_exec_send_activations, _exec_send_grads) and the fork's Megatron-LM-v1.1.5-3D_parallelism
+/// megatron/utils.py (get_ltor_masks_and_position_ids: the mask is 1 x 1 x s x s without
+/// --reset-attention-mask, not partitioned over tp). Megatron-DeepSpeed's GPTModelPipe keeps
+/// the mask out of the stage tuple, so the framework layers send none.
+[[nodiscard]] constexpr double pipe_mask_send_bytes(LayerImpl impl, double seq_len) noexcept {
+  return impl == LayerImpl::megatron_unfused ? 2.0 * seq_len * seq_len : 0.0;
+}
+
 /// What one analytic evaluation is for.
 struct AnalyticSettings {
   int tp = 1;

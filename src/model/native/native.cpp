@@ -1949,7 +1949,15 @@ double send_s(const NativeContext& ctx, const DesignPoint& p, const PointConstan
   const double h = static_cast<double>(ctx.model.hidden_size);
   const double bytes = k.elem_bytes * s * p.mbs * h / p.tp; // scatter-gather over tp
   const double bw = pipeline_send_bytes_per_s(ctx, p, j, where, gpu, next);
-  return kAlpha_s + bytes / bw;
+  // The attention mask Megatron-LM v1.1.5's GPT2ModelPipe sends with each activation under
+  // DeepSpeed's pipeline engine (pipe_mask_send_bytes): a message of its own one way only,
+  // so half of it on the figure charged for each direction (the schedules charge send_s twice
+  // per micro-batch and boundary).
+  const double send = kAlpha_s + bytes / bw;
+  if (ctx.settings.layer_impl != LayerImpl::megatron_unfused) return send;
+  const double mask = pipe_mask_send_bytes(ctx.settings.layer_impl,
+                                           static_cast<double>(ctx.model.sequence_length));
+  return send + 0.5 * (kAlpha_s + mask / bw);
 }
 
 DpSync dp_sync(const NativeContext& ctx, const DesignPoint& p, const PointConstants& k,
