@@ -122,6 +122,14 @@ void exhaustive(NativeEstimator, const Options& o, Session& session, SessionResu
   const bool flex = flex_dispatcher(o.native.moe_dispatcher);
   p.etp = static_cast<std::int16_t>(
       single(o.etp, ctx.model.is_moe() && !flex ? p.tp : 1, "--etp"));
+  // In a search --zero3_impl prices the zero3 plans and leaves the others as they are; one
+  // design point with another method would be estimated without it.
+  if (o.native.zero3_impl == Zero3Impl::per_param && p.method != DpMethod::zero3) {
+    throw InputError(fmt::format("--zero3_impl per_param with {}: it prices DeepSpeed's ZeRO-3 "
+                                 "parameter gathers only: use --dp_method zero3 or leave "
+                                 "--zero3_impl out",
+                                 to_string(p.method)));
+  }
   NativeEstimate n;
   const Estimate e = estimate_native(ctx, p, placement, given, &n);
 
