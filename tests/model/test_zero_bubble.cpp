@@ -392,6 +392,19 @@ TEST_CASE("the compiled fast path gives simulate_pipe's makespan bit for bit", "
         const PipeProgram prog = pipe_program(s, p, m);
         const PipeGraph graph = compile_pipe(prog);
         const std::shared_ptr<const PipeGraph> cached = cached_pipe_graph(s, p, m);
+        // The cached graph is compiled from the generators' passes decoded as they are made
+        // (no PipeProgram): the same compiled order, array by array.
+        CHECK(cached->rank == graph.rank);
+        CHECK(cached->duration == graph.duration);
+        CHECK(cached->dep == graph.dep);
+        CHECK(cached->dep2 == graph.dep2);
+        CHECK(cached->span == graph.span);
+        CHECK(cached->span2 == graph.span2);
+        CHECK(cached->spans == graph.spans);
+        CHECK(cached->first == graph.first);
+        CHECK(cached->uses == graph.uses);
+        CHECK(cached->pairs == graph.pairs);
+        CHECK(cached->chunks_per_rank == graph.chunks_per_rank);
         for (int trial = 0; trial < 4; ++trial) {
           PipeTimes t;
           t.chunks.resize(static_cast<std::size_t>(p));
