@@ -534,12 +534,12 @@ namespace {
 
 /// One pass of a rank as the compile reads it, decoded once (CompileKeys::decode): the keys
 /// of the compile's state array that it reads (its inputs; an always-made key for none) and
-/// marks (its outputs; a scratch key for none), its duration index (duration_index) and the
-/// spans of links its inputs cross.
+/// marks (its outputs; a scratch key for none), and the compiled pass with its rank, duration
+/// index (duration_index) and the spans of links its inputs cross (its inputs' passes are
+/// the compile's).
 struct DecodedPass {
-  std::uint32_t in = 0, in2 = 0, out = 0, out2 = 0;
-  std::int32_t duration = 0;
-  std::uint16_t span = 0, span2 = 0;
+  std::uint32_t in, in2, out, out2;
+  PipePass pass;
 };
 
 /// Per (rank, chunk), where its passes' inputs come from (as simulate_pipe's forward_input
@@ -636,35 +636,40 @@ public:
     DecodedPass p;
     p.in2 = static_cast<std::uint32_t>(2 * K_);
     p.out2 = static_cast<std::uint32_t>(2 * K_ + most_mb_);
+    p.pass.rank = r;
+    p.pass.dep = 0;
+    p.pass.dep2 = 0;
+    p.pass.span2 = 0;
     switch (o.kind) {
     case PipeOpKind::forward:
       p.in = w.forward_in + mb;
       p.out = w.forward_out + mb;
-      p.span = w.forward_span;
-      p.duration = w.duration;
+      p.pass.span = w.forward_span;
+      p.pass.duration = w.duration;
       break;
     case PipeOpKind::input_backward:
     case PipeOpKind::full_backward:
       p.in = w.backward_in + mb;
       p.out = w.backward_out + mb;
-      p.span = w.backward_span;
-      p.duration = w.duration + (o.kind == PipeOpKind::input_backward ? 1 : 2);
+      p.pass.span = w.backward_span;
+      p.pass.duration = w.duration + (o.kind == PipeOpKind::input_backward ? 1 : 2);
       break;
     case PipeOpKind::weight_backward:
       p.in = p.in2;
       p.out = p.out2;
-      p.duration = w.duration + 3;
+      p.pass.span = 0;
+      p.pass.duration = w.duration + 3;
       break;
     case PipeOpKind::forward_backward: {
       const Wiring& wb = wr[o.back_chunk];
       const auto bmb = static_cast<std::uint32_t>(o.back_micro_batch);
       p.in = w.forward_in + mb;
       p.out = w.forward_out + mb;
-      p.span = w.forward_span;
+      p.pass.span = w.forward_span;
       p.in2 = wb.backward_in + bmb;
       p.out2 = wb.backward_out + bmb;
-      p.span2 = wb.backward_span;
-      p.duration = pair_base_ + (r * C_ + o.chunk) * C_ + o.back_chunk;
+      p.pass.span2 = wb.backward_span;
+      p.pass.duration = pair_base_ + (r * C_ + o.chunk) * C_ + o.back_chunk;
       break;
     }
     }
@@ -691,36 +696,29 @@ void compile_decoded(PipeGraph& g, const CompileKeys& keys, int R, const Decoded
   std::size_t total = 0;
   for (int r = 0; r < R; ++r) total += count[static_cast<std::size_t>(r)];
   g.first.assign(static_cast<std::size_t>(R), -1);
-  std::vector<std::int32_t> ready;
-  ready.reserve(static_cast<std::size_t>(R));
-  for (int r = R - 1; r >= 0; --r) ready.push_back(r);
-  // The compiled arrays are sized without filling (UninitializedAllocator) and each element
+  // The ranks ready to run, a stack: a rank is on it or waits on one key, never both.
+  thread_local std::vector<std::int32_t> ready_buffer;
+  ready_buffer.resize(static_cast<std::size_t>(R));
+  std::int32_t* const ready = ready_buffer.data();
+  std::size_t top = 0;
+  for (int r = R - 1; r >= 0; --r) ready[top++] = r;
+  // The compiled array is sized without filling (UninitializedAllocator) and each element
   // written once below.
-  g.rank.resize(total);
-  g.duration.resize(total);
-  g.dep.resize(total);
-  g.dep2.resize(total);
-  g.span.resize(total);
-  g.span2.resize(total);
-  std::int32_t* const rank_out = g.rank.data();
-  std::int32_t* const duration_out = g.duration.data();
-  std::int32_t* const dep_out = g.dep.data();
-  std::int32_t* const dep2_out = g.dep2.data();
-  std::uint16_t* const span_out = g.span.data();
-  std::uint16_t* const span2_out = g.span2.data();
+  g.passes.resize(total);
+  PipePass* const out = g.passes.data();
   std::int32_t* const st = state.data();
   std::size_t n = 0;
   // Marks key k made by pass `made`, putting its waiter back on `ready`.
-  const auto mark = [&ready, st](std::size_t k, std::int32_t made) {
+  const auto mark = [ready, &top, st](std::size_t k, std::int32_t made) {
     const std::int32_t was = st[k];
     st[k] = made;
-    if (was < -1) ready.push_back(-was - 2);
+    if (was < -1) ready[top++] = -was - 2;
   };
   std::int32_t second = 0; // the second inputs or'ed: not 0 once an F&B pair has one
-  std::vector<std::size_t> next(static_cast<std::size_t>(R), 0);
-  while (!ready.empty()) {
-    const int r = ready.back();
-    ready.pop_back();
+  thread_local std::vector<std::size_t> next;
+  next.assign(static_cast<std::size_t>(R), 0);
+  while (top > 0) {
+    const int r = ready[--top];
     const auto ru = static_cast<std::size_t>(r);
     const DecodedPass* const p = passes + begin[ru];
     const std::size_t cnt = count[ru];
@@ -742,12 +740,10 @@ void compile_decoded(PipeGraph& g, const CompileKeys& keys, int R, const Decoded
       const auto made = static_cast<std::int32_t>(n + 1);
       mark(o.out, made);
       mark(o.out2, made);
-      rank_out[n] = r;
-      duration_out[n] = o.duration;
-      dep_out[n] = a;
-      span_out[n] = o.span;
-      dep2_out[n] = b;
-      span2_out[n] = o.span2;
+      PipePass& q = out[n];
+      q = o.pass;
+      q.dep = a;
+      q.dep2 = b;
       second |= b;
       ++n;
     }
@@ -775,9 +771,13 @@ PipeGraph compile_order(Schedule s, int pp, int m, const PipeLayout& layout) {
   // At most a forward, an input backward and a weight pass per chunk and micro-batch, as
   // pipe_program's bound; each rank's passes from r * most.
   const std::size_t most = static_cast<std::size_t>(3 * m * layout.chunks_per_rank);
-  thread_local std::vector<DecodedPass> buffer;
+  // Grown without copying or filling: every pass read is written first.
+  thread_local std::vector<DecodedPass, UninitializedAllocator<DecodedPass>> buffer;
   thread_local std::vector<std::size_t> begin, count;
-  if (buffer.size() < most * static_cast<std::size_t>(pp)) buffer.resize(most * static_cast<std::size_t>(pp));
+  if (const std::size_t need = most * static_cast<std::size_t>(pp); buffer.size() < need) {
+    buffer = {};
+    buffer.resize(need);
+  }
   begin.resize(static_cast<std::size_t>(pp));
   count.resize(static_cast<std::size_t>(pp));
   for (int r = 0; r < pp; ++r) {
@@ -815,7 +815,7 @@ PipeGraph compile_pipe(const PipeProgram& prog) {
     const Wiring* const wr = keys.rank(r);
     for (const PipeOp& o : prog.orders[static_cast<std::size_t>(r)]) {
       passes.push_back(keys.decode(wr, r, o));
-      ++g.uses[static_cast<std::size_t>(passes.back().duration)];
+      ++g.uses[static_cast<std::size_t>(passes.back().pass.duration)];
     }
   }
   compile_decoded(g, keys, R, passes.data(), begin, count);
@@ -1326,7 +1326,7 @@ std::shared_ptr<const PipeGraph> cached_pipe_graph(Schedule s, int pp, int m) {
     compiled.uses = e->outline->uses;
     auto g = std::make_shared<const PipeGraph>(std::move(compiled));
     const std::size_t before = cache.entries.size();
-    cache.make_room(g->rank.size());
+    cache.make_room(g->passes.size());
     if (cache.entries.size() != before) e = &cache.at(s, pp, m); // dropped: made again
     e->graph = std::move(g);
   }
@@ -1582,35 +1582,34 @@ double pipe_makespan(const PipeGraph& g, const PipeTimes& times) {
     span[k] = s;
   }
   free_at.assign(R, 0.0);
-  const std::size_t n = g.rank.size();
+  const std::size_t n = g.passes.size();
   end.resize(n + 1);
   end[0] = 0.0; // "no input": a pass waiting on nothing waits for time 0
   const double* sp = span.data();
   const double* du = duration.data();
   double* e = end.data();
   double* fr = free_at.data();
+  const PipePass* const passes = g.passes.data();
   // simulate_pipe's arithmetic pass for pass: a pass starts at max(rank free, input) and an
   // F&B pair's input is max(forward input, backward input); max(x, 0.0) is x for x >= 0.
   if (g.pairs) {
     for (std::size_t i = 0; i < n; ++i) {
-      const auto r = static_cast<std::size_t>(g.rank[i]);
-      const double a = e[g.dep[i]] + sp[g.span[i]];
-      const double b = e[g.dep2[i]] + sp[g.span2[i]];
+      const PipePass& p = passes[i];
+      const auto r = static_cast<std::size_t>(p.rank);
+      const double a = e[p.dep] + sp[p.span];
+      const double b = e[p.dep2] + sp[p.span2];
       const double s = std::max(fr[r], std::max(a, b));
-      fr[r] = s + du[g.duration[i]];
+      fr[r] = s + du[p.duration];
       e[i + 1] = fr[r];
     }
   } else {
     // No F&B pair: every second input is "none", 0.0, and max(a, 0.0) is a (a >= 0).
-    const std::int32_t* rank = g.rank.data();
-    const std::int32_t* dep = g.dep.data();
-    const std::uint16_t* spn = g.span.data();
-    const std::int32_t* dur = g.duration.data();
     for (std::size_t i = 0; i < n; ++i) {
-      const auto r = static_cast<std::size_t>(rank[i]);
-      const double a = e[dep[i]] + sp[spn[i]];
+      const PipePass& p = passes[i];
+      const auto r = static_cast<std::size_t>(p.rank);
+      const double a = e[p.dep] + sp[p.span];
       const double s = std::max(fr[r], a);
-      fr[r] = s + du[dur[i]];
+      fr[r] = s + du[p.duration];
       e[i + 1] = fr[r];
     }
   }
@@ -1620,7 +1619,8 @@ double pipe_makespan(const PipeGraph& g, const PipeTimes& times) {
     if (const std::int32_t i = g.first[r]; i >= 0) {
       // Its first pass started at its input (the rank was free from 0).
       const auto u = static_cast<std::size_t>(i);
-      rs = std::max(0.0, std::max(e[g.dep[u]] + sp[g.span[u]], e[g.dep2[u]] + sp[g.span2[u]]));
+      const PipePass& p = passes[u];
+      rs = std::max(0.0, std::max(e[p.dep] + sp[p.span], e[p.dep2] + sp[p.span2]));
     }
     first = r == 0 ? rs : std::min(first, rs);
     makespan = std::max(makespan, free_at[r]);
