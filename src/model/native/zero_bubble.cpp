@@ -69,10 +69,10 @@ PipeLayout linear_layout(int pp, int m) {
   l.positions = pp;
   l.micro_batches = {m};
   l.place.assign(static_cast<std::size_t>(pp), {});
-  l.at.assign(1, {});
+  l.at.assign(1, std::vector<std::pair<int, int>>(static_cast<std::size_t>(pp)));
   for (int r = 0; r < pp; ++r) {
     l.place[static_cast<std::size_t>(r)] = {{0, r}};
-    l.at[0].emplace_back(r, 0);
+    l.at[0][static_cast<std::size_t>(r)] = {r, 0};
   }
   return l;
 }
@@ -108,6 +108,7 @@ PipeLayout dual_layout(int pp, int m) {
   l.at.assign(2, std::vector<std::pair<int, int>>(static_cast<std::size_t>(pp)));
   for (int r = 0; r < pp; ++r) {
     const int second = r >= pp / 2 ? 1 : 0;
+    l.place[static_cast<std::size_t>(r)].reserve(2); // one allocation per rank
     for (int c = 0; c < 2; ++c) {
       const int d = c ^ second;
       const int pos = d == 0 ? r : pp - 1 - r;
