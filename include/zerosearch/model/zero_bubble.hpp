@@ -154,20 +154,32 @@ template <class T> struct UninitializedAllocator : std::allocator<T> {
   }
 };
 
+/// One pass of a compiled program: its rank; the index of its duration in pipe_makespan's
+/// table (four single passes per rank and chunk, then the F&B pairs); its inputs, each the
+/// 1-based index of the pass whose end it waits for (0: none, an end of 0) and the index of
+/// the span of links that input crosses (0: none). An F&B pair has two inputs, others one.
+/// No default member values: PipeGraph's array leaves them unwritten until compiled.
+struct PipePass {
+  std::int32_t rank;
+  std::int32_t duration;
+  std::int32_t dep;
+  std::int32_t dep2;
+  std::uint16_t span;
+  std::uint16_t span2;
+  friend bool operator==(const PipePass&, const PipePass&) = default;
+};
+
 /// A program compiled for repeated simulation (the search's fast path): every pass of every
 /// rank in one topological order of the passes' dependencies, each with the pass whose end is
 /// its input and the ranks its input crosses. Built once per (schedule, pp, micro-batches);
 /// immutable, so one may be shared between threads.
 struct PipeGraph {
-  /// The program's layout (its orders are in the arrays below, about 20 bytes a pass).
+  /// The program's layout (its orders are in `passes`, 20 bytes a pass).
   PipeLayout layout;
   int chunks_per_rank = 1;
-  /// Per pass, in topological order: its rank; the index of its duration in pipe_makespan's
-  /// table (four single passes per rank and chunk, then the F&B pairs); its inputs, each the
-  /// 1-based index of the pass whose end it waits for (0: none, an end of 0) and the index of
-  /// the span of links that input crosses (0: none). An F&B pair has two inputs, others one.
-  std::vector<std::int32_t, UninitializedAllocator<std::int32_t>> rank, duration, dep, dep2;
-  std::vector<std::uint16_t, UninitializedAllocator<std::uint16_t>> span, span2;
+  /// The passes in topological order (one array: the compile writes each pass with one
+  /// pointer, the simulation reads it with one).
+  std::vector<PipePass, UninitializedAllocator<PipePass>> passes;
   /// Spans of links [lo, hi) by index; spans[0] is empty.
   std::vector<std::pair<int, int>> spans{{0, 0}};
   /// Per rank: the index of its first pass, -1 if it has none.

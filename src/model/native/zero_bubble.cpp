@@ -69,10 +69,10 @@ PipeLayout linear_layout(int pp, int m) {
   l.positions = pp;
   l.micro_batches = {m};
   l.place.assign(static_cast<std::size_t>(pp), {});
-  l.at.assign(1, {});
+  l.at.assign(1, std::vector<std::pair<int, int>>(static_cast<std::size_t>(pp)));
   for (int r = 0; r < pp; ++r) {
     l.place[static_cast<std::size_t>(r)] = {{0, r}};
-    l.at[0].emplace_back(r, 0);
+    l.at[0][static_cast<std::size_t>(r)] = {r, 0};
   }
   return l;
 }
@@ -108,6 +108,7 @@ PipeLayout dual_layout(int pp, int m) {
   l.at.assign(2, std::vector<std::pair<int, int>>(static_cast<std::size_t>(pp)));
   for (int r = 0; r < pp; ++r) {
     const int second = r >= pp / 2 ? 1 : 0;
+    l.place[static_cast<std::size_t>(r)].reserve(2); // one allocation per rank
     for (int c = 0; c < 2; ++c) {
       const int d = c ^ second;
       const int pos = d == 0 ? r : pp - 1 - r;
@@ -532,224 +533,296 @@ std::int32_t duration_index(int r, int c, PipeOpKind k, int back_chunk, int rank
 
 namespace {
 
-/// compile_pipe; without kCountUses, g.uses is left empty for the caller to fill (from the
-/// order's outline: PipeOutline::uses counts the same passes by the same index).
-template <bool kCountUses> PipeGraph compile_graph(const PipeProgram& prog) {
-  PipeGraph g;
-  const PipeLayout& l = prog.layout;
-  const int R = l.ranks;
-  const int C = l.chunks_per_rank;
-  g.chunks_per_rank = C;
-  std::vector<std::size_t> offset{0};
-  for (int d = 0; d < l.directions; ++d) {
-    offset.push_back(offset.back() + static_cast<std::size_t>(l.positions) *
-                                         static_cast<std::size_t>(l.micro_batches[static_cast<std::size_t>(d)]));
-  }
-  const auto key = [&](int d, int pos) {
-    return offset[static_cast<std::size_t>(d)] +
-           static_cast<std::size_t>(pos) * static_cast<std::size_t>(l.micro_batches[static_cast<std::size_t>(d)]);
-  };
-  // One array of states per key, forwards' keys [0, K), input backwards' [K, 2K), and past
-  // them one key per micro-batch that is always made (a forward's input at position 0: pass 0,
-  // "no input"): the pass (1-based index in the compiled order) that made it, or -1 while none
-  // has, or -(r + 2) while rank r waits for it (one rank waits on a key: the pass at the next
-  // position, or the previous one for a backward).
-  const std::size_t K = offset.back();
-  int most_mb = 0;
-  for (const int mb : l.micro_batches) most_mb = std::max(most_mb, mb);
-  std::vector<std::int32_t> state(2 * K + static_cast<std::size_t>(most_mb), -1);
-  std::fill(state.begin() + static_cast<std::ptrdiff_t>(2 * K), state.end(), 0);
-  std::size_t total = 0;
-  for (const auto& o : prog.orders) total += o.size();
-  g.first.assign(static_cast<std::size_t>(R), -1);
+/// One pass of a rank as the compile reads it, decoded once (CompileKeys::decode): the keys
+/// of the compile's state array that it reads (its inputs; an always-made key for none) and
+/// marks (its outputs; a scratch key for none), and the compiled pass with its rank, duration
+/// index (duration_index) and the spans of links its inputs cross (its inputs' passes are
+/// the compile's).
+struct DecodedPass {
+  std::uint32_t in, in2, out, out2;
+  PipePass pass;
+};
 
-  // Index of the span [lo, hi) by lo * R + hi, 0 until first made.
-  std::vector<std::uint16_t> span_index(static_cast<std::size_t>(R) * static_cast<std::size_t>(R), 0);
-  const auto span_of = [&g, &span_index, R](int from, int r) {
-    const int lo = std::min(from, r), hi = std::max(from, r);
-    std::uint16_t& k = span_index[static_cast<std::size_t>(lo * R + hi)];
-    if (k == 0) {
-      if (g.spans.size() > 65535) throw std::logic_error("pipeline schedule: too many link spans");
-      g.spans.emplace_back(lo, hi);
-      k = static_cast<std::uint16_t>(g.spans.size() - 1);
+/// Per (rank, chunk), where its passes' inputs come from (as simulate_pipe's forward_input
+/// and backward_input): the forward at the position before (the always-made keys at position
+/// 0) and the input backward at the position after (the last position's own forward), each
+/// by the key of its micro-batch 0 with the span of links it crosses; the keys its own
+/// passes make; the index of its forward's duration (duration_index).
+struct Wiring {
+  std::uint32_t forward_in = 0, backward_in = 0;
+  std::uint32_t forward_out = 0, backward_out = 0;
+  std::uint16_t forward_span = 0, backward_span = 0;
+  std::int32_t duration = 0;
+};
+
+/// The compile's keys of a layout: one state per key, forwards' keys [0, K), input
+/// backwards' [K, 2K), and past them one key per micro-batch that is always made (a
+/// forward's input at position 0: pass 0, "no input"), then one scratch key that passes
+/// without a second output mark. Each state is the pass (1-based index in the compiled
+/// order) that made the key, or -1 while none has, or -(r + 2) while rank r waits for it
+/// (one rank waits on a key: the pass at the next position, or the previous one for a
+/// backward).
+class CompileKeys {
+public:
+  /// Makes the layout's link spans in `spans`, rank by rank and chunk by chunk (not at their
+  /// first use: their order differs from one made pass by pass, their figures do not:
+  /// pipe_makespan sums each span's links by its ends; every (rank, chunk) of a program runs
+  /// its forwards and backwards).
+  CompileKeys(const PipeLayout& l, std::vector<std::pair<int, int>>& spans)
+      : C_(l.chunks_per_rank), pair_base_(l.ranks * l.chunks_per_rank * 4) {
+    const int R = l.ranks;
+    std::vector<std::size_t> offset{0};
+    int most_mb = 0;
+    for (int d = 0; d < l.directions; ++d) {
+      const int mb = l.micro_batches[static_cast<std::size_t>(d)];
+      offset.push_back(offset.back() + static_cast<std::size_t>(l.positions) * static_cast<std::size_t>(mb));
+      most_mb = std::max(most_mb, mb);
     }
-    return k;
-  };
-  // Per (rank, chunk), where its passes' inputs come from (as simulate_pipe's forward_input
-  // and backward_input): the forward at the position before (the always-made keys at position
-  // 0) and the input backward at the position after (the last position's own forward), each
-  // by the key of its micro-batch 0 with the span of links it crosses; the keys its own
-  // passes make; the index of its forward's duration (duration_index). The spans are made
-  // here, rank by rank and chunk by chunk, not at their first use: their order in g.spans
-  // differs from one made pass by pass, their figures do not (pipe_makespan sums each span's
-  // links by its ends), and every (rank, chunk) of a program runs its forwards and backwards.
-  struct Wiring {
-    std::size_t forward_in = 0, backward_in = 0;
-    std::size_t forward_out = 0, backward_out = 0;
-    std::uint16_t forward_span = 0, backward_span = 0;
-    std::int32_t duration = 0;
-  };
-  std::vector<Wiring> wiring(static_cast<std::size_t>(R * C));
-  for (int r = 0; r < R; ++r) {
-    for (int c = 0; c < C; ++c) {
-      Wiring& w = wiring[static_cast<std::size_t>(r * C + c)];
-      const auto [d, pos] = l.place[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)];
-      const auto du = static_cast<std::size_t>(d);
-      w.forward_out = key(d, pos);
-      w.backward_out = K + w.forward_out;
-      w.duration = (r * C + c) * 4;
-      if (pos > 0) {
-        w.forward_in = key(d, pos - 1);
-        w.forward_span = span_of(l.at[du][static_cast<std::size_t>(pos - 1)].first, r);
-      } else {
-        w.forward_in = 2 * K;
+    K_ = offset.back();
+    most_mb_ = static_cast<std::size_t>(most_mb);
+    if (2 * K_ + most_mb_ + 1 > std::size_t{0x7fffffff}) throw std::logic_error("pipeline schedule: too many passes");
+    const auto key = [&](int d, int pos) {
+      return static_cast<std::uint32_t>(offset[static_cast<std::size_t>(d)] +
+                                        static_cast<std::size_t>(pos) *
+                                            static_cast<std::size_t>(l.micro_batches[static_cast<std::size_t>(d)]));
+    };
+    // Index of the span [lo, hi) by lo * R + hi, 0 until first made.
+    std::vector<std::uint16_t> span_index(static_cast<std::size_t>(R) * static_cast<std::size_t>(R), 0);
+    const auto span_of = [&spans, &span_index, R](int from, int r) {
+      const int lo = std::min(from, r), hi = std::max(from, r);
+      std::uint16_t& k = span_index[static_cast<std::size_t>(lo * R + hi)];
+      if (k == 0) {
+        if (spans.size() > 65535) throw std::logic_error("pipeline schedule: too many link spans");
+        spans.emplace_back(lo, hi);
+        k = static_cast<std::uint16_t>(spans.size() - 1);
       }
-      if (pos == l.positions - 1) {
-        w.backward_in = w.forward_out;
-      } else {
-        w.backward_in = K + key(d, pos + 1);
-        w.backward_span = span_of(l.at[du][static_cast<std::size_t>(pos + 1)].first, r);
+      return k;
+    };
+    wiring_.resize(static_cast<std::size_t>(R * C_));
+    for (int r = 0; r < R; ++r) {
+      for (int c = 0; c < C_; ++c) {
+        Wiring& w = wiring_[static_cast<std::size_t>(r * C_ + c)];
+        const auto [d, pos] = l.place[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)];
+        const auto du = static_cast<std::size_t>(d);
+        w.forward_out = key(d, pos);
+        w.backward_out = static_cast<std::uint32_t>(K_) + w.forward_out;
+        w.duration = (r * C_ + c) * 4;
+        if (pos > 0) {
+          w.forward_in = key(d, pos - 1);
+          w.forward_span = span_of(l.at[du][static_cast<std::size_t>(pos - 1)].first, r);
+        } else {
+          w.forward_in = static_cast<std::uint32_t>(2 * K_);
+        }
+        if (pos == l.positions - 1) {
+          w.backward_in = w.forward_out;
+        } else {
+          w.backward_in = static_cast<std::uint32_t>(K_) + key(d, pos + 1);
+          w.backward_span = span_of(l.at[du][static_cast<std::size_t>(pos + 1)].first, r);
+        }
       }
     }
   }
-  // Each rank runs its passes in order until one waits for an input no pass has made yet;
-  // it then waits on that input's key and is put back on `ready` by the pass that makes it,
-  // as simulate_pipe does. Every pass is looked at once, and once more per wait.
-  std::vector<std::int32_t> ready;
-  ready.reserve(static_cast<std::size_t>(R));
-  for (int r = R - 1; r >= 0; --r) ready.push_back(r);
-  // The compiled arrays are sized without filling (UninitializedAllocator) and each element
+  /// The keys' count.
+  [[nodiscard]] std::size_t states() const noexcept { return 2 * K_ + most_mb_ + 1; }
+  /// The first key that is always made (states [always(), states() - 1) start at 0).
+  [[nodiscard]] std::size_t always() const noexcept { return 2 * K_; }
+  /// Rank r's wiring, by chunk.
+  [[nodiscard]] const Wiring* rank(int r) const noexcept { return &wiring_[static_cast<std::size_t>(r * C_)]; }
+
+  /// Pass `o` of rank r (`wr` its wiring), its kind known where the generator makes it
+  /// inlined (the switch folds away there).
+  [[gnu::always_inline]] DecodedPass decode(const Wiring* wr, int r, const PipeOp& o) const {
+    const Wiring& w = wr[o.chunk];
+    const auto mb = static_cast<std::uint32_t>(o.micro_batch);
+    DecodedPass p;
+    p.in2 = static_cast<std::uint32_t>(2 * K_);
+    p.out2 = static_cast<std::uint32_t>(2 * K_ + most_mb_);
+    p.pass.rank = r;
+    p.pass.dep = 0;
+    p.pass.dep2 = 0;
+    p.pass.span2 = 0;
+    switch (o.kind) {
+    case PipeOpKind::forward:
+      p.in = w.forward_in + mb;
+      p.out = w.forward_out + mb;
+      p.pass.span = w.forward_span;
+      p.pass.duration = w.duration;
+      break;
+    case PipeOpKind::input_backward:
+    case PipeOpKind::full_backward:
+      p.in = w.backward_in + mb;
+      p.out = w.backward_out + mb;
+      p.pass.span = w.backward_span;
+      p.pass.duration = w.duration + (o.kind == PipeOpKind::input_backward ? 1 : 2);
+      break;
+    case PipeOpKind::weight_backward:
+      p.in = p.in2;
+      p.out = p.out2;
+      p.pass.span = 0;
+      p.pass.duration = w.duration + 3;
+      break;
+    case PipeOpKind::forward_backward: {
+      const Wiring& wb = wr[o.back_chunk];
+      const auto bmb = static_cast<std::uint32_t>(o.back_micro_batch);
+      p.in = w.forward_in + mb;
+      p.out = w.forward_out + mb;
+      p.pass.span = w.forward_span;
+      p.in2 = wb.backward_in + bmb;
+      p.out2 = wb.backward_out + bmb;
+      p.pass.span2 = wb.backward_span;
+      p.pass.duration = pair_base_ + (r * C_ + o.chunk) * C_ + o.back_chunk;
+      break;
+    }
+    }
+    return p;
+  }
+
+private:
+  int C_ = 1;
+  std::int32_t pair_base_ = 0;
+  std::size_t K_ = 0, most_mb_ = 0;
+  std::vector<Wiring> wiring_;
+};
+
+/// Compiles decoded passes, rank r's `count[r]` from `passes + begin[r]`, into g's arrays
+/// (g.spans made by `keys`). Each rank runs its passes in order until one waits for an input
+/// no pass has made yet; it then waits on that input's key and is put back on `ready` by the
+/// pass that makes it, as simulate_pipe does. Every pass is looked at once, and once more per
+/// wait. An F&B pair waits on its forward's input first, then on its backward's.
+void compile_decoded(PipeGraph& g, const CompileKeys& keys, int R, const DecodedPass* passes,
+                     const std::vector<std::size_t>& begin, const std::vector<std::size_t>& count) {
+  thread_local std::vector<std::int32_t> state;
+  state.assign(keys.states(), -1);
+  std::fill(state.begin() + static_cast<std::ptrdiff_t>(keys.always()), state.end() - 1, 0);
+  std::size_t total = 0;
+  for (int r = 0; r < R; ++r) total += count[static_cast<std::size_t>(r)];
+  g.first.assign(static_cast<std::size_t>(R), -1);
+  // The ranks ready to run, a stack: a rank is on it or waits on one key, never both.
+  thread_local std::vector<std::int32_t> ready_buffer;
+  ready_buffer.resize(static_cast<std::size_t>(R));
+  std::int32_t* const ready = ready_buffer.data();
+  std::size_t top = 0;
+  for (int r = R - 1; r >= 0; --r) ready[top++] = r;
+  // The compiled array is sized without filling (UninitializedAllocator) and each element
   // written once below.
-  g.rank.resize(total);
-  g.duration.resize(total);
-  g.dep.resize(total);
-  g.dep2.resize(total);
-  g.span.resize(total);
-  g.span2.resize(total);
-  std::int32_t* const rank_out = g.rank.data();
-  std::int32_t* const duration_out = g.duration.data();
-  std::int32_t* const dep_out = g.dep.data();
-  std::int32_t* const dep2_out = g.dep2.data();
-  std::uint16_t* const span_out = g.span.data();
-  std::uint16_t* const span2_out = g.span2.data();
-  if constexpr (kCountUses) g.uses.assign(static_cast<std::size_t>(R * C * 4 + R * C * C), 0);
-  [[maybe_unused]] std::uint32_t* const uses = g.uses.data();
+  g.passes.resize(total);
+  PipePass* const out = g.passes.data();
   std::int32_t* const st = state.data();
   std::size_t n = 0;
   // Marks key k made by pass `made`, putting its waiter back on `ready`.
-  const auto mark = [&ready, st](std::size_t k, std::int32_t made) {
+  const auto mark = [ready, &top, st](std::size_t k, std::int32_t made) {
     const std::int32_t was = st[k];
     st[k] = made;
-    if (was < -1) ready.push_back(-was - 2);
+    if (was < -1) ready[top++] = -was - 2;
   };
-  // duration_index's offset of each single pass kind within its (rank, chunk)'s four.
-  constexpr std::array<std::int32_t, 4> kind_offset{
-      0,  // forward
-      1,  // input_backward
-      3,  // weight_backward
-      2}; // full_backward
-  static_assert(static_cast<int>(PipeOpKind::forward) == 0 &&
-                static_cast<int>(PipeOpKind::input_backward) == 1 &&
-                static_cast<int>(PipeOpKind::weight_backward) == 2 &&
-                static_cast<int>(PipeOpKind::full_backward) == 3);
-  const std::int32_t pair_base = R * C * 4;
-  bool pairs = false;
-
-  std::vector<std::size_t> next(static_cast<std::size_t>(R), 0);
-  while (!ready.empty()) {
-    const int r = ready.back();
-    ready.pop_back();
+  std::int32_t second = 0; // the second inputs or'ed: not 0 once an F&B pair has one
+  thread_local std::vector<std::size_t> next;
+  next.assign(static_cast<std::size_t>(R), 0);
+  while (top > 0) {
+    const int r = ready[--top];
     const auto ru = static_cast<std::size_t>(r);
-    const std::vector<PipeOp>& order = prog.orders[ru];
-    const std::size_t count = order.size();
-    const Wiring* wr = &wiring[ru * static_cast<std::size_t>(C)];
+    const DecodedPass* const p = passes + begin[ru];
+    const std::size_t cnt = count[ru];
     const std::int32_t waiting = -(r + 2);
     std::size_t at = next[ru];
     const std::size_t n_before = n; // this run's passes are n_before .. n - 1
-    for (; at < count; ++at) {
-      const PipeOp& o = order[at];
-      const Wiring& w = wr[o.chunk];
-      std::int32_t a = 0, b = 0;
-      std::uint16_t sa = 0, sb = 0;
-      std::int32_t d = 0;
+    for (; at < cnt; ++at) {
+      const DecodedPass& o = p[at];
+      const std::int32_t a = st[o.in];
+      if (a < 0) { // the pass it waits for puts it back on `ready`
+        st[o.in] = waiting;
+        break;
+      }
+      const std::int32_t b = st[o.in2];
+      if (b < 0) {
+        st[o.in2] = waiting;
+        break;
+      }
       const auto made = static_cast<std::int32_t>(n + 1);
-      switch (o.kind) {
-      case PipeOpKind::forward: {
-        const std::size_t k = w.forward_in + static_cast<std::size_t>(o.micro_batch);
-        a = st[k];
-        if (a < 0) { // the pass it waits for puts it back on `ready`
-          st[k] = waiting;
-          goto waits;
-        }
-        sa = w.forward_span;
-        mark(w.forward_out + static_cast<std::size_t>(o.micro_batch), made);
-        d = w.duration;
-        break;
-      }
-      case PipeOpKind::input_backward:
-      case PipeOpKind::full_backward: {
-        const std::size_t k = w.backward_in + static_cast<std::size_t>(o.micro_batch);
-        a = st[k];
-        if (a < 0) {
-          st[k] = waiting;
-          goto waits;
-        }
-        sa = w.backward_span;
-        mark(w.backward_out + static_cast<std::size_t>(o.micro_batch), made);
-        d = w.duration + kind_offset[static_cast<std::size_t>(o.kind)];
-        break;
-      }
-      case PipeOpKind::weight_backward: d = w.duration + 3; break;
-      case PipeOpKind::forward_backward: {
-        const std::size_t k = w.forward_in + static_cast<std::size_t>(o.micro_batch);
-        a = st[k];
-        if (a < 0) {
-          st[k] = waiting;
-          goto waits;
-        }
-        const Wiring& wb = wr[o.back_chunk];
-        const std::size_t kb = wb.backward_in + static_cast<std::size_t>(o.back_micro_batch);
-        b = st[kb];
-        if (b < 0) {
-          st[kb] = waiting;
-          goto waits;
-        }
-        sa = w.forward_span;
-        sb = wb.backward_span;
-        mark(w.forward_out + static_cast<std::size_t>(o.micro_batch), made);
-        mark(wb.backward_out + static_cast<std::size_t>(o.back_micro_batch), made);
-        d = pair_base + (r * C + o.chunk) * C + o.back_chunk;
-        pairs = true; // its second input is a pass (dep2 >= 1)
-        break;
-      }
-      }
-      rank_out[n] = r;
-      duration_out[n] = d;
-      dep_out[n] = a;
-      span_out[n] = sa;
-      dep2_out[n] = b;
-      span2_out[n] = sb;
-      if constexpr (kCountUses) ++uses[static_cast<std::size_t>(d)];
+      mark(o.out, made);
+      mark(o.out2, made);
+      PipePass& q = out[n];
+      q = o.pass;
+      q.dep = a;
+      q.dep2 = b;
+      second |= b;
       ++n;
     }
-  waits:
     if (n > n_before && g.first[ru] < 0) g.first[ru] = static_cast<std::int32_t>(n_before);
     next[ru] = at;
   }
   for (std::size_t r = 0; r < next.size(); ++r) {
-    if (next[r] != prog.orders[r].size()) {
+    if (next[r] != count[r]) {
       throw std::logic_error(fmt::format("pipeline schedule deadlocks on rank {} at pass {}", r,
                                          next[r]));
     }
   }
-  g.pairs = pairs;
-  g.layout = l;
+  g.pairs = second != 0;
+}
+
+/// The compiled order of (s, pp, m) with `layout` (schedule_layout's), its passes decoded as
+/// the generators make them (no PipeProgram: pipe_program's orders are written and read
+/// again otherwise); g.uses left empty for the caller (the order's outline counts the same
+/// passes by the same index). Equal to compile_pipe(pipe_program(s, pp, m)) array by array
+/// but `uses` (test: `the compiled fast path ...`).
+PipeGraph compile_order(Schedule s, int pp, int m, const PipeLayout& layout) {
+  PipeGraph g;
+  g.chunks_per_rank = layout.chunks_per_rank;
+  const CompileKeys keys(layout, g.spans);
+  // At most a forward, an input backward and a weight pass per chunk and micro-batch, as
+  // pipe_program's bound; each rank's passes from r * most.
+  const std::size_t most = static_cast<std::size_t>(3 * m * layout.chunks_per_rank);
+  // Grown without copying or filling: every pass read is written first.
+  thread_local std::vector<DecodedPass, UninitializedAllocator<DecodedPass>> buffer;
+  thread_local std::vector<std::size_t> begin, count;
+  if (const std::size_t need = most * static_cast<std::size_t>(pp); buffer.size() < need) {
+    buffer = {};
+    buffer.resize(need);
+  }
+  begin.resize(static_cast<std::size_t>(pp));
+  count.resize(static_cast<std::size_t>(pp));
+  for (int r = 0; r < pp; ++r) {
+    const auto ru = static_cast<std::size_t>(r);
+    DecodedPass* const out = buffer.data() + ru * most;
+    const Wiring* const wr = keys.rank(r);
+    std::size_t n = 0;
+    rank_order(s, pp, r, m, [out, most, wr, r, &keys, &n](const PipeOp& x) __attribute__((always_inline)) {
+      if (n == most) throw std::logic_error("pipeline schedule: more passes than 3 per chunk and micro-batch");
+      out[n++] = keys.decode(wr, r, x);
+    });
+    begin[ru] = ru * most;
+    count[ru] = n;
+  }
+  compile_decoded(g, keys, pp, buffer.data(), begin, count);
+  g.layout = layout;
   return g;
 }
 
 } // namespace
 
-PipeGraph compile_pipe(const PipeProgram& prog) { return compile_graph<true>(prog); }
+PipeGraph compile_pipe(const PipeProgram& prog) {
+  PipeGraph g;
+  const PipeLayout& l = prog.layout;
+  const int R = l.ranks;
+  const int C = l.chunks_per_rank;
+  g.chunks_per_rank = C;
+  const CompileKeys keys(l, g.spans);
+  g.uses.assign(static_cast<std::size_t>(R * C * 4 + R * C * C), 0);
+  std::vector<DecodedPass> passes;
+  std::vector<std::size_t> begin, count;
+  for (int r = 0; r < R; ++r) {
+    begin.push_back(passes.size());
+    count.push_back(prog.orders[static_cast<std::size_t>(r)].size());
+    const Wiring* const wr = keys.rank(r);
+    for (const PipeOp& o : prog.orders[static_cast<std::size_t>(r)]) {
+      passes.push_back(keys.decode(wr, r, o));
+      ++g.uses[static_cast<std::size_t>(passes.back().pass.duration)];
+    }
+  }
+  compile_decoded(g, keys, R, passes.data(), begin, count);
+  g.layout = l;
+  return g;
+}
 
 namespace {
 
@@ -1250,11 +1323,11 @@ std::shared_ptr<const PipeGraph> cached_pipe_graph(Schedule s, int pp, int m) {
   if (!e->graph) {
     // The passes' counts per duration index are the outline's (summarize_order's, equal to
     // pipe_outline's: tested), not counted again.
-    PipeGraph compiled = compile_graph<false>(pipe_program(s, pp, m));
+    PipeGraph compiled = compile_order(s, pp, m, e->outline->layout);
     compiled.uses = e->outline->uses;
     auto g = std::make_shared<const PipeGraph>(std::move(compiled));
     const std::size_t before = cache.entries.size();
-    cache.make_room(g->rank.size());
+    cache.make_room(g->passes.size());
     if (cache.entries.size() != before) e = &cache.at(s, pp, m); // dropped: made again
     e->graph = std::move(g);
   }
@@ -1510,35 +1583,34 @@ double pipe_makespan(const PipeGraph& g, const PipeTimes& times) {
     span[k] = s;
   }
   free_at.assign(R, 0.0);
-  const std::size_t n = g.rank.size();
+  const std::size_t n = g.passes.size();
   end.resize(n + 1);
   end[0] = 0.0; // "no input": a pass waiting on nothing waits for time 0
   const double* sp = span.data();
   const double* du = duration.data();
   double* e = end.data();
   double* fr = free_at.data();
+  const PipePass* const passes = g.passes.data();
   // simulate_pipe's arithmetic pass for pass: a pass starts at max(rank free, input) and an
   // F&B pair's input is max(forward input, backward input); max(x, 0.0) is x for x >= 0.
   if (g.pairs) {
     for (std::size_t i = 0; i < n; ++i) {
-      const auto r = static_cast<std::size_t>(g.rank[i]);
-      const double a = e[g.dep[i]] + sp[g.span[i]];
-      const double b = e[g.dep2[i]] + sp[g.span2[i]];
+      const PipePass& p = passes[i];
+      const auto r = static_cast<std::size_t>(p.rank);
+      const double a = e[p.dep] + sp[p.span];
+      const double b = e[p.dep2] + sp[p.span2];
       const double s = std::max(fr[r], std::max(a, b));
-      fr[r] = s + du[g.duration[i]];
+      fr[r] = s + du[p.duration];
       e[i + 1] = fr[r];
     }
   } else {
     // No F&B pair: every second input is "none", 0.0, and max(a, 0.0) is a (a >= 0).
-    const std::int32_t* rank = g.rank.data();
-    const std::int32_t* dep = g.dep.data();
-    const std::uint16_t* spn = g.span.data();
-    const std::int32_t* dur = g.duration.data();
     for (std::size_t i = 0; i < n; ++i) {
-      const auto r = static_cast<std::size_t>(rank[i]);
-      const double a = e[dep[i]] + sp[spn[i]];
+      const PipePass& p = passes[i];
+      const auto r = static_cast<std::size_t>(p.rank);
+      const double a = e[p.dep] + sp[p.span];
       const double s = std::max(fr[r], a);
-      fr[r] = s + du[dur[i]];
+      fr[r] = s + du[p.duration];
       e[i + 1] = fr[r];
     }
   }
@@ -1548,7 +1620,8 @@ double pipe_makespan(const PipeGraph& g, const PipeTimes& times) {
     if (const std::int32_t i = g.first[r]; i >= 0) {
       // Its first pass started at its input (the rank was free from 0).
       const auto u = static_cast<std::size_t>(i);
-      rs = std::max(0.0, std::max(e[g.dep[u]] + sp[g.span[u]], e[g.dep2[u]] + sp[g.span2[u]]));
+      const PipePass& p = passes[u];
+      rs = std::max(0.0, std::max(e[p.dep] + sp[p.span], e[p.dep2] + sp[p.span2]));
     }
     first = r == 0 ? rs : std::min(first, rs);
     makespan = std::max(makespan, free_at[r]);
