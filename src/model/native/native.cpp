@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <queue>
+#include <span>
 #include <type_traits>
 #include <unordered_map>
 
@@ -311,13 +312,27 @@ CpExchange cp_exchange(const NativeContext& ctx, const DesignPoint& p, const Nat
 }
 
 /// The layer times of one design point on each node type, computed once per type however many
-/// stages run on it.
+/// stages run on it. Up to kInline node types are held inline (one or two: nearly every
+/// cluster); more in a vector: one is made per estimate call, and the two vectors it held
+/// cost two allocations and frees each time.
 class StageLayerTimes {
 public:
-  StageLayerTimes(const NativeContext& ctx, const DesignPoint& p)
-      : ctx_(ctx), p_(p), times_(ctx.gpus.size()), dense_times_(ctx.gpus.size()) {}
+  using Times = std::optional<AnalyticLayerTimes>;
+  static constexpr std::size_t kInline = 2;
+  StageLayerTimes(const NativeContext& ctx, const DesignPoint& p) : ctx_(ctx), p_(p), n_(ctx.gpus.size()) {
+    if (n_ <= kInline) {
+      times_ = times_inline_.data();
+      dense_times_ = dense_inline_.data();
+    } else {
+      more_.resize(2 * n_);
+      times_ = more_.data();
+      dense_times_ = more_.data() + n_;
+    }
+  }
+  StageLayerTimes(const StageLayerTimes&) = delete;
+  StageLayerTimes& operator=(const StageLayerTimes&) = delete;
   const AnalyticLayerTimes& operator()(int g) {
-    std::optional<AnalyticLayerTimes>& t = times_[static_cast<std::size_t>(g)];
+    Times& t = times_[static_cast<std::size_t>(g)];
     if (!t) {
       t = layer_times(ctx_, p_, g);
     }
@@ -325,7 +340,7 @@ public:
   }
   /// The times of a dense layer of an MoE model with first_k_dense_layers.
   const AnalyticLayerTimes& dense(int g) {
-    std::optional<AnalyticLayerTimes>& t = dense_times_[static_cast<std::size_t>(g)];
+    Times& t = dense_times_[static_cast<std::size_t>(g)];
     if (!t) {
       if (!dense_ctx_) {
         dense_ctx_ = ctx_;
@@ -337,25 +352,24 @@ public:
   }
 
   /// The times computed so far, per node type (NativeConfigShare keeps them).
-  [[nodiscard]] const std::vector<std::optional<AnalyticLayerTimes>>& computed() const noexcept {
-    return times_;
-  }
-  [[nodiscard]] const std::vector<std::optional<AnalyticLayerTimes>>& dense_computed() const noexcept {
-    return dense_times_;
-  }
+  [[nodiscard]] std::span<const Times> computed() const noexcept { return {times_, n_}; }
+  [[nodiscard]] std::span<const Times> dense_computed() const noexcept { return {dense_times_, n_}; }
   /// Starts from the times another point of the same configuration computed (computed(),
   /// dense_computed(); empty: none): layer_times reads no schedule, so they are the same bits.
-  void seed(std::span<const std::optional<AnalyticLayerTimes>> t,
-            std::span<const std::optional<AnalyticLayerTimes>> dense) {
-    if (t.size() == times_.size()) std::copy(t.begin(), t.end(), times_.begin());
-    if (dense.size() == dense_times_.size()) std::copy(dense.begin(), dense.end(), dense_times_.begin());
+  void seed(std::span<const Times> t, std::span<const Times> dense) {
+    if (t.size() == n_) std::copy(t.begin(), t.end(), times_);
+    if (dense.size() == n_) std::copy(dense.begin(), dense.end(), dense_times_);
   }
 
 private:
   const NativeContext& ctx_;
   const DesignPoint& p_;
-  std::vector<std::optional<AnalyticLayerTimes>> times_;
-  std::vector<std::optional<AnalyticLayerTimes>> dense_times_;
+  std::size_t n_;
+  Times* times_;
+  Times* dense_times_;
+  std::array<Times, kInline> times_inline_;
+  std::array<Times, kInline> dense_inline_;
+  std::vector<Times> more_;
   std::optional<NativeContext> dense_ctx_;
 };
 
