@@ -1090,16 +1090,23 @@ struct PipeShape {
     std::array<int, 2> layers{};
     std::array<char, 2> embedding{}, head{};
     std::array<double, 2> share{};
+    /// Whether any of its chunks holds the embedding / the LM head (stage_key reads them per
+    /// stage of every split plan).
+    bool any_embedding = false, any_head = false;
   };
   std::vector<Rank> ranks;
-  /// Per rank, the last split_in_flight: its w_ratio's bits and the peak (a shape remembered
-  /// by cached_pipe_shape serves plans whose w_ratio is often the same). Scratch, per thread.
-  struct Peak {
-    bool known = false;
-    std::uint64_t w_ratio_bits = 0;
-    double value = 0.0;
+  /// Per rank, the last few split_in_flight results: their w_ratios' bits and peaks (a shape
+  /// remembered by cached_pipe_shape serves plans of a few w_ratios, one per recompute
+  /// choice, that come in turn: one remembered w_ratio missed on every change). Scratch, per
+  /// thread.
+  struct Peaks {
+    static constexpr std::size_t kSlots = 4;
+    std::array<std::uint64_t, kSlots> w_ratio_bits{};
+    std::array<double, kSlots> value{};
+    std::uint8_t n = 0;    // slots filled
+    std::uint8_t next = 0; // the slot replaced next once all are filled (round robin)
   };
-  mutable std::vector<Peak> last_peak;
+  mutable std::vector<Peaks> last_peak;
   [[nodiscard]] bool holds_embedding(int j) const {
     if (!split) return j == 0;
     const Rank& r = ranks[static_cast<std::size_t>(j)];
@@ -1145,6 +1152,8 @@ PipeShape pipe_shape(const NativeContext& ctx, const DesignPoint& p, const std::
       rk.layers[rk.chunks] = n;
       rk.embedding[rk.chunks] = pos == 0 ? 1 : 0;
       rk.head[rk.chunks] = pos == l.positions - 1 ? 1 : 0;
+      rk.any_embedding = rk.any_embedding || pos == 0;
+      rk.any_head = rk.any_head || pos == l.positions - 1;
       ++rk.chunks;
       total += n;
     }
@@ -1203,15 +1212,23 @@ const PipeShape& cached_pipe_shape(const NativeContext& ctx, const DesignPoint& 
   const PipeShape::Rank& rk = shape.ranks[r];
   // held_peak depends on the rank's peaks and shares (the shape's) and w_ratio only.
   if (shape.last_peak.size() != shape.ranks.size()) shape.last_peak.assign(shape.ranks.size(), {});
-  PipeShape::Peak& last = shape.last_peak[r];
+  PipeShape::Peaks& last = shape.last_peak[r];
   const auto bits = std::bit_cast<std::uint64_t>(w_ratio);
-  if (!last.known || last.w_ratio_bits != bits) {
-    last.known = true;
-    last.w_ratio_bits = bits;
-    last.value =
-        held_peak((*shape.peaks)[r], std::span<const double>(rk.share.data(), rk.chunks), w_ratio);
+  for (std::size_t i = 0; i < last.n; ++i) {
+    if (last.w_ratio_bits[i] == bits) return last.value[i];
   }
-  return last.value;
+  const double value =
+      held_peak((*shape.peaks)[r], std::span<const double>(rk.share.data(), rk.chunks), w_ratio);
+  std::size_t i = last.n;
+  if (i < PipeShape::Peaks::kSlots) {
+    ++last.n;
+  } else {
+    i = last.next;
+    last.next = static_cast<std::uint8_t>((i + 1) % PipeShape::Peaks::kSlots);
+  }
+  last.w_ratio_bits[i] = bits;
+  last.value[i] = value;
+  return value;
 }
 
 /// Whether pipe_times_into computes the same chunk times for two ranks: every figure of the
@@ -2640,7 +2657,15 @@ struct LazyCoreStages {
   }
   [[nodiscard]] double send(std::size_t r) const { return sends.at(r); }
   void look_up(std::size_t r) const {
-    const StageKey key = stage_key(ctx, p, where, partition, shape, static_cast<int>(r));
+    // stage_key's, the shape a split one (its ranks' any_embedding and any_head read directly).
+    const int j = static_cast<int>(r);
+    const PipelineLayout* layout = ctx.settings.pipeline_layout.get();
+    const StageKey key{where.stage_gpu[r], where.net_gpu(j),
+                       layout != nullptr
+                           ? native_steps::layout_stage_entries(ctx.model, *layout, p.pp, j)
+                           : native_steps::stage_entries(ctx.model, p, partition, j,
+                                                         shape.ranks[r].any_embedding,
+                                                         shape.ranks[r].any_head)};
     const std::size_t i = seen.find(key);
     const NativeStage* core = nullptr;
     if (i < seen.n) {
