@@ -2903,6 +2903,11 @@ struct NativeConfigShare {
   std::size_t n_partition = 0;
   std::array<int, kStages> partition_inline;
   std::vector<int> more_partition;
+  /// The stages' sends (send_s reads neither the schedule nor the weight pass: the split
+  /// points' on the same placement are the same bits), one per stage.
+  std::size_t n_sends = 0;
+  std::array<double, kStages> sends_inline;
+  std::vector<double> more_sends;
   native_steps::PointConstants k;
   std::size_t n_cores = 0;
   struct Core {
@@ -2914,6 +2919,9 @@ struct NativeConfigShare {
 
   [[nodiscard]] const int* partition() const noexcept {
     return n_partition <= kStages ? partition_inline.data() : more_partition.data();
+  }
+  [[nodiscard]] const double* sends() const noexcept {
+    return n_sends <= kStages ? sends_inline.data() : more_sends.data();
   }
   [[nodiscard]] const Times* all_times() const noexcept {
     return n_times <= kTypes ? times_inline.data() : more_times.data();
@@ -2943,6 +2951,15 @@ NativeEstimate native_estimate_keeping(const NativeContext& ctx, const DesignPoi
   }
   s.k = native_steps::point_constants(ctx, p);
   NativeEstimate out = estimate_with(ctx, p, where, std::move(partition), prune, times, seen, s.k);
+  // Its stages' sends (estimate_stage's send_s of every stage: a 1F1B plan's stages are all
+  // estimated), kept.
+  s.n_sends = out.stages.size() == static_cast<std::size_t>(p.pp) ? out.stages.size() : 0;
+  double* sends = s.sends_inline.data();
+  if (s.n_sends > NativeConfigShare::kStages) {
+    s.more_sends.resize(s.n_sends);
+    sends = s.more_sends.data();
+  }
+  for (std::size_t j = 0; j < s.n_sends; ++j) sends[j] = out.stages[j].send_s;
   const auto& t = times.computed();
   const auto& dense = times.dense_computed();
   s.n_times = t.size();
@@ -3029,7 +3046,13 @@ void native_estimates(const NativeContext& ctx, std::span<const DesignPoint* con
   }();
   thread_local std::vector<char> known;
   sends.resize(static_cast<std::size_t>(first.pp));
-  known.assign(static_cast<std::size_t>(first.pp), 0);
+  if (seed != nullptr && seed->n_sends == sends.size()) {
+    // The 1F1B point's sends on this placement (the same bits: see NativeConfigShare).
+    std::copy_n(seed->sends(), sends.size(), sends.begin());
+    known.assign(sends.size(), 1);
+  } else {
+    known.assign(static_cast<std::size_t>(first.pp), 0);
+  }
   LazySends lazy{ctx, first, k, where, sends, known};
   std::array<int, 4> kinds{};
   // The kinds' partitions, in buffers kept per thread from one configuration to the next.
