@@ -2467,6 +2467,16 @@ void stage_memory(NativeStage& st, const NativeContext& ctx, const DesignPoint& 
   to_gib(st.memory, ctx.settings.framework_overhead_gib);
 }
 
+/// stage_memory of a plan of one virtual stage whose in-flight figure `in_flight` the caller
+/// has just computed (the same expression): its last steps only (bounded_split_stages).
+void stage_memory_in_flight(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
+                            const native_steps::PointConstants& k,
+                            const native_steps::StageEntries& e, double in_flight) {
+  st.in_flight = in_flight;
+  native_steps::add_activations(st.memory, ctx, p, k, e, st.in_flight);
+  native_steps::to_gib(st.memory, ctx.settings.framework_overhead_gib);
+}
+
 /// What stage_core's result depends on: the stage's GPU type, the node type whose network
 /// its collectives cross, and its entries.
 struct StageKey {
@@ -2766,7 +2776,7 @@ struct LazyCoreStages {
       while (g < n_largest && largest[g].core != &core) ++g;
       if (g < n_largest && f <= largest[g].in_flight) continue;
       st = core;
-      stage_memory(st, ctx, p, shape, k, entries[j], jj);
+      stage_memory_in_flight(st, ctx, p, k, entries[j], f); // stage_memory, its figure f known
       if (!st.fits()) {
         out.step_s = step;
         out.oom = true;
