@@ -1204,19 +1204,13 @@ const PipeShape& cached_pipe_shape(const NativeContext& ctx, const DesignPoint& 
   return cache.entries.emplace(h, std::move(e))->second->shape;
 }
 
-/// A split schedule's peak along rank r's order, in micro-batches of its activations, a
-/// deferred weight pass holding M_W / M_B of one (Qi et al.'s Table 1; docs/native.md §2.3).
-[[gnu::noinline]] double split_in_flight(const PipeShape& shape, std::size_t r,
-                                         const native_steps::LayerActivations& act) {
-  const double w_ratio = act.layer > 0.0 ? act.weight_pass / act.layer : 0.0;
-  const PipeShape::Rank& rk = shape.ranks[r];
-  // held_peak depends on the rank's peaks and shares (the shape's) and w_ratio only.
+/// split_in_flight's held_peak where rank r's slots do not hold `bits` (out of line).
+[[gnu::noinline]] double split_in_flight_new(const PipeShape& shape, std::size_t r, double w_ratio,
+                                             std::uint64_t bits) {
   if (shape.last_peak.size() != shape.ranks.size()) shape.last_peak.assign(shape.ranks.size(), {});
+  const PipeShape::Rank& rk = shape.ranks[r];
   PipeShape::Peaks& last = shape.last_peak[r];
-  const auto bits = std::bit_cast<std::uint64_t>(w_ratio);
-  for (std::size_t i = 0; i < last.n; ++i) {
-    if (last.w_ratio_bits[i] == bits) return last.value[i];
-  }
+  // held_peak depends on the rank's peaks and shares (the shape's) and w_ratio only.
   const double value =
       held_peak((*shape.peaks)[r], std::span<const double>(rk.share.data(), rk.chunks), w_ratio);
   std::size_t i = last.n;
@@ -1229,6 +1223,28 @@ const PipeShape& cached_pipe_shape(const NativeContext& ctx, const DesignPoint& 
   last.w_ratio_bits[i] = bits;
   last.value[i] = value;
   return value;
+}
+
+/// A split schedule's peak along rank r's order, in micro-batches of its activations, a
+/// deferred weight pass holding M_W / M_B of one (Qi et al.'s Table 1; docs/native.md §2.3).
+/// The remembered slots looked at inline, a new w_ratio out of line (split_in_flight_new);
+/// split_in_flight, the same out of line, for stage_memory (inlined there it cost the
+/// default list's plans, which do not call it, 0.5 M instructions on native_h100x512_top10).
+[[gnu::always_inline]] inline double split_in_flight_inline(const PipeShape& shape, std::size_t r,
+                                                            const native_steps::LayerActivations& act) {
+  const double w_ratio = act.layer > 0.0 ? act.weight_pass / act.layer : 0.0;
+  const auto bits = std::bit_cast<std::uint64_t>(w_ratio);
+  if (r < shape.last_peak.size()) {
+    const PipeShape::Peaks& last = shape.last_peak[r];
+    for (std::size_t i = 0; i < last.n; ++i) {
+      if (last.w_ratio_bits[i] == bits) return last.value[i];
+    }
+  }
+  return split_in_flight_new(shape, r, w_ratio, bits);
+}
+[[gnu::noinline]] double split_in_flight(const PipeShape& shape, std::size_t r,
+                                         const native_steps::LayerActivations& act) {
+  return split_in_flight_inline(shape, r, act);
 }
 
 /// Whether pipe_times_into computes the same chunk times for two ranks: every figure of the
@@ -2771,7 +2787,7 @@ struct LazyCoreStages {
     for (std::size_t j = 0; j < P; ++j) {
       const NativeStage& core = stages.at(j);
       const int jj = static_cast<int>(j);
-      const double f = in_flight(p, jj, shape.split, shape.split ? split_in_flight(shape, j, k.act) : 0.0);
+      const double f = in_flight(p, jj, shape.split, shape.split ? split_in_flight_inline(shape, j, k.act) : 0.0);
       std::size_t g = 0;
       while (g < n_largest && largest[g].core != &core) ++g;
       if (g < n_largest && f <= largest[g].in_flight) continue;
