@@ -2483,14 +2483,16 @@ void stage_memory(NativeStage& st, const NativeContext& ctx, const DesignPoint& 
   to_gib(st.memory, ctx.settings.framework_overhead_gib);
 }
 
-/// stage_memory of a plan of one virtual stage whose in-flight figure `in_flight` the caller
-/// has just computed (the same expression): its last steps only (bounded_split_stages).
-void stage_memory_in_flight(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
-                            const native_steps::PointConstants& k,
-                            const native_steps::StageEntries& e, double in_flight) {
-  st.in_flight = in_flight;
-  native_steps::add_activations(st.memory, ctx, p, k, e, st.in_flight);
-  native_steps::to_gib(st.memory, ctx.settings.framework_overhead_gib);
+/// Whether stage `core` fits with stage_memory's memory for a plan of one virtual stage whose
+/// in-flight figure `in_flight` the caller has just computed (the same expression): its last
+/// steps on a copy of the core's memory only (bounded_split_stages reads nothing else of it).
+bool fits_in_flight(const NativeStage& core, const NativeContext& ctx, const DesignPoint& p,
+                    const native_steps::PointConstants& k, const native_steps::StageEntries& e,
+                    double in_flight) {
+  NativeMemory mem = core.memory;
+  native_steps::add_activations(mem, ctx, p, k, e, in_flight);
+  native_steps::to_gib(mem, ctx.settings.framework_overhead_gib);
+  return mem.total() <= core.memory_limit_gib;
 }
 
 /// What stage_core's result depends on: the stage's GPU type, the node type whose network
@@ -2781,9 +2783,8 @@ struct LazyCoreStages {
       const NativeStage* core;
       double in_flight;
     };
-    std::array<Largest, 16> largest{};
+    std::array<Largest, 16> largest; // the first n_largest written before read
     std::size_t n_largest = 0;
-    NativeStage st;
     for (std::size_t j = 0; j < P; ++j) {
       const NativeStage& core = stages.at(j);
       const int jj = static_cast<int>(j);
@@ -2791,9 +2792,7 @@ struct LazyCoreStages {
       std::size_t g = 0;
       while (g < n_largest && largest[g].core != &core) ++g;
       if (g < n_largest && f <= largest[g].in_flight) continue;
-      st = core;
-      stage_memory_in_flight(st, ctx, p, k, entries[j], f); // stage_memory, its figure f known
-      if (!st.fits()) {
+      if (!fits_in_flight(core, ctx, p, k, entries[j], f)) { // stage_memory, its figure f known
         out.step_s = step;
         out.oom = true;
         out.pruned = true;
