@@ -2785,10 +2785,13 @@ struct LazyCoreStages {
     };
     std::array<Largest, 16> largest; // the first n_largest written before read
     std::size_t n_largest = 0;
+    // in_flight(p, j, true, split_in_flight(...)) of a split plan of one virtual stage: the
+    // micro-batches where its schedule holds all of them, else the split figure.
+    const bool all = info(p.schedule).in_flight == InFlight::all;
+    const double mb = p.num_micro_batches;
     for (std::size_t j = 0; j < P; ++j) {
       const NativeStage& core = stages.at(j);
-      const int jj = static_cast<int>(j);
-      const double f = in_flight(p, jj, shape.split, shape.split ? split_in_flight_inline(shape, j, k.act) : 0.0);
+      const double f = all ? mb : split_in_flight_inline(shape, j, k.act);
       std::size_t g = 0;
       while (g < n_largest && largest[g].core != &core) ++g;
       if (g < n_largest && f <= largest[g].in_flight) continue;
