@@ -2812,10 +2812,20 @@ struct LazyCoreStages {
     out.pruned = true;
     return true;
   }
+  // stage_memory's steps; with one virtual stage, in_flight's split figure taken directly (as
+  // above).
+  const bool all = info(p.schedule).in_flight == InFlight::all;
+  const double mb = p.num_micro_batches;
   for (std::size_t j = 0; j < P; ++j) {
     NativeStage& st = out.stages.emplace_back(stages.at(j));
     st.send_s = sends->at(j);
-    stage_memory(st, ctx, p, shape, k, entries[j], static_cast<int>(j));
+    if (p.virtual_stages == 1) {
+      st.in_flight = all ? mb : split_in_flight_inline(shape, j, k.act);
+      add_activations(st.memory, ctx, p, k, entries[j], st.in_flight);
+      to_gib(st.memory, ctx.settings.framework_overhead_gib);
+    } else {
+      stage_memory(st, ctx, p, shape, k, entries[j], static_cast<int>(j));
+    }
     if (pruned_anyway && !st.fits()) {
       // OOM and pruned: with_totals would find the same (a step time at least the one above, a
       // stage that does not fit), and nothing else of the estimate is read (its stages stop
