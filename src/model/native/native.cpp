@@ -2881,7 +2881,9 @@ NativeEstimate estimate_with(const NativeContext& ctx, const DesignPoint& p,
   }
   const std::vector<int>& part = out.partition;
   // A split plan's shape is remembered (cached_pipe_shape); the others' is a few fields.
-  PipeShape plain;
+  // One per thread (split false, no outline, ranks or peaks; only its pp set here): not made
+  // and freed per estimate.
+  thread_local PipeShape plain;
   const bool split = is_split_schedule(p.schedule) && p.pp > 1;
   if (!split) plain.pp = p.pp; // pipe_shape's figures of a plan that does not split
   const PipeShape& shape = split ? cached_pipe_shape(ctx, p, part) : plain;
