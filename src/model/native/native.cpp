@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <queue>
+#include <span>
 #include <type_traits>
 #include <unordered_map>
 
@@ -311,13 +312,27 @@ CpExchange cp_exchange(const NativeContext& ctx, const DesignPoint& p, const Nat
 }
 
 /// The layer times of one design point on each node type, computed once per type however many
-/// stages run on it.
+/// stages run on it. Up to kInline node types are held inline (one or two: nearly every
+/// cluster); more in a vector: one is made per estimate call, and the two vectors it held
+/// cost two allocations and frees each time.
 class StageLayerTimes {
 public:
-  StageLayerTimes(const NativeContext& ctx, const DesignPoint& p)
-      : ctx_(ctx), p_(p), times_(ctx.gpus.size()), dense_times_(ctx.gpus.size()) {}
+  using Times = std::optional<AnalyticLayerTimes>;
+  static constexpr std::size_t kInline = 2;
+  StageLayerTimes(const NativeContext& ctx, const DesignPoint& p) : ctx_(ctx), p_(p), n_(ctx.gpus.size()) {
+    if (n_ <= kInline) {
+      times_ = times_inline_.data();
+      dense_times_ = dense_inline_.data();
+    } else {
+      more_.resize(2 * n_);
+      times_ = more_.data();
+      dense_times_ = more_.data() + n_;
+    }
+  }
+  StageLayerTimes(const StageLayerTimes&) = delete;
+  StageLayerTimes& operator=(const StageLayerTimes&) = delete;
   const AnalyticLayerTimes& operator()(int g) {
-    std::optional<AnalyticLayerTimes>& t = times_[static_cast<std::size_t>(g)];
+    Times& t = times_[static_cast<std::size_t>(g)];
     if (!t) {
       t = layer_times(ctx_, p_, g);
     }
@@ -325,7 +340,7 @@ public:
   }
   /// The times of a dense layer of an MoE model with first_k_dense_layers.
   const AnalyticLayerTimes& dense(int g) {
-    std::optional<AnalyticLayerTimes>& t = dense_times_[static_cast<std::size_t>(g)];
+    Times& t = dense_times_[static_cast<std::size_t>(g)];
     if (!t) {
       if (!dense_ctx_) {
         dense_ctx_ = ctx_;
@@ -337,25 +352,24 @@ public:
   }
 
   /// The times computed so far, per node type (NativeConfigShare keeps them).
-  [[nodiscard]] const std::vector<std::optional<AnalyticLayerTimes>>& computed() const noexcept {
-    return times_;
-  }
-  [[nodiscard]] const std::vector<std::optional<AnalyticLayerTimes>>& dense_computed() const noexcept {
-    return dense_times_;
-  }
+  [[nodiscard]] std::span<const Times> computed() const noexcept { return {times_, n_}; }
+  [[nodiscard]] std::span<const Times> dense_computed() const noexcept { return {dense_times_, n_}; }
   /// Starts from the times another point of the same configuration computed (computed(),
   /// dense_computed(); empty: none): layer_times reads no schedule, so they are the same bits.
-  void seed(std::span<const std::optional<AnalyticLayerTimes>> t,
-            std::span<const std::optional<AnalyticLayerTimes>> dense) {
-    if (t.size() == times_.size()) std::copy(t.begin(), t.end(), times_.begin());
-    if (dense.size() == dense_times_.size()) std::copy(dense.begin(), dense.end(), dense_times_.begin());
+  void seed(std::span<const Times> t, std::span<const Times> dense) {
+    if (t.size() == n_) std::copy(t.begin(), t.end(), times_);
+    if (dense.size() == n_) std::copy(dense.begin(), dense.end(), dense_times_);
   }
 
 private:
   const NativeContext& ctx_;
   const DesignPoint& p_;
-  std::vector<std::optional<AnalyticLayerTimes>> times_;
-  std::vector<std::optional<AnalyticLayerTimes>> dense_times_;
+  std::size_t n_;
+  Times* times_;
+  Times* dense_times_;
+  std::array<Times, kInline> times_inline_;
+  std::array<Times, kInline> dense_inline_;
+  std::vector<Times> more_;
   std::optional<NativeContext> dense_ctx_;
 };
 
@@ -1076,16 +1090,23 @@ struct PipeShape {
     std::array<int, 2> layers{};
     std::array<char, 2> embedding{}, head{};
     std::array<double, 2> share{};
+    /// Whether any of its chunks holds the embedding / the LM head (stage_key reads them per
+    /// stage of every split plan).
+    bool any_embedding = false, any_head = false;
   };
   std::vector<Rank> ranks;
-  /// Per rank, the last split_in_flight: its w_ratio's bits and the peak (a shape remembered
-  /// by cached_pipe_shape serves plans whose w_ratio is often the same). Scratch, per thread.
-  struct Peak {
-    bool known = false;
-    std::uint64_t w_ratio_bits = 0;
-    double value = 0.0;
+  /// Per rank, the last few split_in_flight results: their w_ratios' bits and peaks (a shape
+  /// remembered by cached_pipe_shape serves plans of a few w_ratios, one per recompute
+  /// choice, that come in turn: one remembered w_ratio missed on every change). Scratch, per
+  /// thread.
+  struct Peaks {
+    static constexpr std::size_t kSlots = 4;
+    std::array<std::uint64_t, kSlots> w_ratio_bits{};
+    std::array<double, kSlots> value{};
+    std::uint8_t n = 0;    // slots filled
+    std::uint8_t next = 0; // the slot replaced next once all are filled (round robin)
   };
-  mutable std::vector<Peak> last_peak;
+  mutable std::vector<Peaks> last_peak;
   [[nodiscard]] bool holds_embedding(int j) const {
     if (!split) return j == 0;
     const Rank& r = ranks[static_cast<std::size_t>(j)];
@@ -1131,6 +1152,8 @@ PipeShape pipe_shape(const NativeContext& ctx, const DesignPoint& p, const std::
       rk.layers[rk.chunks] = n;
       rk.embedding[rk.chunks] = pos == 0 ? 1 : 0;
       rk.head[rk.chunks] = pos == l.positions - 1 ? 1 : 0;
+      rk.any_embedding = rk.any_embedding || pos == 0;
+      rk.any_head = rk.any_head || pos == l.positions - 1;
       ++rk.chunks;
       total += n;
     }
@@ -1181,23 +1204,47 @@ const PipeShape& cached_pipe_shape(const NativeContext& ctx, const DesignPoint& 
   return cache.entries.emplace(h, std::move(e))->second->shape;
 }
 
+/// split_in_flight's held_peak where rank r's slots do not hold `bits` (out of line).
+[[gnu::noinline]] double split_in_flight_new(const PipeShape& shape, std::size_t r, double w_ratio,
+                                             std::uint64_t bits) {
+  if (shape.last_peak.size() != shape.ranks.size()) shape.last_peak.assign(shape.ranks.size(), {});
+  const PipeShape::Rank& rk = shape.ranks[r];
+  PipeShape::Peaks& last = shape.last_peak[r];
+  // held_peak depends on the rank's peaks and shares (the shape's) and w_ratio only.
+  const double value =
+      held_peak((*shape.peaks)[r], std::span<const double>(rk.share.data(), rk.chunks), w_ratio);
+  std::size_t i = last.n;
+  if (i < PipeShape::Peaks::kSlots) {
+    ++last.n;
+  } else {
+    i = last.next;
+    last.next = static_cast<std::uint8_t>((i + 1) % PipeShape::Peaks::kSlots);
+  }
+  last.w_ratio_bits[i] = bits;
+  last.value[i] = value;
+  return value;
+}
+
 /// A split schedule's peak along rank r's order, in micro-batches of its activations, a
 /// deferred weight pass holding M_W / M_B of one (Qi et al.'s Table 1; docs/native.md §2.3).
+/// The remembered slots looked at inline, a new w_ratio out of line (split_in_flight_new);
+/// split_in_flight, the same out of line, for stage_memory (inlined there it cost the
+/// default list's plans, which do not call it, 0.5 M instructions on native_h100x512_top10).
+[[gnu::always_inline]] inline double split_in_flight_inline(const PipeShape& shape, std::size_t r,
+                                                            const native_steps::LayerActivations& act) {
+  const double w_ratio = act.layer > 0.0 ? act.weight_pass / act.layer : 0.0;
+  const auto bits = std::bit_cast<std::uint64_t>(w_ratio);
+  if (r < shape.last_peak.size()) {
+    const PipeShape::Peaks& last = shape.last_peak[r];
+    for (std::size_t i = 0; i < last.n; ++i) {
+      if (last.w_ratio_bits[i] == bits) return last.value[i];
+    }
+  }
+  return split_in_flight_new(shape, r, w_ratio, bits);
+}
 [[gnu::noinline]] double split_in_flight(const PipeShape& shape, std::size_t r,
                                          const native_steps::LayerActivations& act) {
-  const double w_ratio = act.layer > 0.0 ? act.weight_pass / act.layer : 0.0;
-  const PipeShape::Rank& rk = shape.ranks[r];
-  // held_peak depends on the rank's peaks and shares (the shape's) and w_ratio only.
-  if (shape.last_peak.size() != shape.ranks.size()) shape.last_peak.assign(shape.ranks.size(), {});
-  PipeShape::Peak& last = shape.last_peak[r];
-  const auto bits = std::bit_cast<std::uint64_t>(w_ratio);
-  if (!last.known || last.w_ratio_bits != bits) {
-    last.known = true;
-    last.w_ratio_bits = bits;
-    last.value =
-        held_peak((*shape.peaks)[r], std::span<const double>(rk.share.data(), rk.chunks), w_ratio);
-  }
-  return last.value;
+  return split_in_flight_inline(shape, r, act);
 }
 
 /// Whether pipe_times_into computes the same chunk times for two ranks: every figure of the
@@ -2436,6 +2483,18 @@ void stage_memory(NativeStage& st, const NativeContext& ctx, const DesignPoint& 
   to_gib(st.memory, ctx.settings.framework_overhead_gib);
 }
 
+/// Whether stage `core` fits with stage_memory's memory for a plan of one virtual stage whose
+/// in-flight figure `in_flight` the caller has just computed (the same expression): its last
+/// steps on a copy of the core's memory only (bounded_split_stages reads nothing else of it).
+bool fits_in_flight(const NativeStage& core, const NativeContext& ctx, const DesignPoint& p,
+                    const native_steps::PointConstants& k, const native_steps::StageEntries& e,
+                    double in_flight) {
+  NativeMemory mem = core.memory;
+  native_steps::add_activations(mem, ctx, p, k, e, in_flight);
+  native_steps::to_gib(mem, ctx.settings.framework_overhead_gib);
+  return mem.total() <= core.memory_limit_gib;
+}
+
 /// What stage_core's result depends on: the stage's GPU type, the node type whose network
 /// its collectives cross, and its entries.
 struct StageKey {
@@ -2626,7 +2685,15 @@ struct LazyCoreStages {
   }
   [[nodiscard]] double send(std::size_t r) const { return sends.at(r); }
   void look_up(std::size_t r) const {
-    const StageKey key = stage_key(ctx, p, where, partition, shape, static_cast<int>(r));
+    // stage_key's, the shape a split one (its ranks' any_embedding and any_head read directly).
+    const int j = static_cast<int>(r);
+    const PipelineLayout* layout = ctx.settings.pipeline_layout.get();
+    const StageKey key{where.stage_gpu[r], where.net_gpu(j),
+                       layout != nullptr
+                           ? native_steps::layout_stage_entries(ctx.model, *layout, p.pp, j)
+                           : native_steps::stage_entries(ctx.model, p, partition, j,
+                                                         shape.ranks[r].any_embedding,
+                                                         shape.ranks[r].any_head)};
     const std::size_t i = seen.find(key);
     const NativeStage* core = nullptr;
     if (i < seen.n) {
@@ -2716,19 +2783,19 @@ struct LazyCoreStages {
       const NativeStage* core;
       double in_flight;
     };
-    std::array<Largest, 16> largest{};
+    std::array<Largest, 16> largest; // the first n_largest written before read
     std::size_t n_largest = 0;
-    NativeStage st;
+    // in_flight(p, j, true, split_in_flight(...)) of a split plan of one virtual stage: the
+    // micro-batches where its schedule holds all of them, else the split figure.
+    const bool all = info(p.schedule).in_flight == InFlight::all;
+    const double mb = p.num_micro_batches;
     for (std::size_t j = 0; j < P; ++j) {
       const NativeStage& core = stages.at(j);
-      const int jj = static_cast<int>(j);
-      const double f = in_flight(p, jj, shape.split, shape.split ? split_in_flight(shape, j, k.act) : 0.0);
+      const double f = all ? mb : split_in_flight_inline(shape, j, k.act);
       std::size_t g = 0;
       while (g < n_largest && largest[g].core != &core) ++g;
       if (g < n_largest && f <= largest[g].in_flight) continue;
-      st = core;
-      stage_memory(st, ctx, p, shape, k, entries[j], jj);
-      if (!st.fits()) {
+      if (!fits_in_flight(core, ctx, p, k, entries[j], f)) { // stage_memory, its figure f known
         out.step_s = step;
         out.oom = true;
         out.pruned = true;
@@ -2745,10 +2812,20 @@ struct LazyCoreStages {
     out.pruned = true;
     return true;
   }
+  // stage_memory's steps; with one virtual stage, in_flight's split figure taken directly (as
+  // above).
+  const bool all = info(p.schedule).in_flight == InFlight::all;
+  const double mb = p.num_micro_batches;
   for (std::size_t j = 0; j < P; ++j) {
     NativeStage& st = out.stages.emplace_back(stages.at(j));
     st.send_s = sends->at(j);
-    stage_memory(st, ctx, p, shape, k, entries[j], static_cast<int>(j));
+    if (p.virtual_stages == 1) {
+      st.in_flight = all ? mb : split_in_flight_inline(shape, j, k.act);
+      add_activations(st.memory, ctx, p, k, entries[j], st.in_flight);
+      to_gib(st.memory, ctx.settings.framework_overhead_gib);
+    } else {
+      stage_memory(st, ctx, p, shape, k, entries[j], static_cast<int>(j));
+    }
     if (pruned_anyway && !st.fits()) {
       // OOM and pruned: with_totals would find the same (a step time at least the one above, a
       // stage that does not fit), and nothing else of the estimate is read (its stages stop
@@ -2804,7 +2881,9 @@ NativeEstimate estimate_with(const NativeContext& ctx, const DesignPoint& p,
   }
   const std::vector<int>& part = out.partition;
   // A split plan's shape is remembered (cached_pipe_shape); the others' is a few fields.
-  PipeShape plain;
+  // One per thread (split false, no outline, ranks or peaks; only its pp set here): not made
+  // and freed per estimate.
+  thread_local PipeShape plain;
   const bool split = is_split_schedule(p.schedule) && p.pp > 1;
   if (!split) plain.pp = p.pp; // pipe_shape's figures of a plan that does not split
   const PipeShape& shape = split ? cached_pipe_shape(ctx, p, part) : plain;
@@ -2864,6 +2943,11 @@ struct NativeConfigShare {
   std::size_t n_partition = 0;
   std::array<int, kStages> partition_inline;
   std::vector<int> more_partition;
+  /// The stages' sends (send_s reads neither the schedule nor the weight pass: the split
+  /// points' on the same placement are the same bits), one per stage.
+  std::size_t n_sends = 0;
+  std::array<double, kStages> sends_inline;
+  std::vector<double> more_sends;
   native_steps::PointConstants k;
   std::size_t n_cores = 0;
   struct Core {
@@ -2875,6 +2959,9 @@ struct NativeConfigShare {
 
   [[nodiscard]] const int* partition() const noexcept {
     return n_partition <= kStages ? partition_inline.data() : more_partition.data();
+  }
+  [[nodiscard]] const double* sends() const noexcept {
+    return n_sends <= kStages ? sends_inline.data() : more_sends.data();
   }
   [[nodiscard]] const Times* all_times() const noexcept {
     return n_times <= kTypes ? times_inline.data() : more_times.data();
@@ -2904,6 +2991,15 @@ NativeEstimate native_estimate_keeping(const NativeContext& ctx, const DesignPoi
   }
   s.k = native_steps::point_constants(ctx, p);
   NativeEstimate out = estimate_with(ctx, p, where, std::move(partition), prune, times, seen, s.k);
+  // Its stages' sends (estimate_stage's send_s of every stage: a 1F1B plan's stages are all
+  // estimated), kept.
+  s.n_sends = out.stages.size() == static_cast<std::size_t>(p.pp) ? out.stages.size() : 0;
+  double* sends = s.sends_inline.data();
+  if (s.n_sends > NativeConfigShare::kStages) {
+    s.more_sends.resize(s.n_sends);
+    sends = s.more_sends.data();
+  }
+  for (std::size_t j = 0; j < s.n_sends; ++j) sends[j] = out.stages[j].send_s;
   const auto& t = times.computed();
   const auto& dense = times.dense_computed();
   s.n_times = t.size();
@@ -2990,7 +3086,13 @@ void native_estimates(const NativeContext& ctx, std::span<const DesignPoint* con
   }();
   thread_local std::vector<char> known;
   sends.resize(static_cast<std::size_t>(first.pp));
-  known.assign(static_cast<std::size_t>(first.pp), 0);
+  if (seed != nullptr && seed->n_sends == sends.size()) {
+    // The 1F1B point's sends on this placement (the same bits: see NativeConfigShare).
+    std::copy_n(seed->sends(), sends.size(), sends.begin());
+    known.assign(sends.size(), 1);
+  } else {
+    known.assign(static_cast<std::size_t>(first.pp), 0);
+  }
   LazySends lazy{ctx, first, k, where, sends, known};
   std::array<int, 4> kinds{};
   // The kinds' partitions, in buffers kept per thread from one configuration to the next.
