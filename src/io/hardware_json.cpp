@@ -149,6 +149,15 @@ void parse_specs(const Json& g, GpuSpec& spec, const std::string& where) {
   spec.spec_source = get_string(g, "spec_source", where);
   spec.flash_attention_efficiency = optional_positive(g, "flash_attention_efficiency", where);
   spec.flash_attention2_efficiency = optional_positive(g, "flash_attention2_efficiency", where);
+  if (g.contains("sfu_exp2") && !g.at("sfu_exp2").is_null()) {
+    const Json& x = g.at("sfu_exp2");
+    const std::string xw = where + ": sfu_exp2";
+    require_object(x, xw);
+    reject_unknown_keys(x, {"per_clock_per_sm", "tensor16_flops_per_clock_per_sm", "source"}, xw);
+    spec.sfu_exp2 = SfuExp2{get_positive_number(x, "per_clock_per_sm", xw),
+                            get_positive_number(x, "tensor16_flops_per_clock_per_sm", xw),
+                            get_string(x, "source", xw)};
+  }
   if (g.contains("sm_count") && !g.at("sm_count").is_null()) {
     spec.sm_count = static_cast<int>(get_positive_int(g, "sm_count", where));
   }
@@ -214,7 +223,7 @@ HardwareCatalog parse_hardware_catalog(const std::string& text, const std::strin
     reject_unknown_keys(g, {"memory_gib", "price_per_gpu_hour_usd", "comment", "class",
                             "peak_tflops", "memory_GBps", "intra_node", "gpus_per_node",
                             "inter_node_gbit_per_node", "flash_attention_efficiency",
-                            "flash_attention2_efficiency",
+                            "flash_attention2_efficiency", "sfu_exp2",
                             "price_source", "price_date", "spec_source", "benchmark",
                             "mamf_tflops", "sm_count", "reserved_price", "spot_price",
                             "power_w", "scale_up_domain_gpus", "scale_out_oversubscription",

@@ -263,6 +263,13 @@ double fused_attention_efficiency(const GpuSpec& gpu, const AnalyticCalibration&
   return kernel == AttentionKernel::fa2 ? fa2 : fa2 * kTritonAttentionShare;
 }
 
+double softmax_exp_factor(const GpuSpec& gpu, double tensor_flops_per_score) noexcept {
+  if (!gpu.sfu_exp2 || tensor_flops_per_score <= 0) return 1.0;
+  const double r =
+      gpu.sfu_exp2->tensor16_flops_per_clock_per_sm / gpu.sfu_exp2->per_clock_per_sm;
+  return std::max(1.0, r / tensor_flops_per_score);
+}
+
 Dtype dtype_for_precision(const GpuSpec& gpu, int bits) noexcept {
   if (bits <= 8 && gpu.peak_tflops.fp8) return Dtype::fp8;
   if (bits <= 16) return gpu.peak_tflops.bf16 ? Dtype::bf16 : Dtype::fp16;
@@ -635,10 +642,20 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   // QK^T over the query/key width, PV over the value width (equal but for MLA).
   const double core_width = x.mla ? (x.nope + x.rope + x.v) / 2 : x.d;
   const double attention_flops = 4 * tokens * s_eff * x.a * core_width / t;
-  const double attention =
+  const double attention_tensor =
       attention_flops /
       (P16 * (st.flash_attention ? flash_attention_efficiency(attention_eff, attention_flops, P16)
                                  : attention_eff));
+  // A fused core's exponentials (one per score, forward and again in backward) on the
+  // special-function units where they take longer than its matmuls (softmax_exp_factor);
+  // unfused attention runs its softmax as a separate memory-bound kernel (the bytes below).
+  const double attention =
+      st.flash_attention ? attention_tensor * softmax_exp_factor(gpu, 4 * core_width)
+                         : attention_tensor;
+  const double attention_bwd =
+      st.flash_attention
+          ? kFlashBackwardRatio * attention_tensor * softmax_exp_factor(gpu, 10 * core_width)
+          : 2.0 * attention;
   const double f_act = x.experts > 0 ? x.top_k * x.f_expert + x.f_shared : x.f;
   // Fused kernels (Megatron-LM, Transformer Engine, Apex, torch.compile): two norms reading and
   // writing the hidden state, two residual adds reading two and writing one, the activation
@@ -739,6 +756,7 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   AnalyticLayerTimes out;
   out.layer.forward_s = gemm + attention + element_wise + c.layer_overhead_s + tp_comm;
   out.attention_forward_s = attention;
+  out.attention_backward_s = attention_bwd;
   out.gemm_forward_s = gemm;
   out.elementwise_forward_s = element_wise;
   out.norm_forward_s = norm_bytes / bw;
@@ -748,12 +766,12 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   out.mlp_forward_s = mlp + mlp_bytes / bw;
   out.tp_comm_forward_s = tp_comm;
   out.tp_comm_backward_s = tp_comm_bwd;
-  out.layer.backward_s = 2 * gemm +
-                         (st.flash_attention ? kFlashBackwardRatio : 2.0) * attention +
-                         2 * element_wise + c.layer_overhead_s + tp_comm_bwd;
+  out.layer.backward_s =
+      2 * gemm + attention_bwd + 2 * element_wise + c.layer_overhead_s + tp_comm_bwd;
   if (softmax_fallback_fwd > 0) {
     out.layer.forward_s += softmax_fallback_fwd;
     out.attention_forward_s += softmax_fallback_fwd;
+    out.attention_backward_s += softmax_fallback_bwd;
     out.layer.backward_s += softmax_fallback_bwd;
   }
   // Backward runs two GEMMs per forward GEMM: the input gradient dX = dY W^T and the weight

@@ -208,6 +208,44 @@ TEST_CASE("a GPU's maximum achievable matmul rate is read and checked against it
                           spec + "}")) == "no error");
 }
 
+TEST_CASE("a GPU's exponential throughput against its tensor cores is read and checked",
+          "[hardware]") {
+  const HardwareCatalog c = load_hardware_catalog(ZEROSEARCH_TEST_PROFILEDB "/hardware.json");
+  // FlashAttention-4: Blackwell 16 MUFU.EX2 per SM and clock against 8,192 tensor FLOPs;
+  // Blackwell Ultra 32 (NVIDIA's Blackwell Ultra softmax blog).
+  for (const char* name : {"B200", "GB200", "B300", "GB300"}) {
+    REQUIRE(c.gpu(name).sfu_exp2.has_value());
+    CHECK_FALSE(c.gpu(name).sfu_exp2->source.empty());
+  }
+  CHECK(c.gpu("GB200").sfu_exp2->per_clock_per_sm == 16);
+  CHECK(c.gpu("GB200").sfu_exp2->tensor16_flops_per_clock_per_sm == 8192);
+  CHECK(c.gpu("GB300").sfu_exp2->per_clock_per_sm == 32);
+  CHECK(c.gpu("GB300").sfu_exp2->tensor16_flops_per_clock_per_sm == 8192);
+  // Not entered for the others: they keep the tensor rate alone (Hopper, 4,096 / 16, would
+  // bind only below head dim 64; docs/hardware.md).
+  CHECK_FALSE(c.gpu("H100-SXM").sfu_exp2.has_value());
+  CHECK_FALSE(c.gpu("A100-80GB").sfu_exp2.has_value());
+  CHECK_FALSE(c.gpu("MI300X").sfu_exp2.has_value());
+  const std::string spec =
+      R"("class": "hbm-nvlink", "peak_tflops": {"fp32": 10, "fp16": 100, "bf16": 100}, "memory_GBps": 600, "intra_node": {"link": "nvlink", "p2p": true, "GBps_per_dir": 300}, "gpus_per_node": 8, "inter_node_gbit_per_node": 100, "price_per_gpu_hour_usd": 1, "spec_source": "s")";
+  CHECK(error_of(hardware(
+            R"({"memory_gib": 24, "sfu_exp2": {"per_clock_per_sm": 16, "tensor16_flops_per_clock_per_sm": 8192, "source": "x"}, )" +
+            spec + "}")) == "no error");
+  CHECK(error_of(hardware(
+            R"({"memory_gib": 24, "sfu_exp2": {"per_clock_per_sm": 0, "tensor16_flops_per_clock_per_sm": 8192, "source": "x"}, )" +
+            spec + "}")) == 
+        "hardware.json: gpu 'A10': sfu_exp2: 'per_clock_per_sm' must be a positive number, not 0");
+  CHECK(error_of(hardware(
+            R"({"memory_gib": 24, "sfu_exp2": {"per_clock_per_sm": 16, "source": "x"}, )" +
+            spec + "}")) ==
+        "hardware.json: gpu 'A10': sfu_exp2: missing key 'tensor16_flops_per_clock_per_sm'");
+  CHECK(error_of(hardware(
+            R"({"memory_gib": 24, "sfu_exp2": {"per_clock_per_sm": 16, "tensor16_flops_per_clock_per_sm": 8192, "source": "x", "clock": 2}, )" +
+            spec + "}")) == 
+        "hardware.json: gpu 'A10': sfu_exp2: unknown key 'clock' (allowed: per_clock_per_sm, "
+        "tensor16_flops_per_clock_per_sm, source)");
+}
+
 TEST_CASE("reserved, spot, power and reliability entries load and are checked", "[hardware]") {
   const std::string gpu =
       R"({"memory_gib": 24, "price_per_gpu_hour_usd": 1.4,

@@ -346,6 +346,56 @@ TEST_CASE("the attention kernel: FlashAttention-2 and its Triton kernel against 
   CHECK(t_tr.layer.backward_s > t_auto.layer.backward_s);
 }
 
+TEST_CASE("the softmax's exponentials bound the fused attention core where they outlast its "
+          "matmuls", "[analytic]") {
+  // r = tensor FLOPs per MUFU.EX2 result, per SM and clock: B200 8192 / 16 = 512, GB300
+  // 8192 / 32 = 256. The forward does 4 x width tensor FLOPs per score, the backward 10 x
+  // width, each with one exponential.
+  const GpuSpec& b200 = catalog().gpu("B200");
+  const GpuSpec& gb300 = catalog().gpu("GB300");
+  CHECK(softmax_exp_factor(b200, 4 * 128) == 1.0);   // both roofs at once
+  CHECK(softmax_exp_factor(b200, 4 * 64) == 2.0);    // exponentials take twice the matmuls
+  CHECK(softmax_exp_factor(b200, 10 * 64) == 1.0);   // backward: 512 / 640 < 1
+  CHECK(softmax_exp_factor(b200, 4 * 100) == Approx(1.28));
+  CHECK(softmax_exp_factor(gb300, 4 * 64) == 1.0);
+  CHECK(softmax_exp_factor(gb300, 4 * 32) == 2.0);
+  CHECK(softmax_exp_factor(gb300, 4 * 48) == Approx(256.0 / 192.0));
+  // GPUs without an entry (Hopper, A100): the tensor rate alone.
+  CHECK(softmax_exp_factor(catalog().gpu("H100-SXM"), 4 * 8) == 1.0);
+  CHECK(softmax_exp_factor(catalog().gpu("A100-80GB"), 4 * 8) == 1.0);
+
+  // In a layer: gpt2XL (16 heads of 100) on B200 at 2,048 tokens: the forward core takes
+  // 512 / 400 = 1.28 x its tensor time, the backward (1,000 FLOPs per score) its tensor time;
+  // without the catalog's sfu_exp2 the core is priced on the tensor rate alone.
+  const ModelSpec& m = models().find("gpt2XL");
+  GpuSpec tensor_only = b200;
+  tensor_only.sfu_exp2.reset();
+  AnalyticSettings st;
+  st.dtype = Dtype::bf16;
+  st.sequence_length = 2048;
+  st.flash_attention = true;
+  const AnalyticCalibration c = prior_calibration(b200);
+  const AnalyticLayerTimes with = analytic_layer_times(m, b200, c, st);
+  const AnalyticLayerTimes without = analytic_layer_times(m, tensor_only, c, st);
+  CHECK(with.attention_forward_s == Approx(1.28 * without.attention_forward_s).epsilon(1e-12));
+  CHECK(with.attention_backward_s == without.attention_backward_s);
+  CHECK(without.attention_backward_s ==
+        Approx(kFlashBackwardRatio * without.attention_forward_s).epsilon(1e-12));
+  CHECK(with.layer.forward_s - without.layer.forward_s ==
+        Approx(0.28 * without.attention_forward_s).epsilon(1e-9));
+  CHECK(with.layer.backward_s == without.layer.backward_s);
+  CHECK(with.gemm_forward_s == without.gemm_forward_s);
+  // GB300 at the same width stays on its tensor roof; llama3_8B (head dim 128) on B200 too.
+  GpuSpec gb300_tensor_only = gb300;
+  gb300_tensor_only.sfu_exp2.reset();
+  const AnalyticCalibration c3 = prior_calibration(gb300);
+  CHECK(analytic_layer_times(m, gb300, c3, st).layer.forward_s ==
+        analytic_layer_times(m, gb300_tensor_only, c3, st).layer.forward_s);
+  const ModelSpec& l8 = models().find("llama3_8B");
+  CHECK(analytic_layer_times(l8, b200, c, st).layer.forward_s ==
+        analytic_layer_times(l8, tensor_only, c, st).layer.forward_s);
+}
+
 TEST_CASE("MoE layers: the dispatcher's token permutation, counted by hand", "[analytic][moe]") {
   // mixtral_8x7B: h 4096, 8 experts, top-2. One rank's 4096 tokens: gathered into expert order
   // (read h, write 2 copies) and combined back (read 2 copies, write h): 2 + 2 x 2 elements of

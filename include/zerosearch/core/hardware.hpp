@@ -74,6 +74,17 @@ struct FailureRate {
   std::string source;
 };
 
+/// The special-function units' base-2 exponential (MUFU.EX2) against the 16-bit tensor cores,
+/// both per SM and clock, from the GPU's architecture (docs/hardware.md): what bounds a fused
+/// attention core whose score exponentials take longer than its matmuls (docs/native.md §2).
+struct SfuExp2 {
+  /// MUFU.EX2 results per SM per clock (Hopper and Blackwell 16, Blackwell Ultra 32).
+  double per_clock_per_sm = 0.0;
+  /// Dense 16-bit tensor-core FLOPs per SM per clock (Hopper 4096, Blackwell 8192).
+  double tensor16_flops_per_clock_per_sm = 0.0;
+  std::string source;
+};
+
 struct GpuSpec {
   std::string name;
   /// Usable memory per GPU in GiB; empty when the catalog does not know it.
@@ -101,6 +112,9 @@ struct GpuSpec {
   /// attention above (Hopper: about 0.35, FlashAttention-3's paper); empty: the same as
   /// flash_attention_efficiency (--attention_kernel fa2, docs/native.md §2).
   std::optional<double> flash_attention2_efficiency;
+  /// Exponential throughput against the tensor cores, where a source states it; empty: the
+  /// fused attention core is priced on the tensor rate alone.
+  std::optional<SfuExp2> sfu_exp2;
   std::string price_source;
   std::string price_date;
   std::string spec_source;

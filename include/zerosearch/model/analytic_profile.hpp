@@ -373,6 +373,19 @@ inline constexpr double kAttentionFillFlops = 1.78e10;
 [[nodiscard]] double fused_attention_efficiency(const GpuSpec& gpu, const AnalyticCalibration& c,
                                                 AttentionKernel kernel) noexcept;
 
+/// How much longer than its tensor-core time a fused attention core takes where its score
+/// exponentials bound it: max(1, r / w), r = the GPU's dense 16-bit tensor FLOPs per MUFU.EX2
+/// result (hardware.json `sfu_exp2`, per SM and clock) and w = the tensor FLOPs per score
+/// (forward: QK^T and PV, 4 x the core width; backward: its five GEMMs, 10 x, with one
+/// exponential per score recomputed). The kernel overlaps the exponentials with the matmuls
+/// (FlashAttention-4, Zadouri et al. 2026: on B200 the forward is bound by the exponential
+/// units, 16 per SM and clock against 8,192 tensor FLOPs), so the longer of the two roofs
+/// sets its time at the kernel's efficiency: B200 and GB200 (r = 512) at head dim 128 are at
+/// both roofs at once, at 64 twice the tensor time; Hopper and Blackwell Ultra (r = 256)
+/// reach the exponential roof only below head dim 64. 1 where the GPU has no `sfu_exp2`.
+[[nodiscard]] double softmax_exp_factor(const GpuSpec& gpu,
+                                        double tensor_flops_per_score) noexcept;
+
 struct LayerTime {
   double forward_s = 0.0;
   double backward_s = 0.0;
@@ -389,6 +402,9 @@ struct AnalyticLayerTimes {
   /// The attention core's share of layer.forward_s (QK^T, softmax, PV): what selective
   /// recomputation runs again.
   double attention_forward_s = 0.0;
+  /// The attention core's backward (with flash attention kFlashBackwardRatio x its tensor-core
+  /// forward, times softmax_exp_factor of the backward's 10 x width FLOPs per score).
+  double attention_backward_s = 0.0;
   /// The GEMMs' and the element-wise operations' shares of layer.forward_s.
   double gemm_forward_s = 0.0;
   double elementwise_forward_s = 0.0;

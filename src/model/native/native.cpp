@@ -295,15 +295,15 @@ CpExchange cp_exchange(const NativeContext& ctx, const DesignPoint& p, const Nat
   links.inter_bytes_per_s = scale_out_bytes_per_s(ctx, gpu);
   links.latency_s = kAlpha_s;
   if (p.cp_comm == CpComm::ring) {
-    // FlashAttention's backward: kFlashBackwardRatio x its forward (docs/analytic.md).
-    x.cost = cp_ring_cost(p.cp, kv_bytes, t.attention_forward_s,
-                          kFlashBackwardRatio * t.attention_forward_s, links);
+    // FlashAttention's backward: kFlashBackwardRatio x its tensor-core forward, with its own
+    // exponential bound (analytic_layer_times, docs/analytic.md).
+    x.cost = cp_ring_cost(p.cp, kv_bytes, t.attention_forward_s, t.attention_backward_s, links);
   } else if (p.cp_comm == CpComm::allgather) {
     x.cost = cp_allgather_cost(p.cp, kv_bytes, links);
   } else if (p.cp_comm == CpComm::torch_allgather) {
     // The gradients accumulate and travel in fp32 (_cp_options.convert_to_f32).
     x.cost = cp_torch_allgather_cost(p.cp, kv_bytes, kv_bytes * 4.0 / wb, t.attention_forward_s,
-                                     kFlashBackwardRatio * t.attention_forward_s, links);
+                                     t.attention_backward_s, links);
   } else {
     x.cost = cp_a2a_cost(p.cp, qkv_bytes, out_bytes, links);
   }
