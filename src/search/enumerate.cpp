@@ -76,7 +76,7 @@ std::optional<std::string> invalid_reason(const DesignPoint& p, int world_size, 
                        p.pp, static_cast<long long>(p.tp) * p.dp * p.pp, world_size);
   }
   if (!allows_tensor_parallel(p.method, estimator) && p.tp > 1) {
-    if (allows_tensor_parallel(p.method, Estimator::native)) {
+    if (info(p.method).native_allows_tensor_parallel) {
       return fmt::format("{} needs tp 1 with the zerosearch estimator (the original's rule; "
                          "--estimator native takes tp > 1)",
                          to_string(p.method));
