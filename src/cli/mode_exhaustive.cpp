@@ -32,7 +32,8 @@ void check_point_on_model(const Options& o, const EstimateContext& ctx) {
   const DesignPoint& p = o.point;
   if (const auto why = invalid_reason(p, ctx.cluster.world_size(), ctx.global_batch,
                                       static_cast<int>(ctx.model.num_layers),
-                                      ctx.cluster.gpus_per_node, tp_domain_gpus(ctx))) {
+                                      ctx.cluster.gpus_per_node, tp_domain_gpus(ctx),
+                                      ctx.estimator)) {
     throw InputError(fmt::format("invalid design point {} tp {} pp {} dp {} mbs {}: {}",
                                  to_string(p.method), p.tp, p.pp, p.dp, p.mbs, *why));
   }

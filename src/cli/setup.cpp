@@ -119,7 +119,9 @@ std::string no_design_point_message(const SearchPlan& plan) {
   for (std::size_t i = 0; i < plan.methods.size() && i < plan.tp_degrees.size(); ++i) {
     const DpMethodInfo& m = info(plan.methods[i]);
     for (const int tp : plan.tp_degrees[i]) {
-      if (tp <= 0 || world % tp != 0 || (!m.allows_tensor_parallel && tp > 1)) continue;
+      if (tp <= 0 || world % tp != 0 || (!allows_tensor_parallel(m.id, ctx.estimator) && tp > 1)) {
+        continue;
+      }
       for (int dp = 1; dp <= world / tp; ++dp) {
         if ((world / tp) % dp != 0) continue;
         const int pp = world / (tp * dp);

@@ -30,7 +30,7 @@ std::vector<DesignPoint> enumerate_design_points(const EnumerateInput& in) {
       if (in.world_size % tp != 0) {
         continue;
       }
-      if (!info(method).allows_tensor_parallel && tp > 1) {
+      if (!allows_tensor_parallel(method, in.estimator) && tp > 1) {
         continue;
       }
       for (const int dp : divisors(in.world_size / tp)) {
@@ -52,7 +52,7 @@ std::vector<DesignPoint> enumerate_design_points(const EnumerateInput& in) {
 
 std::optional<std::string> invalid_reason(const DesignPoint& p, int world_size, int global_batch,
                                           int num_layers, int gpus_per_node,
-                                          int tp_domain_gpus) {
+                                          int tp_domain_gpus, Estimator estimator) {
   if (p.tp <= 0 || p.dp <= 0 || p.pp <= 0 || p.mbs <= 0) {
     return "tp, dp, pp and mbs must be positive";
   }
@@ -75,7 +75,12 @@ std::optional<std::string> invalid_reason(const DesignPoint& p, int world_size, 
     return fmt::format("tp*dp*pp = {}*{}*{} = {} is not the {} GPUs of the cluster", p.tp, p.dp,
                        p.pp, static_cast<long long>(p.tp) * p.dp * p.pp, world_size);
   }
-  if (!info(p.method).allows_tensor_parallel && p.tp > 1) {
+  if (!allows_tensor_parallel(p.method, estimator) && p.tp > 1) {
+    if (info(p.method).native_allows_tensor_parallel) {
+      return fmt::format("{} needs tp 1 with the zerosearch estimator (the original's rule; "
+                         "--estimator native takes tp > 1)",
+                         to_string(p.method));
+    }
     return fmt::format("{} needs tp 1", to_string(p.method));
   }
   if (!info(p.method).allows_pipeline_parallel && p.pp > 1) {

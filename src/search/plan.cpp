@@ -43,6 +43,7 @@ std::vector<DesignPoint> SearchPlan::design_points() const {
       in.world_size = context.cluster.world_size() / c;
       in.global_batch = context.global_batch;
       in.num_layers = static_cast<int>(context.model.num_layers);
+      in.estimator = context.estimator;
       const std::vector<DesignPoint> points = enumerate_design_points(in);
       if (!is_native) {
         out.insert(out.end(), points.begin(), points.end());

@@ -42,6 +42,14 @@ TEST_CASE("dp method table: the original's rules (docs/model.md §2 and §4)") {
   CHECK(info(DpMethod::zero0).forward_share == ForwardShare::quarter);
   CHECK(info(DpMethod::zero2).forward_share == ForwardShare::third);
   CHECK_FALSE(info(DpMethod::zero3).allows_tensor_parallel);
+  // The original's rule binds the zerosearch estimator only; the native estimator follows the
+  // frameworks (Megatron-DeepSpeed's zero.Init(mpu=...), Megatron-FSDP beside tp).
+  CHECK_FALSE(allows_tensor_parallel(DpMethod::zero3, Estimator::zerosearch));
+  CHECK(allows_tensor_parallel(DpMethod::zero3, Estimator::native));
+  for (const DpMethodInfo& m : dp_methods()) {
+    // every method the original allows with tp > 1 stays allowed in the native estimator
+    if (m.allows_tensor_parallel) CHECK(allows_tensor_parallel(m.id, Estimator::native));
+  }
   CHECK_FALSE(info(DpMethod::zero2).allows_pipeline_parallel);
   CHECK(info(DpMethod::zero1).allows_pipeline_parallel);
   CHECK(flavour_of(DpMethod::fsdp) == Flavour::megatron);

@@ -541,6 +541,31 @@ TEST_CASE("the method table's launch column picks the frameworks", "[launch]") {
   }
 }
 
+TEST_CASE("a ZeRO-3 plan with tp > 1 runs under Megatron-DeepSpeed", "[launch][zero3]") {
+  // The native estimator's zero3 at tp 2 (docs/native.md §4): Megatron-DeepSpeed builds the
+  // tensor-parallel model under deepspeed.zero.Init(mpu=...) (pretrain_gpt.py), so its
+  // arguments carry tp and DeepSpeed's config stage 3; DeepSpeed's pipeline engine is off.
+  LaunchPlan lp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
+  lp.point.method = DpMethod::zero3;
+  lp.point.tp = 2;
+  lp.point.pp = 1;
+  lp.point.dp = 16;
+  lp.point.num_micro_batches = 64 / 16;
+  lp.estimate.partition = {42}; // 40 layers, the embedding and the loss on the one stage
+  CHECK(launch_choice(lp).written == std::vector<std::string>{"deepspeed", "megatron_deepspeed"});
+  const auto files = launch_files(lp);
+  const auto j = nlohmann::json::parse(file(files, "ds_config.json").text);
+  CHECK(j.at("zero_optimization").at("stage").get<int>() == 3);
+  CHECK(j.at("train_batch_size").get<int>() == 64);
+  CHECK(j.at("gradient_accumulation_steps").get<int>() == 4); // 64 / (1 x 16)
+  CHECK_FALSE(j.contains("pipeline"));
+  const std::string args = file(files, "megatron_deepspeed_args.sh").text;
+  CHECK(args.find("--tensor-model-parallel-size 2") != std::string::npos);
+  CHECK(args.find("--pipeline-model-parallel-size 1") != std::string::npos);
+  CHECK(args.find("--no-pipeline-parallel") != std::string::npos);
+  CHECK(args.find("--zero-stage 3") != std::string::npos);
+}
+
 TEST_CASE("plans a framework rejects get one-line errors naming the rule", "[launch]") {
   LaunchPlan lp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
   lp.point.method = DpMethod::zero2;

@@ -880,7 +880,9 @@ TEST_CASE("native_estimate: its stages are the steps composed stage by stage, bi
     const ModelSpec m = moe ? small_moe() : llama(30);
     const NativeContext c = context(m);
     for (const DpMethod method : {DpMethod::zero1, DpMethod::zero3, DpMethod::fsdp}) {
-      DesignPoint p = point(method, 2, moe ? 4 : 6, 4, 12);
+      // DeepSpeed ZeRO-3 runs an MoE model at tp 1 only (AutoEP): tp 1 x dp 8 there.
+      const bool tp1 = moe && method == DpMethod::zero3;
+      DesignPoint p = point(method, tp1 ? 1 : 2, moe ? 4 : 6, tp1 ? 8 : 4, 12);
       p.recompute = Recompute::selective;
       if (moe) { // expert parallelism where the method allows it (zero1)
         const bool ep = method == DpMethod::zero1;

@@ -37,6 +37,34 @@ TEST_CASE("the enumerator follows docs/model.md §2", "[enumerate]") {
   CHECK(points.front().mbs == 1);
 }
 
+TEST_CASE("the native estimator's enumeration takes zero3 with tp > 1", "[enumerate]") {
+  // The same cluster as above: zero3 adds, at pp 1 (DeepSpeed's pipeline engine still refuses
+  // ZeRO-3), tp 2 x dp 16 with mbs 1, 2, 4 (64 / 16 = 4) and tp 4 x dp 8 with mbs 1, 2, 4, 8:
+  // 159 + 3 + 4 = 166 points. The other methods' points are the original's.
+  EnumerateInput in;
+  in.methods = {DpMethod::zero0, DpMethod::zero1, DpMethod::zero2, DpMethod::zero3};
+  in.tp_degrees = {1, 2, 4};
+  in.world_size = 32;
+  in.global_batch = 64;
+  in.num_layers = 40;
+  in.estimator = Estimator::native;
+  const auto points = enumerate_design_points(in);
+  CHECK(points.size() == 166);
+  int zero3_tp2 = 0, zero3_tp4 = 0;
+  for (const auto& p : points) {
+    if (p.method == DpMethod::zero3) {
+      CHECK(p.pp == 1);
+      zero3_tp2 += p.tp == 2 ? 1 : 0;
+      zero3_tp4 += p.tp == 4 ? 1 : 0;
+    }
+  }
+  CHECK(zero3_tp2 == 3);
+  CHECK(zero3_tp4 == 4);
+  // The original's enumeration is unchanged (the estimator defaults to zerosearch).
+  in.estimator = Estimator::zerosearch;
+  CHECK(enumerate_design_points(in).size() == 159);
+}
+
 TEST_CASE("pp never exceeds the transformer layer count", "[enumerate]") {
   EnumerateInput in{{DpMethod::dp}, {1}, 64, 64, 40};
   for (const auto& p : enumerate_design_points(in)) {
@@ -57,7 +85,15 @@ TEST_CASE("method and framework names", "[enumerate]") {
 
 TEST_CASE("explicit design points are checked", "[enumerate]") {
   CHECK_FALSE(invalid_reason({DpMethod::zero1, 1, 4, 8, 1, 16}, 32, 64, 40, 4));
-  CHECK(invalid_reason({DpMethod::zero3, 2, 16, 1, 1, 4}, 32, 64, 40, 4) == "zero3 needs tp 1");
+  CHECK(invalid_reason({DpMethod::zero3, 2, 16, 1, 1, 4}, 32, 64, 40, 4) ==
+        "zero3 needs tp 1 with the zerosearch estimator (the original's rule; --estimator native "
+        "takes tp > 1)");
+  // The native estimator: Megatron-DeepSpeed's ZeRO-3 and Megatron-FSDP run beside tensor
+  // parallelism; the pipeline rule stays (DeepSpeed's PipelineEngine rejects ZeRO-2/3).
+  CHECK_FALSE(invalid_reason({DpMethod::zero3, 2, 16, 1, 1, 4}, 32, 64, 40, 4, 0,
+                             Estimator::native));
+  CHECK(invalid_reason({DpMethod::zero3, 2, 8, 2, 1, 8}, 32, 64, 40, 4, 0, Estimator::native) ==
+        "zero3 needs pp 1");
   CHECK(invalid_reason({DpMethod::zero1, 1, 4, 4, 1, 16}, 32, 64, 40, 4) ==
         "tp*dp*pp = 1*4*4 = 16 is not the 32 GPUs of the cluster");
 }

@@ -131,8 +131,20 @@ struct DpMethodInfo {
   /// Forward + backward time as a multiple of the profiled forward time (docs/model.md §4).
   double compute_factor;
   ForwardShare forward_share;
-  /// False: only tp = 1 (ZeRO-3 in the original).
+  /// False: only tp = 1 (ZeRO-3 in the original). The original's rule: the zerosearch
+  /// estimator's enumeration and --exhaustive keep it (its goldens hold it).
   bool allows_tensor_parallel;
+  /// The native estimator's rule: the framework the method stands for runs it with tp > 1
+  /// (allows_tensor_parallel(DpMethod, Estimator); docs/native.md §4). ZeRO-3 does:
+  /// Megatron-DeepSpeed builds its tensor-parallel model under deepspeed.zero.Init(
+  /// data_parallel_group=..., mpu=mpu), so each tp rank's shard is partitioned over its
+  /// data-parallel group (microsoft/Megatron-DeepSpeed@f4157bea pretrain_gpt.py
+  /// model_provider; microsoft/DeepSpeedExamples@2cd968f2 Megatron-LM-v1.1.5-ZeRO3/
+  /// pretrain_gpt2.py, zero.InitContext(data_parallel_group=mpu.get_data_parallel_group())),
+  /// and Megatron-Core's FSDP (Megatron-FSDP, optim_grads_params) runs beside tensor
+  /// parallelism (NVIDIA-NeMo/Megatron-Bridge@6725f7049 scripts/performance/configs/llama31/
+  /// llama31_405b_llm_pretrain.yaml: GB200 fp8 tp 2, use_megatron_fsdp true).
+  bool native_allows_tensor_parallel;
   /// False: only pp = 1 (DeepSpeed's pipeline engine rejects ZeRO-2/3).
   bool allows_pipeline_parallel;
   /// --framework default (docs/model.md §6.1): a DeepSpeed method with a Megatron-LM equivalent
@@ -156,28 +168,33 @@ struct DpMethodInfo {
 // docs/model.md §2 (order, tp and pp rules) and §4.1 (compute factors: backward = 2x forward under
 // Megatron-LM, 3x under DeepSpeed, and ZeRO-3's parameter gathers as 1.6x on top).
 inline constexpr auto kDpMethods = std::to_array<DpMethodInfo>({
-    {DpMethod::dp, "dp", Flavour::megatron, 3.0, ForwardShare::third, true, true, false,
+    {DpMethod::dp, "dp", Flavour::megatron, 3.0, ForwardShare::third, true, true, true, false,
      "Megatron-LM data parallelism: gradients all-reduced, every rank holds all states",
      {"megatron", 0, 4.0, 4.0, false, 0.0, false, Offload::none, false, true},
      {DpLaunchKind::replicate, -1}},
-    {DpMethod::fsdp, "fsdp", Flavour::megatron, 3.0, ForwardShare::third, true, true, false,
+    {DpMethod::fsdp, "fsdp", Flavour::megatron, 3.0, ForwardShare::third, true, true, true, false,
      "PyTorch FSDP under Megatron-LM: optimizer states and gradients sharded",
      {"fsdp", 3, 4.0, 4.0, true, 1.0, true, Offload::none, true, false, true, true},
      {DpLaunchKind::fsdp, -1}},
     {DpMethod::zero0, "zero0", Flavour::deepspeed, 4.0, ForwardShare::quarter, true, true, true,
+     true,
      "DeepSpeed without ZeRO sharding: gradients all-reduced",
      {"deepspeed", 0, 2.0, 2.0, false, 0.0, false, Offload::none},
      {DpLaunchKind::deepspeed_zero, 0}},
     {DpMethod::zero1, "zero1", Flavour::deepspeed, 4.0, ForwardShare::quarter, true, true, true,
+     true,
      "DeepSpeed ZeRO-1: optimizer states sharded",
      {"deepspeed", 1, 2.0, 2.0, false, 0.0, false, Offload::optimizer},
      {DpLaunchKind::deepspeed_zero, 1}},
-    {DpMethod::zero2, "zero2", Flavour::deepspeed, 4.0, ForwardShare::third, true, false, false,
+    {DpMethod::zero2, "zero2", Flavour::deepspeed, 4.0, ForwardShare::third, true, true, false,
+     false,
      "DeepSpeed ZeRO-2: optimizer states and gradients sharded (no pipeline)",
      {"deepspeed", 2, 2.0, 2.0, false, 0.0, false, Offload::optimizer},
      {DpLaunchKind::deepspeed_zero, 2}},
     {DpMethod::zero3, "zero3", Flavour::deepspeed, (1.0 * 1.6) * 4.0, ForwardShare::third, false,
-     false, false, "DeepSpeed ZeRO-3: parameters sharded too (no tensor or pipeline parallelism)",
+     true, false, false,
+     "DeepSpeed ZeRO-3: parameters sharded too (no pipeline parallelism; tp 1 with --estimator "
+     "zerosearch)",
      {"deepspeed", 3, 2.0, 2.0, false, 1.0, false, Offload::optimizer_params},
      {DpLaunchKind::deepspeed_zero, 3}},
 });
@@ -191,6 +208,12 @@ static_assert(rows_follow_enum(kDpMethods),
   return kDpMethods[static_cast<std::size_t>(m)];
 }
 [[nodiscard]] constexpr const char* to_string(DpMethod m) noexcept { return info(m).name; }
+/// Whether estimator `e`'s search and --exhaustive take method `m` with tp > 1: the original's
+/// rule for zerosearch, the framework's for native (DpMethodInfo::native_allows_tensor_parallel).
+[[nodiscard]] constexpr bool allows_tensor_parallel(DpMethod m, Estimator e) noexcept {
+  return e == Estimator::native ? info(m).native_allows_tensor_parallel
+                                : info(m).allows_tensor_parallel;
+}
 /// The profile flavour a method's compute times come from.
 [[nodiscard]] constexpr Flavour flavour_of(DpMethod m) noexcept { return info(m).flavour; }
 /// The names of the methods `keep` accepts, in table order, joined with ", ".

@@ -19,6 +19,9 @@ struct EnumerateInput {
   int global_batch = 64;
   /// Transformer layers: pp may not exceed it.
   int num_layers = 40;
+  /// Whose tensor-parallel rule applies (allows_tensor_parallel(DpMethod, Estimator)): the
+  /// original's (zerosearch: zero3 only at tp 1) or the frameworks' (native).
+  Estimator estimator = Estimator::zerosearch;
 };
 
 /// All design points in the original's rules and order (docs/model.md §2): per method, tp
@@ -28,9 +31,11 @@ struct EnumerateInput {
 /// Checks the rules of docs/model.md §2 for one explicit design point; returns the reason it is not
 /// a valid point, or nothing when it is. tp divides the GPUs per node, or, with a scale-up
 /// domain of `tp_domain_gpus` > gpus_per_node (native estimator, docs/native.md §2.5), is a
-/// multiple of the node that divides the domain.
+/// multiple of the node that divides the domain. `estimator` chooses the tensor-parallel rule
+/// (allows_tensor_parallel(DpMethod, Estimator)).
 [[nodiscard]] std::optional<std::string> invalid_reason(const DesignPoint& p, int world_size,
                                                         int global_batch, int num_layers,
-                                                        int gpus_per_node, int tp_domain_gpus = 0);
+                                                        int gpus_per_node, int tp_domain_gpus = 0,
+                                                        Estimator estimator = Estimator::zerosearch);
 
 } // namespace zerosearch

@@ -29,6 +29,15 @@ namespace {
 /// _validate_zero3_moe_compatibility, DeepSpeed >= 0.19.3).
 std::string sharded_expert_reason(const DesignPoint& p) {
   const char* method = to_string(p.method);
+  if (p.method == DpMethod::zero3 && p.tp > 1) {
+    // A dense model's ZeRO-3 runs beside Megatron's tensor parallelism (Megatron-DeepSpeed,
+    // DpMethodInfo::native_allows_tensor_parallel); an MoE model's runs only as AutoEP layers,
+    // which take none (engine.py _validate_zero3_moe_compatibility rejects AutoTP).
+    return fmt::format("tp {} with zero3 on an MoE model: DeepSpeed ZeRO-3 runs MoE layers only "
+                       "as AutoEP layers, which take no tensor parallelism ('AutoEP with ZeRO "
+                       "Stage 3 does not support AutoTP yet', deepspeed/runtime/engine.py); tp 1",
+                       p.tp);
+  }
   if (p.ep == 1) {
     if (p.etp != p.tp) {
       return fmt::format("--ep 1 --etp {} with {}: without expert parallelism the experts are "
