@@ -386,16 +386,6 @@ double gemm_sm_fill(double m, double n, double k, int sm_count) noexcept {
   return std::min(1.0, tiles * slices / sms);
 }
 
-bool gemm_dim_aligned(double elements, double bytes) noexcept {
-  const double b = elements * bytes;
-  const auto whole = static_cast<long long>(b);
-  return static_cast<double>(whole) == b && whole % 16 == 0;
-}
-
-double gemm_alignment_rate(double n, double k, double bytes) noexcept {
-  return gemm_dim_aligned(n, bytes) && gemm_dim_aligned(k, bytes) ? 1.0 : kMisalignedGemmRate;
-}
-
 double gemm_shape_s(double m, double n, double k, double peak, double e_max,
                     const AnalyticCalibration& c, int sm_count, double in_bytes,
                     double out_bytes, double memory_bytes_per_s) noexcept {

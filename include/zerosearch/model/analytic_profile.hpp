@@ -341,12 +341,17 @@ inline constexpr double kMisalignedGemmRate = 272.73 / 398.38;
 
 /// Whether `elements` of `bytes` each fill whole 16-byte vectors (a GEMM dimension that
 /// cuBLAS's fully vectorised Tensor Core kernels take).
-[[nodiscard]] bool gemm_dim_aligned(double elements, double bytes) noexcept;
+[[nodiscard]] inline bool gemm_dim_aligned(double elements, double bytes) noexcept {
+  const double vectors = elements * bytes * (1.0 / 16.0);
+  return vectors == static_cast<double>(static_cast<long long>(vectors));
+}
 
 /// kMisalignedGemmRate when N or K of a GEMM (elements of `bytes`) is not gemm_dim_aligned, else
 /// 1. M (the tokens) is not checked: it is b x s, a multiple of 8 in every run, and an MoE
 /// expert's M is an average over the batch.
-[[nodiscard]] double gemm_alignment_rate(double n, double k, double bytes) noexcept;
+[[nodiscard]] inline double gemm_alignment_rate(double n, double k, double bytes) noexcept {
+  return gemm_dim_aligned(n, bytes) && gemm_dim_aligned(k, bytes) ? 1.0 : kMisalignedGemmRate;
+}
 
 /// Time of one GEMM of M x N x K (2MNK FLOPs) with the calibration's size curve e(F), scaled by
 /// its SM fill relative to a cube of the same FLOPs (what the curve was fitted on) and by
