@@ -407,7 +407,10 @@ double gemm_shape_s(double m, double n, double k, double peak, double e_max,
     const double cube = std::cbrt(flops / 2.0);
     fill = std::min(1.0, fill / gemm_sm_fill(cube, cube, cube, sm_count));
   }
-  const double compute = flops / (peak * gemm_efficiency(e_max, c, flops) * fill);
+  // A dimension that is not a whole number of 16-byte vectors takes cuBLAS's narrower loads
+  // (gemm_alignment_rate).
+  const double compute =
+      flops / (peak * gemm_efficiency(e_max, c, flops) * fill * gemm_alignment_rate(n, k, in_bytes));
   const double memory = (in_bytes * (m * k + k * n) + out_bytes * m * n) / memory_bytes_per_s;
   return std::max(compute, memory);
 }
@@ -634,9 +637,16 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   }
   gemm += mlp;
   const double s_eff = st.flash_attention ? x.s / 2 : x.s;
+  // Unfused attention's batched GEMMs (QK^T over the head dim, PV of head-dim width) take
+  // the misaligned rate when the head dim is not a whole number of 16-byte vectors
+  // (gemm_alignment_rate; native only, with GEMMs by shape). FlashAttention-2 pads q, k, v to
+  // a multiple of 8 itself (Dao-AILab/flash-attention@0251105a flash_attn/flash_attn_interface.py
+  // line 481): not charged.
   const double attention_eff =
       st.flash_attention ? fused_attention_efficiency(gpu, c, st.attention_kernel)
-                         : c.attention_efficiency;
+                         : c.attention_efficiency *
+                               (st.gemm_shapes && !x.mla ? gemm_alignment_rate(x.d, x.d, elem)
+                                                         : 1.0);
   // fp8 training casts the linear layers only: attention and the LM head stay in 16 bits.
   const double P16 = st.dtype == Dtype::fp8 ? peak_flops(gpu, Dtype::bf16) : P;
   // QK^T over the query/key width, PV over the value width (equal but for MLA).

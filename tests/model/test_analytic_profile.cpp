@@ -524,6 +524,65 @@ TEST_CASE("a skinny GEMM is never faster than its memory traffic", "[analytic][k
         Approx(33587200.0 / 3e11));
 }
 
+TEST_CASE("a GEMM dimension off the 16-byte vectors runs at the misaligned rate",
+          "[analytic][kernels]") {
+  // stas00/ml-engineering's H100 fp16 figures: 272.73 TFLOPS at d_ff 10922, 398.38 at 10944.
+  CHECK(kMisalignedGemmRate == Approx(0.68460).epsilon(1e-4));
+  // BigScience's 104B (h 11600, 80 heads of 145) at tp 4: 2900 x 2 bytes = 5800 = 362.5
+  // vectors of 16 bytes; at tp 2, 5800 x 2 = 11600 = 725 vectors.
+  CHECK_FALSE(gemm_dim_aligned(11600.0 / 4, 2));
+  CHECK(gemm_dim_aligned(11600.0 / 2, 2));
+  CHECK_FALSE(gemm_dim_aligned(145, 2)); // the head dim: 290 bytes
+  CHECK_FALSE(gemm_dim_aligned(108, 2)); // BLOOM's 13824 / 128 heads: 216 bytes = 13.5
+  CHECK(gemm_dim_aligned(128, 2));
+  CHECK(gemm_dim_aligned(2900, 4));        // fp32: 11600 bytes
+  CHECK_FALSE(gemm_dim_aligned(11592, 1)); // fp8 needs 16 elements: 11592 = 724.5 x 16
+  CHECK_FALSE(gemm_dim_aligned(2.5, 2));   // not a whole number of elements
+  // qkv at tp 4: N = 3 x 2900 = 8700, K = 11600; proj: N = 11600, K = 2900; fc1 and fc2 at
+  // tp 4 (46400 / 4 = 11600) are aligned.
+  CHECK(gemm_alignment_rate(8700, 11600, 2) == kMisalignedGemmRate);
+  CHECK(gemm_alignment_rate(11600, 2900, 2) == kMisalignedGemmRate);
+  CHECK(gemm_alignment_rate(11600, 11600, 2) == 1.0);
+  CHECK(gemm_alignment_rate(17400, 11600, 2) == 1.0); // qkv at tp 2
+  // The qkv GEMM of one 2,048-token sequence on a V100 (125 TFLOPS fp16, e_max 0.7, 80 SMs):
+  // F = 2 x 2048 x 8700 x 11600 = 413,368,320,000; e(F) = 0.7; 16 x 68 = 1,088 tiles fill the
+  // SMs: 4.7242 ms aligned, / 0.68460 = 6.9007 ms.
+  AnalyticCalibration c;
+  c.gemm_e_max = 0.7;
+  c.gemm_x0_flops = 1e10;
+  const double aligned = 413368320000.0 / (125e12 * 0.7);
+  CHECK(aligned == Approx(4.7242e-3).epsilon(1e-4));
+  CHECK(gemm_shape_s(2048, 8700, 11600, 125e12, 0.7, c, 80, 2, 2, 900e9) ==
+        Approx(6.9007e-3).epsilon(1e-4));
+  CHECK(gemm_shape_s(2048, 11600, 11600, 125e12, 0.7, c, 80, 2, 2, 900e9) ==
+        Approx(2 * 2048 * 11600.0 * 11600 / (125e12 * 0.7)).epsilon(1e-9));
+}
+
+TEST_CASE("unfused attention with a head dim off the 16-byte vectors runs at the misaligned rate",
+          "[analytic][kernels]") {
+  // Two heads of 145 (h 290), 8 tokens, one sequence, on the unit GPU at full efficiency: the
+  // attention core is 4 x 8 x 8 x 2 x 145 = 74,240 FLOPs, 74.24 ns aligned, 108.44 ns at 0.6846.
+  ModelSpec m = test::hand_worked_layer_model();
+  m.hidden_size = 290;
+  m.ffn_hidden_size = 4 * 290;
+  const GpuSpec g = test::unit_gpu();
+  const AnalyticCalibration c = test::ideal_calibration();
+  AnalyticSettings st;
+  st.dtype = Dtype::bf16;
+  st.gemm_shapes = true;
+  CHECK(analytic_layer_times(m, g, c, st).attention_forward_s ==
+        Approx(74240e-12 / kMisalignedGemmRate).epsilon(1e-9));
+  CHECK(74240e-12 / kMisalignedGemmRate == Approx(108.44e-9).epsilon(1e-4));
+  // The zerosearch estimator's analytic profiles (no GEMMs by shape): unchanged.
+  st.gemm_shapes = false;
+  CHECK(analytic_layer_times(m, g, c, st).attention_forward_s == Approx(74240e-12).epsilon(1e-9));
+  // Head dim 128 (h 256): 4 x 8 x 8 x 2 x 128 = 65,536 FLOPs at full rate.
+  st.gemm_shapes = true;
+  m.hidden_size = 256;
+  m.ffn_hidden_size = 4 * 256;
+  CHECK(analytic_layer_times(m, g, c, st).attention_forward_s == Approx(65536e-12).epsilon(1e-9));
+}
+
 TEST_CASE("overlapped tp collectives hide all but their first chunk", "[analytic][kernels]") {
   // 80 us over 8 chunks beside a 100 us GEMM: the first 10 us show.
   CHECK(tp_overlap_exposed_s(80e-6, 100e-6, 8) == Approx(10e-6));

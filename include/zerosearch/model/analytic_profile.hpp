@@ -329,9 +329,34 @@ struct LayerKernels {
 /// 1 when they fill one wave. sm_count <= 0: 1.
 [[nodiscard]] double gemm_sm_fill(double m, double n, double k, int sm_count) noexcept;
 
+/// Rate of a GEMM whose N or K (after the tp split) is not a whole number of 16-byte vectors
+/// (8 elements of 16 bits, 16 of 8 bits), over an aligned one's: cuBLAS >= 11 still runs it on
+/// Tensor Cores but "efficiency is better when matrix dimensions are multiples of 16 bytes"
+/// (NVIDIA, Matrix Multiplication Background User's Guide, "Tensor Core Requirements"); the
+/// figure is the one measured drop we have, fp16 on an H100 (stas00/ml-engineering@168be20
+/// training/performance/README.md, "SwiGLU-based MLP", swiglu-maf-bench.py: 4 x [4096 x d_ff]
+/// x [d_ff x 4096], d_ff 10922 at 272.73 TFLOPS, the aligned 10944 at 398.38), used on every
+/// GPU. docs/native.md §2.2.
+inline constexpr double kMisalignedGemmRate = 272.73 / 398.38;
+
+/// Whether `elements` of `bytes` each fill whole 16-byte vectors (a GEMM dimension that
+/// cuBLAS's fully vectorised Tensor Core kernels take).
+[[nodiscard]] inline bool gemm_dim_aligned(double elements, double bytes) noexcept {
+  const double vectors = elements * bytes * (1.0 / 16.0);
+  return vectors == static_cast<double>(static_cast<long long>(vectors));
+}
+
+/// kMisalignedGemmRate when N or K of a GEMM (elements of `bytes`) is not gemm_dim_aligned, else
+/// 1. M (the tokens) is not checked: it is b x s, a multiple of 8 in every run, and an MoE
+/// expert's M is an average over the batch.
+[[nodiscard]] inline double gemm_alignment_rate(double n, double k, double bytes) noexcept {
+  return gemm_dim_aligned(n, bytes) && gemm_dim_aligned(k, bytes) ? 1.0 : kMisalignedGemmRate;
+}
+
 /// Time of one GEMM of M x N x K (2MNK FLOPs) with the calibration's size curve e(F), scaled by
-/// its SM fill relative to a cube of the same FLOPs (what the curve was fitted on), and never
-/// below its memory roofline (inputs of `in_bytes`, output of `out_bytes` per element).
+/// its SM fill relative to a cube of the same FLOPs (what the curve was fitted on) and by
+/// gemm_alignment_rate(N, K, in_bytes), and never below its memory roofline (inputs of
+/// `in_bytes`, output of `out_bytes` per element).
 [[nodiscard]] double gemm_shape_s(double m, double n, double k, double peak_flops, double e_max,
                                   const AnalyticCalibration& calibration, int sm_count,
                                   double in_bytes, double out_bytes,
