@@ -601,6 +601,31 @@ TEST_CASE("ZeRO-3 with tensor parallelism shards each tp rank's slice over dp",
   CHECK(f.memory.weights == Approx(s.memory.weights)); // 1/8 of the weights either way
 }
 
+namespace {
+
+/// Per-parameter ZeRO-3's calls on one node of the prior's NVLink (80 % of 450 GB/s): 130
+/// gathers of the large tensors (32 layers x 4 linear weights, the embedding and the LM head)
+/// and as many reduce-scatters, plus 65 reduce-scatters of the small ones (the norms, which
+/// persist), each an NCCL ring over the dp group's `ranks` GPUs plus `ranks` copies at 3.8 us
+/// (PyTorch's list API).
+struct PerParamCalls {
+  double gather, reduce;
+};
+
+PerParamCalls per_param_calls(double large, double small, const FrameworkParams& f, int ranks) {
+  const double n = ranks;
+  const auto call = [n](double bytes) {
+    return nccl_collective_s((n - 1) / n * bytes, static_cast<int>(n) - 1, 0.8 * 450e9,
+                             nccl_latency(Transport::nvlink)) +
+           n * 3.8e-6;
+  };
+  return {130 * call(2 * large / 130),
+          130 * call(f.grad_reduce_bytes * large / 130) +
+              65 * call(f.grad_reduce_bytes * small / 65)};
+}
+
+} // namespace
+
 TEST_CASE("per-parameter ZeRO-3 with tp > 1: the same calls, each of the tp slice",
           "[native][zero3]") {
   // DeepSpeed v0.3.17 with Megatron-LM v1.1.5's tensor parallelism (BigScience's 52B rows):
@@ -614,15 +639,9 @@ TEST_CASE("per-parameter ZeRO-3 with tp > 1: the same calls, each of the tp slic
   // elements, each a ring over the 4 GPUs of the dp group plus 4 copies of 3.8 us.
   const double params = static_cast<double>(total_parameters(llama()));
   const double small = (32 * 2 * 4096 + 4096) / 2.0;
-  const double large = params / 2 - small;
-  const double grad_bytes = framework_params(DpMethod::zero3, p.dtype).grad_reduce_bytes;
-  const auto call = [](double bytes) {
-    return nccl_collective_s(3.0 / 4 * bytes, 3, 0.8 * 450e9, nccl_latency(Transport::nvlink)) +
-           4 * 3.8e-6;
-  };
-  const double gather = 130 * call(2 * large / 130);
-  const double reduce = 130 * call(grad_bytes * large / 130) + 65 * call(grad_bytes * small / 65);
-  CHECK(s.sharded_comm_s == Approx(gather + gather + reduce));
+  const PerParamCalls calls = per_param_calls(params / 2 - small, small,
+                                              framework_params(DpMethod::zero3, p.dtype), 4);
+  CHECK(s.sharded_comm_s == Approx(calls.gather + calls.gather + calls.reduce));
 }
 
 TEST_CASE("ZeRO-3 on an MoE model keeps tp 1 (AutoEP takes no tensor parallelism)",
@@ -657,14 +676,10 @@ TEST_CASE("per-parameter ZeRO-3 (--zero3_impl per_param) exposes every call in f
   const double params = static_cast<double>(total_parameters(llama()));
   const double small = 32 * 2 * 4096 + 4096;
   REQUIRE(small == 266240);
-  const double large = params - small;
-  const double grad_bytes = framework_params(DpMethod::zero3, p.dtype).grad_reduce_bytes;
-  const auto call = [](double bytes) {
-    return nccl_collective_s(7.0 / 8 * bytes, 7, 0.8 * 450e9, nccl_latency(Transport::nvlink)) +
-           8 * 3.8e-6;
-  };
-  const double gather = 130 * call(2 * large / 130);
-  const double reduce = 130 * call(grad_bytes * large / 130) + 65 * call(grad_bytes * small / 65);
+  const PerParamCalls calls = per_param_calls(params - small, small,
+                                              framework_params(DpMethod::zero3, p.dtype), 8);
+  const double gather = calls.gather;
+  const double reduce = calls.reduce;
   // Nothing overlaps: forward adds the gathers, backward the gathers again and the reductions.
   CHECK(s.sharded_comm_s == Approx(gather + gather + reduce));
   CHECK(s.forward_s - coalesced.forward_s ==

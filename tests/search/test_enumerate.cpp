@@ -14,13 +14,23 @@ TEST_CASE("divisors ascending", "[enumerate]") {
   CHECK(divisors(2'147'483'646).back() == 2'147'483'646);
 }
 
-TEST_CASE("the enumerator follows docs/model.md §2", "[enumerate]") {
+namespace {
+
+/// The golden homo_a10x8 case's search: 8 A10 nodes of 4 GPUs, global batch 64, 40 layers.
+EnumerateInput homo_a10x8_input() {
   EnumerateInput in;
   in.methods = {DpMethod::zero0, DpMethod::zero1, DpMethod::zero2, DpMethod::zero3};
   in.tp_degrees = {1, 2, 4};
   in.world_size = 32;
   in.global_batch = 64;
   in.num_layers = 40;
+  return in;
+}
+
+} // namespace
+
+TEST_CASE("the enumerator follows docs/model.md §2", "[enumerate]") {
+  const EnumerateInput in = homo_a10x8_input();
   const auto points = enumerate_design_points(in);
   // 159 design points for 8 A10 nodes of 4 GPUs (the golden homo_a10x8 case).
   CHECK(points.size() == 159);
@@ -41,12 +51,7 @@ TEST_CASE("the native estimator's enumeration takes zero3 with tp > 1", "[enumer
   // The same cluster as above: zero3 adds, at pp 1 (DeepSpeed's pipeline engine still refuses
   // ZeRO-3), tp 2 x dp 16 with mbs 1, 2, 4 (64 / 16 = 4) and tp 4 x dp 8 with mbs 1, 2, 4, 8:
   // 159 + 3 + 4 = 166 points. The other methods' points are the original's.
-  EnumerateInput in;
-  in.methods = {DpMethod::zero0, DpMethod::zero1, DpMethod::zero2, DpMethod::zero3};
-  in.tp_degrees = {1, 2, 4};
-  in.world_size = 32;
-  in.global_batch = 64;
-  in.num_layers = 40;
+  EnumerateInput in = homo_a10x8_input();
   in.estimator = Estimator::native;
   const auto points = enumerate_design_points(in);
   CHECK(points.size() == 166);
