@@ -92,6 +92,25 @@ TEST_CASE("interleaved chunks: equal when they divide the layers, torchtitan's s
       CHECK(*std::min_element(c.begin(), c.end()) >= 1);
     }
   }
+  // interleaved_chunk gives one chunk of the list without building it: 10 layers in 4 chunks
+  // are 2, 3, 3, 2 (extra 2: chunks 1 and 2 one more, nothing left for the last); 11 in 2 are
+  // 5, 6 (no middle chunk: the last takes the remainder); 7 in 1 is 7.
+  CHECK(interleaved_chunk(10, 4, 0) == 2);
+  CHECK(interleaved_chunk(10, 4, 1) == 3);
+  CHECK(interleaved_chunk(10, 4, 2) == 3);
+  CHECK(interleaved_chunk(10, 4, 3) == 2);
+  CHECK(interleaved_chunk(11, 2, 0) == 5);
+  CHECK(interleaved_chunk(11, 2, 1) == 6);
+  CHECK(interleaved_chunk(7, 1, 0) == 7);
+  for (int layers = 0; layers <= 130; ++layers) {
+    for (int total = 1; total <= 20; ++total) {
+      const std::vector<int> c = interleaved_chunks(layers, total, 1);
+      for (int k = 0; k < total; ++k) {
+        INFO(layers << " layers, " << total << " chunks, chunk " << k);
+        CHECK(interleaved_chunk(layers, total, k) == c[static_cast<std::size_t>(k)]);
+      }
+    }
+  }
   // torchtitan (fsdp) interleaves uneven chunks; Megatron-LM and DeepSpeed need equal ones.
   NativeContext c = context(llama(30), {gpu()});
   DesignPoint p = point(DpMethod::fsdp, 1, 4, 2, 1, 16);

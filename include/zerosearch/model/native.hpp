@@ -361,6 +361,9 @@ struct NativePruning {
 /// first chunk gets L / (pp v) layers, the middle chunks one more while the remainder lasts, the
 /// last chunk what is left), which is Megatron-LM's equal split when pp x v divides L.
 [[nodiscard]] std::vector<int> interleaved_chunks(int layers, int pp, int virtual_stages);
+/// Chunk k's layers of interleaved_chunks(layers, total, 1) (total chunks in all), without
+/// building the list: interleaved_chunks(layers, pp, v)[k] == interleaved_chunk(layers, pp * v, k).
+[[nodiscard]] int interleaved_chunk(int layers, int total, int k);
 /// Equal interleaved chunks as Megatron-LM builds them: 0 when pp x virtual_stages divides the
 /// layers, 1 when it divides them plus the input embedding counted as a layer
 /// (--account-for-embedding-in-pipeline-split), 2 when plus the embedding and the loss

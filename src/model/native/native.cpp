@@ -961,6 +961,18 @@ std::vector<int> interleaved_chunks(int layers, int pp, int virtual_stages) {
   return chunks;
 }
 
+int interleaved_chunk(int layers, int total, int k) {
+  // interleaved_chunks' loop gives chunks 1 .. min(extra, total - 2) one more layer each and
+  // the last chunk what is left of the remainder.
+  if (total <= 0) return 0;
+  const int extra = layers % total;
+  const int middle = std::min(extra, std::max(total - 2, 0));
+  int n = layers / total;
+  if (k >= 1 && k <= middle) ++n;
+  if (k == total - 1) n += extra - middle;
+  return n;
+}
+
 namespace {
 
 /// native_partition with the point's layer times (shared with native_estimate, which needs
@@ -1013,19 +1025,19 @@ void partition_into(const NativeContext& ctx, const DesignPoint& p, const Native
     // zbv, dualpipev: 2 pp chunks in a V, the embedding and the LM head both on rank 0;
     // dualpipe: rank r holds stages r and pp - 1 - r, both end ranks an embedding and a head.
     const bool dual = info(p.schedule).bidirectional;
-    const std::vector<int> chunks = interleaved_chunks(L, pp, dual ? 1 : 2);
-    const std::size_t last = chunks.size() - 1;
-    for (std::size_t r = 0; r < static_cast<std::size_t>(pp); ++r) {
-      layers[r] = chunks[r] + chunks[last - r];
+    const int total = pp * (dual ? 1 : 2); // chunks (no list built: interleaved_chunk)
+    for (int r = 0; r < pp; ++r) {
+      layers[static_cast<std::size_t>(r)] =
+          interleaved_chunk(L, total, r) + interleaved_chunk(L, total, total - 1 - r);
     }
     layers.front() += 2;
     if (dual) layers.back() += 2;
     return;
   }
   if (p.virtual_stages > 1) {
-    const std::vector<int> chunks = interleaved_chunks(L, pp, p.virtual_stages);
-    for (std::size_t k = 0; k < chunks.size(); ++k) {
-      layers[k % static_cast<std::size_t>(pp)] += chunks[k];
+    const int total = pp * p.virtual_stages; // chunks (no list built: interleaved_chunk)
+    for (int k = 0; k < total; ++k) {
+      layers[static_cast<std::size_t>(k % pp)] += interleaved_chunk(L, total, k);
     }
   } else if (alike && L % pp == 0) {
     std::fill(layers.begin(), layers.end(), L / pp);
@@ -1133,12 +1145,12 @@ PipeShape pipe_shape(const NativeContext& ctx, const DesignPoint& p, const std::
   sh.outline = cached_pipe_outline(p.schedule, p.pp, p.num_micro_batches);
   const PipeLayout& l = sh.outline->layout;
   const int L = static_cast<int>(ctx.model.num_layers);
-  std::vector<int> chunked;
-  if (l.chunks_per_rank != 1) chunked = interleaved_chunks(L, p.pp, info(p.schedule).bidirectional ? 1 : 2);
+  // The chunks when a rank holds two (read through interleaved_chunk, no list built).
+  const int total_chunks = p.pp * (info(p.schedule).bidirectional ? 1 : 2);
   // Transformer layers at each position: the partition's stages less the embedding and the
   // LM head (one chunk per rank), or the chunks.
   const auto at_position = [&](int pos) {
-    if (l.chunks_per_rank != 1) return chunked[static_cast<std::size_t>(pos)];
+    if (l.chunks_per_rank != 1) return interleaved_chunk(L, total_chunks, pos);
     return partition[static_cast<std::size_t>(pos)] - (pos == 0 ? 1 : 0) - (pos == p.pp - 1 ? 1 : 0);
   };
   const auto R = static_cast<std::size_t>(p.pp);
