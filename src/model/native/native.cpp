@@ -2460,6 +2460,31 @@ void stage_core_on(NativeStage& st, const NativeContext& ctx, const DesignPoint&
 
 /// The memory of stage j (after stage_core and its send): the micro-batches in flight, the
 /// activations they hold, the memory in GiB.
+namespace {
+
+/// stage_memory's last steps: the activations of `held` micro-batches (a layout's as `layout`
+/// holds them) added to `mem`, then bytes to GiB with the framework overhead.
+[[gnu::always_inline]] inline void finish_memory(NativeMemory& mem, const NativeContext& ctx,
+                                                 const DesignPoint& p,
+                                                 const native_steps::PointConstants& k,
+                                                 const native_steps::StageEntries& e, double held,
+                                                 const native_steps::LayoutHeld* layout = nullptr) {
+  native_steps::add_activations(mem, ctx, p, k, e, held, layout);
+  native_steps::to_gib(mem, ctx.settings.framework_overhead_gib);
+}
+
+/// in_flight(p, j, true, split_in_flight(shape, j, act)) for a split plan of one virtual
+/// stage: the micro-batches where its schedule holds all of them, else the split figure.
+[[gnu::always_inline]] inline double split_plan_in_flight(
+    const DesignPoint& p, const PipeShape& shape, std::size_t j,
+    const native_steps::LayerActivations& act) {
+  return info(p.schedule).in_flight == InFlight::all
+             ? static_cast<double>(p.num_micro_batches)
+             : split_in_flight_inline(shape, j, act);
+}
+
+} // namespace
+
 void stage_memory(NativeStage& st, const NativeContext& ctx, const DesignPoint& p,
                   const PipeShape& shape, const native_steps::PointConstants& k,
                   const native_steps::StageEntries& e, int j) {
@@ -2470,8 +2495,7 @@ void stage_memory(NativeStage& st, const NativeContext& ctx, const DesignPoint& 
       // A layout's chunks, each held as Megatron-Core's interleaved order holds it (§2.6).
       const LayoutHeld held = layout_held(ctx, p, k, j);
       st.in_flight = held.in_flight;
-      add_activations(st.memory, ctx, p, k, e, st.in_flight, &held);
-      to_gib(st.memory, ctx.settings.framework_overhead_gib);
+      finish_memory(st.memory, ctx, p, k, e, st.in_flight, &held);
       return;
     }
     if (e.embedding && info(p.schedule).in_flight != InFlight::all) {
@@ -2484,15 +2508,13 @@ void stage_memory(NativeStage& st, const NativeContext& ctx, const DesignPoint& 
                                                       : e.layers * act.layer);
       held.embedding_held = interleaved_first_chunk_held(p.pp, p.num_micro_batches);
       held.in_flight = st.in_flight;
-      add_activations(st.memory, ctx, p, k, e, st.in_flight, &held);
-      to_gib(st.memory, ctx.settings.framework_overhead_gib);
+      finish_memory(st.memory, ctx, p, k, e, st.in_flight, &held);
       return;
     }
   }
   st.in_flight =
       in_flight(p, j, shape.split, shape.split ? split_in_flight(shape, ju, k.act) : 0.0);
-  add_activations(st.memory, ctx, p, k, e, st.in_flight);
-  to_gib(st.memory, ctx.settings.framework_overhead_gib);
+  finish_memory(st.memory, ctx, p, k, e, st.in_flight);
 }
 
 /// Whether stage `core` fits with stage_memory's memory for a plan of one virtual stage whose
@@ -2502,8 +2524,7 @@ bool fits_in_flight(const NativeStage& core, const NativeContext& ctx, const Des
                     const native_steps::PointConstants& k, const native_steps::StageEntries& e,
                     double in_flight) {
   NativeMemory mem = core.memory;
-  native_steps::add_activations(mem, ctx, p, k, e, in_flight);
-  native_steps::to_gib(mem, ctx.settings.framework_overhead_gib);
+  finish_memory(mem, ctx, p, k, e, in_flight);
   return mem.total() <= core.memory_limit_gib;
 }
 
@@ -2797,13 +2818,9 @@ struct LazyCoreStages {
     };
     std::array<Largest, 16> largest; // the first n_largest written before read
     std::size_t n_largest = 0;
-    // in_flight(p, j, true, split_in_flight(...)) of a split plan of one virtual stage: the
-    // micro-batches where its schedule holds all of them, else the split figure.
-    const bool all = info(p.schedule).in_flight == InFlight::all;
-    const double mb = p.num_micro_batches;
     for (std::size_t j = 0; j < P; ++j) {
       const NativeStage& core = stages.at(j);
-      const double f = all ? mb : split_in_flight_inline(shape, j, k.act);
+      const double f = split_plan_in_flight(p, shape, j, k.act);
       std::size_t g = 0;
       while (g < n_largest && largest[g].core != &core) ++g;
       if (g < n_largest && f <= largest[g].in_flight) continue;
@@ -2826,15 +2843,12 @@ struct LazyCoreStages {
   }
   // stage_memory's steps; with one virtual stage, in_flight's split figure taken directly (as
   // above).
-  const bool all = info(p.schedule).in_flight == InFlight::all;
-  const double mb = p.num_micro_batches;
   for (std::size_t j = 0; j < P; ++j) {
     NativeStage& st = out.stages.emplace_back(stages.at(j));
     st.send_s = sends->at(j);
     if (p.virtual_stages == 1) {
-      st.in_flight = all ? mb : split_in_flight_inline(shape, j, k.act);
-      add_activations(st.memory, ctx, p, k, entries[j], st.in_flight);
-      to_gib(st.memory, ctx.settings.framework_overhead_gib);
+      st.in_flight = split_plan_in_flight(p, shape, j, k.act);
+      finish_memory(st.memory, ctx, p, k, entries[j], st.in_flight);
     } else {
       stage_memory(st, ctx, p, shape, k, entries[j], static_cast<int>(j));
     }
