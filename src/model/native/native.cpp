@@ -2276,8 +2276,9 @@ double optimizer_step_s(const DesignPoint& p, const PointConstants& k, const Nat
   // Megatron-LM's fp16 step with loss scaling and fp32 master weights moves more than the
   // states themselves: its local DDP's passes over the gradients, the cast to fp32 gradients,
   // the unscale, the norm and the copy back (megatron_fp16_step_bytes).
+  // (fp16_grads_in_fp16 marks Megatron-LM's DDP, the one method with its fp16 path.)
   const bool megatron_fp16 = p.dtype == Dtype::fp16 && k.opt.master > 0.0 &&
-                             std::string_view(fw.framework) == "megatron" &&
+                             fw.fp16_grads_in_fp16 &&
                              k.layer_impl != LayerImpl::hf_gpt2 &&
                              k.layer_impl != LayerImpl::hf_gpt2_amp;
   const double step_bytes = megatron_fp16 ? megatron_fp16_step_bytes(fw.grad_bytes, wb)
