@@ -686,6 +686,31 @@ TEST_CASE("optimizer_step_s: memory bound over the states it updates, the host s
   CHECK(optimizer_step_s(p, point_constants(c, p), c.gpus[0], sp, 32) == 0.0);
 }
 
+TEST_CASE("optimizer_step_s: Megatron-LM's fp16 step with loss scaling moves 64 bytes a parameter",
+          "[native][steps]") {
+  const NativeContext c = context(llama(32));
+  StageEntries e;
+  e.embedding = e.head = true;
+  e.layers = e.main = 32;
+  DesignPoint p = point(DpMethod::dp, 1, 1, 4, 4);
+  p.dtype = Dtype::fp16;
+  const StageParams sp = params_of(c.model, p, e);
+  const double bw = 3000e9 * c.gpus[0].calibration.memory_efficiency;
+  // fp16 .grad: DDP flatten, scale, copy back 12, cast 6, unscale 8, norm 4, FusedAdam 28,
+  // copy back 6.
+  CHECK(optimizer_step_s(p, point_constants(c, p), c.gpus[0], sp, 32) ==
+        Approx(sp.local * 64.0 / bw));
+  // bf16 keeps the states-only count: fp32 main_grad 4 + 24 + 2 = 30.
+  p.dtype = Dtype::bf16;
+  CHECK(optimizer_step_s(p, point_constants(c, p), c.gpus[0], sp, 32) ==
+        Approx(sp.local * 30.0 / bw));
+  // DeepSpeed's fp16 engine is another code path: 2 + 24 + 2 = 28.
+  p.dtype = Dtype::fp16;
+  p.method = DpMethod::zero0;
+  CHECK(optimizer_step_s(p, point_constants(c, p), c.gpus[0], sp, 32) ==
+        Approx(sp.local * 28.0 / bw));
+}
+
 TEST_CASE("optimizer_step_s: an fp32 module under autocast steps an eager per-tensor Adam",
           "[native][steps]") {
   NativeContext c = context(llama(32));

@@ -90,6 +90,23 @@ TEST_CASE("optimizer states: fp32 master and moments, or pure 16-bit training's"
   CHECK(optimizer_step_bytes(2.0, 2.0, ds) == 2.0 + 2 * 6.0 + 2.0);            // 16
 }
 
+TEST_CASE("Megatron-LM's 2021 fp16 step: every pass over the gradients and parameters",
+          "[native][master_weights]") {
+  // fp16 .grad (2 B): DDP flatten 2 + 2, /= dp 2 + 2, copy back 2 + 2; .float() 2 + 4; unscale
+  // 4 + 4; l2 norm 4; FusedAdam 4 + 2 x (4 + 8); master to the fp16 parameters 4 + 2.
+  CHECK(megatron_fp16_step_bytes(2.0, 2.0) == 12.0 + 6.0 + 8.0 + 4.0 + 28.0 + 6.0);
+  CHECK(megatron_fp16_step_bytes(2.0, 2.0) == 64.0);
+  // --accumulate-allreduce-grads-in-fp32: the contiguous fp32 buffer, zero_() 4 and /= dp
+  // 4 + 4; .float() returns main_grad itself (no copy): 12 + 8 + 4 + 28 + 6 = 58.
+  CHECK(megatron_fp16_step_bytes(4.0, 2.0) == 12.0 + 0.0 + 8.0 + 4.0 + 28.0 + 6.0);
+  CHECK(megatron_fp16_step_bytes(4.0, 2.0) == 58.0);
+  // Against the states-only count of the other frameworks: 2 + 24 + 2 = 28, 36 fewer.
+  CHECK(megatron_fp16_step_bytes(2.0, 2.0) -
+            optimizer_step_bytes(
+                2.0, 2.0, optimizer_state_bytes(framework_params(DpMethod::dp), 2.0, true)) ==
+        36.0);
+}
+
 TEST_CASE("pure 16-bit training keeps and reduces gradients in the training dtype",
           "[native][master_weights]") {
   NativeSettings pure;

@@ -37,4 +37,21 @@ struct OptimizerStateBytes {
 [[nodiscard]] double optimizer_step_bytes(double grad_bytes, double elem_bytes,
                                           const OptimizerStateBytes& states) noexcept;
 
+/// Bytes per parameter of Megatron-LM's fp16 step with fp32 master weights and its local DDP,
+/// pass by pass as NVIDIA/Megatron-LM runs it in 2021 (@8aa4619, March; @63121a9, May; @de7dc40,
+/// August: megatron/optimizer/optimizer.py step, megatron/optimizer/clip_grads.py,
+/// megatron/model/distributed.py allreduce_gradients): the local DDP's passes over the
+/// gradients (fp16 `.grad`, `use_contiguous_buffers_in_ddp` off, its default until e8fb052 of
+/// 2021-08-18 and on only with --accumulate-allreduce-grads-in-fp32: flatten, `/= dp`, copy
+/// back, each reading and writing `grad_bytes`; fp32 main_grad in the contiguous buffer:
+/// zero_() and `/= dp`), the cast to an fp32 `.grad` (`.float()`: read `grad_bytes`, write 4;
+/// none for an fp32 main_grad), the loss-scale unscale and inf check
+/// (`_amp_foreach_non_finite_check_and_unscale_`: read and write 4), the gradient norm for
+/// clipping (`multi_tensor_l2norm`: read 4; the rescale when the norm exceeds --clip-grad is
+/// conditional and not counted), Apex FusedAdam (read the fp32 gradient 4, read and write the
+/// master and m and v, 24), the master copied to the 16-bit parameters (`multi_tensor_scale`:
+/// read 4, write `elem_bytes`). 64 bytes with fp16 gradients, 58 with fp32 ones, where
+/// optimizer_step_bytes counts 28 and 30 (docs/native.md §2).
+[[nodiscard]] double megatron_fp16_step_bytes(double grad_bytes, double elem_bytes) noexcept;
+
 } // namespace zerosearch

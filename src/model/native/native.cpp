@@ -2273,7 +2273,17 @@ double optimizer_step_s(const DesignPoint& p, const PointConstants& k, const Nat
     return std::max(updated * kAmpEagerAdamBytes / bw,
                     tensors * kAmpEagerAdamOps * kHostPerKernel_s);
   }
-  const double bytes = updated * optimizer_step_bytes(fw.grad_bytes, wb, k.opt) +
+  // Megatron-LM's fp16 step with loss scaling and fp32 master weights moves more than the
+  // states themselves: its local DDP's passes over the gradients, the cast to fp32 gradients,
+  // the unscale, the norm and the copy back (megatron_fp16_step_bytes).
+  // (fp16_grads_in_fp16 marks Megatron-LM's DDP, the one method with its fp16 path.)
+  const bool megatron_fp16 = p.dtype == Dtype::fp16 && k.opt.master > 0.0 &&
+                             fw.fp16_grads_in_fp16 &&
+                             k.layer_impl != LayerImpl::hf_gpt2 &&
+                             k.layer_impl != LayerImpl::hf_gpt2_amp;
+  const double step_bytes = megatron_fp16 ? megatron_fp16_step_bytes(fw.grad_bytes, wb)
+                                          : optimizer_step_bytes(fw.grad_bytes, wb, k.opt);
+  const double bytes = updated * step_bytes +
                        (fw.fp32_grad_accumulation
                             ? params.local * bf16_optimizer_step_bytes(fw.grad_reduce_bytes)
                             : 0.0);

@@ -29,4 +29,18 @@ double optimizer_step_bytes(double grad_bytes, double elem_bytes,
          (updates_params ? 2.0 * elem_bytes : elem_bytes);
 }
 
+double megatron_fp16_step_bytes(double grad_bytes, double elem_bytes) noexcept {
+  // fp16 gradients: PyTorch's .grad, all-reduced by flattening into one tensor, scaled and
+  // copied back (6 passes of grad_bytes); fp32 ones live in the contiguous buffer (zeroed,
+  // then scaled: 3 passes) and are the fp32 gradient the optimizer reads, so no cast.
+  const bool fp16_grads = grad_bytes < 4.0;
+  const double ddp = (fp16_grads ? 6.0 : 3.0) * grad_bytes;
+  const double to_fp32_grad = fp16_grads ? grad_bytes + 4.0 : 0.0;
+  const double unscale = 4.0 + 4.0;
+  const double norm = 4.0;
+  const double fused_adam = 4.0 + 2.0 * (4.0 + 8.0);
+  const double to_model = 4.0 + elem_bytes;
+  return ddp + to_fp32_grad + unscale + norm + fused_adam + to_model;
+}
+
 } // namespace zerosearch
