@@ -566,6 +566,109 @@ TEST_CASE("a ZeRO-3 plan with tp > 1 runs under Megatron-DeepSpeed", "[launch][z
   CHECK(args.find("--zero-stage 3") != std::string::npos);
 }
 
+TEST_CASE("Megatron's sequence parallelism is written only where the framework sums the norm "
+          "gradients over tp",
+          "[launch][zero3][sp]") {
+  // A native zero3 plan at tp 2 (32 GPUs: tp 2 x dp 16, pp 1), its estimate with sequence
+  // parallelism (--sequence_parallel on, the default): Megatron-DeepSpeed under --deepspeed
+  // never sums the norm weights' gradients over tp (megatron/training.py train_step calls
+  // optimizer.reduce_model_grads only without --deepspeed; DeepSpeed ZeRO ignores the
+  // parameters' sequence_parallel attribute), so no Megatron-DeepSpeed files, at any ZeRO stage.
+  LaunchPlan lp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
+  lp.point.method = DpMethod::zero3;
+  lp.point.tp = 2;
+  lp.point.pp = 1;
+  lp.point.dp = 16;
+  lp.point.num_micro_batches = 64 / 16;
+  lp.estimate.partition = {42};
+  NativeSettings settings; // sequence_parallel on
+  const EstimateContext on = with_native_settings(*lp.ctx, settings);
+  lp.ctx = &on;
+  const auto md_refusal = [&] {
+    for (const auto& [target, why] : launch_choice(lp).refused) {
+      if (target == "megatron_deepspeed") return why;
+    }
+    return std::string();
+  };
+  const std::string why = md_refusal();
+  CHECK(why == "no Megatron-DeepSpeed files: the plan assumes Megatron's sequence parallelism "
+               "(tp 2), whose norm-weight gradients Megatron-DeepSpeed sums over tp only without "
+               "--deepspeed (megatron/training.py train_step, optimizer.reduce_model_grads) and "
+               "DeepSpeed's ZeRO never does, so the tp ranks' norm weights would drift apart; "
+               "plan with --sequence_parallel off");
+  CHECK(launch_choice(lp).written == std::vector<std::string>{"deepspeed"});
+  // ds_config.json alone is no launcher: one line, exit 2 (InputError), every reason in it.
+  CHECK_THROWS_AS(launch_files(lp), InputError);
+  CHECK_THROWS_WITH(launch_files(lp),
+                    Catch::StartsWith("cannot emit: no framework can run this plan: ") &&
+                        Catch::Contains(why) && !Catch::Contains("\n"));
+  // The same at ZeRO-1 and ZeRO-2 (pp 1), and not at tp 1, where there is no sequence split.
+  for (const DpMethod m : {DpMethod::zero1, DpMethod::zero2}) {
+    lp.point.method = m;
+    CHECK(md_refusal() == why);
+  }
+  lp.point.method = DpMethod::zero3;
+  lp.point.tp = 1;
+  lp.point.dp = 32;
+  lp.point.num_micro_batches = 2;
+  CHECK(md_refusal().empty());
+  // Estimated without it (--sequence_parallel off: activations not split over tp, all-reduces
+  // instead of all-gathers and reduce-scatters): written, and the file runs without it.
+  lp.point.tp = 2;
+  lp.point.dp = 16;
+  lp.point.num_micro_batches = 4;
+  settings.sequence_parallel = false;
+  const EstimateContext off = with_native_settings(*lp.ctx, settings);
+  lp.ctx = &off;
+  CHECK(launch_choice(lp).written == std::vector<std::string>{"deepspeed", "megatron_deepspeed"});
+  const std::string args = file(launch_files(lp), "megatron_deepspeed_args.sh").text;
+  CHECK(args.find("  --tensor-model-parallel-size 2\n  --pipeline-model-parallel-size 1\n  "
+                  "--no-pipeline-parallel\n") != std::string::npos);
+  CHECK(args.find("  --zero-stage 3\n") != std::string::npos);
+  CHECK(args.find("--sequence-parallel") == std::string::npos);
+}
+
+TEST_CASE("FSDP at tp > 1: Megatron-LM and torchtitan split the sequence as estimated",
+          "[launch][sp]") {
+  // The same 32 GPUs as fsdp. Megatron-LM sums the sequence-parallel norms' gradients over tp in
+  // finalize_model_grads (_allreduce_non_tensor_model_parallel_grads, FSDP2's DTensor grads
+  // unsharded first; megatron/core/distributed/finalize_model_grads.py at d98e8a64) and takes
+  // --sequence-parallel as estimated; torchtitan v0.2.2 always splits (SequenceParallel on the
+  // norms in apply_tp; DTensor sums the replicated weights' gradients).
+  LaunchPlan lp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
+  lp.point.method = DpMethod::fsdp;
+  lp.point.tp = 2;
+  lp.point.pp = 1;
+  lp.point.dp = 16;
+  lp.point.num_micro_batches = 64 / 16;
+  lp.estimate.partition = {42};
+  NativeSettings settings;
+  const EstimateContext on = with_native_settings(*lp.ctx, settings);
+  lp.ctx = &on;
+  CHECK(launch_choice(lp).written == std::vector<std::string>{"megatron_lm", "torchtitan"});
+  auto files = launch_files(lp);
+  CHECK(file(files, "megatron_lm_args.sh").text.find("  --sequence-parallel\n") != std::string::npos);
+  CHECK(file(files, "torchtitan.toml").text.find("tensor_parallel_degree = 2\n") != std::string::npos);
+  settings.sequence_parallel = false;
+  const EstimateContext off = with_native_settings(*lp.ctx, settings);
+  lp.ctx = &off;
+  const LaunchChoice c = launch_choice(lp);
+  CHECK(c.written == std::vector<std::string>{"megatron_lm"});
+  REQUIRE(c.refused.size() == 3); // also deepspeed and megatron_deepspeed (no ZeRO method)
+  bool said = false;
+  for (const auto& [target, why] : c.refused) {
+    said = said || (target == "torchtitan" &&
+                    why == "no torchtitan files: torchtitan v0.2.2 always runs sequence "
+                           "parallelism at tp > 1 (SequenceParallel on the norms, apply_tp in "
+                           "torchtitan/models/llama3/infra/parallelize.py), and the plan was "
+                           "estimated without it (--sequence_parallel off, tp 2); plan with "
+                           "--sequence_parallel on");
+  }
+  CHECK(said);
+  files = launch_files(lp);
+  CHECK(file(files, "megatron_lm_args.sh").text.find("--sequence-parallel") == std::string::npos);
+}
+
 TEST_CASE("plans a framework rejects get one-line errors naming the rule", "[launch]") {
   LaunchPlan lp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
   lp.point.method = DpMethod::zero2;
