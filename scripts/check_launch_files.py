@@ -55,6 +55,11 @@ PLANS = [
     ("zero3_tp2", "--exhaustive --estimator native --node_type H100-SXM --num_node 2 "
      "--gpu_per_node 8 --type llama3_8B --custom_gbs 64 --dp_method zero3 --tp 2 --pp 1 --dp 8 "
      "--mbs 1 --sequence_parallel off"),
+    # ZeRO-1 as Megatron-Core's distributed optimizer at tp 2 with sequence parallelism (the
+    # native default) and interleaving: Megatron-LM alone writes it (docs/launch.md).
+    ("zero1_tp2_sp_interleaved", "--exhaustive --estimator native --node_type H100-SXM "
+     "--num_node 2 --gpu_per_node 8 --type llama3_8B --custom_gbs 64 --dp_method zero1 --tp 2 "
+     "--pp 4 --dp 2 --mbs 1 --virtual_stages 2"),
     ("fsdp_gqa", "--exhaustive --estimator native --node_type H100-SXM --num_node 4 "
      "--gpu_per_node 8 --type llama3_8B --custom_gbs 256 --dp_method fsdp --tp 1 --pp 1 --dp 32 "
      "--mbs 1"),
