@@ -43,13 +43,23 @@ PLANS = [
     ("hetero", "--node_type A10 A6000 --node_type_num_node 3 5 --type llama2_13B"),
     ("zero1_tp2_pp4", "--exhaustive --estimator native --node_type A100-80GB --num_node 4 "
      "--gpu_per_node 8 --type llama2_13B --custom_gbs 128 --dp_method zero1 --tp 2 --pp 4 --dp 4 "
-     "--mbs 1 --recompute full"),
+     "--mbs 1 --recompute full --sequence_parallel off"),
     ("zero2_pp1", "--exhaustive --estimator native --node_type A100-80GB --num_node 4 "
      "--gpu_per_node 8 --type llama2_7B --custom_gbs 256 --dp_method zero2 --tp 1 --pp 1 --dp 32 "
      "--mbs 2"),
     ("zero3_offload", "--exhaustive --estimator native --node_type H100-SXM --num_node 4 "
      "--gpu_per_node 8 --type llama3_70B --custom_gbs 64 --dp_method zero3 --tp 1 --pp 1 --dp 32 "
      "--mbs 1 --recompute full --offload optimizer+params"),
+    # ZeRO-3 beside Megatron tp under zero.Init(mpu=...), without Megatron's sequence parallelism
+    # (Megatron-DeepSpeed files are refused with it: docs/launch.md).
+    ("zero3_tp2", "--exhaustive --estimator native --node_type H100-SXM --num_node 2 "
+     "--gpu_per_node 8 --type llama3_8B --custom_gbs 64 --dp_method zero3 --tp 2 --pp 1 --dp 8 "
+     "--mbs 1 --sequence_parallel off"),
+    # ZeRO-1 as Megatron-Core's distributed optimizer at tp 2 with sequence parallelism (the
+    # native default) and interleaving: Megatron-LM alone writes it (docs/launch.md).
+    ("zero1_tp2_sp_interleaved", "--exhaustive --estimator native --node_type H100-SXM "
+     "--num_node 2 --gpu_per_node 8 --type llama3_8B --custom_gbs 64 --dp_method zero1 --tp 2 "
+     "--pp 4 --dp 2 --mbs 1 --virtual_stages 2"),
     ("fsdp_gqa", "--exhaustive --estimator native --node_type H100-SXM --num_node 4 "
      "--gpu_per_node 8 --type llama3_8B --custom_gbs 256 --dp_method fsdp --tp 1 --pp 1 --dp 32 "
      "--mbs 1"),
@@ -70,7 +80,7 @@ PLANS = [
      "--mbs 1 --recompute full"),
     ("v100_fp16", "--exhaustive --estimator native --node_type V100-32GB --num_node 4 "
      "--gpu_per_node 8 --type llama2_7B --custom_gbs 128 --dp_method zero1 --tp 2 --pp 2 --dp 8 "
-     "--mbs 1 --recompute full"),
+     "--mbs 1 --recompute full --sequence_parallel off"),
 ]
 
 PRELUDE = r'''

@@ -470,8 +470,9 @@ TEST_CASE("a plan estimated with a fused loss is not written for a framework who
     std::sort(refused.begin(), refused.end());
     return refused;
   };
+  // Megatron-LM runs this native zero1 plan with its distributed optimizer: refused too.
   CHECK(refused_for_loss(launch_choice(lp)) ==
-        std::vector<std::string>{"deepspeed", "megatron_deepspeed"});
+        std::vector<std::string>{"deepspeed", "megatron_deepspeed", "megatron_lm"});
   // Without it the same ZeRO-1 plan is written for DeepSpeed and Megatron-DeepSpeed, and the
   // dp plan for Megatron-LM, which the fused loss refuses too.
   const LaunchChoice plain = launch_choice(make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4}));
@@ -566,6 +567,233 @@ TEST_CASE("a ZeRO-3 plan with tp > 1 runs under Megatron-DeepSpeed", "[launch][z
   CHECK(args.find("--zero-stage 3") != std::string::npos);
 }
 
+TEST_CASE("Megatron's sequence parallelism is written only where the framework sums the norm "
+          "gradients over tp",
+          "[launch][zero3][sp]") {
+  // A native zero3 plan at tp 2 (32 GPUs: tp 2 x dp 16, pp 1), its estimate with sequence
+  // parallelism (--sequence_parallel on, the default): Megatron-DeepSpeed under --deepspeed
+  // never sums the norm weights' gradients over tp (megatron/training.py train_step calls
+  // optimizer.reduce_model_grads only without --deepspeed; DeepSpeed ZeRO ignores the
+  // parameters' sequence_parallel attribute), so no Megatron-DeepSpeed files, at any ZeRO stage.
+  LaunchPlan lp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
+  lp.point.method = DpMethod::zero3;
+  lp.point.tp = 2;
+  lp.point.pp = 1;
+  lp.point.dp = 16;
+  lp.point.num_micro_batches = 64 / 16;
+  lp.estimate.partition = {42};
+  NativeSettings settings; // sequence_parallel on
+  const EstimateContext on = with_native_settings(*lp.ctx, settings);
+  lp.ctx = &on;
+  const auto md_refusal = [&] {
+    for (const auto& [target, why] : launch_choice(lp).refused) {
+      if (target == "megatron_deepspeed") return why;
+    }
+    return std::string();
+  };
+  const std::string why = md_refusal();
+  CHECK(why == "no Megatron-DeepSpeed files: the plan assumes Megatron's sequence parallelism "
+               "(tp 2), whose norm-weight gradients Megatron-DeepSpeed sums over tp only without "
+               "--deepspeed (megatron/training.py train_step, optimizer.reduce_model_grads) and "
+               "DeepSpeed's ZeRO never does, so the tp ranks' norm weights would drift apart; "
+               "plan with --sequence_parallel off");
+  CHECK(launch_choice(lp).written == std::vector<std::string>{"deepspeed"});
+  // ds_config.json alone is no launcher: one line, exit 2 (InputError), every reason in it.
+  CHECK_THROWS_AS(launch_files(lp), InputError);
+  CHECK_THROWS_WITH(launch_files(lp),
+                    Catch::StartsWith("cannot emit: no framework can run this plan: ") &&
+                        Catch::Contains(why) && !Catch::Contains("\n"));
+  // The same at ZeRO-1 and ZeRO-2 (pp 1), and not at tp 1, where there is no sequence split.
+  for (const DpMethod m : {DpMethod::zero1, DpMethod::zero2}) {
+    lp.point.method = m;
+    CHECK(md_refusal() == why);
+  }
+  lp.point.method = DpMethod::zero3;
+  lp.point.tp = 1;
+  lp.point.dp = 32;
+  lp.point.num_micro_batches = 2;
+  CHECK(md_refusal().empty());
+  // Estimated without it (--sequence_parallel off: activations not split over tp, all-reduces
+  // instead of all-gathers and reduce-scatters): written, and the file runs without it.
+  lp.point.tp = 2;
+  lp.point.dp = 16;
+  lp.point.num_micro_batches = 4;
+  settings.sequence_parallel = false;
+  const EstimateContext off = with_native_settings(*lp.ctx, settings);
+  lp.ctx = &off;
+  CHECK(launch_choice(lp).written == std::vector<std::string>{"deepspeed", "megatron_deepspeed"});
+  const std::string args = file(launch_files(lp), "megatron_deepspeed_args.sh").text;
+  CHECK(args.find("  --tensor-model-parallel-size 2\n  --pipeline-model-parallel-size 1\n  "
+                  "--no-pipeline-parallel\n") != std::string::npos);
+  CHECK(args.find("  --zero-stage 3\n") != std::string::npos);
+  CHECK(args.find("--sequence-parallel") == std::string::npos);
+}
+
+TEST_CASE("FSDP at tp > 1: Megatron-LM and torchtitan split the sequence as estimated",
+          "[launch][sp]") {
+  // The same 32 GPUs as fsdp. Megatron-LM sums the sequence-parallel norms' gradients over tp in
+  // finalize_model_grads (_allreduce_non_tensor_model_parallel_grads, FSDP2's DTensor grads
+  // unsharded first; megatron/core/distributed/finalize_model_grads.py at d98e8a64) and takes
+  // --sequence-parallel as estimated; torchtitan v0.2.2 always splits (SequenceParallel on the
+  // norms in apply_tp; DTensor sums the replicated weights' gradients).
+  LaunchPlan lp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
+  lp.point.method = DpMethod::fsdp;
+  lp.point.tp = 2;
+  lp.point.pp = 1;
+  lp.point.dp = 16;
+  lp.point.num_micro_batches = 64 / 16;
+  lp.estimate.partition = {42};
+  NativeSettings settings;
+  const EstimateContext on = with_native_settings(*lp.ctx, settings);
+  lp.ctx = &on;
+  CHECK(launch_choice(lp).written == std::vector<std::string>{"megatron_lm", "torchtitan"});
+  auto files = launch_files(lp);
+  CHECK(file(files, "megatron_lm_args.sh").text.find("  --sequence-parallel\n") != std::string::npos);
+  CHECK(file(files, "torchtitan.toml").text.find("tensor_parallel_degree = 2\n") != std::string::npos);
+  settings.sequence_parallel = false;
+  const EstimateContext off = with_native_settings(*lp.ctx, settings);
+  lp.ctx = &off;
+  const LaunchChoice c = launch_choice(lp);
+  CHECK(c.written == std::vector<std::string>{"megatron_lm"});
+  REQUIRE(c.refused.size() == 3); // also deepspeed and megatron_deepspeed (no ZeRO method)
+  bool said = false;
+  for (const auto& [target, why] : c.refused) {
+    said = said || (target == "torchtitan" &&
+                    why == "no torchtitan files: torchtitan v0.2.2 always runs sequence "
+                           "parallelism at tp > 1 (SequenceParallel on the norms, apply_tp in "
+                           "torchtitan/models/llama3/infra/parallelize.py), and the plan was "
+                           "estimated without it (--sequence_parallel off, tp 2); plan with "
+                           "--sequence_parallel on");
+  }
+  CHECK(said);
+  files = launch_files(lp);
+  CHECK(file(files, "megatron_lm_args.sh").text.find("--sequence-parallel") == std::string::npos);
+}
+
+TEST_CASE("zero1 at tp > 1 runs as Megatron-LM's distributed optimizer, sequence-parallel or not",
+          "[launch][zero1][sp]") {
+  // A native zero1 plan at tp 2 (32 GPUs: tp 2 x dp 16, pp 1). ZeRO-1 is Megatron-Core's
+  // distributed optimizer (--use-distributed-optimizer: fp32 master weights and Adam's states
+  // / dp, gradients reduce-scattered, parameters all-gathered), and Megatron-LM sums the
+  // sequence-parallel norm gradients over tp itself (finalize_model_grads,
+  // _allreduce_non_tensor_model_parallel_grads at d98e8a64): written with --sequence-parallel,
+  // and with the estimate's bf16 gradients (--grad-reduce-in-bf16; DeepSpeed's 2 bytes).
+  LaunchPlan lp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
+  lp.point.tp = 2;
+  lp.point.pp = 1;
+  lp.point.dp = 16;
+  lp.point.num_micro_batches = 64 / 16;
+  lp.estimate.partition = {42};
+  NativeSettings settings; // sequence_parallel on, grad_reduce_fp32 unset
+  const EstimateContext on = with_native_settings(*lp.ctx, settings);
+  lp.ctx = &on;
+  CHECK(launch_choice(lp).written == std::vector<std::string>{"deepspeed", "megatron_lm"});
+  auto files = launch_files(lp);
+  std::string args = file(files, "megatron_lm_args.sh").text;
+  CHECK(args.find("\n  --tensor-model-parallel-size 2\n  --pipeline-model-parallel-size 1\n  "
+                  "--use-distributed-optimizer\n  --num-layers 40\n") != std::string::npos);
+  CHECK(args.find("\n  --sequence-parallel\n  --grad-reduce-in-bf16\n  --lr ") != std::string::npos);
+  CHECK(args.find("--overlap-grad-reduce") == std::string::npos);
+  CHECK(args.find("--accumulate-allreduce-grads-in-fp32") == std::string::npos);
+  CHECK(args.find("--use-torch-fsdp2") == std::string::npos);
+  for (const auto& f : flags_in(args)) {
+    INFO(f);
+    CHECK(documented_argument("Megatron-LM", f));
+  }
+  CHECK(file(files, "launch_megatron_lm.sh").text.find("export CUDA_DEVICE_MAX_CONNECTIONS=1") !=
+        std::string::npos);
+  // --grad_reduce_fp32 off: the same bf16 reduction; --overlap_grad_reduce on: overlapped.
+  settings.grad_reduce_fp32 = false;
+  settings.overlap_grad_reduce = true;
+  const EstimateContext off16 = with_native_settings(*lp.ctx, settings);
+  lp.ctx = &off16;
+  args = file(launch_files(lp), "megatron_lm_args.sh").text;
+  CHECK(args.find("\n  --sequence-parallel\n  --overlap-grad-reduce\n  --grad-reduce-in-bf16\n") !=
+        std::string::npos);
+  CHECK(args.find("--overlap-param-gather") == std::string::npos);
+  // Estimated without sequence parallelism: Megatron-DeepSpeed too, and no --sequence-parallel.
+  settings = NativeSettings{};
+  settings.sequence_parallel = false;
+  const EstimateContext off = with_native_settings(*lp.ctx, settings);
+  lp.ctx = &off;
+  CHECK(launch_choice(lp).written ==
+        std::vector<std::string>{"deepspeed", "megatron_deepspeed", "megatron_lm"});
+  args = file(launch_files(lp), "megatron_lm_args.sh").text;
+  CHECK(args.find("--sequence-parallel") == std::string::npos);
+  CHECK(args.find("\n  --use-distributed-optimizer\n") != std::string::npos);
+  CHECK(args.find("\n  --grad-reduce-in-bf16\n") != std::string::npos);
+}
+
+TEST_CASE("an interleaved zero1 plan is written for Megatron-LM", "[launch][zero1]") {
+  // DeepSpeed's pipeline engine has no interleaved 1F1B; Megatron-LM runs it with the
+  // distributed optimizer.
+  LaunchPlan lp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
+  lp.point.virtual_stages = 5; // 40 layers in 8 x 5 chunks of one layer
+  const EstimateContext native = with_native_settings(*lp.ctx, NativeSettings{});
+  lp.ctx = &native;
+  const LaunchChoice c = launch_choice(lp);
+  CHECK(c.written == std::vector<std::string>{"megatron_lm"});
+  const std::string args = file(launch_files(lp), "megatron_lm_args.sh").text;
+  CHECK(args.find("\n  --tensor-model-parallel-size 1\n  --pipeline-model-parallel-size 8\n  "
+                  "--use-distributed-optimizer\n") != std::string::npos);
+  CHECK(args.find("\n  --num-virtual-stages-per-pipeline-rank 5\n") != std::string::npos);
+  CHECK(args.find("\n  --grad-reduce-in-bf16\n") != std::string::npos);
+  CHECK(args.find("--sequence-parallel") == std::string::npos); // tp 1
+}
+
+TEST_CASE("zero1 plans Megatron-LM's distributed optimizer does not run as estimated",
+          "[launch][zero1]") {
+  LaunchPlan lp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
+  const auto refusal = [&] {
+    for (const auto& [target, why] : launch_choice(lp).refused) {
+      if (target == "megatron_lm") return why;
+    }
+    return std::string();
+  };
+  // The zerosearch estimator's zero1 is DeepSpeed's measured profiles.
+  CHECK(refusal() == "no Megatron-LM files: zero1 was estimated from DeepSpeed's measured "
+                     "profiles (--estimator zerosearch); Megatron-DeepSpeed runs it");
+  NativeSettings settings;
+  settings.grad_reduce_fp32 = true;
+  const EstimateContext fp32 = with_native_settings(*lp.ctx, settings);
+  lp.ctx = &fp32;
+  // DeepSpeed's 2-byte gradients beside an fp32 reduction: Megatron-LM's buffer would be fp32.
+  CHECK(refusal() == "no Megatron-LM files: the plan was estimated with --grad_reduce_fp32 on "
+                     "and zero1's 16-bit gradients (DeepSpeed keeps 2 bytes), and Megatron-LM "
+                     "keeps its gradient buffer in the reduction's dtype (4 bytes: "
+                     "param_and_grad_buffer.py); plan zero1 with --grad_reduce_fp32 off or "
+                     "unset, or Megatron-DeepSpeed runs it");
+  CHECK(launch_choice(lp).written == std::vector<std::string>{"deepspeed", "megatron_deepspeed"});
+  settings.grad_reduce_fp32.reset();
+  settings.grad_accum_fp32 = true;
+  const EstimateContext bf16_optimizer = with_native_settings(*lp.ctx, settings);
+  lp.ctx = &bf16_optimizer;
+  CHECK(refusal().find("DeepSpeed's BF16_Optimizer") != std::string::npos);
+  settings.grad_accum_fp32 = false;
+  const EstimateContext plain = with_native_settings(*lp.ctx, settings);
+  lp.ctx = &plain;
+  CHECK(refusal().empty());
+  lp.point.offload = Offload::optimizer;
+  CHECK(refusal() == "no Megatron-LM files: the plan was estimated with DeepSpeed's ZeRO-Offload "
+                     "(--offload optimizer: DeepSpeedCPUAdam on the host); Megatron-DeepSpeed "
+                     "runs it");
+  lp.point.offload = Offload::none;
+  // The other refusals stay: pure 16-bit training (no bf16 main parameters in Megatron-LM).
+  settings.master_weights = false;
+  const EstimateContext pure = with_native_settings(*lp.ctx, settings);
+  lp.ctx = &pure;
+  CHECK(refusal().find("--use-precision-aware-optimizer") != std::string::npos);
+  // ZeRO-2 and ZeRO-3 stay DeepSpeed's.
+  lp.ctx = &plain;
+  lp.point.method = DpMethod::zero2;
+  lp.point.pp = 1;
+  lp.point.dp = 32;
+  lp.point.num_micro_batches = 2;
+  lp.estimate.partition = {42};
+  CHECK(refusal() == "no Megatron-LM files: zero2 is a DeepSpeed ZeRO method (Megatron-DeepSpeed "
+                     "runs it)");
+}
+
 TEST_CASE("plans a framework rejects get one-line errors naming the rule", "[launch]") {
   LaunchPlan lp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
   lp.point.method = DpMethod::zero2;
@@ -642,7 +870,11 @@ TEST_CASE("context parallelism reaches the frameworks that run it", "[launch][cp
   CHECK(documented_argument("Megatron-DeepSpeed", "--ds-sequence-parallel-size"));
   lp.point.cp_comm = CpComm::ring;
   LaunchChoice c = launch_choice(lp);
-  CHECK(c.written == std::vector<std::string>{"deepspeed"});
+  // Megatron-LM runs the ring (and zero1 as its distributed optimizer, sharded over dp x cp).
+  CHECK(c.written == std::vector<std::string>{"deepspeed", "megatron_lm"});
+  CHECK(has(file(launch_files(lp), "megatron_lm_args.sh").text,
+            "--context-parallel-size 2\n  --cp-comm-type p2p\n"));
+  CHECK(has(file(launch_files(lp), "megatron_lm_args.sh").text, "\n  --use-distributed-optimizer\n"));
   REQUIRE_FALSE(c.refused.empty());
   bool said = false;
   for (const auto& [target, why] : c.refused) {

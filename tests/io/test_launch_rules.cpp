@@ -841,6 +841,15 @@ TEST_CASE("MoE: the flex dispatcher reaches Megatron-LM as --moe-token-dispatche
                  "--moe-token-dispatcher-type alltoall"));
 }
 
+namespace {
+/// Every writer's refusal of `lp`, one a line.
+std::string refusals(const LaunchPlan& lp) {
+  std::string out;
+  for (const auto& [target, why] : launch_choice(lp).refused) out += why + "\n";
+  return out;
+}
+} // namespace
+
 TEST_CASE("pipeline layout: Megatron-LM gets the plan's --pipeline_layout as given, the other "
           "frameworks refuse it (issue 27)",
           "[launch][rules]") {
@@ -866,12 +875,15 @@ TEST_CASE("pipeline layout: Megatron-LM gets the plan's --pipeline_layout as giv
       std::make_shared<const PipelineLayout>(parse_pipeline_layout("Et*4|(t*4|)*14tL"));
   CHECK_FALSE(contains(text_of(launch_files(t->lp), "megatron_lm_args.sh"), "--mtp-num-layers"));
   // DeepSpeed's pipeline engine and torchtitan's split points cannot place it.
+  // zero1 is Megatron-LM's distributed optimizer, which takes the layout (docs/launch.md).
   t->lp.point.method = DpMethod::zero1;
-  CHECK_THROWS_WITH(launch_files(t->lp),
-                    Catch::Contains("no DeepSpeed config: the plan was estimated with "
-                                    "--pipeline_layout 'Et*4|(t*4|)*14tL'") &&
-                        Catch::Contains("no Megatron-DeepSpeed files: the plan was estimated "
-                                        "with --pipeline_layout"));
+  CHECK(launch_choice(t->lp).written == std::vector<std::string>{"megatron_lm"});
+  CHECK(contains(refusals(t->lp), "no DeepSpeed config: the plan was estimated with "
+                                  "--pipeline_layout 'Et*4|(t*4|)*14tL'"));
+  CHECK(contains(refusals(t->lp), "no Megatron-DeepSpeed files: the plan was estimated with "
+                                  "--pipeline_layout"));
+  CHECK(contains(text_of(launch_files(t->lp), "megatron_lm_args.sh"),
+                 "--use-distributed-optimizer\n"));
   t->lp.point.method = DpMethod::fsdp;
   CHECK_THROWS_WITH(launch_files(t->lp),
                     Catch::Contains("no torchtitan files: the plan was estimated with "
@@ -898,12 +910,13 @@ TEST_CASE("recompute modules: Megatron-LM gets the plan's --recompute-modules, t
   t->lp.point.recompute = Recompute::full;
   CHECK_FALSE(contains(args(), "--recompute-modules"));
   t->lp.point.recompute = Recompute::selective;
-  t->lp.point.method = DpMethod::zero1;
-  CHECK_THROWS_WITH(launch_files(t->lp),
-                    Catch::Contains("no DeepSpeed config: the plan was estimated with "
-                                    "--recompute_modules layernorm,mla_up_proj") &&
-                        Catch::Contains("no Megatron-DeepSpeed files: the plan was estimated "
-                                        "with --recompute_modules"));
+  t->lp.point.method = DpMethod::zero1; // Megatron-LM's distributed optimizer takes the list
+  CHECK(launch_choice(t->lp).written == std::vector<std::string>{"megatron_lm"});
+  CHECK(contains(refusals(t->lp), "no DeepSpeed config: the plan was estimated with "
+                                  "--recompute_modules layernorm,mla_up_proj"));
+  CHECK(contains(refusals(t->lp), "no Megatron-DeepSpeed files: the plan was estimated with "
+                                  "--recompute_modules"));
+  CHECK(contains(args(), "--recompute-modules layernorm mla_up_proj\n"));
   t->lp.point.method = DpMethod::fsdp;
   CHECK_THROWS_WITH(launch_files(t->lp),
                     Catch::Contains("no torchtitan files: the plan was estimated with "

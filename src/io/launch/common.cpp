@@ -233,8 +233,8 @@ std::string megatron_master_weights_refusal(const Facts& f) {
          "training: no fp32 master weights, Adam's moments in 16 bits); Megatron-LM lowers them "
          "only with --use-precision-aware-optimizer, which runs with the distributed optimizer "
          "alone ('--use-precision-aware-optimizer only supported with distributed optimizer', "
-         "megatron/core/optimizer/__init__.py at d98e8a64), not with the dp and fsdp methods "
-         "written here, and whose --main-params-dtype takes fp32 or fp16, not bf16 "
+         "megatron/core/optimizer/__init__.py at d98e8a64: zero1's, not dp's or fsdp's), and "
+         "whose --main-params-dtype takes fp32 or fp16, not bf16 "
          "(megatron/training/arguments.py); estimate it with --master_weights on";
 }
 

@@ -18,6 +18,36 @@ std::vector<int> pipeline_partition_of(const std::vector<int>& transformer) {
 
 namespace {
 
+// Megatron's sequence parallelism (--sequence-parallel, tp > 1) splits the norms' inputs over
+// the tp ranks' sequence slices, so each rank's gradient of a norm weight (and of a
+// row-parallel bias) is a partial sum that must be summed over tp: the parameters carry
+// `sequence_parallel = True` (megatron/model/fused_layer_norm.py, rmsnorm.py) and
+// MegatronOptimizer.allreduce_layernorm_grads does the sum (megatron/optimizer/optimizer.py
+// 257-277). Under --deepspeed that optimizer is not used: megatron/training.py train_step
+// calls optimizer.reduce_model_grads only `if not args.deepspeed` (731-732; DeepSpeed's
+// pipeline engine, train_batch, bypasses it too), and DeepSpeed never reads the attribute:
+// ZeRO 1/2 reduce gradients over the data-parallel group, and ZeRO-3 reduce-scatters each
+// gradient over its partition group in a gradient hook and frees param.grad
+// (deepspeed/runtime/zero/stage3.py create_reduce_and_remove_grad_hooks, 0.19.6 edaa7221), so
+// no later tp sum is possible either. Read at microsoft/Megatron-DeepSpeed f4157bea and
+// deepspeedai/Megatron-DeepSpeed 4efb479d (whose only later change, PR #468, tags
+// torch.nn.LayerNorm's weight with the same attribute). The tp ranks' norm weights drift apart:
+// Megatron-DeepSpeed issues #170 ("Does DeepSpeed work with sequence parallel?": "Not.") and
+// #223 (LayerNorm weights differ between tp ranks of a --sequence-parallel checkpoint).
+// Every ZeRO stage, so no file is written for a plan that assumed it (docs/launch.md).
+std::string sequence_parallel_refusal(const Facts& f) {
+  const NativeSettings* st = native_settings(f);
+  if (st == nullptr || !st->sequence_parallel || f.p.tp <= 1) {
+    return {};
+  }
+  return fmt::format("no Megatron-DeepSpeed files: the plan assumes Megatron's sequence "
+                     "parallelism (tp {}), whose norm-weight gradients Megatron-DeepSpeed sums "
+                     "over tp only without --deepspeed (megatron/training.py train_step, "
+                     "optimizer.reduce_model_grads) and DeepSpeed's ZeRO never does, so the tp "
+                     "ranks' norm weights would drift apart; plan with --sequence_parallel off",
+                     f.p.tp);
+}
+
 std::string refusal(const Facts& f) {
   if (f.p.pp > 1 && is_split_schedule(f.p.schedule)) {
     return fmt::format("no Megatron-DeepSpeed files: DeepSpeed's pipeline engine runs its own 1F1B (TrainSchedule in deepspeed/runtime/pipe/schedule.py), not the {} schedule",
@@ -77,6 +107,9 @@ std::string refusal(const Facts& f) {
              "--sequence-parallel (megatron/arguments.py), and the plan has both (tp > 1); plan "
              "with --sequence_parallel off";
     }
+  }
+  if (std::string why = sequence_parallel_refusal(f); !why.empty()) {
+    return why;
   }
   const ModelSpec& m = f.model;
   if (m.qkv_bias && !m.mlp_bias) {
@@ -200,7 +233,7 @@ Args args(const Facts& f) {
   a.add("--data-impl", "mmap");
   a.add("--split", "949,50,1");
   recompute_args(a, f, true);
-  sequence_parallel_arg(a, f);
+  // No --sequence-parallel: a plan that assumed it is refused (sequence_parallel_refusal).
   a.add("--optimizer", "adam");
   training_args(a);
   a.add("--deepspeed");

@@ -23,6 +23,39 @@ std::string interleaved_layout(const Facts& f) {
   return megatron_layout(entries);
 }
 
+/// zero1 is ZeRO-1 memory (fp32 master weights and Adam's moments / dp, gradients whole,
+/// reduce-scattered, the parameters all-gathered after the step: docs/native.md §3, §4), which
+/// Megatron-Core's distributed optimizer runs (--use-distributed-optimizer: DistributedOptimizer
+/// shards the fp32 main parameters and states over the data-parallel group, and the gradient
+/// buffer is reduce-scattered and the parameters all-gathered, param_and_grad_buffer.py at
+/// d98e8a64). Why it cannot run a zero1 plan as estimated; empty when it can.
+std::string distributed_optimizer_refusal(const Facts& f) {
+  const NativeSettings* st = native_settings(f);
+  if (st == nullptr) {
+    return "no Megatron-LM files: zero1 was estimated from DeepSpeed's measured profiles "
+           "(--estimator zerosearch); Megatron-DeepSpeed runs it";
+  }
+  if (f.p.offload != Offload::none) {
+    return fmt::format("no Megatron-LM files: the plan was estimated with DeepSpeed's ZeRO-Offload "
+                       "(--offload {}: DeepSpeedCPUAdam on the host); Megatron-DeepSpeed runs it",
+                       to_string(f.p.offload));
+  }
+  if (st->grad_accum_fp32) {
+    return "no Megatron-LM files: the plan was estimated with DeepSpeed's BF16_Optimizer "
+           "(--grad_accum_fp32 on: fp32 accumulation buffers beside the bf16 gradients, "
+           "all-reduced); Megatron-DeepSpeed runs it";
+  }
+  if (st->grad_reduce_fp32.value_or(false) && f.precision != Precision::fp32) {
+    // megatron/core/distributed/param_and_grad_buffer.py group_params_for_buffers (d98e8a64):
+    // grad_dtype = torch.float if grad_reduce_in_fp32 else param.dtype.
+    return "no Megatron-LM files: the plan was estimated with --grad_reduce_fp32 on and zero1's "
+           "16-bit gradients (DeepSpeed keeps 2 bytes), and Megatron-LM keeps its gradient "
+           "buffer in the reduction's dtype (4 bytes: param_and_grad_buffer.py); plan zero1 "
+           "with --grad_reduce_fp32 off or unset, or Megatron-DeepSpeed runs it";
+  }
+  return {};
+}
+
 std::string refusal(const Facts& f) {
   if (f.p.cp > 1 && f.p.cp_comm == CpComm::torch_allgather) {
     return fmt::format("no Megatron-LM files: cp {} torch_allgather is PyTorch's context_parallel "
@@ -38,9 +71,14 @@ std::string refusal(const Facts& f) {
     if (std::string why = megatron_master_weights_refusal(f); !why.empty()) return why;
     return fused_loss_refusal(f, "Megatron-LM");
   case DpLaunchKind::deepspeed_zero:
-    return fmt::format("no Megatron-LM files: {} is a DeepSpeed ZeRO method (Megatron-DeepSpeed "
-                       "runs it)",
-                       to_string(f.p.method));
+    if (f.launch.zero_stage != 1) {
+      return fmt::format("no Megatron-LM files: {} is a DeepSpeed ZeRO method (Megatron-DeepSpeed "
+                         "runs it)",
+                         to_string(f.p.method));
+    }
+    if (std::string why = distributed_optimizer_refusal(f); !why.empty()) return why;
+    if (std::string why = megatron_master_weights_refusal(f); !why.empty()) return why;
+    return fused_loss_refusal(f, "Megatron-LM");
   case DpLaunchKind::fsdp:
     // megatron/training/arguments.py:1031-1049 (d98e8a64), validate_args.
     if (f.p.pp > 1) {
@@ -211,7 +249,10 @@ Args args(const Facts& f) {
     // arguments.py:1040-1041: FSDP2 rejects gradient accumulation fusion.
     a.add("--no-gradient-accumulation-fusion");
     break;
-  case DpLaunchKind::deepspeed_zero: break; // refused above
+  case DpLaunchKind::deepspeed_zero:
+    // zero1 alone (refusal): ZeRO-1 as Megatron-Core's distributed optimizer.
+    a.add("--use-distributed-optimizer");
+    break;
   }
   model_shape(a, f);
   a.add("--micro-batch-size", f.p.mbs);
@@ -257,18 +298,23 @@ Args args(const Facts& f) {
     }
   }
   sequence_parallel_arg(a, f);
-  if (f.launch.kind == DpLaunchKind::replicate && overlap_grad_reduce(f)) {
+  if (f.launch.kind != DpLaunchKind::fsdp && overlap_grad_reduce(f)) {
+    // dp and zero1 (the reduce-scatter of the distributed optimizer); no
+    // --overlap-param-gather: the estimate charges the all-gather after the step.
     a.add("--overlap-grad-reduce");
   }
   // --grad_reduce_fp32: on is Megatron-LM's own with bf16 (arguments.py switches
   // accumulate_allreduce_grads_in_fp32 on), off reduces in bf16 (--grad-reduce-in-bf16); with
-  // fp16 the fp32 reduction is --accumulate-allreduce-grads-in-fp32.
-  if (const std::optional<bool> fp32 = grad_reduce_fp32(f)) {
-    if (*fp32) {
-      a.add("--accumulate-allreduce-grads-in-fp32");
-    } else if (f.precision == Precision::bf16) {
-      a.add("--grad-reduce-in-bf16");
-    }
+  // fp16 the fp32 reduction is --accumulate-allreduce-grads-in-fp32. zero1 was estimated with
+  // DeepSpeed's 16-bit gradients, kept and reduced in bf16 (docs/native.md §4): unset, the
+  // files keep them so (--grad-reduce-in-bf16: a bf16 gradient buffer, param_and_grad_buffer.py
+  // group_params_for_buffers at d98e8a64); on is refused for zero1 (refusal).
+  const std::optional<bool> fp32 = grad_reduce_fp32(f);
+  if (fp32.value_or(false)) {
+    a.add("--accumulate-allreduce-grads-in-fp32");
+  } else if (f.precision == Precision::bf16 &&
+             (fp32.has_value() || f.launch.kind == DpLaunchKind::deepspeed_zero)) {
+    a.add("--grad-reduce-in-bf16");
   }
   // The estimate hid the tp collectives behind the GEMMs (--tp_comm_overlap on): Megatron-LM
   // runs them with Transformer Engine's userbuffers (needs --sequence-parallel).
@@ -342,6 +388,18 @@ void files(const Facts& f, Output& out) {
   }
   if (f.launch.kind == DpLaunchKind::replicate && f.p.dp > 1) {
     extra += "# Plain data parallelism: no --use-distributed-optimizer (that would be ZeRO-1-like).\n";
+  }
+  if (f.launch.kind == DpLaunchKind::deepspeed_zero) {
+    extra += "# zero1 as Megatron-Core's distributed optimizer: fp32 master weights and Adam "
+             "states sharded over dp,\n# gradients reduce-scattered, parameters all-gathered "
+             "after the step (ZeRO-1 memory).\n";
+    out.notes.push_back(
+        "zero1 runs as Megatron-LM's --use-distributed-optimizer (ZeRO-1 memory). The estimate "
+        "charged DeepSpeed's gradient-accumulation adds (autograd's AccumulateGrad into the "
+        "16-bit .grad, (m - 1) per step), which Megatron-LM does inside the weight-gradient "
+        "GEMM: its step can be that much faster. Gradients stay bf16 as estimated "
+        "(--grad-reduce-in-bf16 with bf16), where Megatron-LM's own bf16 default keeps and "
+        "reduces them in fp32.");
   }
   if (f.model.sliding_window > 0) {
     out.notes.push_back(fmt::format("{} uses sliding-window attention ({} tokens); the files "

@@ -239,6 +239,18 @@ std::string refusal(const Facts& f) {
     break;
   case DpLaunchKind::fsdp: break;
   }
+  if (const NativeSettings* st = native_settings(f);
+      st != nullptr && !st->sequence_parallel && f.p.tp > 1) {
+    // torchtitan v0.2.2's apply_tp always puts SequenceParallel() on the norms (llama3:
+    // torchtitan/models/llama3/infra/parallelize.py 181, 219, 233; deepseek_v3 and qwen3 the
+    // same), with no switch; main (b5bcd76) has parallelism.enable_sequence_parallel.
+    return fmt::format("no torchtitan files: torchtitan v0.2.2 always runs sequence parallelism "
+                       "at tp > 1 (SequenceParallel on the norms, apply_tp in "
+                       "torchtitan/models/llama3/infra/parallelize.py), and the plan was "
+                       "estimated without it (--sequence_parallel off, tp {}); plan with "
+                       "--sequence_parallel on",
+                       f.p.tp);
+  }
   if (f.p.cp > 1 && f.p.cp_comm == CpComm::a2a) {
     return fmt::format("no torchtitan files: torchtitan's context parallelism is ring attention "
                        "(PyTorch's context_parallel), not DeepSpeed-Ulysses all-to-alls (cp {} "
