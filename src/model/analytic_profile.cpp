@@ -446,6 +446,37 @@ double tp_overlap_exposed_s(double comm_s, double gemm_s, int t) noexcept {
   return first + std::max(0.0, comm_s - first - gemm_s);
 }
 
+TpCollectiveBytes tp_collective_bytes(Dtype dtype, Fp8Recipe recipe, bool sequence_parallel,
+                                      double elem) noexcept {
+  // Transformer Engine (v2.2 on; NVIDIA/TransformerEngine@d0067d0): linear.py,
+  // layernorm_linear.py and layernorm_mlp.py quantize the column-parallel input before
+  // gather_along_first_dim(..., quantizer=input_quantizer), and base.py grad_output_preprocess
+  // gathers the row-parallel output gradient with its quantizer; distributed.py
+  // gather_along_first_dim all-gathers the fp8 data of delayed and current scaling (and MXFP8
+  // with its scales). The reduce-scatters of the row-parallel output and of the
+  // column-parallel input gradient take the 16-bit GEMM outputs, and without sequence
+  // parallelism the all-reduce of the row-parallel output is 16-bit too. With userbuffers
+  // (--tp-comm-overlap) base.py initialize_ub gives fp8 buffers to the all-gather layers only
+  // (qkv_fprop, fc1_fprop, proj_dgrad, fc2_dgrad, qkv_dgrad, fc1_dgrad; a reduce-scatter only
+  // where a config asks fp8_buf on a pipeline layer). torchao's Float8ColwiseParallel casts
+  // before its all-gather and Float8RowwiseParallel reduce-scatters the 16-bit output
+  // (torchao/float8/float8_tensor_parallel.py @36027d8).
+  TpCollectiveBytes b{elem, elem};
+  if (sequence_parallel && dtype == Dtype::fp8 && recipe == Fp8Recipe::tensorwise) {
+    b.gather = 1.0;
+  }
+  return b;
+}
+
+[[gnu::noinline]] double tp_collective_pair_s(const CollectiveFit& c, int n, double elements,
+                                              TpCollectiveBytes bytes) noexcept {
+  if (bytes.gather == bytes.reduce) {
+    return allreduce_s(c, n, bytes.gather * elements);
+  }
+  return 0.5 * allreduce_s(c, n, bytes.gather * elements) +
+         0.5 * allreduce_s(c, n, bytes.reduce * elements);
+}
+
 int softmax_batch_per_block(int key_len) noexcept {
   int log2 = 0;
   while ((1 << log2) < key_len) ++log2;
@@ -751,8 +782,14 @@ AnalyticLayerTimes analytic_layer_times(const ModelSpec& model, const GpuSpec& g
   if (st.tp > 1) {
     if (const CollectiveFit* cf = collective_for(c.tp_allreduce, st.tp)) {
       // One all-reduce (or all-gather + reduce-scatter) beside attention's GEMMs, one beside
-      // the MLP's.
-      const double one = allreduce_s(*cf, st.tp, elem * tokens * x.h);
+      // the MLP's; tensorwise fp8 all-gathers its fp8 copy (tp_collective_bytes).
+      // (The 16-bit all-reduce written out, the fp8 pair out of line: the search's hot path.)
+      const double one =
+          st.dtype == Dtype::fp8
+              ? tp_collective_pair_s(
+                    *cf, st.tp, tokens * x.h,
+                    tp_collective_bytes(st.dtype, st.fp8_recipe, st.sequence_parallel, elem))
+              : allreduce_s(*cf, st.tp, elem * tokens * x.h);
       tp_comm = 2 * one;
       tp_comm_bwd = tp_comm;
       if (st.tp_comm_overlap) {

@@ -592,6 +592,45 @@ TEST_CASE("overlapped tp collectives hide all but their first chunk", "[analytic
   CHECK(tp_overlap_exposed_s(80e-6, 100e-6, 1) == Approx(80e-6));
 }
 
+TEST_CASE("tensorwise fp8 all-gathers its fp8 copy, reduce-scatters 16 bits", "[analytic]") {
+  // Sequence parallelism: the all-gather moves the fp8 copy (1 byte), the reduce-scatter the
+  // bf16 GEMM output (2); without it one bf16 all-reduce; rowwise and bf16 move 2 both ways.
+  const TpCollectiveBytes fp8_sp = tp_collective_bytes(Dtype::fp8, Fp8Recipe::tensorwise, true, 2);
+  CHECK(fp8_sp.gather == 1.0);
+  CHECK(fp8_sp.reduce == 2.0);
+  for (const TpCollectiveBytes b :
+       {tp_collective_bytes(Dtype::fp8, Fp8Recipe::tensorwise, false, 2),
+        tp_collective_bytes(Dtype::fp8, Fp8Recipe::rowwise, true, 2),
+        tp_collective_bytes(Dtype::bf16, Fp8Recipe::tensorwise, true, 2)}) {
+    CHECK(b.gather == 2.0);
+    CHECK(b.reduce == 2.0);
+  }
+  // A ring of 8, 5 us a step, 100 GB/s bus, 1e6 elements per rank.
+  const CollectiveFit cf{5e-6, 100e9};
+  // bf16: all-reduce of 2 MB, 14 steps (70 us) + 2 * 7/8 * 2e6 / 1e11 (35 us).
+  CHECK(tp_collective_pair_s(cf, 8, 1e6, {2.0, 2.0}) == Approx(105e-6));
+  // fp8: all-gather of 1 MB, 7 steps (35 us) + 7/8 * 1e6 / 1e11 (8.75 us), and reduce-scatter
+  // of 2 MB, 35 us + 17.5 us: 96.25 us.
+  CHECK(tp_collective_pair_s(cf, 8, 1e6, fp8_sp) == Approx(96.25e-6));
+
+  // In a layer: llama3_8B, tp 8, 4096 tokens; two pairs forward, two backward.
+  const ModelSpec& m = models().find("llama3_8B");
+  const GpuSpec& h = catalog().gpu("H100-SXM");
+  const AnalyticCalibration c = prior_calibration(h);
+  AnalyticSettings st;
+  st.tp = 8;
+  st.dtype = Dtype::fp8;
+  st.sequence_length = 4096;
+  st.sequence_parallel = true;
+  const CollectiveFit& fit = c.tp_allreduce.at(8);
+  const AnalyticLayerTimes t = analytic_layer_times(m, h, c, st);
+  CHECK(t.tp_comm_forward_s == Approx(2 * tp_collective_pair_s(fit, 8, 4096.0 * 4096, {1, 2})));
+  CHECK(t.tp_comm_backward_s == Approx(t.tp_comm_forward_s));
+  st.dtype = Dtype::bf16;
+  CHECK(analytic_layer_times(m, h, c, st).tp_comm_forward_s ==
+        Approx(2 * tp_collective_pair_s(fit, 8, 4096.0 * 4096, {2, 2})));
+}
+
 TEST_CASE("a layer is never faster than the host issuing its kernels", "[analytic][kernels]") {
   ModelSpec m = gpt3_175b();
   m.architecture = "gpt3";

@@ -367,6 +367,26 @@ inline constexpr double kMisalignedGemmRate = 272.73 / 398.38;
 /// the GEMM's length.
 [[nodiscard]] double tp_overlap_exposed_s(double comm_s, double gemm_s, int t) noexcept;
 
+/// Bytes per element that the tensor-parallel collectives beside a layer's linears move.
+/// Without sequence parallelism one all-reduce of the row-parallel GEMM's 16-bit output, both
+/// fields `elem`. With it an all-gather (`gather`) and a reduce-scatter (`reduce`): tensorwise
+/// fp8 gathers the fp8 copy (1 byte; the forward's norm outputs, the backward's output
+/// gradients) and reduce-scatters the 16-bit GEMM output; rowwise fp8 (torchao, which
+/// torchtitan runs without its float8 tensor parallelism) and 16-bit training move `elem`
+/// bytes both ways. docs/native.md §2, "fp8 tensor-parallel collectives".
+struct TpCollectiveBytes {
+  double gather = 2.0;
+  double reduce = 2.0;
+};
+[[nodiscard]] TpCollectiveBytes tp_collective_bytes(Dtype dtype, Fp8Recipe recipe,
+                                                    bool sequence_parallel, double elem) noexcept;
+
+/// Time of one all-gather + reduce-scatter pair (or all-reduce) of `elements` per rank over a
+/// group of n: each of the pair is half a ring all-reduce of its own bytes; exactly
+/// allreduce(bytes) where both move the same bytes.
+[[nodiscard]] double tp_collective_pair_s(const CollectiveFit& c, int n, double elements,
+                                          TpCollectiveBytes bytes) noexcept;
+
 /// Backward time of the fused (FlashAttention) attention core over its forward time. Its
 /// backward does 2.5x the forward's FLOPs (five GEMMs to two, recomputing the scores) at a
 /// lower efficiency: 2.95 is the median over the 27 points of
