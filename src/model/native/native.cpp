@@ -2259,6 +2259,11 @@ void to_gib(NativeMemory& mem, double overhead_gib) noexcept {
   mem.overhead = overhead_gib;
 }
 
+bool deepspeed_fp16_optimizer(const DesignPoint& p, const PointConstants& k) noexcept {
+  return p.method == DpMethod::zero0 && p.dtype == Dtype::fp16 && k.opt.master == 4.0 &&
+         p.offload == Offload::none;
+}
+
 double optimizer_step_s(const DesignPoint& p, const PointConstants& k, const NativeGpu& gpu,
                         const StageParams& params, int layers) {
   if (p.offload != Offload::none) return 0.0;
@@ -2289,11 +2294,6 @@ double optimizer_step_s(const DesignPoint& p, const PointConstants& k, const Nat
                     (launches + 2.0 * tensors) * kHostPerKernel_s);
   }
   return std::max(memory_s, launches * kHostPerKernel_s);
-}
-
-bool deepspeed_fp16_optimizer(const DesignPoint& p, const PointConstants& k) noexcept {
-  return p.method == DpMethod::zero0 && p.dtype == Dtype::fp16 && k.opt.master == 4.0 &&
-         p.offload == Offload::none;
 }
 
 double fp16_overflow_check_s(const NativeGpu& gpu, double params, double tensors) noexcept {
