@@ -704,11 +704,52 @@ TEST_CASE("optimizer_step_s: Megatron-LM's fp16 step with loss scaling moves 64 
   p.dtype = Dtype::bf16;
   CHECK(optimizer_step_s(p, point_constants(c, p), c.gpus[0], sp, 32) ==
         Approx(sp.local * 30.0 / bw));
-  // DeepSpeed's fp16 engine is another code path: 2 + 24 + 2 = 28.
+  // DeepSpeed's fp16 engine is another code path: the states' 2 + 24 + 2 = 28, plus its
+  // FP16_Optimizer (the next test: 10 + 32 bytes and 290 tensors' host checks, 10.063 ms).
   p.dtype = Dtype::fp16;
   p.method = DpMethod::zero0;
   CHECK(optimizer_step_s(p, point_constants(c, p), c.gpus[0], sp, 32) ==
-        Approx(sp.local * 28.0 / bw));
+        Approx(sp.local * (28.0 + 42.0) / bw + 10.063e-3));
+}
+
+TEST_CASE("optimizer_step_s: DeepSpeed's FP16_Optimizer checks each gradient for overflow on the "
+          "host, then copies, norms and unscales the fp32 gradients",
+          "[native][steps]") {
+  NativeContext c = context(llama(32));
+  StageEntries e;
+  e.embedding = e.head = true;
+  e.layers = e.main = 32;
+  DesignPoint p = point(DpMethod::zero0, 1, 1, 4, 4);
+  const StageParams sp = params_of(c.model, p, e);
+  p.dtype = Dtype::bf16;
+  const PointConstants k_bf16 = point_constants(c, p);
+  CHECK_FALSE(deepspeed_fp16_optimizer(p, k_bf16));
+  const double bf16_step = optimizer_step_s(p, k_bf16, c.gpus[0], sp, 32);
+  p.dtype = Dtype::fp16;
+  const PointConstants k = point_constants(c, p);
+  CHECK(deepspeed_fp16_optimizer(p, k));
+  // The check: cast (read 2, write 4) and sum (read 4) per gradient element: 10 bytes. After it:
+  // cast to fp32 (2 + 4), flatten (4 + 4), norm (4), unscale (4 + 4), Adam's fp32 gradient (4
+  // against the 2 counted) and the master read for the 16-bit copy (4): 32 bytes.
+  CHECK(kFp16OverflowCheckBytes == 10.0);
+  CHECK(kFp16OptimizerStepBytes == 32.0);
+  // Llama's layer has 7 matmul weights and 2 norms (no biases): 32 x 9 + 2 = 290 tensors, each
+  // with three launches (8.3 us) and one wait (6 + 3.8 us) on the host: 34.7 us, 10.063 ms.
+  CHECK(fp16_overflow_check_s(c.gpus[0], 0.0, 290.0) == Approx(10.063e-3));
+  // A 7B stage is memory bound: both steps add their bytes to the same 28 (2 + 2 x 12 + 2).
+  const double bw = 3000e9 * c.gpus[0].calibration.memory_efficiency;
+  CHECK(optimizer_step_s(p, k, c.gpus[0], sp, 32) - bf16_step ==
+        Approx(10.063e-3 + 42.0 * sp.local / bw));
+  // Not with ZeRO 1 (the ZeRO optimizer) nor with the optimizer offloaded (the host steps).
+  p.method = DpMethod::zero1;
+  CHECK_FALSE(deepspeed_fp16_optimizer(p, point_constants(c, p)));
+  p.method = DpMethod::zero0;
+  p.offload = Offload::optimizer;
+  CHECK_FALSE(deepspeed_fp16_optimizer(p, point_constants(c, p)));
+  // Nor without an fp32 master (--master_weights off).
+  p.offload = Offload::none;
+  c.settings.master_weights = false;
+  CHECK_FALSE(deepspeed_fp16_optimizer(p, point_constants(c, p)));
 }
 
 TEST_CASE("optimizer_step_s: an fp32 module under autocast steps an eager per-tensor Adam",

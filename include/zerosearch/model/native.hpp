@@ -154,6 +154,21 @@ inline constexpr double kHostPerKernel_s = 3.8e-6 + 4.5e-6;
 /// fp32 add (read 4 + 4, write 4) (deepspeed/runtime/bf16_optimizer.py update_hp_grads at
 /// microsoft/DeepSpeed 56c5223; docs/native.md §4).
 inline constexpr double kBf16OptimizerAccumulateBytes = 2.0 + 4.0 + 4.0 + 4.0 + 4.0;
+/// Bytes per parameter DeepSpeed's FP16_Optimizer (ZeRO stage 0 with fp16: its fused-Adam
+/// wrapper, deepspeed/runtime/fp16/fused_optimizer.py `step`, the same from microsoft/DeepSpeed
+/// 7d4d742 (0.3.0, 2020) to v0.16.4) reads in its overflow check, tensor by tensor before the
+/// step: CheckOverflow.has_overflow_serial's `float(x.float().sum())` on each 16-bit gradient
+/// (deepspeed/runtime/utils.py), a cast (read 2, write 4) and a sum (read 4).
+inline constexpr double kFp16OverflowCheckBytes = 2.0 + 4.0 + 4.0;
+/// Bytes per parameter the same step moves after the check, beyond the fused Adam's own
+/// (optimizer_step_bytes): each gradient cast to fp32 (`p.grad.to(float32)`: read 2, write 4)
+/// and flattened (`_flatten_dense_tensors`: read 4, write 4); the norm of the flat fp32
+/// gradients (get_grad_norm: read 4); `unscale_and_clip_grads` (`mul_`: read 4, write 4); the
+/// fused Adam reading the fp32 gradient (4, where optimizer_step_bytes has DeepSpeed's 2); and
+/// the fp32 master read again for the 16-bit copy (`p.data.copy_(q.data)`: read 4, its write
+/// 2 already counted).
+inline constexpr double kFp16OptimizerStepBytes =
+    (2.0 + 4.0) + (4.0 + 4.0) + 4.0 + (4.0 + 4.0) + (4.0 - 2.0) + 4.0;
 /// Host time of one forward torch.nn.Linear call on an H100 DGX (Xeon 8480C), bf16, 2048
 /// wide, 8192 tokens: 13.48 us (NVIDIA/TransformerEngine#2053, measured CPU runtime).
 inline constexpr double kHostPerLinear_s = 13.48e-6;

@@ -266,9 +266,24 @@ void to_gib(NativeMemory& mem, double overhead_gib) noexcept;
 
 /// The optimizer step on the GPU, seconds: reading and writing the states of the parameters
 /// it updates, memory bound, or the host's multi-tensor launches over the stage's `layers`'
-/// tensors, whichever is longer; 0 with offload (the host steps).
+/// tensors, whichever is longer; 0 with offload (the host steps). Under DeepSpeed's
+/// FP16_Optimizer (deepspeed_fp16_optimizer) the serial overflow check comes first and the
+/// step moves kFp16OptimizerStepBytes more a parameter.
 [[nodiscard]] double optimizer_step_s(const DesignPoint& p, const PointConstants& k,
                                       const NativeGpu& gpu, const StageParams& params, int layers);
+
+/// Whether the design point runs DeepSpeed's FP16_Optimizer: ZeRO stage 0 with fp16 and an fp32
+/// master (DeepSpeed wraps its fused Adam in it; bf16 takes the BF16_Optimizer, stages 1-3 the
+/// ZeRO optimizers, --master_weights off none of them).
+[[nodiscard]] bool deepspeed_fp16_optimizer(const DesignPoint& p, const PointConstants& k) noexcept;
+
+/// DeepSpeed's FP16_Optimizer's overflow check, seconds (docs/native.md §2): for each of the
+/// stage's `tensors` parameter tensors the host issues a cast and a sum of its gradient and
+/// reads the sum back (`float(x.float().sum())`), three launches (kHostPerKernel_s) and a wait
+/// (kHostSync_s) with nothing queued behind it, and the GPU reads kFp16OverflowCheckBytes a
+/// parameter of the `params` it checks.
+[[nodiscard]] double fp16_overflow_check_s(const NativeGpu& gpu, double params,
+                                           double tensors) noexcept;
 
 /// The 1F1B (interleaved: v chunks a rank) makespan of `mb` micro-batches through `stages`
 /// (docs/native.md §2.2): mb x the slowest stage's F + B, the others' fill and drain / v, the

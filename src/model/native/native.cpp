@@ -2259,6 +2259,11 @@ void to_gib(NativeMemory& mem, double overhead_gib) noexcept {
   mem.overhead = overhead_gib;
 }
 
+bool deepspeed_fp16_optimizer(const DesignPoint& p, const PointConstants& k) noexcept {
+  return p.method == DpMethod::zero0 && p.dtype == Dtype::fp16 && k.opt.master == 4.0 &&
+         p.offload == Offload::none;
+}
+
 double optimizer_step_s(const DesignPoint& p, const PointConstants& k, const NativeGpu& gpu,
                         const StageParams& params, int layers) {
   if (p.offload != Offload::none) return 0.0;
@@ -2290,7 +2295,20 @@ double optimizer_step_s(const DesignPoint& p, const PointConstants& k, const Nat
   const double memory_s = bytes / bw;
   // The host issues the multi-tensor launches over the stage's parameter tensors (the GEMM
   // weights, norms and biases of each layer, the embedding and LM head).
-  return std::max(memory_s, optimizer_launches(updated, tensors) * kHostPerKernel_s);
+  const double launches = optimizer_launches(updated, tensors);
+  if (deepspeed_fp16_optimizer(p, k)) {
+    // FP16_Optimizer.step: the serial overflow check, then the fp32 copies, norm and unscale
+    // around the fused Adam, with a cast and a copy-back launched per tensor.
+    return fp16_overflow_check_s(gpu, updated, tensors) +
+           std::max(memory_s + updated * kFp16OptimizerStepBytes / bw,
+                    (launches + 2.0 * tensors) * kHostPerKernel_s);
+  }
+  return std::max(memory_s, launches * kHostPerKernel_s);
+}
+
+double fp16_overflow_check_s(const NativeGpu& gpu, double params, double tensors) noexcept {
+  const double bw = gpu.spec.memory_GBps * 1e9 * gpu.calibration.memory_efficiency;
+  return tensors * (3.0 * kHostPerKernel_s + kHostSync_s) + params * kFp16OverflowCheckBytes / bw;
 }
 
 double one_f_one_b_s(const std::vector<NativeStage>& stages, int v, double mb) noexcept {
