@@ -71,7 +71,7 @@ PipeLayout linear_layout(int pp, int m) {
   l.place.assign(static_cast<std::size_t>(pp), {});
   l.at.assign(1, std::vector<std::pair<int, int>>(static_cast<std::size_t>(pp)));
   for (int r = 0; r < pp; ++r) {
-    l.place[static_cast<std::size_t>(r)] = {{0, r}};
+    l.place[static_cast<std::size_t>(r)].push_back({0, r});
     l.at[0][static_cast<std::size_t>(r)] = {r, 0};
   }
   return l;
@@ -87,7 +87,8 @@ PipeLayout v_layout(int pp, int m) {
   l.place.assign(static_cast<std::size_t>(pp), {});
   l.at.assign(1, std::vector<std::pair<int, int>>(static_cast<std::size_t>(2 * pp)));
   for (int r = 0; r < pp; ++r) {
-    l.place[static_cast<std::size_t>(r)] = {{0, r}, {0, 2 * pp - 1 - r}};
+    l.place[static_cast<std::size_t>(r)].push_back({0, r});
+    l.place[static_cast<std::size_t>(r)].push_back({0, 2 * pp - 1 - r});
     l.at[0][static_cast<std::size_t>(r)] = {r, 0};
     l.at[0][static_cast<std::size_t>(2 * pp - 1 - r)] = {r, 1};
   }
@@ -108,11 +109,10 @@ PipeLayout dual_layout(int pp, int m) {
   l.at.assign(2, std::vector<std::pair<int, int>>(static_cast<std::size_t>(pp)));
   for (int r = 0; r < pp; ++r) {
     const int second = r >= pp / 2 ? 1 : 0;
-    l.place[static_cast<std::size_t>(r)].reserve(2); // one allocation per rank
     for (int c = 0; c < 2; ++c) {
       const int d = c ^ second;
       const int pos = d == 0 ? r : pp - 1 - r;
-      l.place[static_cast<std::size_t>(r)].emplace_back(d, pos);
+      l.place[static_cast<std::size_t>(r)].push_back({d, pos});
       l.at[static_cast<std::size_t>(d)][static_cast<std::size_t>(pos)] = {r, c};
     }
   }
