@@ -1194,6 +1194,9 @@ struct PeriodicSummary {
   Period period;
   OrderSummary base;
   std::vector<std::uint32_t> delta;
+  /// The base's peaks, shared by every m of the period (GraphCache::at): they do not depend
+  /// on the rounds added.
+  std::shared_ptr<const std::vector<std::vector<PipeHeld>>> peaks;
 };
 
 PeriodicSummary periodic_summary(Schedule s, int pp) {
@@ -1215,22 +1218,23 @@ PeriodicSummary periodic_summary(Schedule s, int pp) {
     }
   }
   out.delta = std::move(delta);
+  out.peaks = std::make_shared<const std::vector<std::vector<PipeHeld>>>(out.base.peaks);
   return out;
 }
 
-/// summarize_order(s, pp, m) from `ps` (m in its period, (m - from) a multiple of the step):
-/// the base's counts plus one delta per step, its peaks, the layout of m.
-OrderSummary extend_summary(const PeriodicSummary& ps, Schedule s, int pp, int m) {
-  OrderSummary out;
-  out.outline.layout = schedule_layout(s, pp, m);
+/// summarize_order(s, pp, m)'s outline from `ps` (m in its period, (m - from) a multiple of
+/// the step): the base's counts plus one delta per step, the layout of m. Its peaks are the
+/// base's (ps.peaks).
+PipeOutline extend_outline(const PeriodicSummary& ps, Schedule s, int pp, int m) {
+  PipeOutline out;
+  out.layout = schedule_layout(s, pp, m);
   const auto k = static_cast<std::uint32_t>((m - ps.period.from) / ps.period.step);
   const std::vector<std::uint32_t>& a = ps.base.outline.uses;
-  out.outline.uses.reserve(a.size());
-  for (std::size_t i = 0; i < a.size(); ++i) out.outline.uses.push_back(a[i] + k * ps.delta[i]);
-  out.peaks = ps.base.peaks;
+  out.uses.reserve(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) out.uses.push_back(a[i] + k * ps.delta[i]);
   // The rounds are inserted before every rank's last backward: the same passes after it.
-  out.outline.tail = ps.base.outline.tail;
-  out.outline.last_backward = ps.base.outline.last_backward;
+  out.tail = ps.base.outline.tail;
+  out.last_backward = ps.base.outline.last_backward;
   return out;
 }
 
@@ -1255,17 +1259,22 @@ struct GraphCache {
   /// Per (schedule, pp) with a period (steady_period): its start and step (a few KB each).
   std::unordered_map<std::uint64_t, PeriodicSummary> periodic;
 
-  /// summarize_order(s, pp, m), taken from the period's start where m is in the period (the
-  /// start itself included: its order is summarised once, as the period's base).
-  OrderSummary summary(Schedule s, int pp, int m) {
+  /// summarize_order(s, pp, m) as an entry's outline and peaks, taken from the period's start
+  /// where m is in the period (the start itself included: its order is summarised once, as the
+  /// period's base; its peaks shared by every m of the period, not copied per m).
+  void summary(Schedule s, int pp, int m, Entry& e) {
     const Period period = steady_period(s, pp);
     if (period.step == 0 || m < period.from || (m - period.from) % period.step != 0) {
-      return summarize_order(s, pp, m);
+      OrderSummary sum = summarize_order(s, pp, m);
+      e.outline = std::make_shared<const PipeOutline>(std::move(sum.outline));
+      e.peaks = std::make_shared<const std::vector<std::vector<PipeHeld>>>(std::move(sum.peaks));
+      return;
     }
     const std::uint64_t key = (static_cast<std::uint64_t>(s) << 32) | static_cast<std::uint32_t>(pp);
     auto it = periodic.find(key);
     if (it == periodic.end()) it = periodic.emplace(key, periodic_summary(s, pp)).first;
-    return extend_summary(it->second, s, pp, m);
+    e.outline = std::make_shared<const PipeOutline>(extend_outline(it->second, s, pp, m));
+    e.peaks = it->second.peaks;
   }
 
   Entry& at(Schedule s, int pp, int m) {
@@ -1273,11 +1282,11 @@ struct GraphCache {
                               (static_cast<std::uint64_t>(static_cast<std::uint32_t>(pp)) << 32) |
                               static_cast<std::uint32_t>(m);
     if (const auto it = entries.find(key); it != entries.end()) return it->second;
-    OrderSummary sum = summary(s, pp, m);
-    make_room(sum.outline.uses.size()); // about its size in passes' worth of memory
+    Entry fresh;
+    summary(s, pp, m, fresh);
+    make_room(fresh.outline->uses.size()); // about its size in passes' worth of memory
     Entry& e = entries[key];
-    e.outline = std::make_shared<const PipeOutline>(std::move(sum.outline));
-    e.peaks = std::make_shared<const std::vector<std::vector<PipeHeld>>>(std::move(sum.peaks));
+    e = std::move(fresh);
     return e;
   }
 
