@@ -1039,19 +1039,21 @@ struct OrderSummary {
   std::vector<std::vector<PipeHeld>> peaks;
 };
 
-OrderSummary summarize_order(Schedule s, int pp, int m) {
+/// With `with_peaks` false, the peaks of ZB-H1 (m >= pp) and ZB-H2 (m >= 2 pp - 1), which do
+/// not depend on m there, are left empty (GraphCache::summary shares one copy per pp).
+OrderSummary summarize_order(Schedule s, int pp, int m, bool with_peaks = true) {
   OrderSummary out;
   out.outline.layout = schedule_layout(s, pp, m);
   const int C = out.outline.layout.chunks_per_rank;
   std::vector<std::uint32_t>& uses = out.outline.uses;
   uses.assign(static_cast<std::size_t>(pp * C * 4 + pp * C * C), 0);
-  out.peaks.resize(static_cast<std::size_t>(pp));
   // Closed forms (tests: `the closed forms of the peaks and outlines equal the orders'`):
   // ZB-H1 with m >= pp, rank i holds p - i micro-batches after its steady forwards with the i
   // W passes it keeps back, and p - i - 1 with i + 1 between a B and its W; ZB-H2 with
   // m >= 2 pp - 1, 2 (pp - i) - 1 with 2i, and one fewer with one more. Every rank runs m
   // forwards, B and W passes. ZB-H1 with m < pp and ZB-H2 with m < 2 pp - 1: below.
   const int i_peak = s == Schedule::zb_h1 && m >= pp ? 1 : s == Schedule::zb_h2 && m >= 2 * pp - 1 ? 2 : 0;
+  if (i_peak == 0 || with_peaks) out.peaks.resize(static_cast<std::size_t>(pp));
   if (i_peak > 0) {
     for (int i = 0; i < pp; ++i) {
       const auto k = static_cast<std::size_t>(i) * 4;
@@ -1062,7 +1064,7 @@ OrderSummary summarize_order(Schedule s, int pp, int m) {
       after_forward.w[0] = w;
       after_backward.b[0] = b - 1;
       after_backward.w[0] = w + 1;
-      out.peaks[static_cast<std::size_t>(i)] = {after_forward, after_backward};
+      if (with_peaks) out.peaks[static_cast<std::size_t>(i)] = {after_forward, after_backward};
     }
     // After its last input backward (in the cool-down, or the steady phase's last on the last
     // rank) rank i runs that backward's W, then the i (ZB-H1) or 2i (ZB-H2) it kept back.
@@ -1258,12 +1260,28 @@ struct GraphCache {
   std::size_t passes = 0;
   /// Per (schedule, pp) with a period (steady_period): its start and step (a few KB each).
   std::unordered_map<std::uint64_t, PeriodicSummary> periodic;
+  /// Per (schedule, pp) of ZB-H1 and ZB-H2: the peaks of their closed forms past m = pp and
+  /// m = 2 pp - 1 (the same for every such m).
+  std::unordered_map<std::uint64_t, std::shared_ptr<const std::vector<std::vector<PipeHeld>>>> closed_peaks;
 
   /// summarize_order(s, pp, m) as an entry's outline and peaks, taken from the period's start
   /// where m is in the period (the start itself included: its order is summarised once, as the
   /// period's base; its peaks shared by every m of the period, not copied per m).
   void summary(Schedule s, int pp, int m, Entry& e) {
     const Period period = steady_period(s, pp);
+    if ((s == Schedule::zb_h1 && m >= pp) || (s == Schedule::zb_h2 && m >= 2 * pp - 1)) {
+      // Closed forms whose peaks do not depend on m: one copy per (s, pp), shared.
+      OrderSummary sum = summarize_order(s, pp, m, false);
+      e.outline = std::make_shared<const PipeOutline>(std::move(sum.outline));
+      const std::uint64_t key = (static_cast<std::uint64_t>(s) << 32) | static_cast<std::uint32_t>(pp);
+      auto it = closed_peaks.find(key);
+      if (it == closed_peaks.end()) {
+        it = closed_peaks.emplace(key, std::make_shared<const std::vector<std::vector<PipeHeld>>>(
+                                           summarize_order(s, pp, m).peaks)).first;
+      }
+      e.peaks = it->second;
+      return;
+    }
     if (period.step == 0 || m < period.from || (m - period.from) % period.step != 0) {
       OrderSummary sum = summarize_order(s, pp, m);
       e.outline = std::make_shared<const PipeOutline>(std::move(sum.outline));
