@@ -4,7 +4,10 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <stdexcept>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "zerosearch/model/zero_bubble.hpp"
 
@@ -47,6 +50,26 @@ struct Passes {
 const std::vector<Passes> kTimes = {{1, 1, 1}, {2, 2, 1}, {1, 1.2, 0.8}, {1.5, 1, 0.3}, {1, 1, 0.25}};
 
 } // namespace
+
+TEST_CASE("a layout's ranks hold their chunks' places inline, at most two", "[zb]") {
+  // ZB-V on 4 ranks: rank r holds positions r and 7 - r; DualPipe: rank r runs direction 0 at
+  // position r and direction 1 at 3 - r (its second half the other way round); ZB-H1 one each.
+  const PipeLayout v = pipe_program(Schedule::zbv, 4, 8).layout;
+  REQUIRE(v.place.size() == 4);
+  CHECK(v.place[1].size() == 2);
+  CHECK(v.place[1][0] == std::pair{0, 1});
+  CHECK(v.place[1][1] == std::pair{0, 6});
+  const PipeLayout d = pipe_program(Schedule::dualpipe, 4, 8).layout;
+  CHECK(std::vector<std::pair<int, int>>(d.place[0].begin(), d.place[0].end()) ==
+        std::vector<std::pair<int, int>>{{0, 0}, {1, 3}});
+  CHECK(std::vector<std::pair<int, int>>(d.place[3].begin(), d.place[3].end()) ==
+        std::vector<std::pair<int, int>>{{1, 0}, {0, 3}});
+  const PipeLayout h = pipe_program(Schedule::zb_h1, 3, 4).layout;
+  CHECK(h.place[2].size() == 1);
+  CHECK(h.place[2][0] == std::pair{0, 2});
+  RankPlace full = v.place[0];
+  CHECK_THROWS_AS(full.push_back({0, 3}), std::logic_error);
+}
 
 TEST_CASE("every pass of every chunk and micro-batch runs once", "[zb]") {
   for (const Schedule s : {Schedule::one_f_one_b, Schedule::zb_h1, Schedule::zb_h2, Schedule::zbv,

@@ -6,9 +6,12 @@
 // backward (B and W at once) and an overlapped forward-and-backward pair (F&B). The simulation
 // runs those orders event by event on per-rank, per-chunk times and per-boundary link times:
 // a pass starts when its rank is free and its input has arrived. Pure functions.
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +39,24 @@ struct PipeOp {
   int back_chunk = 0;
 };
 
+/// A rank's chunks' (direction, position), at most two, kept inline: a layout of pp ranks is
+/// one allocation for its ranks, not one per rank (schedule_layout runs once per order
+/// summarised or compiled).
+struct RankPlace {
+  std::array<std::pair<int, int>, 2> slot{};
+  std::size_t count = 0;
+  [[nodiscard]] const std::pair<int, int>& operator[](std::size_t c) const noexcept { return slot[c]; }
+  [[nodiscard]] std::size_t size() const noexcept { return count; }
+  [[nodiscard]] const std::pair<int, int>* begin() const noexcept { return slot.data(); }
+  [[nodiscard]] const std::pair<int, int>* end() const noexcept { return slot.data() + count; }
+  /// Appends chunk size()'s place (at most two chunks per rank: the callers' layouts).
+  void push_back(std::pair<int, int> p) {
+    if (count == slot.size()) throw std::logic_error("pipeline layout: more than two chunks on a rank");
+    slot[count++] = p;
+  }
+  friend bool operator==(const RankPlace&, const RankPlace&) = default;
+};
+
 /// Where each model chunk runs. A direction is one pipeline through `positions` chunks
 /// (DualPipe has two, fed from opposite ends); position 0 holds the embedding, the last
 /// position the LM head.
@@ -47,7 +68,7 @@ struct PipeLayout {
   /// Micro-batches entering each direction.
   std::vector<int> micro_batches;
   /// [rank][chunk]: direction and position.
-  std::vector<std::vector<std::pair<int, int>>> place;
+  std::vector<RankPlace> place;
   /// [direction][position]: rank and chunk.
   std::vector<std::vector<std::pair<int, int>>> at;
 };

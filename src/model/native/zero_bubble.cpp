@@ -71,7 +71,7 @@ PipeLayout linear_layout(int pp, int m) {
   l.place.assign(static_cast<std::size_t>(pp), {});
   l.at.assign(1, std::vector<std::pair<int, int>>(static_cast<std::size_t>(pp)));
   for (int r = 0; r < pp; ++r) {
-    l.place[static_cast<std::size_t>(r)] = {{0, r}};
+    l.place[static_cast<std::size_t>(r)].push_back({0, r});
     l.at[0][static_cast<std::size_t>(r)] = {r, 0};
   }
   return l;
@@ -87,7 +87,8 @@ PipeLayout v_layout(int pp, int m) {
   l.place.assign(static_cast<std::size_t>(pp), {});
   l.at.assign(1, std::vector<std::pair<int, int>>(static_cast<std::size_t>(2 * pp)));
   for (int r = 0; r < pp; ++r) {
-    l.place[static_cast<std::size_t>(r)] = {{0, r}, {0, 2 * pp - 1 - r}};
+    l.place[static_cast<std::size_t>(r)].push_back({0, r});
+    l.place[static_cast<std::size_t>(r)].push_back({0, 2 * pp - 1 - r});
     l.at[0][static_cast<std::size_t>(r)] = {r, 0};
     l.at[0][static_cast<std::size_t>(2 * pp - 1 - r)] = {r, 1};
   }
@@ -108,11 +109,10 @@ PipeLayout dual_layout(int pp, int m) {
   l.at.assign(2, std::vector<std::pair<int, int>>(static_cast<std::size_t>(pp)));
   for (int r = 0; r < pp; ++r) {
     const int second = r >= pp / 2 ? 1 : 0;
-    l.place[static_cast<std::size_t>(r)].reserve(2); // one allocation per rank
     for (int c = 0; c < 2; ++c) {
       const int d = c ^ second;
       const int pos = d == 0 ? r : pp - 1 - r;
-      l.place[static_cast<std::size_t>(r)].emplace_back(d, pos);
+      l.place[static_cast<std::size_t>(r)].push_back({d, pos});
       l.at[static_cast<std::size_t>(d)][static_cast<std::size_t>(pos)] = {r, c};
     }
   }
@@ -1039,19 +1039,21 @@ struct OrderSummary {
   std::vector<std::vector<PipeHeld>> peaks;
 };
 
-OrderSummary summarize_order(Schedule s, int pp, int m) {
+/// With `with_peaks` false, the peaks of ZB-H1 (m >= pp) and ZB-H2 (m >= 2 pp - 1), which do
+/// not depend on m there, are left empty (GraphCache::summary shares one copy per pp).
+OrderSummary summarize_order(Schedule s, int pp, int m, bool with_peaks = true) {
   OrderSummary out;
   out.outline.layout = schedule_layout(s, pp, m);
   const int C = out.outline.layout.chunks_per_rank;
   std::vector<std::uint32_t>& uses = out.outline.uses;
   uses.assign(static_cast<std::size_t>(pp * C * 4 + pp * C * C), 0);
-  out.peaks.resize(static_cast<std::size_t>(pp));
   // Closed forms (tests: `the closed forms of the peaks and outlines equal the orders'`):
   // ZB-H1 with m >= pp, rank i holds p - i micro-batches after its steady forwards with the i
   // W passes it keeps back, and p - i - 1 with i + 1 between a B and its W; ZB-H2 with
   // m >= 2 pp - 1, 2 (pp - i) - 1 with 2i, and one fewer with one more. Every rank runs m
   // forwards, B and W passes. ZB-H1 with m < pp and ZB-H2 with m < 2 pp - 1: below.
   const int i_peak = s == Schedule::zb_h1 && m >= pp ? 1 : s == Schedule::zb_h2 && m >= 2 * pp - 1 ? 2 : 0;
+  if (i_peak == 0 || with_peaks) out.peaks.resize(static_cast<std::size_t>(pp));
   if (i_peak > 0) {
     for (int i = 0; i < pp; ++i) {
       const auto k = static_cast<std::size_t>(i) * 4;
@@ -1062,7 +1064,7 @@ OrderSummary summarize_order(Schedule s, int pp, int m) {
       after_forward.w[0] = w;
       after_backward.b[0] = b - 1;
       after_backward.w[0] = w + 1;
-      out.peaks[static_cast<std::size_t>(i)] = {after_forward, after_backward};
+      if (with_peaks) out.peaks[static_cast<std::size_t>(i)] = {after_forward, after_backward};
     }
     // After its last input backward (in the cool-down, or the steady phase's last on the last
     // rank) rank i runs that backward's W, then the i (ZB-H1) or 2i (ZB-H2) it kept back.
@@ -1194,6 +1196,9 @@ struct PeriodicSummary {
   Period period;
   OrderSummary base;
   std::vector<std::uint32_t> delta;
+  /// The base's peaks, shared by every m of the period (GraphCache::at): they do not depend
+  /// on the rounds added.
+  std::shared_ptr<const std::vector<std::vector<PipeHeld>>> peaks;
 };
 
 PeriodicSummary periodic_summary(Schedule s, int pp) {
@@ -1215,22 +1220,23 @@ PeriodicSummary periodic_summary(Schedule s, int pp) {
     }
   }
   out.delta = std::move(delta);
+  out.peaks = std::make_shared<const std::vector<std::vector<PipeHeld>>>(out.base.peaks);
   return out;
 }
 
-/// summarize_order(s, pp, m) from `ps` (m in its period, (m - from) a multiple of the step):
-/// the base's counts plus one delta per step, its peaks, the layout of m.
-OrderSummary extend_summary(const PeriodicSummary& ps, Schedule s, int pp, int m) {
-  OrderSummary out;
-  out.outline.layout = schedule_layout(s, pp, m);
+/// summarize_order(s, pp, m)'s outline from `ps` (m in its period, (m - from) a multiple of
+/// the step): the base's counts plus one delta per step, the layout of m. Its peaks are the
+/// base's (ps.peaks).
+PipeOutline extend_outline(const PeriodicSummary& ps, Schedule s, int pp, int m) {
+  PipeOutline out;
+  out.layout = schedule_layout(s, pp, m);
   const auto k = static_cast<std::uint32_t>((m - ps.period.from) / ps.period.step);
   const std::vector<std::uint32_t>& a = ps.base.outline.uses;
-  out.outline.uses.reserve(a.size());
-  for (std::size_t i = 0; i < a.size(); ++i) out.outline.uses.push_back(a[i] + k * ps.delta[i]);
-  out.peaks = ps.base.peaks;
+  out.uses.reserve(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) out.uses.push_back(a[i] + k * ps.delta[i]);
   // The rounds are inserted before every rank's last backward: the same passes after it.
-  out.outline.tail = ps.base.outline.tail;
-  out.outline.last_backward = ps.base.outline.last_backward;
+  out.tail = ps.base.outline.tail;
+  out.last_backward = ps.base.outline.last_backward;
   return out;
 }
 
@@ -1254,18 +1260,39 @@ struct GraphCache {
   std::size_t passes = 0;
   /// Per (schedule, pp) with a period (steady_period): its start and step (a few KB each).
   std::unordered_map<std::uint64_t, PeriodicSummary> periodic;
+  /// Per (schedule, pp) of ZB-H1 and ZB-H2: the peaks of their closed forms past m = pp and
+  /// m = 2 pp - 1 (the same for every such m).
+  std::unordered_map<std::uint64_t, std::shared_ptr<const std::vector<std::vector<PipeHeld>>>> closed_peaks;
 
-  /// summarize_order(s, pp, m), taken from the period's start where m is in the period (the
-  /// start itself included: its order is summarised once, as the period's base).
-  OrderSummary summary(Schedule s, int pp, int m) {
+  /// summarize_order(s, pp, m) as an entry's outline and peaks, taken from the period's start
+  /// where m is in the period (the start itself included: its order is summarised once, as the
+  /// period's base; its peaks shared by every m of the period, not copied per m).
+  void summary(Schedule s, int pp, int m, Entry& e) {
     const Period period = steady_period(s, pp);
+    if ((s == Schedule::zb_h1 && m >= pp) || (s == Schedule::zb_h2 && m >= 2 * pp - 1)) {
+      // Closed forms whose peaks do not depend on m: one copy per (s, pp), shared.
+      OrderSummary sum = summarize_order(s, pp, m, false);
+      e.outline = std::make_shared<const PipeOutline>(std::move(sum.outline));
+      const std::uint64_t key = (static_cast<std::uint64_t>(s) << 32) | static_cast<std::uint32_t>(pp);
+      auto it = closed_peaks.find(key);
+      if (it == closed_peaks.end()) {
+        it = closed_peaks.emplace(key, std::make_shared<const std::vector<std::vector<PipeHeld>>>(
+                                           summarize_order(s, pp, m).peaks)).first;
+      }
+      e.peaks = it->second;
+      return;
+    }
     if (period.step == 0 || m < period.from || (m - period.from) % period.step != 0) {
-      return summarize_order(s, pp, m);
+      OrderSummary sum = summarize_order(s, pp, m);
+      e.outline = std::make_shared<const PipeOutline>(std::move(sum.outline));
+      e.peaks = std::make_shared<const std::vector<std::vector<PipeHeld>>>(std::move(sum.peaks));
+      return;
     }
     const std::uint64_t key = (static_cast<std::uint64_t>(s) << 32) | static_cast<std::uint32_t>(pp);
     auto it = periodic.find(key);
     if (it == periodic.end()) it = periodic.emplace(key, periodic_summary(s, pp)).first;
-    return extend_summary(it->second, s, pp, m);
+    e.outline = std::make_shared<const PipeOutline>(extend_outline(it->second, s, pp, m));
+    e.peaks = it->second.peaks;
   }
 
   Entry& at(Schedule s, int pp, int m) {
@@ -1273,11 +1300,11 @@ struct GraphCache {
                               (static_cast<std::uint64_t>(static_cast<std::uint32_t>(pp)) << 32) |
                               static_cast<std::uint32_t>(m);
     if (const auto it = entries.find(key); it != entries.end()) return it->second;
-    OrderSummary sum = summary(s, pp, m);
-    make_room(sum.outline.uses.size()); // about its size in passes' worth of memory
+    Entry fresh;
+    summary(s, pp, m, fresh);
+    make_room(fresh.outline->uses.size()); // about its size in passes' worth of memory
     Entry& e = entries[key];
-    e.outline = std::make_shared<const PipeOutline>(std::move(sum.outline));
-    e.peaks = std::make_shared<const std::vector<std::vector<PipeHeld>>>(std::move(sum.peaks));
+    e = std::move(fresh);
     return e;
   }
 
