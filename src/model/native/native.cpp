@@ -3002,9 +3002,19 @@ void NativeConfigShareFree::operator()(NativeConfigShare* s) const noexcept { de
 NativeEstimate native_estimate_keeping(const NativeContext& ctx, const DesignPoint& p,
                                        const NativePlacement& where, const NativePruning& prune,
                                        NativeConfigSharePtr& keep) {
-  // native_estimate's steps, what they compute kept.
+  NativeEstimate out;
+  native_estimate_keeping(ctx, p, where, prune, keep, out);
+  return out;
+}
+
+void native_estimate_keeping(const NativeContext& ctx, const DesignPoint& p,
+                             const NativePlacement& where, const NativePruning& prune,
+                             NativeConfigSharePtr& keep, NativeEstimate& out) {
+  // native_estimate's steps, what they compute kept; the partition and the stages in `out`'s
+  // buffers (estimate_with's spare stages).
   StageLayerTimes times(ctx, p);
-  std::vector<int> partition;
+  std::vector<int> partition = std::move(out.partition);
+  std::vector<NativeStage> spare_stages = std::move(out.stages);
   partition_into(ctx, p, where, times, partition);
   SeenStages seen;
   if (!keep) keep.reset(new NativeConfigShare);
@@ -3016,7 +3026,8 @@ NativeEstimate native_estimate_keeping(const NativeContext& ctx, const DesignPoi
     s.more_partition.assign(partition.begin(), partition.end());
   }
   s.k = native_steps::point_constants(ctx, p);
-  NativeEstimate out = estimate_with(ctx, p, where, std::move(partition), prune, times, seen, s.k);
+  out = estimate_with(ctx, p, where, std::move(partition), prune, times, seen, s.k, nullptr,
+                      &spare_stages);
   // Its stages' sends (estimate_stage's send_s of every stage: a 1F1B plan's stages are all
   // estimated), kept.
   s.n_sends = out.stages.size() == static_cast<std::size_t>(p.pp) ? out.stages.size() : 0;
@@ -3047,7 +3058,6 @@ NativeEstimate native_estimate_keeping(const NativeContext& ctx, const DesignPoi
     c[i].key = seen.key[i];
     c[i].st = seen.core[i].st;
   }
-  return out;
 }
 
 NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
