@@ -1279,7 +1279,21 @@ void pipe_times_into(const NativeContext& ctx, const DesignPoint& p, const Nativ
                      const PipeShape& shape, StageLayerTimes& times, PipeTimes& pt) {
   const FrameworkParams fw = framework_params(p.method, p.dtype, ctx.settings);
   pt.link_s.clear();
-  pt.chunks.resize(est.stages.size());
+  // Ranks dropped or added as pp changes from one plan to the next: their chunk vectors kept in
+  // a spare pool per thread, not freed and allocated again (every figure is overwritten below).
+  thread_local std::vector<std::vector<PipeChunkTimes>> spare_ranks;
+  while (pt.chunks.size() > est.stages.size()) {
+    spare_ranks.push_back(std::move(pt.chunks.back()));
+    pt.chunks.pop_back();
+  }
+  while (pt.chunks.size() < est.stages.size()) {
+    if (spare_ranks.empty()) {
+      pt.chunks.emplace_back();
+    } else {
+      pt.chunks.push_back(std::move(spare_ranks.back()));
+      spare_ranks.pop_back();
+    }
+  }
   for (std::size_t r = 0; r < est.stages.size(); ++r) {
     const NativeStage& st = est.stages[r];
     if (r + 1 < est.stages.size()) pt.link_s.push_back(st.send_s);
