@@ -280,7 +280,30 @@ std::vector<std::vector<std::size_t>> work_units(const EstimateContext& ctx,
   // but the schedule equal: same_configuration) share their layer times, partitions and
   // stage costs (native_estimates): one unit per configuration.
   const bool configs = estimator_info(ctx.estimator).shares_configurations;
-  std::unordered_multimap<std::uint64_t, std::size_t> config_unit;
+  // By key in an open-addressed table of (key, unit), grown by doubling (a hash map allocated
+  // a node per configuration); a configuration is in one unit only, so the order in which
+  // equal keys are probed does not matter. The slot: the top bits of key times an odd
+  // constant (they depend on all of key's bits).
+  constexpr std::size_t kEmpty = static_cast<std::size_t>(-1);
+  std::vector<std::pair<std::uint64_t, std::size_t>> config_unit;
+  std::size_t n_configs = 0;
+  int config_shift = 64;
+  const auto config_slot = [&](std::uint64_t key) {
+    return static_cast<std::size_t>((key * 0x9e3779b97f4a7c15ULL) >> config_shift);
+  };
+  const auto grow_configs = [&] {
+    std::vector<std::pair<std::uint64_t, std::size_t>> old(
+        std::max<std::size_t>(64, 2 * config_unit.size()), {0, kEmpty});
+    old.swap(config_unit);
+    config_shift = 64 - std::countr_zero(config_unit.size());
+    const std::size_t mask = config_unit.size() - 1;
+    for (const auto& e : old) {
+      if (e.second == kEmpty) continue;
+      std::size_t slot = config_slot(e.first);
+      while (config_unit[slot].second != kEmpty) slot = (slot + 1) & mask;
+      config_unit[slot] = e;
+    }
+  };
   for (std::size_t i = 0; i < points.size(); ++i) {
     const DesignPoint& p = points[i];
     if (configs && is_split_schedule(p.schedule) && p.pp > 1) {
@@ -296,17 +319,21 @@ std::vector<std::vector<std::size_t>> work_units(const EstimateContext& ctx,
                                 (static_cast<std::uint64_t>(q.cp) * 0x85ebca6bU) ^
                                 (static_cast<std::uint64_t>(q.ep) * 0xc2b2ae35U) ^
                                 (static_cast<std::uint64_t>(q.etp) << 8);
-      const auto [lo, hi] = config_unit.equal_range(key);
-      auto it = lo;
-      while (it != hi && !same_configuration(points[units[it->second].front()], p)) {
-        ++it;
+      if (2 * (n_configs + 1) > config_unit.size()) grow_configs();
+      const std::size_t mask = config_unit.size() - 1;
+      std::size_t slot = config_slot(key);
+      while (config_unit[slot].second != kEmpty &&
+             !(config_unit[slot].first == key &&
+               same_configuration(points[units[config_unit[slot].second].front()], p))) {
+        slot = (slot + 1) & mask;
       }
-      if (it == hi) {
-        config_unit.emplace(key, units.size());
+      if (config_unit[slot].second == kEmpty) {
+        config_unit[slot] = {key, units.size()};
+        ++n_configs;
         units.emplace_back().reserve(5); // one allocation for the split schedules there are
         units.back().push_back(i);
       } else {
-        units[it->second].push_back(i);
+        units[config_unit[slot].second].push_back(i);
       }
       continue;
     }
@@ -771,19 +798,24 @@ void order_simulated_units(const std::vector<DesignPoint>& points,
            (static_cast<std::uint64_t>(p.cp) * 0x85ebca6bU) ^
            (static_cast<std::uint64_t>(p.ep) * 0xc2b2ae35U) ^ (static_cast<std::uint64_t>(p.etp) << 8);
   };
-  std::unordered_multimap<std::uint64_t, std::size_t> others;
+  // In one sorted array (one allocation; a hash map allocated a node per point): the order
+  // among equal hashes does not matter (a minimum, and one 1F1B point per configuration).
+  std::vector<std::pair<std::uint64_t, std::size_t>> others;
   for (std::size_t u = 0; u < from; ++u) {
     for (const std::size_t i : units[u]) {
-      if (fastest[i] != HUGE_VAL) others.emplace(hash(points[i]), i);
+      if (fastest[i] != HUGE_VAL) others.emplace_back(hash(points[i]), i);
     }
   }
+  std::sort(others.begin(), others.end());
   std::vector<std::pair<double, std::size_t>> keyed;
   keyed.reserve(units.size() - from);
   for (std::size_t u = from; u < units.size(); ++u) {
     const DesignPoint& p = points[units[u].front()];
     double key = HUGE_VAL;
-    const auto [lo, hi] = others.equal_range(hash(p));
-    for (auto it = lo; it != hi; ++it) {
+    const std::uint64_t h = hash(p);
+    auto it = std::lower_bound(others.begin(), others.end(),
+                               std::pair<std::uint64_t, std::size_t>(h, 0));
+    for (; it != others.end() && it->first == h; ++it) {
       const DesignPoint& q = points[it->second];
       if (same_configuration(q, p)) {
         key = std::min(key, fastest[it->second]);

@@ -111,7 +111,9 @@ inline void stages_of_into(NativeEstimator, const EstimateContext& ctx, const De
                                                   const DesignPoint& p, const NativePlacement& where,
                                                   const NativePruning& prune, bool& pruned,
                                                   NativeConfigSharePtr& keep) {
-  const NativeEstimate est = native_estimate_keeping(*ctx.native, p, where, prune, keep);
+  // One per thread: its buffers are reused from one estimate to the next.
+  thread_local NativeEstimate est;
+  native_estimate_keeping(*ctx.native, p, where, prune, keep, est);
   pruned = est.pruned;
   return to_estimate(ctx, est);
 }

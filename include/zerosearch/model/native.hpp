@@ -486,6 +486,11 @@ using NativeConfigSharePtr = std::unique_ptr<NativeConfigShare, NativeConfigShar
                                                      const NativePlacement& where,
                                                      const NativePruning& prune,
                                                      NativeConfigSharePtr& keep);
+/// The same into `out`, whose partition and stages buffers (a previous estimate's) are reused:
+/// no allocation once they are large enough (estimate_at_keeping keeps one per thread).
+void native_estimate_keeping(const NativeContext& ctx, const DesignPoint& p,
+                             const NativePlacement& where, const NativePruning& prune,
+                             NativeConfigSharePtr& keep, NativeEstimate& out);
 
 /// native_estimates of a configuration's points, bit for bit, starting from what its 1F1B
 /// estimate kept (`seed`, native_estimate_keeping on the same placement; nullptr: none).

@@ -1279,7 +1279,21 @@ void pipe_times_into(const NativeContext& ctx, const DesignPoint& p, const Nativ
                      const PipeShape& shape, StageLayerTimes& times, PipeTimes& pt) {
   const FrameworkParams fw = framework_params(p.method, p.dtype, ctx.settings);
   pt.link_s.clear();
-  pt.chunks.resize(est.stages.size());
+  // Ranks dropped or added as pp changes from one plan to the next: their chunk vectors kept in
+  // a spare pool per thread, not freed and allocated again (every figure is overwritten below).
+  thread_local std::vector<std::vector<PipeChunkTimes>> spare_ranks;
+  while (pt.chunks.size() > est.stages.size()) {
+    spare_ranks.push_back(std::move(pt.chunks.back()));
+    pt.chunks.pop_back();
+  }
+  while (pt.chunks.size() < est.stages.size()) {
+    if (spare_ranks.empty()) {
+      pt.chunks.emplace_back();
+    } else {
+      pt.chunks.push_back(std::move(spare_ranks.back()));
+      spare_ranks.pop_back();
+    }
+  }
   for (std::size_t r = 0; r < est.stages.size(); ++r) {
     const NativeStage& st = est.stages[r];
     if (r + 1 < est.stages.size()) pt.link_s.push_back(st.send_s);
@@ -3030,9 +3044,19 @@ void NativeConfigShareFree::operator()(NativeConfigShare* s) const noexcept { de
 NativeEstimate native_estimate_keeping(const NativeContext& ctx, const DesignPoint& p,
                                        const NativePlacement& where, const NativePruning& prune,
                                        NativeConfigSharePtr& keep) {
-  // native_estimate's steps, what they compute kept.
+  NativeEstimate out;
+  native_estimate_keeping(ctx, p, where, prune, keep, out);
+  return out;
+}
+
+void native_estimate_keeping(const NativeContext& ctx, const DesignPoint& p,
+                             const NativePlacement& where, const NativePruning& prune,
+                             NativeConfigSharePtr& keep, NativeEstimate& out) {
+  // native_estimate's steps, what they compute kept; the partition and the stages in `out`'s
+  // buffers (estimate_with's spare stages).
   StageLayerTimes times(ctx, p);
-  std::vector<int> partition;
+  std::vector<int> partition = std::move(out.partition);
+  std::vector<NativeStage> spare_stages = std::move(out.stages);
   partition_into(ctx, p, where, times, partition);
   SeenStages seen;
   if (!keep) keep.reset(new NativeConfigShare);
@@ -3044,7 +3068,8 @@ NativeEstimate native_estimate_keeping(const NativeContext& ctx, const DesignPoi
     s.more_partition.assign(partition.begin(), partition.end());
   }
   s.k = native_steps::point_constants(ctx, p);
-  NativeEstimate out = estimate_with(ctx, p, where, std::move(partition), prune, times, seen, s.k);
+  out = estimate_with(ctx, p, where, std::move(partition), prune, times, seen, s.k, nullptr,
+                      &spare_stages);
   // Its stages' sends (estimate_stage's send_s of every stage: a 1F1B plan's stages are all
   // estimated), kept.
   s.n_sends = out.stages.size() == static_cast<std::size_t>(p.pp) ? out.stages.size() : 0;
@@ -3075,7 +3100,6 @@ NativeEstimate native_estimate_keeping(const NativeContext& ctx, const DesignPoi
     c[i].key = seen.key[i];
     c[i].st = seen.core[i].st;
   }
-  return out;
 }
 
 NativeEstimate native_estimate(const NativeContext& ctx, const DesignPoint& p,
