@@ -542,17 +542,28 @@ TEST_CASE("the method table's launch column picks the frameworks", "[launch]") {
   }
 }
 
-TEST_CASE("a ZeRO-3 plan with tp > 1 runs under Megatron-DeepSpeed", "[launch][zero3]") {
-  // The native estimator's zero3 at tp 2 (docs/native.md §4): Megatron-DeepSpeed builds the
-  // tensor-parallel model under deepspeed.zero.Init(mpu=...) (pretrain_gpt.py), so its
-  // arguments carry tp and DeepSpeed's config stage 3; DeepSpeed's pipeline engine is off.
+namespace {
+
+/// The 32 GPUs of make_launch_plan as one stage at tp 2 x dp 16 (4 micro-batches of the global
+/// batch 64), the 40 layers, the embedding and the loss on it.
+LaunchPlan tp2_dp16_plan(DpMethod method) {
   LaunchPlan lp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
-  lp.point.method = DpMethod::zero3;
+  lp.point.method = method;
   lp.point.tp = 2;
   lp.point.pp = 1;
   lp.point.dp = 16;
   lp.point.num_micro_batches = 64 / 16;
-  lp.estimate.partition = {42}; // 40 layers, the embedding and the loss on the one stage
+  lp.estimate.partition = {42};
+  return lp;
+}
+
+} // namespace
+
+TEST_CASE("a ZeRO-3 plan with tp > 1 runs under Megatron-DeepSpeed", "[launch][zero3]") {
+  // The native estimator's zero3 at tp 2 (docs/native.md §4): Megatron-DeepSpeed builds the
+  // tensor-parallel model under deepspeed.zero.Init(mpu=...) (pretrain_gpt.py), so its
+  // arguments carry tp and DeepSpeed's config stage 3; DeepSpeed's pipeline engine is off.
+  LaunchPlan lp = tp2_dp16_plan(DpMethod::zero3);
   CHECK(launch_choice(lp).written == std::vector<std::string>{"deepspeed", "megatron_deepspeed"});
   const auto files = launch_files(lp);
   const auto j = nlohmann::json::parse(file(files, "ds_config.json").text);
@@ -575,13 +586,7 @@ TEST_CASE("Megatron's sequence parallelism is written only where the framework s
   // never sums the norm weights' gradients over tp (megatron/training.py train_step calls
   // optimizer.reduce_model_grads only without --deepspeed; DeepSpeed ZeRO ignores the
   // parameters' sequence_parallel attribute), so no Megatron-DeepSpeed files, at any ZeRO stage.
-  LaunchPlan lp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
-  lp.point.method = DpMethod::zero3;
-  lp.point.tp = 2;
-  lp.point.pp = 1;
-  lp.point.dp = 16;
-  lp.point.num_micro_batches = 64 / 16;
-  lp.estimate.partition = {42};
+  LaunchPlan lp = tp2_dp16_plan(DpMethod::zero3);
   NativeSettings settings; // sequence_parallel on
   const EstimateContext on = with_native_settings(*lp.ctx, settings);
   lp.ctx = &on;
@@ -636,13 +641,7 @@ TEST_CASE("FSDP at tp > 1: Megatron-LM and torchtitan split the sequence as esti
   // unsharded first; megatron/core/distributed/finalize_model_grads.py at d98e8a64) and takes
   // --sequence-parallel as estimated; torchtitan v0.2.2 always splits (SequenceParallel on the
   // norms in apply_tp; DTensor sums the replicated weights' gradients).
-  LaunchPlan lp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
-  lp.point.method = DpMethod::fsdp;
-  lp.point.tp = 2;
-  lp.point.pp = 1;
-  lp.point.dp = 16;
-  lp.point.num_micro_batches = 64 / 16;
-  lp.estimate.partition = {42};
+  LaunchPlan lp = tp2_dp16_plan(DpMethod::fsdp);
   NativeSettings settings;
   const EstimateContext on = with_native_settings(*lp.ctx, settings);
   lp.ctx = &on;
@@ -678,12 +677,7 @@ TEST_CASE("zero1 at tp > 1 runs as Megatron-LM's distributed optimizer, sequence
   // sequence-parallel norm gradients over tp itself (finalize_model_grads,
   // _allreduce_non_tensor_model_parallel_grads at d98e8a64): written with --sequence-parallel,
   // and with the estimate's bf16 gradients (--grad-reduce-in-bf16; DeepSpeed's 2 bytes).
-  LaunchPlan lp = make_launch_plan(DpMethod::zero1, {5, 4, 6, 6, 6, 6, 5, 4});
-  lp.point.tp = 2;
-  lp.point.pp = 1;
-  lp.point.dp = 16;
-  lp.point.num_micro_batches = 64 / 16;
-  lp.estimate.partition = {42};
+  LaunchPlan lp = tp2_dp16_plan(DpMethod::zero1);
   NativeSettings settings; // sequence_parallel on, grad_reduce_fp32 unset
   const EstimateContext on = with_native_settings(*lp.ctx, settings);
   lp.ctx = &on;

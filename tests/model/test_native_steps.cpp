@@ -57,6 +57,14 @@ AnalyticLayerTimes real_times(const NativeContext& c, const DesignPoint& p) {
                               native_layer_settings(c.model, p, c.settings));
 }
 
+/// One stage holding the whole model: the embedding, `layers` layers and the head.
+StageEntries whole_model(int layers) {
+  StageEntries e;
+  e.embedding = e.head = true;
+  e.layers = e.main = layers;
+  return e;
+}
+
 StageParams params_of(const ModelSpec& m, const DesignPoint& p, const StageEntries& e) {
   return stage_params(m, p, point_constants(context(m), p), e);
 }
@@ -210,9 +218,7 @@ TEST_CASE("stage_params: a dense stage's parameters over tp, sharded over dp x c
           "[native][steps]") {
   const ModelSpec m = llama(32);
   DesignPoint p = point(DpMethod::zero1, 2, 1, 4, 4);
-  StageEntries e;
-  e.embedding = e.head = true;
-  e.layers = e.main = 32;
+  StageEntries e = whole_model(32);
   const StageParams sp = params_of(m, p, e);
   const double all = static_cast<double>(embedding_parameters(m) + 32 * layer_parameters(m) +
                                          post_process_parameters(m));
@@ -281,9 +287,7 @@ TEST_CASE("BF16_Optimizer: all-reduce plus all-gather, fp32 and bf16 gradients h
           "reads fp32",
           "[native][steps]") {
   NativeContext c = context(llama(32));
-  StageEntries e;
-  e.embedding = e.head = true;
-  e.layers = e.main = 32;
+  StageEntries e = whole_model(32);
   const DesignPoint p = point(DpMethod::zero1, 1, 1, 8, 4);
   const StageParams sp = params_of(c.model, p, e);
   c.settings.overlap_grad_reduce = false;
@@ -308,9 +312,7 @@ TEST_CASE("BF16_Optimizer: all-reduce plus all-gather, fp32 and bf16 gradients h
 TEST_CASE("add_sharded_comm: ZeRO-3 gathers per micro-batch, FSDP with a pipeline once a step",
           "[native][steps]") {
   const NativeContext c = context(llama(32));
-  StageEntries e;
-  e.embedding = e.head = true;
-  e.layers = e.main = 32;
+  StageEntries e = whole_model(32);
   NativeStage st;
   st.layers = 34;
   st.forward_s = 0.5;
@@ -415,9 +417,7 @@ TEST_CASE("add_sharded_comm: FSDP with a pipeline gathers experts sharded over e
 TEST_CASE("add_offload_fetch: ZeRO-Infinity's forward and backward take at least the PCIe fetch",
           "[native][steps]") {
   const NativeContext c = context(llama(32));
-  StageEntries e;
-  e.embedding = e.head = true;
-  e.layers = e.main = 32;
+  StageEntries e = whole_model(32);
   DesignPoint p = point(DpMethod::zero3, 1, 1, 8, 4);
   const StageParams sp = params_of(c.model, p, e);
   NativeStage st;
@@ -464,9 +464,7 @@ TEST_CASE("send_s: Megatron-LM v1.1.5's GPT2ModelPipe also sends its fp16 causal
 TEST_CASE("dp_sync: what overlapping backward hides is not charged, none for ZeRO-3",
           "[native][steps]") {
   NativeContext c = context(llama(32));
-  StageEntries e;
-  e.embedding = e.head = true;
-  e.layers = e.main = 32;
+  StageEntries e = whole_model(32);
   const DesignPoint p = point(DpMethod::dp, 1, 1, 8, 4);
   const StageParams sp = params_of(c.model, p, e);
   c.settings.overlap_grad_reduce = false;
@@ -485,9 +483,7 @@ TEST_CASE("dp_sync: what overlapping backward hides is not charged, none for ZeR
 
 TEST_CASE("model_states: replicated, ZeRO-sharded and offloaded states", "[native][steps]") {
   const NativeContext c = context(llama(32));
-  StageEntries e;
-  e.embedding = e.head = true;
-  e.layers = e.main = 32;
+  StageEntries e = whole_model(32);
   DesignPoint p = point(DpMethod::dp, 1, 1, 4, 4);
   StageParams sp = params_of(c.model, p, e);
   const FrameworkParams fw = framework_params(p.method, p.dtype);
@@ -517,9 +513,7 @@ TEST_CASE("model_states: FSDP2 keeps the root module (embedding, norm, head) gat
           "[native][steps]") {
   const NativeContext c = context(llama(32));
   REQUIRE(layer_parameters(c.model) == 218112000); // q, o 4096^2; k, v 4096 x 1024; MLP; norms
-  StageEntries e;
-  e.embedding = e.head = true;
-  e.layers = e.main = 32;
+  StageEntries e = whole_model(32);
   DesignPoint p = point(DpMethod::fsdp, 1, 1, 8, 1);
   StageParams sp = params_of(c.model, p, e);
   // Root: embedding and LM head 128256 x 4096 each, the final norm 4096.
@@ -672,9 +666,7 @@ TEST_CASE("to_gib: bytes to GiB, the framework overhead set", "[native][steps]")
 TEST_CASE("optimizer_step_s: memory bound over the states it updates, the host steps with offload",
           "[native][steps]") {
   const NativeContext c = context(llama(32));
-  StageEntries e;
-  e.embedding = e.head = true;
-  e.layers = e.main = 32;
+  StageEntries e = whole_model(32);
   DesignPoint p = point(DpMethod::dp, 1, 1, 4, 4);
   const StageParams sp = params_of(c.model, p, e);
   const FrameworkParams fw = framework_params(p.method, p.dtype);
@@ -689,9 +681,7 @@ TEST_CASE("optimizer_step_s: memory bound over the states it updates, the host s
 TEST_CASE("optimizer_step_s: Megatron-LM's fp16 step with loss scaling moves 64 bytes a parameter",
           "[native][steps]") {
   const NativeContext c = context(llama(32));
-  StageEntries e;
-  e.embedding = e.head = true;
-  e.layers = e.main = 32;
+  StageEntries e = whole_model(32);
   DesignPoint p = point(DpMethod::dp, 1, 1, 4, 4);
   p.dtype = Dtype::fp16;
   const StageParams sp = params_of(c.model, p, e);
@@ -716,9 +706,7 @@ TEST_CASE("optimizer_step_s: DeepSpeed's FP16_Optimizer checks each gradient for
           "host, then copies, norms and unscales the fp32 gradients",
           "[native][steps]") {
   NativeContext c = context(llama(32));
-  StageEntries e;
-  e.embedding = e.head = true;
-  e.layers = e.main = 32;
+  StageEntries e = whole_model(32);
   DesignPoint p = point(DpMethod::zero0, 1, 1, 4, 4);
   const StageParams sp = params_of(c.model, p, e);
   p.dtype = Dtype::bf16;
@@ -756,9 +744,7 @@ TEST_CASE("optimizer_step_s: an fp32 module under autocast steps an eager per-te
           "[native][steps]") {
   NativeContext c = context(llama(32));
   c.settings.layer_impl = LayerImpl::hf_gpt2_amp;
-  StageEntries e;
-  e.embedding = e.head = true;
-  e.layers = e.main = 32;
+  StageEntries e = whole_model(32);
   DesignPoint p = point(DpMethod::dp, 1, 1, 4, 4);
   p.dtype = Dtype::fp16;
   const StageParams sp = params_of(c.model, p, e);
